@@ -1,0 +1,326 @@
+/**
+ * One container run as a statechart. Two ways in: the owner path (we start
+ * the exec and stream it) and the adopt path (after a restart, nothing to
+ * wait on but the exit marker). Three ways out: `exited`, `gaveUp`, `failed`.
+ *
+ * No I/O here: `startRun`, `attach`, `observe` and `readOutput` are
+ * placeholders that the TaskRunner (or a test) replaces with
+ * `containerRunMachine.provide({ actors })`. Time is read from the actor
+ * system's clock, so a `SimulatedClock` drives both the poll delay and the
+ * budget. See docs/container-run.md.
+ */
+import { assign, emit, fromCallback, fromPromise, setup } from 'xstate';
+import { type AdoptDecision, decide, type MaybeTimestamp } from './adoptPolicy.js';
+import {
+  type AttachEvent,
+  type ContainerRunEmitted,
+  ContainerRunError,
+  type ContainerRunErrorCode,
+  type ContainerRunEvent,
+  type ContainerRunInput,
+  type ContainerRunMode,
+  type ContainerRunOutput,
+  clockNow,
+  type Observation,
+  type RunRef,
+  type StartedRun,
+  type StartRunInput,
+  validateContainerRunInput,
+} from './containerRunTypes.js';
+
+export * from './containerRunTypes.js';
+
+/** What the last look at an adopted container found; a failed look is "unknown". */
+export type LastObservation =
+  | ({ failed: false } & Observation)
+  | { failed: true; error: unknown }
+  | null;
+
+/** The machine's context; exported for inspectors and tests. */
+export interface ContainerRunContext {
+  sessionId: string;
+  mode: ContainerRunMode;
+  handle: string | null;
+  sessionStartedAt: MaybeTimestamp;
+  pollMs: number;
+  budgetMs: number;
+  ioTimeoutMs: number;
+  /** On the actor system's clock; set when adoption (or the owner's fallback to it) began. */
+  adoptionStartedAt: number | null;
+  /** Observations made so far, failed ones included. */
+  observations: number;
+  lastObservation: LastObservation;
+  decision: AdoptDecision | null;
+  exitCode: number | null;
+  /** Why an owner lost its exec stream and fell back to polling, if it did. */
+  attachError: unknown;
+  result: ContainerRunOutput | null;
+}
+
+const notProvided = (name: string) =>
+  new ContainerRunError('ACTOR_NOT_PROVIDED', `containerRun: provide the '${name}' actor`);
+
+function runRef(context: ContainerRunContext): RunRef {
+  // Validation (adopt) and startRun (owner) both set the handle before any
+  // state that needs it; reaching here without one is a bug, not an I/O fault.
+  if (context.handle === null) throw notProvided('handle');
+  return { sessionId: context.sessionId, handle: context.handle };
+}
+
+function knownExitCode(context: ContainerRunContext): number {
+  // Both ways into readingOutput (the exec's exit, the marker) set it first.
+  if (context.exitCode === null)
+    throw new Error('containerRun: reading output before an exit code');
+  return context.exitCode;
+}
+
+function failure(
+  code: ContainerRunErrorCode,
+  message: string,
+  cause: unknown,
+  exitCode: number | null,
+): ContainerRunOutput {
+  return { outcome: 'failed', error: new ContainerRunError(code, message, { cause }), exitCode };
+}
+
+/** Runs the adopt policy on what was just observed, at the system clock's now. */
+function decideNow(
+  context: ContainerRunContext,
+  containerStartedAt: MaybeTimestamp,
+  clock: object,
+): AdoptDecision {
+  // Clamped because a wall clock can step backwards (NTP); a negative elapsed
+  // would make decide throw, and "no time passed" is the honest reading.
+  const elapsed = Math.max(0, clockNow(clock) - (context.adoptionStartedAt ?? clockNow(clock)));
+  return decide(containerStartedAt, context.sessionStartedAt, elapsed, context.budgetMs);
+}
+
+/**
+ * The ContainerRun statechart. Provide its four I/O actors, then run it with
+ * `createActor(containerRunMachine.provide({ actors }), { input })`; its
+ * `output` is a `ContainerRunOutput`. Output chunks of an owned run are
+ * emitted as `{ type: 'output', sessionId, chunk }` (`actor.on('output', fn)`).
+ */
+export const containerRunMachine = setup({
+  types: {
+    input: {} as ContainerRunInput,
+    context: {} as ContainerRunContext,
+    events: {} as ContainerRunEvent,
+    emitted: {} as ContainerRunEmitted,
+    output: {} as ContainerRunOutput,
+  },
+  actors: {
+    startRun: fromPromise<StartedRun, StartRunInput>(async () => {
+      throw notProvided('startRun');
+    }),
+    attach: fromCallback<AttachEvent, RunRef>(() => {
+      throw notProvided('attach');
+    }),
+    observe: fromPromise<Observation, RunRef>(async () => {
+      throw notProvided('observe');
+    }),
+    readOutput: fromPromise<string, RunRef>(async () => {
+      throw notProvided('readOutput');
+    }),
+  },
+  delays: {
+    pollMs: ({ context }) => context.pollMs,
+    ioTimeoutMs: ({ context }) => context.ioTimeoutMs,
+  },
+  guards: {
+    isAdopting: ({ context }) => context.mode === 'adopt',
+    markerSeen: ({ context }) =>
+      context.lastObservation?.failed === false && context.lastObservation.marker !== null,
+    policySaysGiveUp: ({ context }) => context.decision?.kind === 'give_up',
+  },
+  actions: {
+    startAdoptionClock: assign({ adoptionStartedAt: ({ system }) => clockNow(system._clock) }),
+    forwardChunk: emit(({ context, event }) => ({
+      type: 'output' as const,
+      sessionId: context.sessionId,
+      chunk: event.type === 'output' ? event.chunk : '',
+    })),
+    recordFailedObservation: assign(({ context, event, system }) => ({
+      observations: context.observations + 1,
+      lastObservation: {
+        failed: true as const,
+        // An `after` timeout has no error of its own; name the deadline instead.
+        error:
+          'error' in event
+            ? event.error
+            : new Error(`observe took longer than ${context.ioTimeoutMs} ms`),
+      },
+      // A failed look is "unknown": never replacement, and the clock keeps running.
+      decision: decideNow(context, null, system._clock),
+    })),
+  },
+}).createMachine({
+  id: 'containerRun',
+  context: ({ input }) => ({
+    ...validateContainerRunInput(input),
+    adoptionStartedAt: null,
+    observations: 0,
+    lastObservation: null,
+    decision: null,
+    exitCode: null,
+    attachError: null,
+    result: null,
+  }),
+  initial: 'choosingPath',
+  output: ({ context }) => {
+    if (context.result === null) throw new Error('containerRun: finished without a result');
+    return context.result;
+  },
+  states: {
+    choosingPath: {
+      always: [{ guard: 'isAdopting', target: 'adopting' }, { target: 'starting' }],
+    },
+    starting: {
+      invoke: {
+        id: 'startRun',
+        src: 'startRun',
+        input: ({ context }) => ({ sessionId: context.sessionId }),
+        onDone: {
+          target: 'attached',
+          actions: assign({
+            handle: ({ event }) => event.output.handle,
+            sessionStartedAt: ({ event }) => event.output.startedAt,
+          }),
+        },
+        onError: {
+          target: 'failed',
+          actions: assign({
+            result: ({ event }) => failure('START_FAILED', 'startRun rejected', event.error, null),
+          }),
+        },
+      },
+      after: {
+        ioTimeoutMs: {
+          target: 'failed',
+          actions: assign({
+            result: ({ context }) =>
+              failure(
+                'START_TIMED_OUT',
+                `startRun took longer than ${context.ioTimeoutMs} ms`,
+                null,
+                null,
+              ),
+          }),
+        },
+      },
+    },
+    attached: {
+      invoke: {
+        id: 'attach',
+        src: 'attach',
+        input: ({ context }) => runRef(context),
+        // The exec stream broke but the command may still be running: the
+        // marker will tell, so fall back to polling under the same budget.
+        onError: {
+          target: 'adopting',
+          actions: assign({ attachError: ({ event }) => event.error }),
+        },
+      },
+      on: {
+        output: { actions: 'forwardChunk' },
+        exited: {
+          target: 'readingOutput',
+          actions: assign({ exitCode: ({ event }) => event.exitCode }),
+        },
+        attach_failed: {
+          target: 'adopting',
+          actions: assign({ attachError: ({ event }) => event.error }),
+        },
+      },
+    },
+    adopting: {
+      entry: 'startAdoptionClock',
+      // Observe at once: a replaced container or a finished run is known
+      // without waiting a poll interval (the incident was decidable at 0 ms).
+      initial: 'observing',
+      states: {
+        observing: {
+          invoke: {
+            id: 'observe',
+            src: 'observe',
+            input: ({ context }) => runRef(context),
+            onDone: {
+              target: 'deciding',
+              actions: assign(({ context, event, system }) => ({
+                observations: context.observations + 1,
+                lastObservation: { failed: false as const, ...event.output },
+                exitCode: event.output.marker?.exitCode ?? null,
+                // Re-read on every look, never sampled once: a deploy can
+                // replace the container while the adoption is under way.
+                decision: decideNow(context, event.output.containerStartedAt, system._clock),
+              })),
+            },
+            onError: { target: 'deciding', actions: 'recordFailedObservation' },
+          },
+          after: { ioTimeoutMs: { target: 'deciding', actions: 'recordFailedObservation' } },
+        },
+        deciding: {
+          // The marker wins over both give-up reasons: it is written last, in
+          // the container we just looked at, so the run is complete there.
+          always: [
+            { guard: 'markerSeen', target: '#containerRun.readingOutput' },
+            { guard: 'policySaysGiveUp', target: '#containerRun.gaveUp' },
+            { target: 'waiting' },
+          ],
+        },
+        waiting: {
+          after: { pollMs: { target: 'observing' } },
+        },
+      },
+    },
+    readingOutput: {
+      invoke: {
+        id: 'readOutput',
+        src: 'readOutput',
+        input: ({ context }) => runRef(context),
+        onDone: {
+          target: 'exited',
+          actions: assign({
+            result: ({ context, event }) => ({
+              outcome: 'exited' as const,
+              exitCode: knownExitCode(context),
+              output: event.output,
+            }),
+          }),
+        },
+        onError: {
+          target: 'failed',
+          actions: assign({
+            result: ({ context, event }) =>
+              failure('READ_OUTPUT_FAILED', 'readOutput rejected', event.error, context.exitCode),
+          }),
+        },
+      },
+      after: {
+        ioTimeoutMs: {
+          target: 'failed',
+          actions: assign({
+            result: ({ context }) =>
+              failure(
+                'READ_OUTPUT_TIMED_OUT',
+                `readOutput took longer than ${context.ioTimeoutMs} ms`,
+                null,
+                context.exitCode,
+              ),
+          }),
+        },
+      },
+    },
+    exited: { type: 'final' },
+    gaveUp: {
+      type: 'final',
+      entry: assign({
+        result: ({ context }) => ({
+          outcome: 'gave_up' as const,
+          reason: context.decision?.kind === 'give_up' ? context.decision.reason : 'timeout',
+        }),
+      }),
+    },
+    failed: { type: 'final' },
+  },
+});

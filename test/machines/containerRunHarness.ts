@@ -1,0 +1,190 @@
+/**
+ * Test support for the ContainerRun statechart: scripted fakes for its I/O
+ * actors, a driver for the adopt loop on xstate's SimulatedClock, and a
+ * transition-coverage recorder fed by inspection events.
+ */
+import {
+  type AnyStateMachine,
+  type AnyStateNode,
+  createActor,
+  fromPromise,
+  type InspectionEvent,
+  SimulatedClock,
+  type StateValue,
+} from 'xstate';
+import type { MaybeTimestamp } from '../../src/machines/adoptPolicy.js';
+import {
+  type ContainerRunInput,
+  type ContainerRunOutput,
+  containerRunMachine,
+  type Observation,
+  type RunRef,
+} from '../../src/machines/containerRun.js';
+
+/** Lets pending promise callbacks and the sends they trigger run; no real time passes. */
+export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+// ---------------------------------------------------------------- coverage
+
+/** A stable name for a transition: source, event, and its position among that event's candidates. */
+function transitionKey(node: AnyStateNode, eventType: string, index: number): string {
+  return `${node.id} on '${eventType}' #${index}`;
+}
+
+function allNodes(machine: AnyStateMachine): AnyStateNode[] {
+  const out: AnyStateNode[] = [];
+  const walk = (node: AnyStateNode) => {
+    out.push(node);
+    for (const child of Object.values(node.states)) walk(child as AnyStateNode);
+  };
+  walk(machine.root);
+  return out;
+}
+
+/** Every transition the machine definition declares (events, `after`, invoke done/error, `always`). */
+export function declaredTransitions(machine: AnyStateMachine): string[] {
+  const keys: string[] = [];
+  for (const node of allNodes(machine)) {
+    for (const [eventType, list] of node.transitions) {
+      for (let i = 0; i < list.length; i++) keys.push(transitionKey(node, eventType, i));
+    }
+    const always = node.always ?? [];
+    for (let i = 0; i < always.length; i++) keys.push(transitionKey(node, '', i));
+  }
+  return keys.sort();
+}
+
+/** Every state node id of the machine. */
+export function declaredStates(machine: AnyStateMachine): string[] {
+  return allNodes(machine)
+    .map((n) => n.id)
+    .sort();
+}
+
+function activeIds(rootId: string, value: StateValue): string[] {
+  if (typeof value === 'string') return [`${rootId}.${value}`];
+  return Object.entries(value).flatMap(([key, child]) => [
+    `${rootId}.${key}`,
+    ...(child === undefined ? [] : activeIds(`${rootId}.${key}`, child)),
+  ]);
+}
+
+/** Collects the transitions and states that inspected runs actually took. */
+export class CoverageRecorder {
+  readonly transitions = new Set<string>();
+  readonly states = new Set<string>();
+
+  readonly inspect = (ev: InspectionEvent) => {
+    if (ev.type !== '@xstate.microstep' && ev.type !== '@xstate.snapshot') return;
+    const snapshot = ev.snapshot as { value?: StateValue; machine?: AnyStateMachine };
+    if (snapshot.machine?.id !== 'containerRun' || snapshot.value === undefined) return;
+    this.states.add('containerRun');
+    for (const id of activeIds('containerRun', snapshot.value)) this.states.add(id);
+    if (ev.type !== '@xstate.microstep') return;
+    for (const t of ev._transitions) {
+      const source = t.source as AnyStateNode;
+      const list = t.eventType === '' ? (source.always ?? []) : source.transitions.get(t.eventType);
+      this.transitions.add(transitionKey(source, t.eventType, list?.indexOf(t) ?? -1));
+      this.states.add(source.id);
+    }
+  };
+
+  missingTransitions(machine: AnyStateMachine): string[] {
+    return declaredTransitions(machine).filter((k) => !this.transitions.has(k));
+  }
+
+  missingStates(machine: AnyStateMachine): string[] {
+    return declaredStates(machine).filter((id) => !this.states.has(id));
+  }
+}
+
+// ---------------------------------------------------------------- adopt driver
+
+/** One scripted look at the container: what it returns (or that it fails), and how long it takes. */
+export type ScriptedObservation =
+  | {
+      kind: 'ok';
+      containerStartedAt: MaybeTimestamp;
+      marker: { exitCode: number } | null;
+      latencyMs: number;
+    }
+  | { kind: 'fail'; latencyMs: number };
+
+/** Once the script runs out, the container answers "unknown" forever. */
+export const UNKNOWN_FOREVER: ScriptedObservation = {
+  kind: 'ok',
+  containerStartedAt: null,
+  marker: null,
+  latencyMs: 0,
+};
+
+export interface AdoptionRun {
+  output: ContainerRunOutput;
+  observeCalls: number;
+  readOutputCalls: number;
+  /** The simulated clock's reading when the run finished. */
+  finishedAt: number;
+}
+
+/**
+ * Runs the adopt path against a script on a SimulatedClock: each observation
+ * takes its `latencyMs` of simulated time, and the clock advances by `pollMs`
+ * only while the machine waits. Stops after `maxSteps` to keep a broken
+ * machine from looping forever.
+ */
+export async function runAdoption(
+  script: readonly ScriptedObservation[],
+  input: Omit<ContainerRunInput, 'mode' | 'sessionId' | 'handle'>,
+  options: { output?: string; inspect?: (ev: InspectionEvent) => void; maxSteps?: number } = {},
+): Promise<AdoptionRun> {
+  const clock = new SimulatedClock();
+  let observeCalls = 0;
+  let readOutputCalls = 0;
+  let pending: { resolve: (o: Observation) => void; reject: (e: unknown) => void } | null = null;
+  const machine = containerRunMachine.provide({
+    actors: {
+      observe: fromPromise<Observation, RunRef>(() => {
+        observeCalls += 1;
+        return new Promise<Observation>((resolve, reject) => {
+          pending = { resolve, reject };
+        });
+      }),
+      readOutput: fromPromise<string, RunRef>(async () => {
+        readOutputCalls += 1;
+        return options.output ?? 'the output';
+      }),
+    },
+  });
+  const actor = createActor(machine, {
+    clock,
+    input: { ...input, sessionId: 's1', mode: 'adopt', handle: 'svc-s1' },
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+  });
+  actor.start();
+  const maxSteps = options.maxSteps ?? 10_000;
+  for (let step = 0; step < maxSteps; step++) {
+    await settle();
+    const snap = actor.getSnapshot();
+    if (snap.status !== 'active') break;
+    const answer: { resolve: (o: Observation) => void; reject: (e: unknown) => void } | null =
+      pending;
+    if (answer !== null) {
+      const scripted = script[observeCalls - 1] ?? UNKNOWN_FOREVER;
+      pending = null;
+      clock.increment(scripted.latencyMs);
+      if (scripted.kind === 'fail') answer.reject(new Error('docker api hiccup'));
+      else
+        answer.resolve({
+          containerStartedAt: scripted.containerStartedAt,
+          marker: scripted.marker,
+        });
+    } else if (snap.matches({ adopting: 'waiting' })) {
+      clock.increment(input.pollMs);
+    } else {
+      throw new Error(`runAdoption: stuck in ${JSON.stringify(snap.value)}`);
+    }
+  }
+  const snap = actor.getSnapshot();
+  if (snap.status !== 'done') throw new Error(`runAdoption: not done (${snap.status})`);
+  return { output: snap.output, observeCalls, readOutputCalls, finishedAt: clock.now() };
+}
