@@ -140,13 +140,16 @@ export async function runAdoption(
   const clock = new SimulatedClock();
   let observeCalls = 0;
   let readOutputCalls = 0;
-  let pending: { resolve: (o: Observation) => void; reject: (e: unknown) => void } | null = null;
+  // A box, not a `let`: TypeScript cannot see the closure below assign it.
+  const pending: {
+    current: { resolve: (o: Observation) => void; reject: (e: unknown) => void } | null;
+  } = { current: null };
   const machine = containerRunMachine.provide({
     actors: {
       observe: fromPromise<Observation, RunRef>(() => {
         observeCalls += 1;
         return new Promise<Observation>((resolve, reject) => {
-          pending = { resolve, reject };
+          pending.current = { resolve, reject };
         });
       }),
       readOutput: fromPromise<string, RunRef>(async () => {
@@ -166,11 +169,10 @@ export async function runAdoption(
     await settle();
     const snap = actor.getSnapshot();
     if (snap.status !== 'active') break;
-    const answer: { resolve: (o: Observation) => void; reject: (e: unknown) => void } | null =
-      pending;
+    const answer = pending.current;
     if (answer !== null) {
       const scripted = script[observeCalls - 1] ?? UNKNOWN_FOREVER;
-      pending = null;
+      pending.current = null;
       clock.increment(scripted.latencyMs);
       if (scripted.kind === 'fail') answer.reject(new Error('docker api hiccup'));
       else
