@@ -1,0 +1,107 @@
+/**
+ * The `ContainerBackend` port: everything roundtable knows about where runs
+ * live. Implementations: Docker Swarm and plain Docker (`docker/`), a local
+ * child process (`local/`), and an in-memory cluster (`simulated/`). One
+ * contract suite (test/containers/contract.ts) runs against all of them.
+ *
+ * No third-party type crosses this port: results are plain data, failures are
+ * `ContainerError`s with a stable `code`.
+ */
+import type { BackendKind, Presence } from '../machines/recoveryPolicy.js';
+import type { ContainerError } from './ContainerError.js';
+
+export type { BackendKind, Presence };
+
+/** What to run for one session. `command` is an argv array, never a shell string. */
+export interface RunSpec {
+  /** Validated by `validateSessionId`; the only input names are derived from. */
+  sessionId: string;
+  image: string;
+  command: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  /** Free text (user, task title) goes here or in env, never into names. */
+  labels?: Readonly<Record<string, string>>;
+}
+
+/** Identifies a run for every call after `start`. */
+export interface RunRef {
+  /** Service or container name (`rt-<sessionId>`), as recorded on the session row. */
+  handle: string;
+  sessionId: string;
+}
+
+export interface StartResult {
+  handle: string;
+  /** When the exec began: the instant `decide` compares container start times with. */
+  startedAt: Date;
+}
+
+export interface AttachOptions {
+  /** Live output, in order, as it arrives (stdout and stderr merged by the wrapper). */
+  onOutput?: (chunk: string) => void;
+  /** Stops waiting (rejects with code `aborted`); the run itself keeps going. */
+  signal?: AbortSignal;
+  /** Stops waiting after this long (rejects with code `timeout`); defaults per backend. */
+  timeoutMs?: number;
+}
+
+export interface RunExit {
+  exitCode: number;
+}
+
+/** The exit marker, present only once the output file is complete. */
+export interface ExitMarker {
+  exitCode: number;
+}
+
+/**
+ * One look at a run. `presence` is about the handle (the service or container):
+ * `unknown` whenever the engine could not answer, never `absent`.
+ * `containerStartedAt` is null when no container is running right now or the
+ * engine did not say; `marker` is null when absent or unreadable.
+ */
+export interface Observation {
+  presence: Presence;
+  containerStartedAt: Date | null;
+  marker: ExitMarker | null;
+  /** Why presence is `unknown`, for logs. */
+  error?: ContainerError;
+}
+
+/** A run's complete output, or its last `limitBytes` with the cut marked. */
+export interface RunOutput {
+  text: string;
+  /** Size of the whole output file. */
+  totalBytes: number;
+  /** True when the head of the output was dropped to fit the limit. */
+  truncated: boolean;
+}
+
+export interface RepinResult extends RunRef {
+  previousImage: string;
+}
+
+/**
+ * Everything the runtime asks of the place where runs live. Every method has
+ * a deadline and rejects only with `ContainerError` (observe never rejects).
+ */
+export interface ContainerBackend {
+  readonly kind: BackendKind;
+  /** False for backends whose runs die with the process (local): never adopt. */
+  readonly adoptable: boolean;
+
+  /** Creates the session's service or container and starts the command through the wrapper. */
+  start(spec: RunSpec): Promise<StartResult>;
+  /** Live output and exit of a run this instance started; `not_attached` otherwise. */
+  attach(ref: RunRef, options?: AttachOptions): Promise<RunExit>;
+  /** Presence, current container start time and exit marker; never throws. */
+  observe(ref: RunRef): Promise<Observation>;
+  /** The run's output file, whole up to `OUTPUT_LIMIT_BYTES`. */
+  readOutput(ref: RunRef): Promise<RunOutput>;
+  /** Removes the service or container; removing an absent one succeeds. */
+  remove(ref: RunRef): Promise<void>;
+  /** Every run this backend created (by label), for the stale-handle sweep. */
+  listHandles(): Promise<RunRef[]>;
+  /** Moves every run not on `image` onto it, replacing their containers. */
+  repin(image: string): Promise<RepinResult[]>;
+}

@@ -1,0 +1,170 @@
+/**
+ * The `ContainerBackend` over a `SimulatedCluster`. Like the Docker backends
+ * it only knows the cluster through its API, so API faults, reschedules and
+ * restarts (a new backend over the same cluster) behave as they would there.
+ */
+import type {
+  AttachOptions,
+  ContainerBackend,
+  Observation,
+  RepinResult,
+  RunExit,
+  RunOutput,
+  RunRef,
+  RunSpec,
+  StartResult,
+} from '../ContainerBackend.js';
+import { ContainerError, isContainerError } from '../ContainerError.js';
+import { withDeadline } from '../deadline.js';
+import { toContainerError, unknownOrAbsent } from '../observation.js';
+import { notAttached, RunTracker } from '../RunTracker.js';
+import {
+  handleFor,
+  markerPath,
+  OUTPUT_LIMIT_BYTES,
+  outputPath,
+  parseMarker,
+  runOutputFrom,
+  SESSION_LABEL,
+  validateSessionId,
+  wrapperArgv,
+  wrapperEnv,
+} from '../wrapper.js';
+import type { SimulatedCluster } from './SimulatedCluster.js';
+
+export interface SimulatedBackendOptions {
+  /** Deadline of each API call, on the cluster's clock. */
+  callTimeoutMs?: number;
+  /** How long `attach` waits by default. */
+  attachTimeoutMs?: number;
+  outputLimitBytes?: number;
+}
+
+const DEFAULTS = { callTimeoutMs: 10_000, attachTimeoutMs: 4 * 60 * 60 * 1000 };
+
+export class SimulatedBackend implements ContainerBackend {
+  readonly kind = 'simulated' as const;
+  readonly adoptable = true;
+  private readonly trackers = new Map<string, RunTracker>();
+  private readonly callTimeoutMs: number;
+  private readonly attachTimeoutMs: number;
+  private readonly outputLimitBytes: number;
+
+  constructor(
+    readonly cluster: SimulatedCluster,
+    options: SimulatedBackendOptions = {},
+  ) {
+    this.callTimeoutMs = options.callTimeoutMs ?? DEFAULTS.callTimeoutMs;
+    this.attachTimeoutMs = options.attachTimeoutMs ?? DEFAULTS.attachTimeoutMs;
+    this.outputLimitBytes = options.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
+  }
+
+  private call<T>(work: Promise<T>, what: string): Promise<T> {
+    return withDeadline(work, { clock: this.cluster.clock, ms: this.callTimeoutMs, what });
+  }
+
+  async start(spec: RunSpec): Promise<StartResult> {
+    const handle = handleFor(spec.sessionId);
+    const argv = wrapperArgv(spec.command);
+    const env = wrapperEnv(spec.sessionId, spec.env);
+    await this.call(
+      this.cluster.api.createService({
+        name: handle,
+        sessionId: spec.sessionId,
+        image: spec.image,
+        env,
+        labels: { ...spec.labels, [SESSION_LABEL]: spec.sessionId },
+      }),
+      `create ${handle}`,
+    );
+    const tracker = new RunTracker(handle);
+    const exec = await this.call(
+      this.cluster.api.exec(handle, argv, env, (chunk) => tracker.push(chunk)),
+      `exec in ${handle}`,
+    );
+    this.trackers.set(spec.sessionId, tracker);
+    exec.done.then(
+      (exit) => tracker.exit(exit),
+      (error: unknown) =>
+        tracker.fail(
+          isContainerError(error)
+            ? error
+            : new ContainerError('engine', `exec in ${handle} failed`, { cause: error }),
+        ),
+    );
+    return { handle, startedAt: new Date(exec.startedAt) };
+  }
+
+  attach(ref: RunRef, options: AttachOptions = {}): Promise<RunExit> {
+    const tracker = this.trackers.get(ref.sessionId);
+    if (!tracker) return Promise.reject(notAttached(ref.handle));
+    return tracker.attach(options, this.cluster.clock, this.attachTimeoutMs);
+  }
+
+  async observe(ref: RunRef): Promise<Observation> {
+    let service: Awaited<ReturnType<SimulatedCluster['api']['inspectService']>>;
+    try {
+      service = await this.call(
+        this.cluster.api.inspectService(ref.handle),
+        `observe ${ref.handle}`,
+      );
+    } catch (error) {
+      return unknownOrAbsent(error);
+    }
+    if (!service.container) return { presence: 'present', containerStartedAt: null, marker: null };
+    const containerStartedAt = new Date(service.container.startedAt);
+    try {
+      const text = await this.call(
+        this.cluster.api.readFile(ref.handle, markerPath(validateSessionId(ref.sessionId))),
+        `read marker of ${ref.handle}`,
+      );
+      const exitCode = text === null ? null : parseMarker(text);
+      return {
+        presence: 'present',
+        containerStartedAt,
+        marker: exitCode === null ? null : { exitCode },
+      };
+    } catch (error) {
+      const e = toContainerError(error, ref.handle);
+      return { presence: 'present', containerStartedAt, marker: null, error: e };
+    }
+  }
+
+  async readOutput(ref: RunRef): Promise<RunOutput> {
+    const text = await this.call(
+      this.cluster.api.readFile(ref.handle, outputPath(validateSessionId(ref.sessionId))),
+      `read output of ${ref.handle}`,
+    );
+    if (text === null) throw new ContainerError('not_found', `${ref.handle} has no output file`);
+    const bytes = Buffer.from(text);
+    return runOutputFrom(
+      bytes.subarray(Math.max(0, bytes.length - this.outputLimitBytes)),
+      bytes.length,
+    );
+  }
+
+  async remove(ref: RunRef): Promise<void> {
+    try {
+      await this.call(this.cluster.api.removeService(ref.handle), `remove ${ref.handle}`);
+    } catch (error) {
+      if (!(isContainerError(error) && error.code === 'not_found')) throw error;
+    }
+    this.trackers.delete(ref.sessionId);
+  }
+
+  async listHandles(): Promise<RunRef[]> {
+    const services = await this.call(this.cluster.api.listServices(), 'list services');
+    return services.map((s) => ({ handle: s.name, sessionId: s.sessionId }));
+  }
+
+  async repin(image: string): Promise<RepinResult[]> {
+    const services = await this.call(this.cluster.api.listServices(), 'list services');
+    const repinned: RepinResult[] = [];
+    for (const s of services) {
+      if (s.image === image) continue;
+      await this.call(this.cluster.api.updateImage(s.name, image), `repin ${s.name}`);
+      repinned.push({ handle: s.name, sessionId: s.sessionId, previousImage: s.image });
+    }
+    return repinned;
+  }
+}
