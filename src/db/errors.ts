@@ -1,0 +1,100 @@
+/**
+ * The typed errors of the durable store. Every one carries a stable `code`
+ * (documented in docs/data.md) so callers branch on data, not on messages,
+ * and I/O failures keep their `cause`.
+ */
+
+/** Stable codes of the store's errors. */
+export type DbErrorCode =
+  | 'DB_VALIDATION'
+  | 'DB_STALE_STATUS'
+  | 'DB_NOT_FOUND'
+  | 'DB_CORRUPT_ROW'
+  | 'DB_MIGRATION'
+  | 'DB_CONNECT';
+
+/** Base class: `instanceof DbError` catches every error this module throws on purpose. */
+export abstract class DbError extends Error {
+  abstract readonly code: DbErrorCode;
+}
+
+/** Input rejected before anything was written. `field` is a dotted path, e.g. `spec.command.0`. */
+export class ValidationError extends DbError {
+  override readonly name = 'ValidationError';
+  readonly code = 'DB_VALIDATION';
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`invalid ${field}: ${problem}`);
+  }
+}
+
+/** What a compare-and-set expected, or found, on a session row. */
+export interface StatusAndEpoch {
+  status: string;
+  epoch: number;
+}
+
+/**
+ * A compare-and-set on (id, status, epoch) matched no row: someone else moved
+ * the session first. Never a silent no-op, so two owners cannot both believe
+ * they finished one session.
+ */
+export class StaleStatusError extends DbError {
+  override readonly name = 'StaleStatusError';
+  readonly code = 'DB_STALE_STATUS';
+  constructor(
+    readonly sessionId: string,
+    readonly expected: StatusAndEpoch,
+    readonly actual: StatusAndEpoch,
+  ) {
+    super(
+      `session ${sessionId}: expected ${expected.status}@${expected.epoch}, found ${actual.status}@${actual.epoch}`,
+    );
+  }
+}
+
+/** No row with this id (or none visible to this user). */
+export class NotFoundError extends DbError {
+  override readonly name = 'NotFoundError';
+  readonly code = 'DB_NOT_FOUND';
+  constructor(
+    readonly entity: 'task' | 'session',
+    readonly id: string,
+  ) {
+    super(`${entity} ${id} not found`);
+  }
+}
+
+/** A row read back does not match the schema: fail where it is read, not later. */
+export class CorruptRowError extends DbError {
+  override readonly name = 'CorruptRowError';
+  readonly code = 'DB_CORRUPT_ROW';
+  constructor(
+    readonly table: string,
+    readonly rowId: string,
+    readonly field: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`corrupt ${table} row ${rowId}: bad ${field}`, options);
+  }
+}
+
+/** A migration failed, or the recorded history disagrees with the static list. */
+export class MigrationError extends DbError {
+  override readonly name = 'MigrationError';
+  readonly code = 'DB_MIGRATION';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The store could not be opened (server unreachable, PGlite directory unusable). */
+export class ConnectError extends DbError {
+  override readonly name = 'ConnectError';
+  readonly code = 'DB_CONNECT';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

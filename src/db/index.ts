@@ -1,0 +1,72 @@
+/**
+ * The durable store: connect, migrate, and the typed repositories the pool,
+ * runners, Reconciler and board use. Rows are the truth; actors index them.
+ */
+export { ADVISORY_LOCKS, type AdvisoryLockName, LOCK_NAMESPACE } from './advisoryLocks.js';
+export {
+  type ClaimOutcome,
+  type ClaimWithinCapsInput,
+  claimWithinCaps,
+} from './claimWithinCaps.js';
+export { type CompareAndSetInput, compareAndSet } from './compareAndSet.js';
+export {
+  CONNECT_DEFAULTS,
+  type ConnectOptions,
+  connect,
+  type DbHandle,
+  type Engine,
+} from './connect.js';
+export * from './errors.js';
+export {
+  assertId,
+  assertName,
+  containerNameFor,
+  ID_PREFIX,
+  type IdKind,
+  isId,
+  newId,
+} from './ids.js';
+export { TEXT_LIMITS } from './inputs.js';
+export { MIGRATIONS, type MigrateResult, type Migration, migrate } from './migrations.js';
+export type { Session, SessionEvent, Task } from './rows.js';
+export { parseRunSpec, RUN_SPEC_LIMITS, type RunSpec } from './runSpec.js';
+export type { BackendKind, Database, SessionKind, SessionStatus } from './schema.js';
+export { SESSION_STATUSES } from './schema.js';
+export {
+  countRunning,
+  getSession,
+  type ListQueuedOptions,
+  type ListRunningOptions,
+  listQueued,
+  listRunning,
+  listSessionEvents,
+  listSessionEventsForUser,
+  listSessionsForTask,
+  queuePosition,
+} from './sessionQueries.js';
+export {
+  type AdoptInput,
+  adopt,
+  type CancelInput,
+  type ClaimInput,
+  cancel,
+  claim,
+  type FinishInput,
+  finish,
+  type RecordHandleInput,
+  type RequeueInput,
+  recordHandle,
+  requeue,
+} from './sessionTransitions.js';
+export {
+  type CreateTaskInput,
+  createTaskWithSession,
+  DEFAULT_COLUMN,
+  getTask,
+  getTaskForUser,
+  listTasksForUser,
+  type UpdateTaskColumnInput,
+  updateTaskColumn,
+} from './tasks.js';
+export { type Db, inTransaction } from './transaction.js';
+export { getUserCaps, type SetUserCapInput, setUserCap } from './userCaps.js';

@@ -1,0 +1,39 @@
+/**
+ * zod schemas for the repositories' inputs, so every write is checked in one
+ * place before any SQL runs, and every failure names its field.
+ */
+import { z } from 'zod';
+import { isId } from './ids.js';
+import { runSpecSchema } from './runSpec.js';
+
+/** Limits on free text columns, documented in docs/data.md. */
+export const TEXT_LIMITS = { title: 200, reason: 1000, handle: 255 } as const;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export const now = z.date().refine((d) => Number.isFinite(d.getTime()), 'not a valid Date');
+export const taskId = z.string().refine((v) => isId('task', v), 'not a task id');
+export const sessionId = z.string().refine((v) => isId('session', v), 'not a session id');
+/** User and node names come from elsewhere; we only bound their shape. */
+export const name = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/, '1-128 of [A-Za-z0-9_.:@-], alphanumeric first');
+export const title = z
+  .string()
+  .min(1)
+  .max(TEXT_LIMITS.title)
+  .refine((s) => s.trim() !== '', 'blank')
+  .refine((s) => !CONTROL.test(s), 'control character');
+export const column = z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/, 'a lowercase slug of 1-40');
+export const kind = z.enum(['run', 'bootstrap']);
+export const backend = z.enum(['swarm', 'docker', 'local', 'simulated']);
+export const epoch = z.number().int().min(0).max(2_147_483_647);
+export const exitCode = z.number().int().min(-2_147_483_648).max(2_147_483_647);
+export const reason = z.string().min(1).max(TEXT_LIMITS.reason);
+export const handle = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'a container, service or process name')
+  .max(TEXT_LIMITS.handle);
+export const maxRunning = z.number().int().min(0).max(100_000);
+export const spec = runSpecSchema;

@@ -1,0 +1,165 @@
+/**
+ * Schema migrations: a static, versioned list (no folder scanning, so a
+ * bundle cannot ship without them) applied by `migrate(db)` in one
+ * transaction under an advisory lock. Nodes that start together queue on the
+ * lock; whoever comes second finds nothing left to do. Postgres DDL is
+ * transactional, so a failed migration leaves no half-made schema.
+ */
+import { type Kysely, sql } from 'kysely';
+import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
+import { MigrationError } from './errors.js';
+import type { Database } from './schema.js';
+
+/** One schema step. Never edit a released one: add a new version instead. */
+export interface Migration {
+  version: number;
+  name: string;
+  statements: readonly string[];
+}
+
+const STATUS_CHECK = `status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')`;
+
+/** The schema's history, oldest first. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'tasks_sessions_events_caps',
+    statements: [
+      `CREATE TABLE tasks (
+        id text PRIMARY KEY CHECK (id ~ '^tsk_[0-9a-f]{32}$'),
+        user_id text NOT NULL CHECK (length(user_id) BETWEEN 1 AND 128),
+        title text NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+        run_spec jsonb NOT NULL,
+        board_column text NOT NULL CHECK (length(board_column) BETWEEN 1 AND 40),
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      )`,
+      'CREATE INDEX tasks_user_idx ON tasks (user_id, created_at, id)',
+      `CREATE TABLE sessions (
+        id text PRIMARY KEY CHECK (id ~ '^ses_[0-9a-f]{32}$'),
+        task_id text NOT NULL REFERENCES tasks (id),
+        user_id text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('run', 'bootstrap')),
+        status text NOT NULL CHECK (${STATUS_CHECK}),
+        attempt integer NOT NULL CHECK (attempt >= 1),
+        enqueued_at timestamptz NOT NULL,
+        claimed_at timestamptz,
+        backend text CHECK (backend IN ('swarm', 'docker', 'local', 'simulated')),
+        handle text CHECK (length(handle) BETWEEN 1 AND 255),
+        owner_node text,
+        epoch integer NOT NULL DEFAULT 0 CHECK (epoch >= 0),
+        started_at timestamptz,
+        finished_at timestamptz,
+        exit_code integer,
+        failure_reason text CHECK (length(failure_reason) <= 1000),
+        user_recoverable boolean NOT NULL DEFAULT false,
+        updated_at timestamptz NOT NULL,
+        UNIQUE (task_id, attempt),
+        CHECK (status <> 'running' OR owner_node IS NOT NULL)
+      )`,
+      // The hot queries: the dispatch queue, and the running sets the caps count.
+      `CREATE INDEX sessions_queued_dispatch_idx ON sessions (enqueued_at, id) WHERE status = 'queued'`,
+      `CREATE INDEX sessions_running_owner_idx ON sessions (owner_node) WHERE status = 'running'`,
+      `CREATE INDEX sessions_running_user_idx ON sessions (user_id) WHERE status = 'running'`,
+      // A task has at most one live attempt: a double requeue cannot run it twice.
+      `CREATE UNIQUE INDEX sessions_one_live_per_task_idx ON sessions (task_id)
+        WHERE status IN ('queued', 'running')`,
+      `CREATE TABLE session_events (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions (id),
+        from_status text CHECK (from_status IS NULL OR from_${STATUS_CHECK}),
+        to_status text NOT NULL CHECK (to_${STATUS_CHECK}),
+        reason text CHECK (length(reason) <= 1000),
+        node text,
+        epoch integer NOT NULL,
+        at timestamptz NOT NULL
+      )`,
+      'CREATE INDEX session_events_session_idx ON session_events (session_id, id)',
+      // History is evidence for post-mortems: the database itself refuses edits.
+      `CREATE FUNCTION session_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'session_events is append-only'; END $$`,
+      `CREATE TRIGGER session_events_append_only BEFORE UPDATE OR DELETE ON session_events
+        FOR EACH ROW EXECUTE FUNCTION session_events_append_only()`,
+      `CREATE TABLE user_caps (
+        user_id text PRIMARY KEY,
+        max_running integer NOT NULL CHECK (max_running >= 0),
+        updated_at timestamptz NOT NULL
+      )`,
+    ],
+  },
+];
+
+/** What `migrate` did. */
+export interface MigrateResult {
+  /** Versions applied by this call, in order (empty when already current). */
+  applied: number[];
+  /** Highest version now recorded. */
+  current: number;
+}
+
+/**
+ * Brings the schema up to date. Idempotent and safe to call from several
+ * processes at once. Throws `MigrationError` (with the driver's error as
+ * `cause`) when a step fails, when the list is malformed, or when a recorded
+ * version's name differs from the list (an edited migration). Versions
+ * recorded by newer code are left alone: an older node may still run.
+ */
+export async function migrate(
+  db: Kysely<Database>,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<MigrateResult> {
+  checkList(migrations);
+  try {
+    return await db.transaction().execute(async (tx) => {
+      await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate})`.execute(
+        tx,
+      );
+      await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`.execute(tx);
+      const recorded = await tx
+        .selectFrom('schema_migrations')
+        .select(['version', 'name'])
+        .execute();
+      const byVersion = new Map(recorded.map((r) => [r.version, r.name]));
+      const applied: number[] = [];
+      for (const m of migrations) {
+        const name = byVersion.get(m.version);
+        if (name !== undefined) {
+          if (name !== m.name) {
+            throw new MigrationError(
+              `migration ${m.version} is recorded as '${name}' but the code calls it '${m.name}'`,
+            );
+          }
+          continue;
+        }
+        for (const statement of m.statements) await sql.raw(statement).execute(tx);
+        await sql`INSERT INTO schema_migrations (version, name) VALUES (${m.version}, ${m.name})`.execute(
+          tx,
+        );
+        applied.push(m.version);
+      }
+      const current = Math.max(0, ...recorded.map((r) => r.version), ...applied);
+      return { applied, current };
+    });
+  } catch (error) {
+    if (error instanceof MigrationError) throw error;
+    throw new MigrationError(`migration failed: ${describe(error)}`, { cause: error });
+  }
+}
+
+function checkList(migrations: readonly Migration[]): void {
+  let previous = 0;
+  for (const m of migrations) {
+    if (!Number.isInteger(m.version) || m.version <= previous) {
+      throw new MigrationError(`migration versions must increase: ${m.version} after ${previous}`);
+    }
+    previous = m.version;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

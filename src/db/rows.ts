@@ -1,0 +1,172 @@
+/**
+ * Rows as the rest of roundtable sees them (camelCase, narrow types), and the
+ * readers that turn driver rows into them. Every row is validated on the way
+ * out: a row damaged by hand or by an old bug fails here with a typed
+ * `CorruptRowError`, not three layers later as `undefined is not a function`.
+ */
+import type { Selectable } from 'kysely';
+import { z } from 'zod';
+import { CorruptRowError } from './errors.js';
+import { type RunSpec, runSpecSchema } from './runSpec.js';
+import type {
+  BackendKind,
+  SessionEventsTable,
+  SessionKind,
+  SessionStatus,
+  SessionsTable,
+  TasksTable,
+} from './schema.js';
+
+/** A card on the board. */
+export interface Task {
+  id: string;
+  userId: string;
+  title: string;
+  spec: RunSpec;
+  column: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One attempt to run a task. */
+export interface Session {
+  id: string;
+  taskId: string;
+  userId: string;
+  kind: SessionKind;
+  status: SessionStatus;
+  attempt: number;
+  enqueuedAt: Date;
+  claimedAt: Date | null;
+  backend: BackendKind | null;
+  handle: string | null;
+  owner: string | null;
+  epoch: number;
+  /** When the exec started; the adopt policy compares it with the container's start. */
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  exitCode: number | null;
+  failureReason: string | null;
+  userRecoverable: boolean;
+  updatedAt: Date;
+}
+
+/** One status change in a session's history. `from` is null for its creation. */
+export interface SessionEvent {
+  id: string;
+  sessionId: string;
+  from: SessionStatus | null;
+  to: SessionStatus;
+  reason: string | null;
+  node: string | null;
+  epoch: number;
+  at: Date;
+}
+
+const date = z.date().refine((d) => Number.isFinite(d.getTime()), 'invalid date');
+const status = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
+const int = z.number().int();
+
+const taskRow = z.object({
+  id: z.string(),
+  user_id: z.string(),
+  title: z.string(),
+  run_spec: runSpecSchema,
+  board_column: z.string(),
+  created_at: date,
+  updated_at: date,
+});
+
+const sessionRow = z.object({
+  id: z.string(),
+  task_id: z.string(),
+  user_id: z.string(),
+  kind: z.enum(['run', 'bootstrap']),
+  status,
+  attempt: int.min(1),
+  enqueued_at: date,
+  claimed_at: date.nullable(),
+  backend: z.enum(['swarm', 'docker', 'local', 'simulated']).nullable(),
+  handle: z.string().nullable(),
+  owner_node: z.string().nullable(),
+  epoch: int.min(0),
+  started_at: date.nullable(),
+  finished_at: date.nullable(),
+  exit_code: int.nullable(),
+  failure_reason: z.string().nullable(),
+  user_recoverable: z.boolean(),
+  updated_at: date,
+});
+
+const eventRow = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  from_status: status.nullable(),
+  to_status: status,
+  reason: z.string().nullable(),
+  node: z.string().nullable(),
+  epoch: int,
+  at: date,
+});
+
+function check<S extends z.ZodType>(schema: S, table: string, row: unknown): z.output<S> {
+  const result = schema.safeParse(row);
+  if (result.success) return result.data;
+  const id = typeof row === 'object' && row !== null && 'id' in row ? String(row.id) : '(no id)';
+  const field = result.error.issues[0]?.path.map(String).join('.') || '(row)';
+  throw new CorruptRowError(table, id, field, { cause: result.error });
+}
+
+/** Validates a `tasks` row and maps it to a `Task`. */
+export function toTask(row: Selectable<TasksTable> | unknown): Task {
+  const r = check(taskRow, 'tasks', row);
+  return {
+    id: r.id,
+    userId: r.user_id,
+    title: r.title,
+    spec: r.run_spec,
+    column: r.board_column,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Validates a `sessions` row and maps it to a `Session`. */
+export function toSession(row: Selectable<SessionsTable> | unknown): Session {
+  const r = check(sessionRow, 'sessions', row);
+  return {
+    id: r.id,
+    taskId: r.task_id,
+    userId: r.user_id,
+    kind: r.kind,
+    status: r.status,
+    attempt: r.attempt,
+    enqueuedAt: r.enqueued_at,
+    claimedAt: r.claimed_at,
+    backend: r.backend,
+    handle: r.handle,
+    owner: r.owner_node,
+    epoch: r.epoch,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    exitCode: r.exit_code,
+    failureReason: r.failure_reason,
+    userRecoverable: r.user_recoverable,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Validates a `session_events` row and maps it to a `SessionEvent`. */
+export function toSessionEvent(row: Selectable<SessionEventsTable> | unknown): SessionEvent {
+  const r = check(eventRow, 'session_events', row);
+  return {
+    id: r.id,
+    sessionId: r.session_id,
+    from: r.from_status,
+    to: r.to_status,
+    reason: r.reason,
+    node: r.node,
+    epoch: r.epoch,
+    at: r.at,
+  };
+}

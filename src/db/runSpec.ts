@@ -1,0 +1,71 @@
+/**
+ * The run spec of a task: which image, which argv, which environment. The
+ * command is an argv array from start to finish; nothing here is ever joined
+ * into a shell string. Limits keep one row (and one Docker API call) bounded.
+ */
+import { z } from 'zod';
+import { parseOrThrow } from './parseOrThrow.js';
+
+/** Limits on a run spec, documented in docs/data.md. */
+export const RUN_SPEC_LIMITS = {
+  imageLength: 255,
+  commandArgs: 256,
+  argLength: 8192,
+  commandBytes: 65_536,
+  envEntries: 128,
+  envKeyLength: 128,
+  envValueLength: 8192,
+} as const;
+
+const L = RUN_SPEC_LIMITS;
+const noNul = (s: string) => !s.includes('\0');
+
+/** zod schema of a run spec; unknown keys are rejected. */
+export const runSpecSchema = z
+  .strictObject({
+    image: z
+      .string()
+      .min(1)
+      .max(L.imageLength)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/, 'image reference: no spaces or shell characters'),
+    command: z
+      .array(z.string().max(L.argLength).refine(noNul, 'NUL byte in argument'))
+      .min(1)
+      .max(L.commandArgs)
+      .refine(
+        (args) => args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0) <= L.commandBytes,
+        `command longer than ${L.commandBytes} bytes`,
+      ),
+    env: z
+      .record(
+        z
+          .string()
+          .max(L.envKeyLength)
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable name'),
+        z.string().max(L.envValueLength).refine(noNul, 'NUL byte in value'),
+      )
+      .refine((env) => Object.keys(env).length <= L.envEntries, `more than ${L.envEntries} entries`)
+      .optional(),
+  })
+  .readonly();
+
+/** What a task runs. */
+export type RunSpec = z.infer<typeof runSpecSchema>;
+
+/**
+ * Validates a run spec, throwing a `ValidationError` whose `field` names the
+ * offending part under `field` (e.g. `spec.command`).
+ *
+ * @example
+ * ```ts
+ * parseRunSpec({ image: 'node:20', command: ['npm', 'test'] }) // => { image: 'node:20', command: ['npm', 'test'] }
+ * parseRunSpec({ image: 'node:20', command: 'npm test' }) // throws ValidationError
+ * parseRunSpec({ image: 'node:20; rm -rf /', command: ['true'] }) // throws ValidationError
+ * parseRunSpec({ image: 'node:20', command: [] }) // throws DB_VALIDATION
+ * parseRunSpec({ image: 'node:20', command: ['x'], env: { 'A B': '1' } }) // throws ValidationError
+ * parseRunSpec({ image: 'node:20', command: ['x'], shell: true }) // throws ValidationError
+ * ```
+ */
+export function parseRunSpec(value: unknown, field = 'spec'): RunSpec {
+  return parseOrThrow(runSpecSchema, value, field);
+}

@@ -1,0 +1,92 @@
+/**
+ * The Kysely view of the tables created by `migrations.ts`. Column types say
+ * what the driver hands back; JSON and enum-like columns are read as wide
+ * types on purpose, because `rows.ts` validates every row before use.
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+/** Session status. Terminal: succeeded, failed, cancelled. */
+export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export const SESSION_STATUSES: readonly SessionStatus[] = [
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+];
+
+/** What a session is for; a bootstrap prepares a workspace and is cheap to redo. */
+export type SessionKind = 'run' | 'bootstrap';
+
+/** Where a run lives (matches `BackendKind` in src/machines/recoveryPolicy.ts). */
+export type BackendKind = 'swarm' | 'docker' | 'local' | 'simulated';
+
+type Timestamp = ColumnType<Date, Date, Date>;
+type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
+
+export interface TasksTable {
+  id: string;
+  user_id: string;
+  title: string;
+  /** jsonb; written as a JSON string, read back as parsed JSON. */
+  run_spec: ColumnType<unknown, string, string>;
+  board_column: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  task_id: string;
+  user_id: string;
+  kind: string;
+  status: string;
+  attempt: number;
+  enqueued_at: Timestamp;
+  claimed_at: NullableTimestamp;
+  backend: string | null;
+  handle: string | null;
+  owner_node: string | null;
+  epoch: ColumnType<number, number | undefined, number>;
+  /** When the exec started (what the adopt policy compares with the container's start). */
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+  exit_code: number | null;
+  failure_reason: string | null;
+  user_recoverable: ColumnType<boolean, boolean | undefined, boolean>;
+  updated_at: Timestamp;
+}
+
+export interface SessionEventsTable {
+  /** bigint identity; pg returns int8 as a string. */
+  id: Generated<string>;
+  session_id: string;
+  from_status: string | null;
+  to_status: string;
+  reason: string | null;
+  node: string | null;
+  epoch: number;
+  at: Timestamp;
+}
+
+export interface UserCapsTable {
+  user_id: string;
+  max_running: number;
+  updated_at: Timestamp;
+}
+
+export interface SchemaMigrationsTable {
+  version: number;
+  name: string;
+  applied_at: Timestamp;
+}
+
+/** Every table of the store. */
+export interface Database {
+  tasks: TasksTable;
+  sessions: SessionsTable;
+  session_events: SessionEventsTable;
+  user_caps: UserCapsTable;
+  schema_migrations: SchemaMigrationsTable;
+}

@@ -1,0 +1,128 @@
+/**
+ * Reads over sessions and their history. The queue's order is
+ * (enqueued_at, id): ties on the clock break by id, so every node sees the
+ * same order. Each hot query here is served by a partial index (see
+ * migrations.ts); reads a user triggers take the user id and filter in SQL.
+ */
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { NotFoundError } from './errors.js';
+import * as f from './inputs.js';
+import { parseOrThrow } from './parseOrThrow.js';
+import { type Session, type SessionEvent, toSession, toSessionEvent } from './rows.js';
+import type { Db } from './transaction.js';
+
+/** A session by id, for internal callers. Throws `NotFoundError`. */
+export async function getSession(db: Db, sessionId: string): Promise<Session> {
+  const id = parseOrThrow(f.sessionId, sessionId, 'sessionId');
+  const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (row === undefined) throw new NotFoundError('session', id);
+  return toSession(row);
+}
+
+/** Every session of a task, oldest attempt first. */
+export async function listSessionsForTask(db: Db, taskId: string): Promise<Session[]> {
+  const id = parseOrThrow(f.taskId, taskId, 'taskId');
+  const rows = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('task_id', '=', id)
+    .orderBy('attempt')
+    .execute();
+  return rows.map(toSession);
+}
+
+const listQueuedOptions = z.strictObject({
+  limit: z.number().int().min(1).optional(),
+  /** Keyset cursor: only sessions strictly after this one in dispatch order. */
+  after: z.strictObject({ enqueuedAt: f.now, id: f.sessionId }).optional(),
+});
+export type ListQueuedOptions = z.input<typeof listQueuedOptions>;
+
+/** Queued sessions in dispatch order: (enqueued_at, id). */
+export async function listQueued(db: Db, options: ListQueuedOptions = {}): Promise<Session[]> {
+  const o = parseOrThrow(listQueuedOptions, options, 'options');
+  let query = db.selectFrom('sessions').selectAll().where('status', '=', 'queued');
+  if (o.after !== undefined) {
+    const { enqueuedAt, id } = o.after;
+    query = query.where(sql<boolean>`(enqueued_at, id) > (${enqueuedAt}, ${id})`);
+  }
+  query = query.orderBy('enqueued_at').orderBy('id');
+  if (o.limit !== undefined) query = query.limit(o.limit);
+  return (await query.execute()).map(toSession);
+}
+
+/**
+ * 1-based place of a queued session in dispatch order (rule 4: a queue that
+ * never rejects must show where you stand); null once it is no longer queued.
+ */
+export async function queuePosition(db: Db, sessionId: string): Promise<number | null> {
+  const session = await getSession(db, sessionId);
+  if (session.status !== 'queued') return null;
+  const row = await db
+    .selectFrom('sessions')
+    .select(sql<string>`count(*)`.as('ahead'))
+    .where('status', '=', 'queued')
+    .where(sql<boolean>`(enqueued_at, id) < (${session.enqueuedAt}, ${session.id})`)
+    .executeTakeFirstOrThrow();
+  return Number(row.ahead) + 1;
+}
+
+const listRunningOptions = z.strictObject({ owner: f.name.optional(), userId: f.name.optional() });
+export type ListRunningOptions = z.input<typeof listRunningOptions>;
+
+/** Running sessions: all, or those of one owner node, or of one user (or both filters). */
+export async function listRunning(db: Db, options: ListRunningOptions = {}): Promise<Session[]> {
+  const o = parseOrThrow(listRunningOptions, options, 'options');
+  let query = db.selectFrom('sessions').selectAll().where('status', '=', 'running');
+  if (o.owner !== undefined) query = query.where('owner_node', '=', o.owner);
+  if (o.userId !== undefined) query = query.where('user_id', '=', o.userId);
+  return (await query.orderBy('claimed_at').orderBy('id').execute()).map(toSession);
+}
+
+/** Running counts per user, and in total: what the caps are checked against. */
+export async function countRunning(
+  db: Db,
+): Promise<{ total: number; byUser: Map<string, number> }> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['user_id', sql<string>`count(*)`.as('n')])
+    .where('status', '=', 'running')
+    .groupBy('user_id')
+    .execute();
+  const byUser = new Map(rows.map((r) => [r.user_id, Number(r.n)]));
+  let total = 0;
+  for (const n of byUser.values()) total += n;
+  return { total, byUser };
+}
+
+/** A session's history, oldest first, for internal callers (post-mortems, tests). */
+export async function listSessionEvents(db: Db, sessionId: string): Promise<SessionEvent[]> {
+  const id = parseOrThrow(f.sessionId, sessionId, 'sessionId');
+  const rows = await db
+    .selectFrom('session_events')
+    .selectAll()
+    .where('session_id', '=', id)
+    .orderBy('id')
+    .execute();
+  return rows.map(toSessionEvent);
+}
+
+/** A session's history if the session belongs to `userId` (empty otherwise): for the board. */
+export async function listSessionEventsForUser(
+  db: Db,
+  userId: string,
+  sessionId: string,
+): Promise<SessionEvent[]> {
+  const user = parseOrThrow(f.name, userId, 'userId');
+  const id = parseOrThrow(f.sessionId, sessionId, 'sessionId');
+  const rows = await db
+    .selectFrom('session_events as e')
+    .innerJoin('sessions as s', 's.id', 'e.session_id')
+    .selectAll('e')
+    .where('e.session_id', '=', id)
+    .where('s.user_id', '=', user)
+    .orderBy('e.id')
+    .execute();
+  return rows.map(toSessionEvent);
+}
