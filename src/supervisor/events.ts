@@ -1,0 +1,36 @@
+/**
+ * The supervisor's typed system events. Subscribers get them as objects; an
+ * `inspect` observer sees them as `@xstate.event` frames whose event type is
+ * one of these, sent to the supervisor's own (tiny) actor, whose snapshot
+ * holds the tree: enough for an inspector to draw it.
+ */
+import type { ExitReason } from './exitReason.js';
+
+export type SupervisorEvent =
+  | {
+      type: 'roundtable.child.started';
+      supervisorId: string;
+      childId: string;
+      /** The child actor's XState sessionId (a nested supervisor's own sessionId). */
+      sessionId: string;
+      restartCount: number;
+    }
+  | { type: 'roundtable.child.exited'; supervisorId: string; childId: string; reason: ExitReason }
+  | {
+      type: 'roundtable.child.restarting';
+      supervisorId: string;
+      childId: string;
+      delayMs: number;
+    }
+  | { type: 'roundtable.child.backoff_exhausted'; supervisorId: string; childId: string }
+  | {
+      type: 'roundtable.supervisor.intensity_reached';
+      supervisorId: string;
+      intensity: number;
+      periodMs: number;
+    }
+  | { type: 'roundtable.supervisor.shutdown'; supervisorId: string; reason: ExitReason };
+
+/** The event a child must handle to take part in a graceful shutdown. */
+export const SHUTDOWN_EVENT = { type: 'roundtable.shutdown' } as const;
+export type ShutdownEvent = typeof SHUTDOWN_EVENT;

@@ -1,0 +1,116 @@
+/**
+ * A supervisor's own configuration: one defaults object, validated, with
+ * unknown keys rejected (the ws habit).
+ */
+import type { InspectionEvent, Observer } from 'xstate';
+import type { ChildSpec } from './childSpec.js';
+import { type SupervisorClock, systemClock } from './clock.js';
+import { ChildSpecError } from './errors.js';
+import type { Registry } from './Registry.js';
+import { DEFAULT_INTENSITY, DEFAULT_PERIOD_MS } from './restartIntensity.js';
+import type { AutoShutdown, Strategy } from './restartPolicy.js';
+
+/** What a supervisor supervises and how; nestable as a child's `start`. */
+export interface SupervisorSpec {
+  id?: string;
+  children: ChildSpec[];
+  strategy?: Strategy;
+  /** Restarts allowed in `periodMs` before giving up. Default 3 (Elixir's). */
+  intensity?: number;
+  periodMs?: number;
+  autoShutdown?: AutoShutdown;
+  /** Dynamic supervisors: cap on running children. */
+  maxChildren?: number;
+  /** Dynamic supervisors: the spec `startChild({ input })` starts copies of. */
+  template?: ChildSpec;
+}
+
+/** The runtime a tree shares; nested supervisors inherit it from their parent. */
+export interface SupervisorRuntime {
+  clock: SupervisorClock;
+  /** Passed to every child's createActor, and fed the supervisor's own events. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  registry?: Registry;
+  /** Jitter source for backoff; injectable for tests. */
+  random: () => number;
+}
+
+export interface ResolvedSupervisorSpec {
+  id: string;
+  children: ChildSpec[];
+  strategy: Strategy;
+  intensity: number;
+  periodMs: number;
+  autoShutdown: AutoShutdown;
+  maxChildren: number;
+  template?: ChildSpec;
+}
+
+const KNOWN = new Set([
+  'id',
+  'children',
+  'strategy',
+  'intensity',
+  'periodMs',
+  'autoShutdown',
+  'maxChildren',
+  'template',
+]);
+const STRATEGIES = new Set(['one_for_one', 'one_for_all', 'rest_for_one']);
+const AUTO = new Set(['never', 'any_significant', 'all_significant']);
+
+let supervisorSeq = 0;
+
+/**
+ * Fills in the defaults and rejects bad options with a `ChildSpecError`
+ * naming the field. Child specs themselves are checked by validateChildSpec.
+ *
+ * @example
+ * ```ts
+ * resolveSupervisorSpec({ id: 'root', children: [] }).intensity // => 3
+ * resolveSupervisorSpec({ id: 'root', children: [] }).periodMs // => 5000
+ * resolveSupervisorSpec({ id: 'root', children: [], strategy: 'one_for_some' }) // throws ChildSpecError
+ * resolveSupervisorSpec({ id: 'root', children: [], intensty: 1 }) // throws INVALID_CHILD_SPEC
+ * ```
+ */
+export function resolveSupervisorSpec(spec: SupervisorSpec): ResolvedSupervisorSpec {
+  for (const key of Object.keys(spec)) {
+    if (!KNOWN.has(key)) throw new ChildSpecError(`supervisor.${key}`, 'unknown option');
+  }
+  const {
+    strategy = 'one_for_one',
+    intensity = DEFAULT_INTENSITY,
+    periodMs = DEFAULT_PERIOD_MS,
+    autoShutdown = 'never',
+    maxChildren = Number.POSITIVE_INFINITY,
+  } = spec;
+  if (!Array.isArray(spec.children))
+    throw new ChildSpecError('supervisor.children', 'must be an array');
+  if (!STRATEGIES.has(strategy))
+    throw new ChildSpecError('supervisor.strategy', `unknown strategy ${strategy}`);
+  if (!(Number.isInteger(intensity) && intensity >= 0)) {
+    throw new ChildSpecError('supervisor.intensity', 'must be an integer >= 0');
+  }
+  if (!(Number.isFinite(periodMs) && periodMs > 0)) {
+    throw new ChildSpecError('supervisor.periodMs', 'must be a number > 0');
+  }
+  if (!AUTO.has(autoShutdown))
+    throw new ChildSpecError('supervisor.autoShutdown', `unknown ${autoShutdown}`);
+  if (!(maxChildren >= 0)) throw new ChildSpecError('supervisor.maxChildren', 'must be >= 0');
+  supervisorSeq += 1;
+  return {
+    id: spec.id ?? `supervisor-${supervisorSeq}`,
+    children: spec.children,
+    strategy,
+    intensity,
+    periodMs,
+    autoShutdown,
+    maxChildren,
+    ...(spec.template ? { template: spec.template } : {}),
+  };
+}
+
+/** The runtime with its defaults: the system clock and Math.random. */
+export function resolveRuntime(runtime: Partial<SupervisorRuntime> = {}): SupervisorRuntime {
+  return { clock: systemClock, random: Math.random, ...runtime };
+}
