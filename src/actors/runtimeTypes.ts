@@ -1,0 +1,186 @@
+/**
+ * The public API of the runtime: what `createRuntime` takes and what it
+ * returns. Kept apart from the assembly so the CLI, the inspector and the
+ * board server can code against it without pulling the tree in.
+ *
+ * The `Runtime` implements the board port of `src/ui-server/boardPort.ts`
+ * (BoardSource + BoardCommands) structurally: this layer sits below the UI
+ * server and imports nothing from it. The shapes used here (`RuntimeCard`,
+ * `RuntimePoolSnapshot`, ...) are the port's, field for field.
+ */
+import type { InspectionEvent, Observer } from 'xstate';
+import type { ContainerBackend } from '../containers/ContainerBackend.js';
+import type { Db, Session, Task } from '../db/index.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
+import type { SupervisorEvent } from '../supervisor/events.js';
+import type { Supervisor } from '../supervisor/Supervisor.js';
+
+/** Global and default per-user concurrency caps. */
+export interface RuntimeCaps {
+  /** Most sessions running at once, over every node. */
+  maxRunning: number;
+  /** A user's cap when they have no override row. */
+  defaultUserCap: number;
+}
+
+/** Options of `createRuntime`. Unknown keys are rejected with a suggestion. */
+export interface RuntimeOptions {
+  /** The store, migrated. The runtime never closes it. */
+  db: Db;
+  backend: ContainerBackend;
+  /** Drives every timer: polls, budgets, ticks, supervisor restarts. */
+  clock: SupervisorClock;
+  caps: RuntimeCaps;
+  /** Delay between two looks at an adopted run. Default 5000. */
+  pollMs?: number;
+  /** Wall-clock budget of one adoption (the second way out). Default 15 min. */
+  adoptBudgetMs?: number;
+  /** Reconciler period. Default 60 000. */
+  reconcileMs?: number;
+  /**
+   * This machine's stable name (e.g. the host name). The owner written on
+   * rows is `${nodeId}/${bootId}`: a new boot is a new owner, so a deploy
+   * makes every run of the previous boot an orphan the Reconciler can see.
+   */
+  nodeId: string;
+  /** Overrides the random per-boot id (tests, for readable owners). */
+  bootId?: string;
+  /**
+   * When set, the Reconciler's step 1 re-pins every run to this image at
+   * boot and on each tick, and recovers the runs the re-pin replaced.
+   */
+  runnerImage?: string;
+  /**
+   * Who else is alive. Default: only this boot (one node). Several nodes
+   * sharing one Postgres need heartbeat rows; see docs/runtime.md.
+   */
+  liveness?: OwnerLiveness;
+  /**
+   * Take the Postgres advisory lock around each reconcile pass. Needs a
+   * pool of more than one connection: never with PGlite. Default false.
+   */
+  reconcileLock?: boolean;
+  /** Deadline of every container I/O call made by a run. Default 120 000. */
+  ioTimeoutMs?: number;
+  /** XState inspection observer, given to every actor in the tree. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Errors no caller awaits (a failed sweep, a failed container removal). Default: process warning. */
+  onError?: (error: unknown) => void;
+}
+
+/** Decides whether the owner written on a running row is still alive. */
+export interface OwnerLiveness {
+  isAlive(owner: string): Promise<boolean>;
+}
+
+/** Where a card sits on the board. Same values as the board port's `Column`. */
+export type RuntimeColumn = 'queued' | 'running' | 'done' | 'failed';
+
+/** One card (task + its latest session), the board port's `BoardCard` field for field. */
+export interface RuntimeCard {
+  taskId: string;
+  userId: string;
+  title: string;
+  column: RuntimeColumn;
+  sessionId: string;
+  attempt: number;
+  status: Session['status'];
+  queued: { position: number; since: string } | null;
+  running: { since: string } | null;
+  failure: { reason: string; recoverable: boolean } | null;
+  exitCode: number | null;
+  lastOutput: string[];
+  updatedAt: string;
+}
+
+/** Input of a new task (the board port's `CreateTaskInput`). */
+export interface RuntimeTaskInput {
+  title: string;
+  image: string;
+  command: string[];
+  env?: Record<string, string>;
+}
+
+/** Pool occupancy (the board port's `PoolSnapshot`). */
+export interface RuntimePoolSnapshot {
+  maxRunning: number;
+  running: number;
+  queued: number;
+  users: Array<{ userId: string; running: number; queued: number; maxRunning: number | null }>;
+}
+
+/** What `/metrics` exports (the board port's `BoardMetricsSnapshot`). */
+export interface RuntimeMetricsSnapshot {
+  queueDepth: Array<{ userId: string; queued: number }>;
+  running: Array<{ userId: string; running: number }>;
+  waitSamplesSeconds: number[];
+  restartsTotal: number;
+  giveUpsTotal: Record<string, number>;
+}
+
+/** What `createTask` resolves to. */
+export interface CreatedTask {
+  task: Task;
+  session: Session;
+  /** 1-based place in the global line at the moment of creation. */
+  position: number;
+}
+
+/**
+ * A running node. Board commands take `actor` (the calling user, or `null`
+ * for the admin); a task the actor may not see rejects as `not_found`.
+ * Command failures reject with a `RuntimeCommandError` (codes `not_found`,
+ * `conflict`, `invalid`, `unavailable`, the board port's).
+ */
+export interface Runtime {
+  /** `${nodeId}/${bootId}`: the owner this boot writes on the rows it claims. */
+  readonly owner: string;
+  /** The root supervisor: RunnerPool, TaskRunnerSupervisor, Reconciler (one_for_one). */
+  readonly root: Supervisor;
+
+  // ---- the board port (BoardSource + BoardCommands) ----------------------
+  cards(userId: string | null): RuntimeCard[];
+  subscribe(listener: (card: RuntimeCard) => void): () => void;
+  createTask(
+    userId: string,
+    input: RuntimeTaskInput,
+  ): Promise<{ taskId: string; sessionId: string; position: number }>;
+  cancel(actor: string | null, taskId: string): Promise<void>;
+  retry(actor: string | null, taskId: string): Promise<{ sessionId: string; position: number }>;
+  setUserCap(userId: string, maxRunning: number | null): Promise<void>;
+  poolSnapshot(): RuntimePoolSnapshot;
+  metrics(): RuntimeMetricsSnapshot;
+
+  // ---- for applications and the harness -----------------------------------
+  /** Like `createTask`, with the rows. */
+  submit(userId: string, input: RuntimeTaskInput): Promise<CreatedTask>;
+  /** Runs one Reconciler pass now (the tick as an event) and resolves when it is done. */
+  reconcile(): Promise<void>;
+  /** Supervisor events of the whole tree, for the inspector. */
+  onSupervisorEvent(listener: (event: SupervisorEvent) => void): () => void;
+  /** Session ids with a live TaskRunner in this boot. */
+  liveRunners(): string[];
+  /** Stops the tree in reverse start order (Reconciler, runners, pool). Idempotent. */
+  stop(): Promise<void>;
+  /** Kills every actor at once with no cleanup, as a replaced app container would die. */
+  kill(): void;
+}
+
+/** Stable codes of command failures, as the board port's `BoardCommandErrorCode`. */
+export type RuntimeCommandErrorCode = 'not_found' | 'conflict' | 'invalid' | 'unavailable';
+
+/**
+ * The error every command rejects with. Structurally the board port's
+ * `BoardCommandError` (name, code, message, cause), so the server can map
+ * `code` to its HTTP status without importing this layer.
+ */
+export class RuntimeCommandError extends Error {
+  override readonly name = 'BoardCommandError';
+  constructor(
+    readonly code: RuntimeCommandErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
