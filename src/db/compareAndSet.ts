@@ -24,7 +24,7 @@ export interface CompareAndSetInput {
 }
 
 /** Applies one guarded transition and appends its `session_events` row. Input must be validated. */
-export function compareAndSet(db: Db, input: CompareAndSetInput): Promise<Session> {
+export async function compareAndSet(db: Db, input: CompareAndSetInput): Promise<Session> {
   const { sessionId, expected, now } = input;
   return inTransaction(db, async (tx) => {
     const row = await tx

@@ -31,7 +31,7 @@ const claimInput = z.strictObject({
 export type ClaimInput = z.input<typeof claimInput>;
 
 /** queued -> running: `owner` takes the session; the epoch moves on, fencing any earlier holder. */
-export function claim(db: Db, input: ClaimInput): Promise<Session> {
+export async function claim(db: Db, input: ClaimInput): Promise<Session> {
   const i = parseOrThrow(claimInput, input, '');
   return compareAndSet(db, {
     sessionId: i.sessionId,
@@ -48,7 +48,7 @@ const adoptInput = claimInput.extend({ reason: f.reason.optional() });
 export type AdoptInput = z.input<typeof adoptInput>;
 
 /** running -> running under a new owner (the Reconciler adopting an orphan); the old owner is fenced out. */
-export function adopt(db: Db, input: AdoptInput): Promise<Session> {
+export async function adopt(db: Db, input: AdoptInput): Promise<Session> {
   const i = parseOrThrow(adoptInput, input, '');
   return compareAndSet(db, {
     sessionId: i.sessionId,
@@ -125,7 +125,7 @@ const finishInput = z.discriminatedUnion('status', [
 export type FinishInput = z.input<typeof finishInput>;
 
 /** running -> succeeded | failed, with exit code, and for a failure its reason and recoverability. */
-export function finish(db: Db, input: FinishInput): Promise<Session> {
+export async function finish(db: Db, input: FinishInput): Promise<Session> {
   const i = parseOrThrow(finishInput, input, '');
   const failed = i.status === 'failed';
   return compareAndSet(db, {
@@ -153,7 +153,7 @@ const cancelInput = z.strictObject({
 export type CancelInput = z.input<typeof cancelInput>;
 
 /** queued | running -> cancelled. Stopping a running container is the caller's job. */
-export function cancel(db: Db, input: CancelInput): Promise<Session> {
+export async function cancel(db: Db, input: CancelInput): Promise<Session> {
   const i = parseOrThrow(cancelInput, input, '');
   return compareAndSet(db, {
     sessionId: i.sessionId,
