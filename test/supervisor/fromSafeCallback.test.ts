@@ -1,0 +1,84 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SimulatedClock } from 'xstate';
+import { type ExitReason, fromSafeCallback, startSupervisor } from '../../src/supervisor/index.js';
+import { settle } from './workers.js';
+
+const uncaught: unknown[] = [];
+const onUncaught = (e: unknown) => uncaught.push(e);
+beforeEach(() => {
+  uncaught.length = 0;
+  process.on('uncaughtException', onUncaught);
+  process.on('unhandledRejection', onUncaught);
+});
+afterEach(async () => {
+  await new Promise((r) => setImmediate(r));
+  process.off('uncaughtException', onUncaught);
+  process.off('unhandledRejection', onUncaught);
+  expect(uncaught).toEqual([]);
+});
+
+const clock = new SimulatedClock();
+const failures = {
+  sync: fromSafeCallback(() => {
+    throw new Error('sync');
+  }),
+  async: fromSafeCallback<{ type: 'GO' }>(async ({ receive }) => {
+    await new Promise<void>((resolve) => receive(() => resolve()));
+    throw new Error('async');
+  }),
+  guarded: fromSafeCallback<{ type: 'GO' }>(({ receive, guard }) => {
+    receive(() =>
+      queueMicrotask(
+        guard(() => {
+          throw new Error('guarded');
+        }),
+      ),
+    );
+    return undefined;
+  }),
+  onClock: fromSafeCallback(({ fail }) => {
+    clock.setTimeout(() => fail(new Error('onClock')), 10);
+    return undefined;
+  }),
+};
+
+describe('fromSafeCallback', () => {
+  it.each(Object.keys(failures))(
+    'a %s failure is the actor exit, never an uncaught error',
+    async (kind) => {
+      const reasons: ExitReason[] = [];
+      const sup = await startSupervisor(
+        {
+          children: [
+            {
+              id: 'cb',
+              restart: 'temporary',
+              start: { logic: failures[kind as keyof typeof failures] },
+            },
+          ],
+        },
+        { clock },
+      ).catch((e: { reason: ExitReason }) => {
+        reasons.push(e.reason);
+        return undefined;
+      });
+      sup?.subscribe((e) => e.type === 'roundtable.child.exited' && reasons.push(e.reason));
+      sup?.child('cb')?.send({ type: 'GO' } as never);
+      await settle(20);
+      expect(reasons).toHaveLength(1);
+      expect(((reasons[0] as { error: Error }).error as Error).message).toBe(kind);
+      await sup?.shutdown();
+    },
+  );
+
+  it('runs the cleanup of an async callback on stop', async () => {
+    let cleaned = false;
+    const logic = fromSafeCallback(async () => () => {
+      cleaned = true;
+    });
+    const sup = await startSupervisor({ children: [{ id: 'cb', start: { logic } }] });
+    await settle();
+    await sup.shutdown();
+    expect(cleaned).toBe(true);
+  });
+});
