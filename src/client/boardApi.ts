@@ -1,0 +1,69 @@
+/**
+ * Typed calls to the board's HTTP API, over `fetch` (Node 20 and browsers).
+ * Failures reject with {@link BoardApiError} carrying the server's code.
+ */
+import type { CreateTaskInput, PoolSnapshot } from '../ui-server/boardPort.js';
+
+/** An API call the server answered with an error, or that never got an answer. */
+export class BoardApiError extends Error {
+  override readonly name = 'BoardApiError';
+  constructor(
+    /** HTTP status; 0 when the request itself failed. */
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The board API for one token. */
+export interface BoardApi {
+  createTask(
+    input: CreateTaskInput,
+  ): Promise<{ taskId: string; sessionId: string; position: number }>;
+  cancel(taskId: string): Promise<void>;
+  retry(taskId: string): Promise<{ sessionId: string; position: number }>;
+  setUserCap(userId: string, maxRunning: number | null): Promise<void>;
+  pool(): Promise<PoolSnapshot>;
+}
+
+/** `baseUrl` is `http://host:port` ('' in the page: same origin). */
+export function createBoardApi(options: {
+  baseUrl: string;
+  token: string;
+  fetch?: typeof globalThis.fetch;
+}): BoardApi {
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await doFetch(`${options.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (err) {
+      throw new BoardApiError(0, 'network', `${method} ${path} failed`, { cause: err });
+    }
+    const text = await res.text();
+    const json: unknown = text === '' ? undefined : JSON.parse(text);
+    if (!res.ok) {
+      const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+      throw new BoardApiError(res.status, e?.code ?? 'http', e?.message ?? res.statusText);
+    }
+    return json as T;
+  }
+  const id = encodeURIComponent;
+  return {
+    createTask: (input) => call('POST', '/api/tasks', input),
+    cancel: (taskId) => call('POST', `/api/tasks/${id(taskId)}/cancel`),
+    retry: (taskId) => call('POST', `/api/tasks/${id(taskId)}/retry`),
+    setUserCap: (userId, maxRunning) => call('PUT', `/api/users/${id(userId)}/cap`, { maxRunning }),
+    pool: () => call('GET', '/api/pool'),
+  };
+}

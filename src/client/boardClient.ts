@@ -1,0 +1,189 @@
+/**
+ * The board client: connects, subscribes, applies patches to the read model,
+ * and on any loss reconnects with backoff and resumes from its last sequence
+ * number. Works in Node and the browser: it takes any WHATWG-style WebSocket
+ * constructor (the browser's, or `ws`'s) and injectable timers.
+ */
+import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
+import {
+  BEARER_SUBPROTOCOL_PREFIX,
+  PROTOCOL_VERSION,
+  type ServerFrame,
+  SUBPROTOCOL,
+  serverFrameSchema,
+} from './boardProtocol.js';
+import { type BoardStore, createBoardStore } from './boardStore.js';
+
+/** The subset of a WebSocket the client uses. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+
+/** A WebSocket constructor: `globalThis.WebSocket` or `ws`'s `WebSocket`. */
+export type WebSocketConstructor = new (url: string, protocols: string[]) => WebSocketLike;
+
+/** Timers, injectable so tests drive reconnects without sleeping. */
+export interface ClientTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Options of {@link connectBoard}. */
+export interface BoardClientOptions {
+  /** `ws://host:port/ws` */
+  url: string;
+  token: string;
+  WebSocket?: WebSocketConstructor;
+  store?: BoardStore;
+  backoff?: BackoffPolicy;
+  timers?: ClientTimers;
+  random?: () => number;
+  /** Every valid frame, after the store has applied it (tests, debugging). */
+  onFrame?: (frame: ServerFrame) => void;
+}
+
+/** A connected board. */
+export interface BoardClient {
+  readonly store: BoardStore;
+  /** Reconnect attempts since the last successful subscribe. */
+  readonly attempts: number;
+  /** Drops the current socket (as a network failure would); the client reconnects and resumes. */
+  drop(): void;
+  /** Closes for good; no reconnect. */
+  close(): void;
+}
+
+const OPEN = 1;
+const defaultTimers: ClientTimers = {
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (h) => globalThis.clearTimeout(h as ReturnType<typeof globalThis.setTimeout>),
+};
+
+/** Connects and keeps the board's read model current until `close()`. */
+export function connectBoard(options: BoardClientOptions): BoardClient {
+  const Ctor =
+    options.WebSocket ??
+    (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket ??
+    missingWebSocket();
+  const store = options.store ?? createBoardStore();
+  const timers = options.timers ?? defaultTimers;
+  const random = options.random ?? Math.random;
+  const policy = options.backoff ?? DEFAULT_BACKOFF;
+  let socket: WebSocketLike | null = null;
+  let attempts = 0;
+  let closed = false;
+  let reconnectTimer: unknown = null;
+  let pingTimer: unknown = null;
+  let deadTimer: unknown = null;
+  let heartbeatMs = 30_000;
+
+  const send = (frame: object) => {
+    if (socket?.readyState === OPEN) socket.send(JSON.stringify(frame));
+  };
+  const subscribe = () => {
+    const { epoch, seq } = store.getSnapshot().context;
+    send({ type: 'subscribe', v: PROTOCOL_VERSION, ...(epoch ? { resume: { epoch, seq } } : {}) });
+  };
+  const clearLiveness = () => {
+    timers.clearTimeout(pingTimer);
+    timers.clearTimeout(deadTimer);
+  };
+  // The browser cannot see protocol pings, so the client asks for a pong
+  // itself; a server silent for two intervals is treated as gone.
+  const armLiveness = () => {
+    clearLiveness();
+    pingTimer = timers.setTimeout(() => send({ type: 'ping', id: 'live' }), heartbeatMs);
+    deadTimer = timers.setTimeout(() => socket?.close(4000, 'server silent'), 2 * heartbeatMs);
+  };
+
+  const receive = (raw: unknown) => {
+    let frame: ServerFrame;
+    try {
+      frame = serverFrameSchema.parse(JSON.parse(String(raw)));
+    } catch (err) {
+      store.trigger.error({ code: 'bad_server_frame', message: (err as Error).message });
+      return;
+    }
+    armLiveness();
+    const ctx = store.getSnapshot().context;
+    switch (frame.type) {
+      case 'hello':
+        heartbeatMs = frame.heartbeatMs;
+        store.trigger.hello({ userId: frame.userId });
+        subscribe();
+        armLiveness();
+        break;
+      case 'snapshot':
+        attempts = 0;
+        store.trigger.snapshot(frame);
+        break;
+      case 'resumed':
+        attempts = 0;
+        store.trigger.resumed();
+        break;
+      case 'patch':
+        // A gap means a frame was lost; resubscribing replays it or resnapshots.
+        if (frame.seq > ctx.seq + 1) subscribe();
+        else store.trigger.patch(frame);
+        break;
+      case 'error':
+        store.trigger.error(frame);
+        break;
+      case 'pong':
+        break;
+    }
+    options.onFrame?.(frame);
+  };
+
+  const open = () => {
+    reconnectTimer = null;
+    if (closed) return;
+    store.trigger.connection({ state: 'connecting' });
+    const ws = new Ctor(options.url, [SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX + options.token]);
+    socket = ws;
+    ws.onmessage = (ev) => {
+      if (socket === ws) receive(ev.data);
+    };
+    ws.onerror = () => {
+      // The close event follows and carries what we act on.
+    };
+    ws.onclose = () => {
+      if (socket !== ws) return;
+      socket = null;
+      clearLiveness();
+      if (closed) return;
+      store.trigger.connection({ state: 'offline' });
+      reconnectTimer = timers.setTimeout(open, backoffDelay(attempts, policy, random));
+      attempts += 1;
+    };
+  };
+
+  open();
+  return {
+    store,
+    get attempts() {
+      return attempts;
+    },
+    drop() {
+      socket?.close(4000, 'dropped by client');
+    },
+    close() {
+      closed = true;
+      clearLiveness();
+      timers.clearTimeout(reconnectTimer);
+      socket?.close(1000, 'client closed');
+      socket = null;
+      store.trigger.connection({ state: 'closed' });
+    },
+  };
+}
+
+function missingWebSocket(): never {
+  throw new TypeError('connectBoard: no global WebSocket; pass options.WebSocket (e.g. from "ws")');
+}

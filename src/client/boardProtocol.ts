@@ -1,0 +1,114 @@
+/**
+ * Board protocol v1, the frames both sides exchange, as zod schemas. The
+ * server validates every inbound frame with them and the client every frame
+ * it receives. Documented in docs/board-protocol.md; change both together.
+ *
+ * Imports nothing from `node:*`: the browser bundle includes this file.
+ */
+import { z } from 'zod';
+import type { BoardCard } from '../ui-server/boardPort.js';
+
+/** The protocol version a client names in `subscribe`. */
+export const PROTOCOL_VERSION = 1;
+
+/** The WebSocket subprotocol the server selects. */
+export const SUBPROTOCOL = 'roundtable.board.v1';
+
+/**
+ * Prefix of the subprotocol that carries the bearer token, for clients that
+ * cannot set headers (browsers): `roundtable.bearer.<token>`.
+ */
+export const BEARER_SUBPROTOCOL_PREFIX = 'roundtable.bearer.';
+
+/** Close codes the server uses, beyond the standard ones (1001, 1009). */
+export const CLOSE_CODES = {
+  /** Server shutting down; reconnect elsewhere or later. */
+  goingAway: 1001,
+  /** A frame exceeded `maxPayload` (sent by ws itself). */
+  tooBig: 1009,
+  /** The client kept sending after being told it was rate limited. */
+  flood: 4029,
+} as const;
+
+/** Codes of `error` frames; the connection stays open after each one. */
+export const ERROR_CODES = [
+  'bad_json',
+  'bad_frame',
+  'unknown_type',
+  'unsupported_version',
+  'rate_limited',
+] as const;
+
+/** A code of an `error` frame. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const iso = z.string().min(1);
+
+/** Schema of a card; checked against {@link BoardCard} at compile time below. */
+export const boardCardSchema = z.object({
+  taskId: z.string(),
+  userId: z.string(),
+  title: z.string(),
+  column: z.enum(['queued', 'running', 'done', 'failed']),
+  sessionId: z.string(),
+  attempt: z.number().int(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
+  queued: z.object({ position: z.number().int(), since: iso }).nullable(),
+  running: z.object({ since: iso }).nullable(),
+  failure: z.object({ reason: z.string(), recoverable: z.boolean() }).nullable(),
+  exitCode: z.number().int().nullable(),
+  lastOutput: z.array(z.string()),
+  updatedAt: iso,
+});
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const cardSchemaMatchesPort: Same<z.infer<typeof boardCardSchema>, BoardCard> = true;
+void cardSchemaMatchesPort;
+
+/** Where a client left off: the stream's epoch and the last sequence number applied. */
+export const resumePointSchema = z.strictObject({
+  epoch: z.string().min(1).max(64),
+  seq: z.number().int().nonnegative(),
+});
+
+/** A resume point. */
+export type ResumePoint = z.infer<typeof resumePointSchema>;
+
+/** Client to server. */
+export const clientFrameSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('subscribe'),
+    v: z.number().int(),
+    resume: resumePointSchema.optional(),
+  }),
+  z.strictObject({ type: z.literal('ping'), id: z.string().max(64) }),
+]);
+
+/** A frame a client sends. */
+export type ClientFrame = z.infer<typeof clientFrameSchema>;
+
+/** The client frame types the server knows; anything else is `unknown_type`. */
+export const CLIENT_FRAME_TYPES: readonly string[] = ['subscribe', 'ping'];
+
+/** Server to client. */
+export const serverFrameSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('hello'),
+    v: z.literal(PROTOCOL_VERSION),
+    userId: z.string().nullable(),
+    heartbeatMs: z.number(),
+  }),
+  z.object({
+    type: z.literal('snapshot'),
+    epoch: z.string(),
+    seq: z.number().int(),
+    cards: z.array(boardCardSchema),
+  }),
+  z.object({ type: z.literal('resumed'), epoch: z.string(), seq: z.number().int() }),
+  z.object({ type: z.literal('patch'), seq: z.number().int(), card: boardCardSchema }),
+  z.object({ type: z.literal('pong'), id: z.string() }),
+  z.object({ type: z.literal('error'), code: z.enum(ERROR_CODES), message: z.string() }),
+]);
+
+/** A frame the server sends. */
+export type ServerFrame = z.infer<typeof serverFrameSchema>;

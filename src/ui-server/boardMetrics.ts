@@ -1,0 +1,88 @@
+/**
+ * `/metrics`: the runtime's numbers (through the port) and the server's own,
+ * in one prom-client registry per server, so two servers in one process (tests)
+ * never share counters.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { HubStats } from './boardHub.js';
+import type { BoardCommands } from './boardPort.js';
+
+/** Wait-time buckets in seconds: from an immediate grant to a long queue. */
+export const WAIT_BUCKETS = [0.1, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600];
+
+/** The server's metrics; `render()` returns the Prometheus text. */
+export interface BoardMetrics {
+  contentType: string;
+  render(): Promise<string>;
+}
+
+/** Builds the registry. The port's `metrics()` is read once per scrape. */
+export function createBoardMetrics(
+  commands: BoardCommands,
+  hubStats: () => HubStats,
+): BoardMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const queueDepth = new Gauge({
+    name: 'roundtable_queue_depth',
+    help: 'Sessions waiting in line for a runner, per user',
+    labelNames: ['user'],
+    registers: [registry],
+  });
+  const running = new Gauge({
+    name: 'roundtable_running',
+    help: 'Sessions holding a runner, per user',
+    labelNames: ['user'],
+    registers: [registry],
+  });
+  const wait = new Histogram({
+    name: 'roundtable_wait_seconds',
+    help: 'Time from enqueue to holding a runner',
+    buckets: WAIT_BUCKETS,
+    registers: [registry],
+  });
+  const restarts = new Counter({
+    name: 'roundtable_restarts_total',
+    help: 'Actor restarts by supervisors',
+    registers: [registry],
+  });
+  const giveUps = new Counter({
+    name: 'roundtable_give_ups_total',
+    help: 'Runs given up, by reason',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const connections = new Gauge({
+    name: 'roundtable_board_connections',
+    help: 'Open board WebSocket connections',
+    registers: [registry],
+  });
+  const frames = new Counter({
+    name: 'roundtable_board_frames_sent_total',
+    help: 'Frames sent to board clients',
+    registers: [registry],
+  });
+
+  return {
+    contentType: registry.contentType,
+    async render() {
+      const m = commands.metrics();
+      // Gauges are reset so a user whose queue emptied does not linger.
+      queueDepth.reset();
+      for (const q of m.queueDepth) queueDepth.set({ user: q.userId }, q.queued);
+      running.reset();
+      for (const r of m.running) running.set({ user: r.userId }, r.running);
+      for (const s of m.waitSamplesSeconds) wait.observe(s);
+      // The port reports monotonic totals; counters mirror them.
+      restarts.reset();
+      restarts.inc(m.restartsTotal);
+      giveUps.reset();
+      for (const [reason, n] of Object.entries(m.giveUpsTotal)) giveUps.inc({ reason }, n);
+      const hub = hubStats();
+      connections.set(hub.connections);
+      frames.reset();
+      frames.inc(hub.framesSent);
+      return registry.metrics();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The board port: what the UI server needs from the runtime, and nothing more.
+ * The runtime implements it structurally (no class to extend); the tests use
+ * the in-memory fake in `test/support/fakeBoard.ts`.
+ *
+ * Rule 4 of DESIGN.md lives in the card: `queued` (waiting in line, with a
+ * position) and `running` (holds a runner) are separate fields, and at most
+ * one of them is non-null.
+ *
+ * No `node:*` import here: the browser client imports these types.
+ */
+
+/** The board column a card sits in. */
+export type Column = 'queued' | 'running' | 'done' | 'failed';
+
+/** Status of the card's current session (one attempt to run the task). */
+export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/**
+ * One task as the board shows it: the task plus its latest session.
+ *
+ * Contract for the runtime:
+ * - `queued` is non-null exactly when the session waits for a runner;
+ *   `position` is 1-based within the global line (1 = next to be granted).
+ * - `running` is non-null exactly when the session holds a runner.
+ * - `failure` is non-null exactly when `status` is `failed`.
+ * - `lastOutput` holds at most {@link CARD_OUTPUT_LINES} lines of at most
+ *   {@link CARD_LINE_CHARS} characters; a cut line ends with `…`.
+ * - `updatedAt` and every `since` are ISO-8601 UTC strings.
+ */
+export interface BoardCard {
+  taskId: string;
+  userId: string;
+  title: string;
+  column: Column;
+  sessionId: string;
+  /** 1 for the first session of a task; each retry adds one. */
+  attempt: number;
+  status: SessionStatus;
+  queued: { position: number; since: string } | null;
+  running: { since: string } | null;
+  failure: { reason: string; recoverable: boolean } | null;
+  exitCode: number | null;
+  lastOutput: string[];
+  updatedAt: string;
+}
+
+/** Most output lines a card carries; the full log lives elsewhere. */
+export const CARD_OUTPUT_LINES = 20;
+/** Longest output line a card carries before it is cut (and marked with `…`). */
+export const CARD_LINE_CHARS = 500;
+
+/**
+ * Read side. Both methods are synchronous so that a snapshot and the sequence
+ * number the server stamps on it describe the same instant.
+ */
+export interface BoardSource {
+  /**
+   * Every card of `userId`, or of every user when `userId` is `null` (admin).
+   * The filter belongs in the query, not after it (DESIGN.md, security).
+   */
+  cards(userId: string | null): BoardCard[];
+  /**
+   * Calls `listener` synchronously, in commit order, with the new state of
+   * every card that changed, including cards whose queue position moved
+   * because another card left the line. Returns the unsubscribe function.
+   */
+  subscribe(listener: (card: BoardCard) => void): () => void;
+}
+
+/** Input of a new task; the runtime validates the run spec in depth. */
+export interface CreateTaskInput {
+  title: string;
+  image: string;
+  command: string[];
+  env?: Record<string, string>;
+}
+
+/** Pool occupancy. Non-admin callers get only their own row in `users`. */
+export interface PoolSnapshot {
+  /** Global cap on runners held at once. */
+  maxRunning: number;
+  running: number;
+  queued: number;
+  users: Array<{ userId: string; running: number; queued: number; maxRunning: number | null }>;
+}
+
+/**
+ * What `/metrics` exports. Totals are monotonic since the runtime started;
+ * `waitSamplesSeconds` holds the waits (enqueue to grant) recorded since the
+ * previous call, each reported exactly once, so the server feeds them to one
+ * cumulative histogram.
+ */
+export interface BoardMetricsSnapshot {
+  queueDepth: Array<{ userId: string; queued: number }>;
+  running: Array<{ userId: string; running: number }>;
+  waitSamplesSeconds: number[];
+  restartsTotal: number;
+  giveUpsTotal: Record<string, number>;
+}
+
+/**
+ * Write side. `actor` is the calling user, or `null` for the admin, who may
+ * act on any user's task. A task that `actor` may not see is `not_found`,
+ * never `forbidden`, so ids of other users' tasks do not leak.
+ * Failures reject with a {@link BoardCommandError}.
+ */
+export interface BoardCommands {
+  /**
+   * Enqueue always succeeds (rule 4): it returns the card's position in line,
+   * 0 when it got a runner at once; never "full".
+   */
+  createTask(
+    userId: string,
+    input: CreateTaskInput,
+  ): Promise<{ taskId: string; sessionId: string; position: number }>;
+  cancel(actor: string | null, taskId: string): Promise<void>;
+  /** A new session (attempt + 1) for a failed or cancelled task. */
+  retry(actor: string | null, taskId: string): Promise<{ sessionId: string; position: number }>;
+  /** `null` removes the override (the default per-user cap applies). */
+  setUserCap(userId: string, maxRunning: number | null): Promise<void>;
+  poolSnapshot(): PoolSnapshot;
+  metrics(): BoardMetricsSnapshot;
+}
+
+/** Stable codes of command failures, each with its HTTP status. */
+export const BOARD_COMMAND_STATUS = {
+  not_found: 404,
+  conflict: 409,
+  invalid: 422,
+  unavailable: 503,
+} as const;
+
+/** A code of {@link BoardCommandError}. */
+export type BoardCommandErrorCode = keyof typeof BOARD_COMMAND_STATUS;
+
+/**
+ * The one error type commands reject with. `conflict`: the task is not in a
+ * state that allows it (cancel a finished task, retry a running one);
+ * `invalid`: the runtime refused the input; `unavailable`: try again later.
+ */
+export class BoardCommandError extends Error {
+  override readonly name = 'BoardCommandError';
+  constructor(
+    readonly code: BoardCommandErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

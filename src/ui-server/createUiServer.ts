@@ -1,0 +1,142 @@
+/**
+ * The UI server: Node's http server and a `ws` server on one port. The upgrade
+ * is a flat ladder of guards (404, 401, 503), each rejection written as a
+ * status line before the socket is destroyed, so unauthenticated clients never
+ * become WebSocket connections.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { pino } from 'pino';
+import { WebSocketServer } from 'ws';
+import { SUBPROTOCOL } from '../client/boardProtocol.js';
+import { createAuthenticator, tokenOf } from './authenticate.js';
+import { BoardHub } from './boardHub.js';
+import { createBoardMetrics } from './boardMetrics.js';
+import { handleHttp } from './httpApi.js';
+import { pageScript } from './pageBundle.js';
+import { resolveUiServerOptions, type UiServerOptions } from './uiServerOptions.js';
+
+/** A running UI server. */
+export interface UiServer {
+  /** `http://host:port` */
+  readonly url: string;
+  /** `ws://host:port/ws` */
+  readonly wsUrl: string;
+  readonly port: number;
+  /** Runs one heartbeat round now (tests; the clock runs it every `heartbeatMs`). */
+  heartbeat(): void;
+  /** Open WebSocket connections. */
+  connections(): number;
+  /** Closes every socket (1001) and the listener. Idempotent. */
+  close(): Promise<void>;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  404: 'Not Found',
+  503: 'Service Unavailable',
+};
+
+function reject(socket: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ error: { code, message } });
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n` +
+      'Connection: close\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Validates the options, bundles the page, and listens. Rejects with
+ * `UiServerConfigError` for bad options, `PageBundleError` if the page does
+ * not build, or the listen error.
+ */
+export async function createUiServer(options: UiServerOptions): Promise<UiServer> {
+  const opts = resolveUiServerOptions(options, () => pino({ name: 'ui-server' }));
+  const { limits, logger } = opts;
+  await pageScript();
+  const authenticate = createAuthenticator(opts.tokens);
+  const hub = new BoardHub({
+    source: opts.source,
+    userIds: Object.values(opts.tokens.users),
+    epoch: randomUUID(),
+    limits,
+    clock: opts.clock,
+    logger,
+  });
+  const metrics = createBoardMetrics(opts.commands, () => hub.stats());
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: limits.maxPayload,
+    clientTracking: false,
+    // Select the board protocol; never echo the bearer subprotocol (it holds the token).
+    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
+  let closing = false;
+
+  const server = createServer((req, res) => {
+    void handleHttp(req, res, {
+      commands: opts.commands,
+      metrics,
+      authenticate,
+      maxHttpBody: limits.maxHttpBody,
+      connections: () => hub.stats().connections,
+      logger,
+    });
+  });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (err) => logger.warn({ err }, 'upgrade socket error'));
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== '/ws') return reject(socket, 404, 'not_found', 'the board socket is at /ws');
+    if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
+      return reject(socket, 400, 'bad_request', 'only websocket upgrades');
+    }
+    const token = tokenOf(req);
+    const principal = token === null ? null : authenticate(token);
+    if (principal === null) {
+      return reject(socket, 401, 'unauthorized', 'a valid bearer token is required');
+    }
+    if (closing) return reject(socket, 503, 'unavailable', 'server closing');
+    if (hub.stats().connections >= limits.maxConnections) {
+      return reject(socket, 503, 'unavailable', 'too many connections');
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws, principal));
+  });
+
+  await new Promise<void>((resolve, rejectListen) => {
+    server.once('error', rejectListen);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', rejectListen);
+      resolve();
+    });
+  });
+  server.on('error', (err) => logger.error({ err }, 'ui-server error'));
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://${host}:${port}`,
+    wsUrl: `ws://${host}:${port}/ws`,
+    port,
+    heartbeat: () => hub.heartbeat(),
+    connections: () => hub.stats().connections,
+    close() {
+      if (closed === null) {
+        closing = true;
+        hub.close();
+        closed = new Promise<void>((resolve, rejectClose) => {
+          wss.close();
+          server.close((err) => (err ? rejectClose(err) : resolve()));
+          server.closeAllConnections();
+        });
+      }
+      return closed;
+    },
+  };
+}

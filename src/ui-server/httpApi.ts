@@ -1,0 +1,195 @@
+/**
+ * The HTTP API: tasks, caps, pool, health, metrics and the page. Bodies are
+ * validated with zod; every failure is `{ error: { code, message } }` with a
+ * status that matches the code.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { type Principal, tokenOf, viewerOf } from './authenticate.js';
+import type { BoardMetrics } from './boardMetrics.js';
+import { BOARD_COMMAND_STATUS, BoardCommandError, type BoardCommands } from './boardPort.js';
+import { PAGE_HTML, pageScript } from './pageBundle.js';
+import type { UiServerLogger } from './uiServerOptions.js';
+
+/** A failure the API reports as `{ error: { code, message } }`. */
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const createTaskBody = z.strictObject({
+  title: z.string().trim().min(1).max(200),
+  image: z.string().min(1).max(255),
+  command: z.array(z.string().max(8192)).min(1).max(256),
+  env: z.record(z.string().max(128), z.string().max(8192)).optional(),
+});
+
+const setCapBody = z.strictObject({
+  maxRunning: z.number().int().min(0).max(10_000).nullable(),
+});
+
+const ID = '([A-Za-z0-9_.:-]{1,128})';
+const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
+  { method: 'GET', pattern: /^\/$/, name: 'page' },
+  { method: 'GET', pattern: /^\/board\.js$/, name: 'script' },
+  { method: 'GET', pattern: /^\/healthz$/, name: 'health' },
+  { method: 'GET', pattern: /^\/metrics$/, name: 'metrics' },
+  { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
+  { method: 'POST', pattern: /^\/api\/tasks$/, name: 'create' },
+  { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/cancel$`), name: 'cancel' },
+  { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/retry$`), name: 'retry' },
+  { method: 'PUT', pattern: new RegExp(`^/api/users/${ID}/cap$`), name: 'cap' },
+];
+
+/** What the handler needs from the server. */
+export interface HttpApiContext {
+  commands: BoardCommands;
+  metrics: BoardMetrics;
+  authenticate(token: string): Principal | null;
+  maxHttpBody: number;
+  connections(): number;
+  logger: UiServerLogger;
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers = {}): void {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, {
+    ...(body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+function principalOf(req: IncomingMessage, ctx: HttpApiContext): Principal {
+  const token = tokenOf(req);
+  const principal = token === null ? null : ctx.authenticate(token);
+  if (principal === null) {
+    throw new HttpError(401, 'unauthorized', 'a valid bearer token is required', {
+      'www-authenticate': 'Bearer',
+    });
+  }
+  return principal;
+}
+
+function requireAdmin(principal: Principal): void {
+  if (principal.kind !== 'admin') throw new HttpError(403, 'forbidden', 'admin token required');
+}
+
+async function readJson<T>(req: IncomingMessage, limit: number, schema: z.ZodType<T>): Promise<T> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new HttpError(413, 'payload_too_large', `body over ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch (err) {
+    throw new HttpError(400, 'bad_json', `body is not JSON: ${(err as Error).message}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new HttpError(400, 'bad_request', `${issue.path.join('.') || 'body'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiContext) {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const matching = ROUTES.filter((r) => r.pattern.test(path));
+  if (matching.length === 0) throw new HttpError(404, 'not_found', `no route ${path}`);
+  const r = matching.find((m) => m.method === req.method);
+  if (r === undefined) {
+    const allow = matching.map((m) => m.method).join(', ');
+    throw new HttpError(405, 'method_not_allowed', `use ${allow}`, { allow });
+  }
+  const param = decodeURIComponent(r.pattern.exec(path)?.[1] ?? '');
+  switch (r.name) {
+    case 'page':
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy':
+          "default-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
+      });
+      return res.end(PAGE_HTML);
+    case 'script':
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+      return res.end(await pageScript());
+    case 'health':
+      return send(res, 200, { ok: true, connections: ctx.connections() });
+    case 'metrics': {
+      requireAdmin(principalOf(req, ctx));
+      const text = await ctx.metrics.render();
+      res.writeHead(200, { 'content-type': ctx.metrics.contentType });
+      return res.end(text);
+    }
+    case 'pool': {
+      const viewer = viewerOf(principalOf(req, ctx));
+      const pool = ctx.commands.poolSnapshot();
+      const users = viewer === null ? pool.users : pool.users.filter((u) => u.userId === viewer);
+      return send(res, 200, { ...pool, users });
+    }
+    case 'create': {
+      const principal = principalOf(req, ctx);
+      if (principal.kind !== 'user') {
+        throw new HttpError(403, 'forbidden', 'tasks belong to users: use a user token');
+      }
+      const body = await readJson(req, ctx.maxHttpBody, createTaskBody);
+      return send(res, 201, await ctx.commands.createTask(principal.userId, body));
+    }
+    case 'cancel':
+      await ctx.commands.cancel(viewerOf(principalOf(req, ctx)), param);
+      return send(res, 204, undefined);
+    case 'retry':
+      return send(res, 202, await ctx.commands.retry(viewerOf(principalOf(req, ctx)), param));
+    case 'cap': {
+      requireAdmin(principalOf(req, ctx));
+      const body = await readJson(req, ctx.maxHttpBody, setCapBody);
+      await ctx.commands.setUserCap(param, body.maxRunning);
+      return send(res, 204, undefined);
+    }
+  }
+}
+
+/** Handles one request; never throws. */
+export async function handleHttp(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: HttpApiContext,
+): Promise<void> {
+  try {
+    await route(req, res, ctx);
+  } catch (err) {
+    if (res.headersSent) {
+      ctx.logger.error({ err }, 'http: failed after headers were sent');
+      res.destroy();
+      return;
+    }
+    if (err instanceof HttpError) {
+      if (err.status === 413) res.setHeader('connection', 'close');
+      return send(
+        res,
+        err.status,
+        { error: { code: err.code, message: err.message } },
+        err.headers,
+      );
+    }
+    if (err instanceof BoardCommandError) {
+      const status = BOARD_COMMAND_STATUS[err.code];
+      return send(res, status, { error: { code: err.code, message: err.message } });
+    }
+    ctx.logger.error({ err, url: req.url }, 'http: internal error');
+    send(res, 500, { error: { code: 'internal', message: 'internal error' } });
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * The UI server's options: one defaults object for every limit, validated
+ * before anything starts. Unknown keys are rejected with a "did you mean".
+ */
+import { z } from 'zod';
+import type { BoardCommands, BoardSource } from './boardPort.js';
+import { didYouMean } from './didYouMean.js';
+
+/** Every limit of the server, with its default. Documented in docs/board-protocol.md. */
+export const UI_SERVER_DEFAULTS = {
+  /** Largest inbound WebSocket frame; larger ones close the socket with 1009. */
+  maxPayload: 64 * 1024,
+  /** Largest HTTP request body. */
+  maxHttpBody: 64 * 1024,
+  /** Ping interval; a client that missed the previous ping's pong is dropped. */
+  heartbeatMs: 30_000,
+  /** Frames a client may send at once before it is rate limited. */
+  floodBurst: 40,
+  /** Steady frames per second a client may send. */
+  floodPerSecond: 10,
+  /** Frames dropped for flooding, in a row, before the socket is closed with 4029. */
+  floodStrikes: 20,
+  /** Patches kept per view for clients that reconnect and resume. */
+  resumeBuffer: 1024,
+  /** Bytes queued to one socket before it counts as a dead slow consumer and is terminated. */
+  maxBufferedBytes: 8 * 1024 * 1024,
+  /** Open WebSocket connections; the next upgrade gets 503. */
+  maxConnections: 10_000,
+} as const;
+
+/** The server's limits; every field optional in the options. */
+export type UiServerLimits = { -readonly [K in keyof typeof UI_SERVER_DEFAULTS]: number };
+
+/** The clock the server reads; injected so tests drive the heartbeat and flood limits. */
+export interface UiServerClock {
+  now(): number;
+  setInterval(fn: () => void, ms: number): unknown;
+  clearInterval(handle: unknown): void;
+}
+
+/** The real clock. */
+export const systemClock: UiServerClock = {
+  now: () => Date.now(),
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clearInterval: (handle) => clearInterval(handle as ReturnType<typeof setInterval>),
+};
+
+/** The part of a pino logger the server uses. */
+export interface UiServerLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Bearer tokens: each user's token maps to its user id; the admin token sees every user. */
+export interface UiServerTokens {
+  users: Record<string, string>;
+  admin: string;
+}
+
+/** What `createUiServer` takes. */
+export interface UiServerOptions {
+  source: BoardSource;
+  commands: BoardCommands;
+  tokens: UiServerTokens;
+  /** 0 picks a free port. */
+  port: number;
+  host: string;
+  clock?: UiServerClock;
+  limits?: Partial<UiServerLimits>;
+  logger?: UiServerLogger;
+}
+
+/** Options after validation, with every default applied. */
+export interface ResolvedUiServerOptions extends Required<Omit<UiServerOptions, 'limits'>> {
+  limits: UiServerLimits;
+}
+
+/** A bad option, named by its dotted path. */
+export class UiServerConfigError extends Error {
+  override readonly name = 'UiServerConfigError';
+  readonly code = 'UI_CONFIG';
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`invalid ui-server option ${field}: ${problem}`);
+  }
+}
+
+const OPTION_KEYS = ['source', 'commands', 'tokens', 'port', 'host', 'clock', 'limits', 'logger'];
+const LIMIT_KEYS = Object.keys(UI_SERVER_DEFAULTS);
+// Tokens travel in a WebSocket subprotocol for browsers, so they must be HTTP token characters.
+const token = z.string().regex(/^[A-Za-z0-9._~-]{16,256}$/, '16 to 256 of A-Z a-z 0-9 . _ ~ -');
+
+const shape = z.object({
+  tokens: z.object({
+    users: z.record(token, z.string().min(1).max(200)),
+    admin: token,
+  }),
+  port: z.number().int().min(0).max(65_535),
+  host: z.string().min(1),
+  limits: z.object(
+    Object.fromEntries(LIMIT_KEYS.map((k) => [k, z.number().int().positive().optional()])),
+  ),
+});
+
+function rejectUnknown(value: object, known: string[], path: string): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const guess = didYouMean(key, known);
+    throw new UiServerConfigError(
+      `${path}${key}`,
+      guess ? `unknown option, did you mean "${guess}"?` : 'unknown option',
+    );
+  }
+}
+
+function hasMethods(value: unknown, methods: string[]): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
+  );
+}
+
+/**
+ * Validates the options and applies the defaults. Throws
+ * {@link UiServerConfigError} naming the first bad field.
+ */
+export function resolveUiServerOptions(
+  options: UiServerOptions,
+  defaultLogger: () => UiServerLogger,
+): ResolvedUiServerOptions {
+  rejectUnknown(options, OPTION_KEYS, '');
+  rejectUnknown(options.limits ?? {}, LIMIT_KEYS, 'limits.');
+  const parsed = shape.safeParse({ ...options, limits: options.limits ?? {} });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new UiServerConfigError(issue.path.join('.'), issue.message);
+  }
+  if (!hasMethods(options.source, ['cards', 'subscribe'])) {
+    throw new UiServerConfigError('source', 'must implement BoardSource (cards, subscribe)');
+  }
+  const commandMethods = ['createTask', 'cancel', 'retry', 'setUserCap', 'poolSnapshot', 'metrics'];
+  if (!hasMethods(options.commands, commandMethods)) {
+    throw new UiServerConfigError('commands', `must implement ${commandMethods.join(', ')}`);
+  }
+  if (Object.hasOwn(options.tokens.users, options.tokens.admin)) {
+    throw new UiServerConfigError('tokens.admin', 'the admin token is also a user token');
+  }
+  const limits: UiServerLimits = { ...UI_SERVER_DEFAULTS };
+  for (const [k, v] of Object.entries(options.limits ?? {})) {
+    if (v !== undefined) limits[k as keyof UiServerLimits] = v;
+  }
+  return {
+    source: options.source,
+    commands: options.commands,
+    tokens: options.tokens,
+    port: options.port,
+    host: options.host,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? defaultLogger(),
+    limits,
+  };
+}

@@ -1,0 +1,273 @@
+/**
+ * An in-memory implementation of the board port (source and commands) for the
+ * UI server's tests, the browser test and the benchmark. It keeps a global
+ * line with a global cap and per-user caps: the first card in line whose user
+ * is under their cap gets the next free runner. Every change emits the changed
+ * card and every card whose position moved, synchronously, like the runtime.
+ */
+import type {
+  BoardCard,
+  BoardCommands,
+  BoardMetricsSnapshot,
+  BoardSource,
+  CreateTaskInput,
+  PoolSnapshot,
+} from '../../src/ui-server/boardPort.js';
+import { BoardCommandError, CARD_OUTPUT_LINES } from '../../src/ui-server/boardPort.js';
+
+export interface FakeBoardOptions {
+  maxRunning?: number;
+  /** Per-user cap when no override is set; `null` = only the global cap. */
+  defaultUserCap?: number | null;
+  /** Milliseconds since the epoch; tests pass a manual clock. */
+  now?: () => number;
+}
+
+export class FakeBoard implements BoardSource, BoardCommands {
+  readonly maxRunning: number;
+  readonly defaultUserCap: number | null;
+  private readonly now: () => number;
+  private readonly cardsById = new Map<string, BoardCard>();
+  private readonly line: string[] = [];
+  private readonly caps = new Map<string, number | null>();
+  private readonly listeners = new Set<(card: BoardCard) => void>();
+  private waitSamples: number[] = [];
+  private nextId = 1;
+  restartsTotal = 0;
+  giveUpsTotal: Record<string, number> = {};
+  /** Every command call, for assertions. */
+  readonly calls: Array<{ op: string; actor: string | null; args: unknown[] }> = [];
+
+  constructor(options: FakeBoardOptions = {}) {
+    this.maxRunning = options.maxRunning ?? 2;
+    this.defaultUserCap = options.defaultUserCap ?? null;
+    this.now = options.now ?? (() => Date.now());
+  }
+
+  // --- BoardSource ---
+  cards(userId: string | null): BoardCard[] {
+    return [...this.cardsById.values()].filter((c) => userId === null || c.userId === userId);
+  }
+
+  subscribe(listener: (card: BoardCard) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  // --- BoardCommands ---
+  async createTask(userId: string, input: CreateTaskInput) {
+    this.calls.push({ op: 'createTask', actor: userId, args: [input] });
+    if (input.image === 'invalid') throw new BoardCommandError('invalid', 'image refused');
+    const n = this.nextId++;
+    const card: BoardCard = {
+      taskId: `t${n}`,
+      userId,
+      title: input.title,
+      column: 'queued',
+      sessionId: `s${n}`,
+      attempt: 1,
+      status: 'queued',
+      queued: { position: 0, since: this.iso() },
+      running: null,
+      failure: null,
+      exitCode: null,
+      lastOutput: [],
+      updatedAt: this.iso(),
+    };
+    this.cardsById.set(card.taskId, card);
+    this.line.push(card.taskId);
+    this.settle([card.taskId]);
+    const after = this.cardsById.get(card.taskId)!;
+    return {
+      taskId: card.taskId,
+      sessionId: card.sessionId,
+      position: after.queued?.position ?? 0,
+    };
+  }
+
+  async cancel(actor: string | null, taskId: string): Promise<void> {
+    this.calls.push({ op: 'cancel', actor, args: [taskId] });
+    const card = this.visible(actor, taskId);
+    if (card.column === 'done' || card.column === 'failed') {
+      throw new BoardCommandError('conflict', `task ${taskId} already finished`);
+    }
+    this.update(taskId, {
+      column: 'done',
+      status: 'cancelled',
+      queued: null,
+      running: null,
+    });
+  }
+
+  async retry(actor: string | null, taskId: string) {
+    this.calls.push({ op: 'retry', actor, args: [taskId] });
+    const card = this.visible(actor, taskId);
+    if (card.status !== 'failed' && card.status !== 'cancelled') {
+      throw new BoardCommandError('conflict', `task ${taskId} is ${card.status}`);
+    }
+    const sessionId = `s${this.nextId++}`;
+    this.cardsById.set(taskId, {
+      ...card,
+      sessionId,
+      attempt: card.attempt + 1,
+      column: 'queued',
+      status: 'queued',
+      queued: { position: 0, since: this.iso() },
+      running: null,
+      failure: null,
+      exitCode: null,
+      lastOutput: [],
+      updatedAt: this.iso(),
+    });
+    this.line.push(taskId);
+    this.settle([taskId]);
+    return { sessionId, position: this.cardsById.get(taskId)!.queued?.position ?? 0 };
+  }
+
+  async setUserCap(userId: string, maxRunning: number | null): Promise<void> {
+    this.calls.push({ op: 'setUserCap', actor: null, args: [userId, maxRunning] });
+    this.caps.set(userId, maxRunning);
+    this.settle([]);
+  }
+
+  poolSnapshot(): PoolSnapshot {
+    const users = new Map<string, { running: number; queued: number }>();
+    for (const c of this.cardsById.values()) {
+      const u = users.get(c.userId) ?? { running: 0, queued: 0 };
+      if (c.running) u.running += 1;
+      if (c.queued) u.queued += 1;
+      users.set(c.userId, u);
+    }
+    return {
+      maxRunning: this.maxRunning,
+      running: this.runningCount(),
+      queued: this.line.length,
+      users: [...users].map(([userId, u]) => ({ userId, ...u, maxRunning: this.capOf(userId) })),
+    };
+  }
+
+  metrics(): BoardMetricsSnapshot {
+    const pool = this.poolSnapshot();
+    const samples = this.waitSamples;
+    this.waitSamples = [];
+    return {
+      queueDepth: pool.users.map((u) => ({ userId: u.userId, queued: u.queued })),
+      running: pool.users.map((u) => ({ userId: u.userId, running: u.running })),
+      waitSamplesSeconds: samples,
+      restartsTotal: this.restartsTotal,
+      giveUpsTotal: { ...this.giveUpsTotal },
+    };
+  }
+
+  // --- test controls: what the runtime would report ---
+  /** Appends an output line to a running card. */
+  output(taskId: string, line: string): void {
+    const card = this.get(taskId);
+    const lastOutput = [...card.lastOutput, line].slice(-CARD_OUTPUT_LINES);
+    this.update(taskId, { lastOutput });
+  }
+
+  /** Finishes a running card: exit 0 succeeds, anything else fails (recoverable). */
+  finish(taskId: string, exitCode: number): void {
+    const ok = exitCode === 0;
+    this.update(taskId, {
+      column: ok ? 'done' : 'failed',
+      status: ok ? 'succeeded' : 'failed',
+      running: null,
+      exitCode,
+      failure: ok ? null : { reason: `exited with ${exitCode}`, recoverable: true },
+    });
+  }
+
+  /** Fails a card for a runtime reason (e.g. `container_replaced`). */
+  fail(taskId: string, reason: string, recoverable: boolean): void {
+    this.giveUpsTotal[reason] = (this.giveUpsTotal[reason] ?? 0) + 1;
+    this.update(taskId, {
+      column: 'failed',
+      status: 'failed',
+      queued: null,
+      running: null,
+      failure: { reason, recoverable },
+    });
+  }
+
+  get(taskId: string): BoardCard {
+    const card = this.cardsById.get(taskId);
+    if (card === undefined) throw new Error(`fake board: no task ${taskId}`);
+    return card;
+  }
+
+  // --- internals ---
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private visible(actor: string | null, taskId: string): BoardCard {
+    const card = this.cardsById.get(taskId);
+    if (card === undefined || (actor !== null && card.userId !== actor)) {
+      throw new BoardCommandError('not_found', `no task ${taskId}`);
+    }
+    return card;
+  }
+
+  private capOf(userId: string): number | null {
+    return this.caps.has(userId) ? this.caps.get(userId)! : this.defaultUserCap;
+  }
+
+  private runningCount(userId?: string): number {
+    let n = 0;
+    for (const c of this.cardsById.values()) {
+      if (c.running && (userId === undefined || c.userId === userId)) n += 1;
+    }
+    return n;
+  }
+
+  private update(taskId: string, patch: Partial<BoardCard>): void {
+    const card = this.get(taskId);
+    this.cardsById.set(taskId, { ...card, ...patch, updatedAt: this.iso() });
+    if (patch.queued === null) this.removeFromLine(taskId);
+    this.settle([taskId]);
+  }
+
+  private removeFromLine(taskId: string): void {
+    const i = this.line.indexOf(taskId);
+    if (i >= 0) this.line.splice(i, 1);
+  }
+
+  /** Grants free runners, renumbers the line, emits every changed card. */
+  private settle(touched: string[]): void {
+    const changed = new Set(touched);
+    for (let i = 0; i < this.line.length && this.runningCount() < this.maxRunning; ) {
+      const id = this.line[i]!;
+      const card = this.get(id);
+      const cap = this.capOf(card.userId);
+      if (cap !== null && this.runningCount(card.userId) >= cap) {
+        i += 1;
+        continue;
+      }
+      this.line.splice(i, 1);
+      const since = this.iso();
+      this.waitSamples.push((this.now() - Date.parse(card.queued?.since ?? since)) / 1000);
+      this.cardsById.set(id, {
+        ...card,
+        column: 'running',
+        status: 'running',
+        queued: null,
+        running: { since },
+        updatedAt: since,
+      });
+      changed.add(id);
+    }
+    this.line.forEach((id, i) => {
+      const card = this.get(id);
+      if (card.queued && card.queued.position !== i + 1) {
+        this.cardsById.set(id, { ...card, queued: { ...card.queued, position: i + 1 } });
+        changed.add(id);
+      }
+    });
+    for (const id of changed) {
+      const card = this.get(id);
+      for (const listener of this.listeners) listener(card);
+    }
+  }
+}

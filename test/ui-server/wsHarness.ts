@@ -1,0 +1,180 @@
+/**
+ * Helpers for the UI server's tests: a manual clock, a raw `ws` client that
+ * queues the frames it receives, and a server over the fake board.
+ */
+import { pino } from 'pino';
+import { WebSocket } from 'ws';
+import {
+  BEARER_SUBPROTOCOL_PREFIX,
+  type ServerFrame,
+  SUBPROTOCOL,
+} from '../../src/client/boardProtocol.js';
+import type { BoardCard } from '../../src/ui-server/boardPort.js';
+import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
+import type { UiServerClock, UiServerLimits } from '../../src/ui-server/uiServerOptions.js';
+import { FakeBoard } from '../support/fakeBoard.js';
+
+export const TOKENS = {
+  users: { 'alice-token-0123456789': 'alice', 'bob-token-0123456789ab': 'bob' },
+  admin: 'admin-token-0123456789',
+};
+export const ALICE = 'alice-token-0123456789';
+export const BOB = 'bob-token-0123456789ab';
+export const ADMIN = TOKENS.admin;
+
+/** A clock that moves only when told; intervals fire on `advance`. */
+export class ManualClock implements UiServerClock {
+  t = Date.parse('2026-11-01T10:00:00Z');
+  private intervals = new Map<number, { fn: () => void; ms: number; next: number }>();
+  private ids = 0;
+  now = () => this.t;
+  setInterval(fn: () => void, ms: number): unknown {
+    const id = ++this.ids;
+    this.intervals.set(id, { fn, ms, next: this.t + ms });
+    return id;
+  }
+  clearInterval(handle: unknown): void {
+    this.intervals.delete(handle as number);
+  }
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      const due = [...this.intervals.values()]
+        .filter((i) => i.next <= end)
+        .sort((a, b) => a.next - b.next)[0];
+      if (due === undefined) break;
+      this.t = due.next;
+      due.next += due.ms;
+      due.fn();
+    }
+    this.t = end;
+  }
+}
+
+export interface Harness {
+  server: UiServer;
+  board: FakeBoard;
+  clock: ManualClock;
+}
+
+export async function startHarness(
+  limits: Partial<UiServerLimits> = {},
+  board?: FakeBoard,
+): Promise<Harness> {
+  const clock = new ManualClock();
+  const fake = board ?? new FakeBoard({ maxRunning: 2, now: clock.now });
+  const server = await createUiServer({
+    source: fake,
+    commands: fake,
+    tokens: TOKENS,
+    port: 0,
+    host: '127.0.0.1',
+    clock,
+    limits,
+    logger: pino({ level: 'silent' }),
+  });
+  return { server, board: fake, clock };
+}
+
+const DEADLINE_MS = 3000;
+
+/** A raw protocol client: frames are queued and taken in order with a deadline. */
+export class RawClient {
+  readonly frames: ServerFrame[] = [];
+  private waiters: Array<() => void> = [];
+  closed: Promise<{ code: number; reason: string }>;
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      this.frames.push(JSON.parse(String(data)) as ServerFrame);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.closed = new Promise((resolve) => {
+      ws.on('close', (code, reason) => resolve({ code, reason: String(reason) }));
+    });
+  }
+
+  static async open(
+    url: string,
+    token: string | null,
+    opts: { viaProtocol?: boolean; autoPong?: boolean } = {},
+  ): Promise<RawClient> {
+    const protocols = [SUBPROTOCOL];
+    const headers: Record<string, string> = {};
+    if (token !== null && opts.viaProtocol) protocols.push(BEARER_SUBPROTOCOL_PREFIX + token);
+    else if (token !== null) headers.authorization = `Bearer ${token}`;
+    const ws = new WebSocket(url, protocols, { headers, autoPong: opts.autoPong ?? true });
+    const client = new RawClient(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    await client.next('hello');
+    return client;
+  }
+
+  /** The next frame (of `type`, if given, failing on any other), within the deadline. */
+  async next<T extends ServerFrame['type']>(type?: T): Promise<Extract<ServerFrame, { type: T }>> {
+    const deadline = Date.now() + DEADLINE_MS;
+    while (this.frames.length === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no frame within ${DEADLINE_MS} ms (wanted ${type ?? 'any'})`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    const frame = this.frames.shift()!;
+    if (type !== undefined && frame.type !== type) {
+      throw new Error(`expected ${type}, got ${JSON.stringify(frame)}`);
+    }
+    return frame as Extract<ServerFrame, { type: T }>;
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /**
+   * Round trip: every frame the server sent before answering is queued by the
+   * time this resolves. Returns the frames before the pong.
+   */
+  async sync(): Promise<ServerFrame[]> {
+    const id = `sync-${Math.random()}`;
+    this.send({ type: 'ping', id });
+    const before: ServerFrame[] = [];
+    for (;;) {
+      const f = await this.next();
+      if (f.type === 'pong' && f.id === id) return before;
+      before.push(f);
+    }
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+/** Applies frames like the read model: a map from task id to card. */
+export function applyFrames(
+  state: { seq: number; cards: Map<string, BoardCard> },
+  frames: ServerFrame[],
+): void {
+  for (const f of frames) {
+    if (f.type === 'snapshot') {
+      state.seq = f.seq;
+      state.cards = new Map(f.cards.map((c) => [c.taskId, c]));
+    } else if (f.type === 'patch') {
+      if (f.seq !== state.seq + 1) throw new Error(`patch ${f.seq} after ${state.seq}`);
+      state.seq = f.seq;
+      state.cards.set(f.card.taskId, f.card);
+    }
+  }
+}
+
+export const byTask = (cards: BoardCard[]) =>
+  [...cards].sort((a, b) => a.taskId.localeCompare(b.taskId));
+
+export const spec = (title: string) => ({ title, image: 'alpine:3', command: ['echo', title] });
