@@ -17,8 +17,7 @@ afterEach(async () => {
   expect(uncaught).toEqual([]);
 });
 
-const clock = new SimulatedClock();
-const failures = {
+const makeFailures = (clock: SimulatedClock) => ({
   sync: fromSafeCallback(() => {
     throw new Error('sync');
   }),
@@ -40,36 +39,38 @@ const failures = {
     clock.setTimeout(() => fail(new Error('onClock')), 10);
     return undefined;
   }),
-};
+});
+const failureKinds = ['sync', 'async', 'guarded', 'onClock'] as const;
 
 describe('fromSafeCallback', () => {
-  it.each(Object.keys(failures))(
-    'a %s failure is the actor exit, never an uncaught error',
-    async (kind) => {
-      const reasons: ExitReason[] = [];
-      const sup = await startSupervisor(
-        {
-          children: [
-            {
-              id: 'cb',
-              restart: 'temporary',
-              start: { logic: failures[kind as keyof typeof failures] },
-            },
-          ],
-        },
-        { clock },
-      ).catch((e: { reason: ExitReason }) => {
-        reasons.push(e.reason);
-        return undefined;
-      });
-      sup?.subscribe((e) => e.type === 'roundtable.child.exited' && reasons.push(e.reason));
-      sup?.child('cb')?.send({ type: 'GO' } as never);
-      await settle(20);
-      expect(reasons).toHaveLength(1);
-      expect(((reasons[0] as { error: Error }).error as Error).message).toBe(kind);
-      await sup?.shutdown();
-    },
-  );
+  it.each(failureKinds)('a %s failure is the actor exit, never an uncaught error', async (kind) => {
+    const clock = new SimulatedClock();
+    const failures = makeFailures(clock);
+    const reasons: ExitReason[] = [];
+    const sup = await startSupervisor(
+      {
+        children: [
+          {
+            id: 'cb',
+            restart: 'temporary',
+            start: { logic: failures[kind] },
+          },
+        ],
+      },
+      { clock },
+    ).catch((e: { reason: ExitReason }) => {
+      reasons.push(e.reason);
+      return undefined;
+    });
+    sup?.subscribe((e) => e.type === 'roundtable.child.exited' && reasons.push(e.reason));
+    if (kind === 'async' || kind === 'guarded') sup?.child('cb')?.send({ type: 'GO' } as never);
+    await settle(20);
+    clock.increment(10);
+    await settle(20);
+    expect(reasons).toHaveLength(1);
+    expect(((reasons[0] as { error: Error }).error as Error).message).toBe(kind);
+    await sup?.shutdown();
+  });
 
   it('runs the cleanup of an async callback on stop', async () => {
     let cleaned = false;
