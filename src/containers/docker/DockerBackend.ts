@@ -1,0 +1,77 @@
+/**
+ * Plain Docker (no Swarm): one container per session, restarted by the engine
+ * if its main process dies. `/tmp` is a tmpfs, so a restarted container has
+ * lost the wrapper's files exactly as a rescheduled Swarm task has, and its
+ * later `StartedAt` says so.
+ */
+import type { RunRef, RunSpec } from '../ContainerBackend.js';
+import { SESSION_LABEL } from '../wrapper.js';
+import { type CurrentContainer, DockerRunBackend, KEEPALIVE_COMMAND } from './DockerRunBackend.js';
+import { parseStartedAt } from './SwarmBackend.js';
+
+export class DockerBackend extends DockerRunBackend {
+  readonly kind = 'docker' as const;
+
+  protected async create(handle: string, spec: RunSpec): Promise<void> {
+    await this.createContainer(handle, spec.image, {
+      ...spec.labels,
+      [SESSION_LABEL]: spec.sessionId,
+    });
+  }
+
+  private async createContainer(
+    handle: string,
+    image: string,
+    labels: Record<string, string>,
+  ): Promise<void> {
+    const container = await this.call(`create container ${handle}`, () =>
+      this.docker.createContainer({
+        name: handle,
+        Image: image,
+        Cmd: KEEPALIVE_COMMAND,
+        Labels: labels,
+        HostConfig: {
+          NetworkMode: 'none',
+          RestartPolicy: { Name: 'unless-stopped' },
+          Tmpfs: { '/tmp': 'rw,exec,mode=1777' },
+        },
+      }),
+    );
+    await this.call(`start container ${handle}`, () => container.start());
+  }
+
+  protected async currentContainer(handle: string): Promise<CurrentContainer | null> {
+    const info = await this.call(`inspect container ${handle}`, () =>
+      this.docker.getContainer(handle).inspect(),
+    );
+    if (!info.State.Running || info.State.Restarting) return null;
+    return { id: info.Id, startedAt: parseStartedAt(info.State.StartedAt) };
+  }
+
+  protected async destroy(handle: string): Promise<void> {
+    await this.call(`remove container ${handle}`, () =>
+      this.docker.getContainer(handle).remove({ force: true }),
+    );
+  }
+
+  protected async list(): Promise<Array<RunRef & { image: string }>> {
+    const containers = await this.call('list containers', () =>
+      this.docker.listContainers({ all: true, filters: { label: [SESSION_LABEL] } }),
+    );
+    return containers.flatMap((c) => {
+      const sessionId = c.Labels?.[SESSION_LABEL];
+      const handle = c.Names?.[0]?.replace(/^\//, '');
+      if (!sessionId || !handle) return [];
+      return [{ handle, sessionId, image: c.Image }];
+    });
+  }
+
+  /** Plain Docker cannot change a container's image: replace it under the same name. */
+  protected async repinOne(handle: string, image: string): Promise<void> {
+    const info = await this.call(`inspect container ${handle}`, () =>
+      this.docker.getContainer(handle).inspect(),
+    );
+    await this.destroy(handle);
+    await this.createContainer(handle, image, info.Config.Labels ?? {});
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * What the Swarm and plain Docker backends share: a long-lived keepalive
+ * container per session, the command started in it through `docker exec`
+ * and the wrapper, and the wrapper's files read back with short execs.
+ * Subclasses say how a session's container is created, found, listed,
+ * re-pinned and removed.
+ *
+ * Because the command is an exec, not the container's main process, an
+ * application restart leaves it running; because its files live in the
+ * container's `/tmp`, a replaced container provably lost them.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import Docker from 'dockerode';
+import { type Clock, systemClock } from '../Clock.js';
+import type {
+  AttachOptions,
+  BackendKind,
+  ContainerBackend,
+  Observation,
+  RepinResult,
+  RunExit,
+  RunOutput,
+  RunRef,
+  RunSpec,
+  StartResult,
+} from '../ContainerBackend.js';
+import { ContainerError } from '../ContainerError.js';
+import { withDeadline } from '../deadline.js';
+import { unknownOrAbsent } from '../observation.js';
+import { notAttached, RunTracker } from '../RunTracker.js';
+import {
+  handleFor,
+  markerPath,
+  OUTPUT_LIMIT_BYTES,
+  outputPath,
+  parseMarker,
+  READ_OUTPUT_SCRIPT,
+  runOutputFrom,
+  validateSessionId,
+  wrapperArgv,
+  wrapperEnv,
+} from '../wrapper.js';
+import { classifyDockerError } from './dockerErrors.js';
+import { collectExec, startExec } from './dockerExec.js';
+
+export interface DockerBackendOptions {
+  /** A configured client; defaults to `new Docker()`, which reads `DOCKER_HOST`. */
+  docker?: Docker;
+  /** Engine address, e.g. `unix:///run/roundtable/docker.sock`, when no client is given. */
+  host?: string;
+  clock?: Clock;
+  /** Deadline of each engine call. */
+  callTimeoutMs?: number;
+  /** How long start waits for the session's container to run. */
+  startTimeoutMs?: number;
+  /** How long `attach` waits by default. */
+  attachTimeoutMs?: number;
+  outputLimitBytes?: number;
+}
+
+const DEFAULTS = {
+  callTimeoutMs: 15_000,
+  startTimeoutMs: 120_000,
+  attachTimeoutMs: 4 * 60 * 60 * 1000,
+  pollMs: 250,
+};
+
+/**
+ * The container's main process: idle until stopped, answering SIGTERM at once
+ * so removal does not wait out the stop grace period.
+ */
+export const KEEPALIVE_COMMAND = [
+  'sh',
+  '-c',
+  'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done',
+];
+
+/** A session's container as the subclass found it; null while none is running. */
+export interface CurrentContainer {
+  id: string;
+  startedAt: Date | null;
+}
+
+/** Builds a dockerode client from an address, so callers never import dockerode. */
+export function dockerClient(host?: string): Docker {
+  if (!host) return new Docker();
+  const url = new URL(host);
+  if (url.protocol === 'unix:') return new Docker({ socketPath: url.pathname });
+  return new Docker({
+    host: url.hostname,
+    port: url.port || 2375,
+    protocol: url.protocol === 'https:' ? 'https' : 'http',
+  });
+}
+
+export abstract class DockerRunBackend implements ContainerBackend {
+  abstract readonly kind: BackendKind;
+  readonly adoptable = true;
+  protected readonly docker: Docker;
+  protected readonly clock: Clock;
+  protected readonly callTimeoutMs: number;
+  private readonly startTimeoutMs: number;
+  private readonly attachTimeoutMs: number;
+  private readonly outputLimitBytes: number;
+  private readonly trackers = new Map<string, RunTracker>();
+
+  constructor(options: DockerBackendOptions = {}) {
+    this.docker = options.docker ?? dockerClient(options.host);
+    this.clock = options.clock ?? systemClock;
+    this.callTimeoutMs = options.callTimeoutMs ?? DEFAULTS.callTimeoutMs;
+    this.startTimeoutMs = options.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
+    this.attachTimeoutMs = options.attachTimeoutMs ?? DEFAULTS.attachTimeoutMs;
+    this.outputLimitBytes = options.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
+  }
+
+  /** Creates the session's service or container running `KEEPALIVE_COMMAND`. */
+  protected abstract create(handle: string, spec: RunSpec): Promise<void>;
+  /** The running container; null when none runs now; throws `not_found` if the handle is gone. */
+  protected abstract currentContainer(handle: string): Promise<CurrentContainer | null>;
+  protected abstract destroy(handle: string): Promise<void>;
+  protected abstract list(): Promise<Array<RunRef & { image: string }>>;
+  /** Moves the handle onto `image`; the engine replaces its container. */
+  protected abstract repinOne(handle: string, image: string): Promise<void>;
+
+  /** One engine call with its deadline and a typed error. */
+  protected call<T>(what: string, work: () => Promise<T>): Promise<T> {
+    let started: Promise<T>;
+    try {
+      started = work();
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    return withDeadline(started, { clock: this.clock, ms: this.callTimeoutMs, what }, (error) =>
+      classifyDockerError(error, what),
+    );
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
+  }
+
+  private async waitForContainer(handle: string): Promise<CurrentContainer> {
+    const until = this.clock.now() + this.startTimeoutMs;
+    for (;;) {
+      const current = await this.currentContainer(handle);
+      if (current) return current;
+      if (this.clock.now() >= until) {
+        throw new ContainerError(
+          'timeout',
+          `${handle} had no running container after ${this.startTimeoutMs} ms`,
+        );
+      }
+      await this.pause(DEFAULTS.pollMs);
+    }
+  }
+
+  async start(spec: RunSpec): Promise<StartResult> {
+    const handle = handleFor(spec.sessionId);
+    const argv = wrapperArgv(spec.command);
+    const env = wrapperEnv(spec.sessionId, spec.env);
+    await this.create(handle, spec);
+    const container = await this.waitForContainer(handle);
+    const tracker = new RunTracker(handle);
+    const decoder = new StringDecoder('utf8');
+    const exec = await this.call(`exec in ${handle}`, () =>
+      startExec(this.docker, container.id, argv, env, {
+        stdout: (data) => tracker.push(decoder.write(data)),
+        stderr: (data) => tracker.push(data.toString('utf8')),
+      }),
+    );
+    // Taken after the engine accepted the exec, so clock skew is less likely to
+    // make a container that started before the exec look newer than it.
+    const startedAt = new Date(this.clock.now());
+    this.trackers.set(spec.sessionId, tracker);
+    exec.done
+      .then(() => {
+        tracker.push(decoder.end());
+        return this.readMarker(container.id, spec.sessionId);
+      })
+      .then(
+        (exitCode) => {
+          if (exitCode === null) {
+            tracker.fail(new ContainerError('exec_lost', `${handle} ended without an exit marker`));
+          } else tracker.exit({ exitCode });
+        },
+        (error: unknown) =>
+          tracker.fail(
+            new ContainerError('exec_lost', `${handle}'s exec ended and its container is gone`, {
+              cause: error,
+            }),
+          ),
+      );
+    return { handle, startedAt };
+  }
+
+  attach(ref: RunRef, options: AttachOptions = {}): Promise<RunExit> {
+    const tracker = this.trackers.get(ref.sessionId);
+    if (!tracker) return Promise.reject(notAttached(ref.handle));
+    return tracker.attach(options, this.clock, this.attachTimeoutMs);
+  }
+
+  /** The marker's exit code, null when it is not there (yet, or any more). */
+  private async readMarker(containerId: string, sessionId: string): Promise<number | null> {
+    const result = await this.call(`read marker of ${sessionId}`, () =>
+      collectExec(this.docker, containerId, ['cat', markerPath(sessionId)], 64),
+    );
+    return result.exitCode === 0 ? parseMarker(result.stdout.toString('utf8')) : null;
+  }
+
+  async observe(ref: RunRef): Promise<Observation> {
+    let container: CurrentContainer | null;
+    try {
+      validateSessionId(ref.sessionId);
+      container = await this.currentContainer(ref.handle);
+    } catch (error) {
+      return unknownOrAbsent(error);
+    }
+    if (!container) return { presence: 'present', containerStartedAt: null, marker: null };
+    try {
+      const exitCode = await this.readMarker(container.id, ref.sessionId);
+      return {
+        presence: 'present',
+        containerStartedAt: container.startedAt,
+        marker: exitCode === null ? null : { exitCode },
+      };
+    } catch (error) {
+      // The container may have died between the two calls: its start time
+      // stands, the marker is simply not known.
+      const e = classifyDockerError(error, `read marker of ${ref.handle}`);
+      return {
+        presence: 'present',
+        containerStartedAt: container.startedAt,
+        marker: null,
+        error: e,
+      };
+    }
+  }
+
+  async readOutput(ref: RunRef): Promise<RunOutput> {
+    const path = outputPath(validateSessionId(ref.sessionId));
+    const container = await this.currentContainer(ref.handle);
+    if (!container) throw new ContainerError('not_found', `${ref.handle} has no running container`);
+    const limit = this.outputLimitBytes;
+    const result = await this.call(`read output of ${ref.handle}`, () =>
+      collectExec(
+        this.docker,
+        container.id,
+        ['sh', '-c', READ_OUTPUT_SCRIPT, 'rt', path, String(limit)],
+        limit + 64,
+      ),
+    );
+    if (result.exitCode !== 0) {
+      throw new ContainerError(
+        'not_found',
+        `${ref.handle} has no output file: ${result.stderr.trim()}`,
+      );
+    }
+    const newline = result.stdout.indexOf(0x0a);
+    const totalBytes = Number.parseInt(
+      result.stdout.subarray(0, newline).toString('utf8').trim(),
+      10,
+    );
+    if (newline < 0 || !Number.isFinite(totalBytes)) {
+      throw new ContainerError('engine', `${ref.handle}: unreadable output size`);
+    }
+    return runOutputFrom(result.stdout.subarray(newline + 1), totalBytes);
+  }
+
+  async remove(ref: RunRef): Promise<void> {
+    try {
+      await this.destroy(ref.handle);
+    } catch (error) {
+      if (!(error instanceof ContainerError && error.code === 'not_found')) throw error;
+    }
+    this.trackers.delete(ref.sessionId);
+  }
+
+  async listHandles(): Promise<RunRef[]> {
+    return (await this.list()).map(({ handle, sessionId }) => ({ handle, sessionId }));
+  }
+
+  async repin(image: string): Promise<RepinResult[]> {
+    const repinned: RepinResult[] = [];
+    for (const run of await this.list()) {
+      if (samePin(run.image, image)) continue;
+      await this.repinOne(run.handle, image);
+      repinned.push({ handle: run.handle, sessionId: run.sessionId, previousImage: run.image });
+    }
+    return repinned;
+  }
+}
+
+/**
+ * Swarm may append the digest it resolved (`image@sha256:...`) to a pin.
+ *
+ * @example
+ * ```ts
+ * samePin('runner:2', 'runner:2') // => true
+ * samePin('runner:2@sha256:abc', 'runner:2') // => true
+ * samePin('runner:1', 'runner:2') // => false
+ * ```
+ */
+export function samePin(pinned: string, image: string): boolean {
+  return pinned === image || pinned.startsWith(`${image}@`);
+}

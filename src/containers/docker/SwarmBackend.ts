@@ -1,0 +1,111 @@
+/**
+ * The production backend: one Docker Swarm service per session, labelled
+ * with the session id, so the run outlives the application and can be found
+ * again. Swarm restarts a lost task as a new container (later `StartedAt`,
+ * empty `/tmp`), which is exactly what the adopt policy detects.
+ */
+import type { RunRef, RunSpec } from '../ContainerBackend.js';
+import { SESSION_LABEL } from '../wrapper.js';
+import { type CurrentContainer, DockerRunBackend, KEEPALIVE_COMMAND } from './DockerRunBackend.js';
+
+/** Swarm durations are nanoseconds. */
+const SECOND_NS = 1_000_000_000;
+
+export class SwarmBackend extends DockerRunBackend {
+  readonly kind = 'swarm' as const;
+
+  protected async create(handle: string, spec: RunSpec): Promise<void> {
+    await this.call(`create service ${handle}`, () =>
+      // The two-argument form: with one argument dockerode sends the spec as the auth header.
+      this.docker.createService(undefined as never, {
+        Name: handle,
+        Labels: { ...spec.labels, [SESSION_LABEL]: spec.sessionId },
+        TaskTemplate: {
+          ContainerSpec: {
+            Image: spec.image,
+            Command: KEEPALIVE_COMMAND,
+            StopGracePeriod: SECOND_NS,
+          },
+          RestartPolicy: { Condition: 'any', Delay: SECOND_NS, MaxAttempts: 0 },
+        },
+        Mode: { Replicated: { Replicas: 1 } },
+      }),
+    );
+  }
+
+  protected async currentContainer(handle: string): Promise<CurrentContainer | null> {
+    // A missing service throws not_found here, which observe reports as absent.
+    await this.call(`inspect service ${handle}`, () => this.docker.getService(handle).inspect());
+    const tasks = await this.call(`list tasks of ${handle}`, () =>
+      this.docker.listTasks({
+        filters: { service: [handle], 'desired-state': ['running'] },
+      }),
+    );
+    const running = tasks
+      .filter((t) => t.Status?.State === 'running' && t.Status.ContainerStatus?.ContainerID)
+      .sort(
+        (a, b) => Date.parse(b.Status?.Timestamp ?? '') - Date.parse(a.Status?.Timestamp ?? ''),
+      );
+    const id = running[0]?.Status?.ContainerStatus?.ContainerID;
+    if (!id) return null;
+    try {
+      const info = await this.call(`inspect container of ${handle}`, () =>
+        this.docker.getContainer(id).inspect(),
+      );
+      if (!info.State.Running) return null;
+      return { id, startedAt: parseStartedAt(info.State.StartedAt) };
+    } catch (error) {
+      // The task's container went away between the two calls: none is running now.
+      if (error instanceof Error && 'code' in error && error.code === 'not_found') return null;
+      throw error;
+    }
+  }
+
+  protected async destroy(handle: string): Promise<void> {
+    await this.call(`remove service ${handle}`, () => this.docker.getService(handle).remove());
+  }
+
+  protected async list(): Promise<Array<RunRef & { image: string }>> {
+    const services = await this.call('list services', () =>
+      this.docker.listServices({ filters: { label: [SESSION_LABEL] } }),
+    );
+    return services.flatMap((s) => {
+      const sessionId = s.Spec?.Labels?.[SESSION_LABEL];
+      const handle = s.Spec?.Name;
+      if (!sessionId || !handle) return [];
+      return [{ handle, sessionId, image: imageOf(s.Spec) }];
+    });
+  }
+
+  protected async repinOne(handle: string, image: string): Promise<void> {
+    const service = this.docker.getService(handle);
+    const info = await this.call(`inspect service ${handle}`, () => service.inspect());
+    // Only the image changes; everything else is sent back as the engine gave it.
+    const spec = info.Spec as { TaskTemplate?: { ContainerSpec?: object } };
+    await this.call(`re-pin ${handle}`, () =>
+      service.update({
+        _query: { version: info.Version.Index },
+        _body: {
+          ...spec,
+          TaskTemplate: {
+            ...spec.TaskTemplate,
+            ContainerSpec: { ...spec.TaskTemplate?.ContainerSpec, Image: image },
+          },
+        },
+      }),
+    );
+  }
+}
+
+/** The pinned image of a service spec (the types model TaskSpec as a union without it). */
+function imageOf(spec: unknown): string {
+  const image = (spec as { TaskTemplate?: { ContainerSpec?: { Image?: unknown } } } | undefined)
+    ?.TaskTemplate?.ContainerSpec?.Image;
+  return typeof image === 'string' ? image : '';
+}
+
+/** Docker's zero time (`0001-01-01...`) means "never started": unknown, not a date. */
+export function parseStartedAt(value: string | undefined): Date | null {
+  const ms = value ? Date.parse(value) : Number.NaN;
+  return Number.isFinite(ms) && ms > 0 ? new Date(ms) : null;
+}

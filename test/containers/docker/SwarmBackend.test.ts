@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { SwarmBackend } from '../../../src/containers/docker/SwarmBackend.js';
+import { containerContract } from '../contract.js';
+import { detectEngine, RUNNER_IMAGE } from './engine.js';
+import { busyboxCommands, eventuallyReal } from './realFixture.js';
+
+const engine = await detectEngine({ swarm: true });
+
+if (engine.ok) {
+  const { docker } = engine;
+  const newerImage = 'roundtable-runner:repin-test';
+  await docker.getImage(RUNNER_IMAGE).tag({ repo: 'roundtable-runner', tag: 'repin-test' });
+
+  containerContract('Docker Swarm (real engine)', () => ({
+    backend: new SwarmBackend(),
+    image: RUNNER_IMAGE,
+    newerImage,
+    restarted: () => new SwarmBackend(),
+    unreachable: () => new SwarmBackend({ host: 'unix:///nonexistent/roundtable-docker.sock' }),
+    settle: (p) => p,
+    eventually: eventuallyReal,
+    commands: busyboxCommands,
+    // What a node's OOM killer or a crash does: the task's container dies and
+    // Swarm starts a new one for the service.
+    replaceContainer: async (ref) => {
+      const tasks = await docker.listTasks({
+        filters: { service: [ref.handle], 'desired-state': ['running'] },
+      });
+      const id = tasks.find((t) => t.Status?.State === 'running')?.Status?.ContainerStatus
+        ?.ContainerID;
+      if (!id) throw new Error(`${ref.handle} has no running task`);
+      await docker.getContainer(id).kill();
+    },
+  }));
+} else if (process.env.CI === 'true') {
+  describe('Docker Swarm (real engine)', () => {
+    it('needs an engine under CI=true', () => {
+      expect.fail(`CI=true but ${engine.reason}`);
+    });
+  });
+} else {
+  describe.skip(`Docker Swarm (real engine) skipped: ${engine.reason}`, () => {
+    it('runs the container contract against Swarm', () => undefined);
+  });
+}
