@@ -1,0 +1,80 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { SUBPROTOCOL } from '../../src/client/boardProtocol.js';
+import { createUiServer } from '../../src/ui-server/createUiServer.js';
+import { FakeBoard } from '../support/fakeBoard.js';
+import { ALICE, type Harness, RawClient, startHarness, TOKENS } from './wsHarness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h?.server.close();
+});
+
+/** Opens a socket and reports the HTTP status the upgrade was refused with. */
+function refusedWith(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, [SUBPROTOCOL], { headers });
+    ws.on('unexpected-response', (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.on('open', () => reject(new Error('upgrade was accepted')));
+    ws.on('error', () => {});
+  });
+}
+
+describe('upgrade guards', () => {
+  it('refuses no token, a wrong token and a malformed header with 401', async () => {
+    h = await startHarness();
+    expect(await refusedWith(h.server.wsUrl)).toBe(401);
+    expect(await refusedWith(h.server.wsUrl, { authorization: 'Bearer nope-nope-nope-nope' })).toBe(
+      401,
+    );
+    expect(await refusedWith(h.server.wsUrl, { authorization: `Basic ${ALICE}` })).toBe(401);
+    expect(h.server.connections()).toBe(0);
+  });
+
+  it('refuses other paths with 404', async () => {
+    h = await startHarness();
+    const url = h.server.wsUrl.replace('/ws', '/other');
+    expect(await refusedWith(url, { authorization: `Bearer ${ALICE}` })).toBe(404);
+  });
+
+  it('refuses connections beyond maxConnections with 503', async () => {
+    h = await startHarness({ maxConnections: 1 });
+    const first = await RawClient.open(h.server.wsUrl, ALICE);
+    expect(await refusedWith(h.server.wsUrl, { authorization: `Bearer ${ALICE}` })).toBe(503);
+    first.ws.terminate();
+  });
+
+  it('accepts the token as a subprotocol (browsers) and selects the board protocol only', async () => {
+    h = await startHarness();
+    const c = await RawClient.open(h.server.wsUrl, ALICE, { viaProtocol: true });
+    expect(c.ws.protocol).toBe(SUBPROTOCOL);
+    c.ws.terminate();
+  });
+});
+
+describe('lifecycle', () => {
+  it('close() is idempotent and closes sockets with 1001', async () => {
+    h = await startHarness();
+    const c = await RawClient.open(h.server.wsUrl, ALICE);
+    const first = h.server.close();
+    expect(h.server.close()).toBe(first);
+    await first;
+    expect((await c.closed).code).toBe(1001);
+  });
+
+  it('rejects unknown options with a did-you-mean before listening', async () => {
+    const board = new FakeBoard();
+    const base = { source: board, commands: board, tokens: TOKENS, port: 0, host: '127.0.0.1' };
+    await expect(
+      createUiServer({
+        ...base,
+        limits: { maxPaylod: 10 } as never,
+        logger: pino({ level: 'silent' }),
+      }),
+    ).rejects.toThrow(/limits\.maxPaylod: unknown option, did you mean "maxPayload"/);
+  });
+});

@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN, ALICE, BOB, type Harness, spec, startHarness } from './wsHarness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h?.server.close();
+});
+
+async function call(method: string, path: string, token: string | null, body?: unknown) {
+  const res = await fetch(`${h.server.url}${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json, headers: res.headers };
+}
+const errorCode = (r: { json: unknown }) => (r.json as { error: { code: string } }).error.code;
+
+describe('tasks', () => {
+  it('creates a task for the token’s user and returns its position in line', async () => {
+    h = await startHarness();
+    const created = [];
+    for (let i = 0; i < 3; i++)
+      created.push(await call('POST', '/api/tasks', ALICE, spec(`t${i}`)));
+    expect(created.map((r) => r.status)).toEqual([201, 201, 201]);
+    expect(created.map((r) => (r.json as { position: number }).position)).toEqual([0, 0, 1]);
+    expect(h.board.get('t3').userId).toBe('alice');
+  });
+
+  it('rejects bad bodies with the failing field', async () => {
+    h = await startHarness();
+    const noCommand = await call('POST', '/api/tasks', ALICE, {
+      title: 'x',
+      image: 'a',
+      command: [],
+    });
+    expect(noCommand.status).toBe(400);
+    expect(errorCode(noCommand)).toBe('bad_request');
+    expect((noCommand.json as { error: { message: string } }).error.message).toMatch(/^command/);
+    const extra = await call('POST', '/api/tasks', ALICE, { ...spec('x'), userId: 'bob' });
+    expect(errorCode(extra)).toBe('bad_request');
+    const notJson = await call('POST', '/api/tasks', ALICE, '{oops');
+    expect([notJson.status, errorCode(notJson)]).toEqual([400, 'bad_json']);
+  });
+
+  it('rejects a body over maxHttpBody with 413', async () => {
+    h = await startHarness({ maxHttpBody: 256 });
+    const big = await call('POST', '/api/tasks', ALICE, { ...spec('x'), title: 'y'.repeat(1000) });
+    expect([big.status, errorCode(big)]).toEqual([413, 'payload_too_large']);
+  });
+
+  it('maps the runtime’s typed errors to statuses', async () => {
+    h = await startHarness();
+    const invalid = await call('POST', '/api/tasks', ALICE, { ...spec('x'), image: 'invalid' });
+    expect([invalid.status, errorCode(invalid)]).toEqual([422, 'invalid']);
+    await call('POST', '/api/tasks', ALICE, spec('a'));
+    const retryRunning = await call('POST', '/api/tasks/t1/retry', ALICE);
+    expect([retryRunning.status, errorCode(retryRunning)]).toEqual([409, 'conflict']);
+  });
+
+  it('hides other users’ tasks as not_found; the admin may act on any', async () => {
+    h = await startHarness();
+    await call('POST', '/api/tasks', ALICE, spec('a'));
+    const bobCancels = await call('POST', '/api/tasks/t1/cancel', BOB);
+    expect([bobCancels.status, errorCode(bobCancels)]).toEqual([404, 'not_found']);
+    expect((await call('POST', '/api/tasks/t1/cancel', ADMIN)).status).toBe(204);
+    expect(h.board.get('t1').status).toBe('cancelled');
+    const retried = await call('POST', '/api/tasks/t1/retry', ALICE);
+    expect(retried.status).toBe(202);
+    expect(h.board.get('t1').attempt).toBe(2);
+  });
+
+  it('refuses task creation with the admin token: tasks belong to users', async () => {
+    h = await startHarness();
+    const r = await call('POST', '/api/tasks', ADMIN, spec('a'));
+    expect([r.status, errorCode(r)]).toEqual([403, 'forbidden']);
+  });
+});
+
+describe('caps and pool', () => {
+  it('lets only the admin set a cap', async () => {
+    h = await startHarness();
+    const byUser = await call('PUT', '/api/users/alice/cap', ALICE, { maxRunning: 5 });
+    expect([byUser.status, errorCode(byUser)]).toEqual([403, 'forbidden']);
+    expect((await call('PUT', '/api/users/alice/cap', ADMIN, { maxRunning: 1 })).status).toBe(204);
+    expect((await call('PUT', '/api/users/bob/cap', ADMIN, { maxRunning: null })).status).toBe(204);
+    const bad = await call('PUT', '/api/users/bob/cap', ADMIN, { maxRunning: -1 });
+    expect(errorCode(bad)).toBe('bad_request');
+    expect(h.board.calls.filter((c) => c.op === 'setUserCap').map((c) => c.args)).toEqual([
+      ['alice', 1],
+      ['bob', null],
+    ]);
+  });
+
+  it('shows a user only their own row of the pool; the admin every row', async () => {
+    h = await startHarness();
+    await call('POST', '/api/tasks', ALICE, spec('a'));
+    await call('POST', '/api/tasks', BOB, spec('b'));
+    const mine = (await call('GET', '/api/pool', ALICE)).json as { users: { userId: string }[] };
+    expect(mine.users.map((u) => u.userId)).toEqual(['alice']);
+    const all = (await call('GET', '/api/pool', ADMIN)).json as {
+      users: unknown[];
+      running: number;
+    };
+    expect([all.users.length, all.running]).toEqual([2, 2]);
+  });
+});
+
+describe('auth, routes, health, metrics, page', () => {
+  it('answers 401 without a token or with a wrong one', async () => {
+    h = await startHarness();
+    for (const token of [null, 'wrong-token-0123456789']) {
+      const r = await call('GET', '/api/pool', token);
+      expect([r.status, errorCode(r)]).toEqual([401, 'unauthorized']);
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+
+  it('answers 404 for unknown paths and 405 with Allow for wrong methods', async () => {
+    h = await startHarness();
+    expect(errorCode(await call('GET', '/nope', ALICE))).toBe('not_found');
+    const wrong = await call('DELETE', '/api/tasks', ALICE);
+    expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'POST']);
+  });
+
+  it('serves /healthz without a token', async () => {
+    h = await startHarness();
+    expect(await call('GET', '/healthz', null)).toMatchObject({ status: 200, json: { ok: true } });
+  });
+
+  it('serves /metrics in Prometheus text to the admin only', async () => {
+    h = await startHarness();
+    await call('POST', '/api/tasks', ALICE, spec('a'));
+    await call('POST', '/api/tasks', ALICE, spec('b'));
+    await call('POST', '/api/tasks', ALICE, spec('c'));
+    h.board.fail('t1', 'container_replaced', true);
+    expect((await call('GET', '/metrics', ALICE)).status).toBe(403);
+    const r = await call('GET', '/metrics', ADMIN);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = r.json as string;
+    expect(text).toContain('roundtable_queue_depth{user="alice"} 0');
+    expect(text).toContain('roundtable_running{user="alice"} 2');
+    expect(text).toContain('roundtable_wait_seconds_count 3');
+    expect(text).toContain('roundtable_give_ups_total{reason="container_replaced"} 1');
+    expect(text).toContain('roundtable_restarts_total 0');
+    // Wait samples are reported once: a second scrape does not double them.
+    expect((await call('GET', '/metrics', ADMIN)).json).toContain(
+      'roundtable_wait_seconds_count 3',
+    );
+  });
+
+  it('serves the page and its bundled script', async () => {
+    h = await startHarness();
+    const page = await call('GET', '/', null);
+    expect(page.json).toContain('<script type="module" src="/board.js">');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const script = await call('GET', '/board.js', null);
+    expect(script.headers.get('content-type')).toMatch(/javascript/);
+    expect(String(script.json).length).toBeGreaterThan(1000);
+    expect(String(script.json)).not.toMatch(/from"node:|require\("node:/);
+  });
+});
