@@ -1,0 +1,302 @@
+/**
+ * The TaskRunner actor: the pure `taskRunnerMachine` with its I/O provided
+ * (rows, the slot pool, the container backend). Every write is fenced by the
+ * row's epoch: a runner only ever writes the epoch its own claim or adopt
+ * produced, so a deposed owner's late write fails as a stale status instead
+ * of finishing a session twice.
+ */
+import { fromCallback, fromPromise } from 'xstate';
+import type { ContainerBackend, RunRef } from '../containers/ContainerBackend.js';
+import {
+  adopt,
+  claimWithinCaps,
+  type Db,
+  finish,
+  getSession,
+  getTask,
+  recordHandle,
+  type Session,
+  StaleStatusError,
+  updateTaskColumn,
+} from '../db/index.js';
+import type { GiveUpReason } from '../machines/adoptPolicy.js';
+import { type AttachEvent, containerRunMachine } from '../machines/containerRun.js';
+import {
+  type AdoptResult,
+  type ClaimResult,
+  type RunnerOutcome,
+  type RunnerRow,
+  taskRunnerMachine,
+} from '../machines/taskRunner.js';
+import type { SlotPool } from './runtimePool.js';
+import { failAndRequeue } from './runtimeRequeue.js';
+import type { RuntimeCaps } from './runtimeTypes.js';
+
+/** Everything a TaskRunner touches, handed in by the runtime. */
+export interface TaskRunnerDeps {
+  db: Db;
+  backend: ContainerBackend;
+  pool: SlotPool;
+  /** The owner this boot writes on rows. */
+  owner: string;
+  caps: RuntimeCaps;
+  now: () => number;
+  /** Live output of a run this boot started. */
+  onOutput(sessionId: string, chunk: string): void;
+  /** A row of this task changed (board refresh). */
+  onChanged(taskId: string): void;
+  /** A give-up queued a new attempt: start its runner. */
+  onRequeued(session: Session, reason: GiveUpReason | 'owner_lost'): void;
+  /** Errors that must be seen but must not crash the runner (a failed removal). */
+  onError(error: unknown): void;
+  /** Counts in-flight I/O, so the harness knows when the system is settled. */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/** Throws when the actor was stopped meanwhile: a killed runner writes nothing more. */
+function alive(signal: AbortSignal): void {
+  if (signal.aborted) throw new Error('taskRunner stopped');
+}
+
+const isStale = (e: unknown) => e instanceof StaleStatusError;
+
+/** The TaskRunner logic for one runtime; start it with input `TaskRunnerInput`. */
+export function taskRunnerLogic(deps: TaskRunnerDeps) {
+  const { db, backend, pool } = deps;
+  const now = () => new Date(deps.now());
+  const ref = (sessionId: string, handle: string): RunRef => ({ sessionId, handle });
+
+  /** The row, if this boot still owns it while running. */
+  const ownedRow = async (sessionId: string): Promise<Session | null> => {
+    const s = await getSession(db, sessionId);
+    return s.status === 'running' && s.owner === deps.owner ? s : null;
+  };
+
+  const containerRun = containerRunMachine.provide({
+    actors: {
+      startRun: fromPromise(({ input, signal }) =>
+        deps.track(
+          (async () => {
+            const s = await ownedRow(input.sessionId);
+            if (s === null)
+              throw new StaleStatusError(
+                input.sessionId,
+                { status: 'running', epoch: -1 },
+                { status: 'moved', epoch: -1 },
+              );
+            const task = await getTask(db, s.taskId);
+            alive(signal);
+            const started = await backend.start({
+              sessionId: s.id,
+              image: task.spec.image,
+              command: task.spec.command,
+              ...(task.spec.env ? { env: task.spec.env } : {}),
+              labels: { 'roundtable.user': s.userId, 'roundtable.task': s.taskId },
+            });
+            alive(signal);
+            await recordHandle(db, {
+              sessionId: s.id,
+              epoch: s.epoch,
+              backend: backend.kind,
+              handle: started.handle,
+              startedAt: started.startedAt,
+              now: now(),
+            });
+            deps.onChanged(s.taskId);
+            return started;
+          })(),
+        ),
+      ),
+      attach: fromCallback<AttachEvent, RunRef>(({ sendBack, input }) => {
+        const abort = new AbortController();
+        let open = true;
+        const send = (e: AttachEvent) => {
+          if (open) sendBack(e);
+        };
+        deps
+          .track(
+            backend.attach(input, {
+              signal: abort.signal,
+              onOutput: (chunk) => {
+                if (!open) return;
+                deps.onOutput(input.sessionId, chunk);
+                send({ type: 'output', chunk });
+              },
+            }),
+          )
+          .then(
+            (exit) => send({ type: 'exited', exitCode: exit.exitCode }),
+            (error: unknown) => send({ type: 'attach_failed', error }),
+          );
+        return () => {
+          open = false;
+          abort.abort();
+        };
+      }),
+      observe: fromPromise(({ input }) =>
+        deps.track(
+          backend.observe(input).then((o) => ({
+            containerStartedAt: o.containerStartedAt,
+            marker: o.marker,
+          })),
+        ),
+      ),
+      readOutput: fromPromise(({ input }) =>
+        deps.track(
+          backend.readOutput(input).then((o) =>
+            // Cut output is marked, never silent (DESIGN.md).
+            o.truncated
+              ? `[roundtable: output cut to its last ${o.text.length} characters]\n${o.text}`
+              : o.text,
+          ),
+        ),
+      ),
+    },
+  });
+
+  const finalize = async (
+    sessionId: string,
+    outcome: RunnerOutcome,
+  ): Promise<'finished' | 'gone'> => {
+    const s = await ownedRow(sessionId);
+    if (s === null) return 'gone';
+    const at = now();
+    try {
+      if (outcome.outcome === 'gave_up' || outcome.outcome === 'orphaned') {
+        const reason = outcome.outcome === 'gave_up' ? outcome.reason : 'owner_lost';
+        const next = await failAndRequeue(db, s, reason, at);
+        await updateTaskColumn(db, {
+          userId: s.userId,
+          taskId: s.taskId,
+          column: 'queued',
+          now: at,
+        });
+        deps.onRequeued(next, reason);
+      } else if (outcome.outcome === 'exited') {
+        const ok = outcome.exitCode === 0;
+        await finish(
+          db,
+          ok
+            ? { sessionId, epoch: s.epoch, status: 'succeeded', exitCode: 0, now: at }
+            : {
+                sessionId,
+                epoch: s.epoch,
+                status: 'failed',
+                exitCode: outcome.exitCode,
+                reason: 'exit_code',
+                userRecoverable: true,
+                now: at,
+              },
+        );
+        await updateTaskColumn(db, {
+          userId: s.userId,
+          taskId: s.taskId,
+          column: ok ? 'done' : 'failed',
+          now: at,
+        });
+      } else {
+        await finish(db, {
+          sessionId,
+          epoch: s.epoch,
+          status: 'failed',
+          exitCode: outcome.exitCode,
+          reason: outcome.error.code.toLowerCase(),
+          userRecoverable: true,
+          now: at,
+        });
+        await updateTaskColumn(db, {
+          userId: s.userId,
+          taskId: s.taskId,
+          column: 'failed',
+          now: at,
+        });
+      }
+    } catch (error) {
+      if (isStale(error)) return 'gone';
+      throw error;
+    } finally {
+      deps.onChanged(s.taskId);
+    }
+    // The run is over and recorded: its service is garbage. A failed removal
+    // is reported; the Reconciler's stale-handle sweep tries again.
+    if (s.handle !== null) {
+      await backend.remove(ref(sessionId, s.handle)).catch(deps.onError);
+    }
+    return 'finished';
+  };
+
+  return taskRunnerMachine.provide({
+    actors: {
+      loadRow: fromPromise(({ input }) =>
+        deps.track(
+          getSession(db, input.sessionId).then(
+            (s): RunnerRow => ({ status: s.status, handle: s.handle }),
+          ),
+        ),
+      ),
+      enqueue: fromPromise(async ({ input }) =>
+        pool.enqueue(input.userId, input.sessionId, input.waiter),
+      ),
+      claim: fromPromise(({ input, signal }) =>
+        deps.track(
+          (async (): Promise<ClaimResult> => {
+            alive(signal);
+            const outcome = await claimWithinCaps(db, {
+              owner: deps.owner,
+              now: now(),
+              globalCap: deps.caps.maxRunning,
+              defaultUserCap: deps.caps.defaultUserCap,
+              sessionId: input.sessionId,
+            });
+            if (outcome.kind === 'claimed') {
+              deps.onChanged(outcome.session.taskId);
+              return { kind: 'claimed' };
+            }
+            if (outcome.kind === 'not_queued' || outcome.kind === 'none_eligible')
+              return { kind: 'gone' };
+            return { kind: 'at_cap' };
+          })(),
+        ),
+      ),
+      adopt: fromPromise(({ input, signal }) =>
+        deps.track(
+          (async (): Promise<AdoptResult> => {
+            const s = await getSession(db, input.sessionId);
+            if (s.status !== 'running') return { kind: 'gone' };
+            alive(signal);
+            try {
+              // The epoch moves on: the previous owner, wherever it is, is fenced out.
+              const fenced = await adopt(db, {
+                sessionId: s.id,
+                epoch: s.epoch,
+                owner: deps.owner,
+                now: now(),
+              });
+              pool.hold(input.userId, input.sessionId, input.waiter);
+              deps.onChanged(s.taskId);
+              return { kind: 'adopted', handle: fenced.handle, startedAt: fenced.startedAt };
+            } catch (error) {
+              if (isStale(error)) return { kind: 'gone' };
+              throw error;
+            }
+          })(),
+        ),
+      ),
+      containerRun,
+      finalize: fromPromise(({ input }) => deps.track(finalize(input.sessionId, input.outcome))),
+      stopRun: fromPromise(({ input }) =>
+        deps.track(
+          (async () => {
+            const s = await getSession(db, input.sessionId);
+            const handle = s.handle ?? input.handle;
+            deps.onChanged(s.taskId);
+            if (handle !== null) await backend.remove(ref(s.id, handle)).catch(deps.onError);
+          })(),
+        ),
+      ),
+    },
+    actions: {
+      releaseSlot: (_, params) => pool.release(params.sessionId),
+    },
+  });
+}
