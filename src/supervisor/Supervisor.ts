@@ -470,7 +470,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     if (this.state !== 'running') return;
     for (const g of ids) {
       const c = this.children.get(g);
-      if (!c || c.status !== 'restarting' || c.timer) continue;
+      if (c?.status !== 'restarting' || c.timer) continue;
       const failure = this.spawn(c);
       if (failure) {
         // A failed restart is one more exit: it counts toward the intensity.

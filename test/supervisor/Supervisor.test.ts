@@ -401,11 +401,13 @@ describe('observability', () => {
       'roundtable.child.exited',
       'roundtable.supervisor.shutdown',
     ]);
-    const actors = frames.filter((f) => f.type === '@xstate.actor').map((f) => f.actorRef.id);
+    const actors = frames
+      .filter((f) => f.type === '@xstate.actor')
+      .map((f) => (f.actorRef as unknown as { id: string }).id);
     expect(actors).toEqual(['root', 'a', 'a']);
     const started = frames.find(
       (f) => f.type === '@xstate.event' && f.event.type === 'roundtable.child.started',
-    ) as { event: { sessionId: string } };
+    ) as unknown as { event: { sessionId: string } };
     expect(
       frames.some(
         (f) => f.type === '@xstate.actor' && f.actorRef.sessionId === started.event.sessionId,

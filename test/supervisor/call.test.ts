@@ -24,7 +24,11 @@ const slow = setup({
   context: { pending: [] },
   on: {
     ASK: { actions: ({ context, event }) => context.pending.push(event) },
-    ANSWER: { actions: ({ context }) => context.pending.forEach((p, i) => p.reply(i + 1)) },
+    ANSWER: {
+      actions: ({ context }) => {
+        for (const [i, p] of context.pending.entries()) p.reply(i + 1);
+      },
+    },
     CRASH: { actions: 'boom' },
   },
 });

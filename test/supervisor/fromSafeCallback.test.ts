@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SimulatedClock } from 'xstate';
+import { type AnyActorRef, SimulatedClock } from 'xstate';
 import { type ExitReason, fromSafeCallback, startSupervisor } from '../../src/supervisor/index.js';
 import { settle } from './workers.js';
 
@@ -63,7 +63,8 @@ describe('fromSafeCallback', () => {
       return undefined;
     });
     sup?.subscribe((e) => e.type === 'roundtable.child.exited' && reasons.push(e.reason));
-    if (kind === 'async' || kind === 'guarded') sup?.child('cb')?.send({ type: 'GO' } as never);
+    if (kind === 'async' || kind === 'guarded')
+      (sup?.child('cb') as AnyActorRef | undefined)?.send({ type: 'GO' } as never);
     await settle(20);
     clock.increment(10);
     await settle(20);

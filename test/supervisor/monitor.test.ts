@@ -33,7 +33,7 @@ describe('monitor', () => {
     target.send({ type: 'CRASH' });
     await settle();
     const [down] = watcher.getSnapshot().context.downs;
-    expect((down?.reason as { error: Error }).error.message).toBe('boom');
+    expect(((down as DownEvent).reason as { error: Error }).error.message).toBe('boom');
   });
 
   it('a stopped target gives DOWN killed; a gone one gives noproc at once', async () => {
