@@ -160,6 +160,8 @@ export interface Runtime {
   onSupervisorEvent(listener: (event: SupervisorEvent) => void): () => void;
   /** Session ids with a live TaskRunner in this boot. */
   liveRunners(): string[];
+  /** I/O calls in flight right now (the harness waits for 0 to call the system settled). */
+  busy(): number;
   /** Stops the tree in reverse start order (Reconciler, runners, pool). Idempotent. */
   stop(): Promise<void>;
   /** Kills every actor at once with no cleanup, as a replaced app container would die. */

@@ -1,0 +1,60 @@
+/**
+ * The Reconciler actor: the pure `reconcileLoopMachine` running
+ * `reconcilePass` at boot, every `reconcileMs` and on every `tick` event.
+ * With `lock`, a pass runs only while holding the Postgres advisory lock, so
+ * of several nodes sharing one database only one reconciles at a time; a
+ * node that does not get the lock skips the pass (the holder is doing it).
+ */
+import { sql } from 'kysely';
+import { fromPromise } from 'xstate';
+import { ADVISORY_LOCKS, type Db, LOCK_NAMESPACE } from '../db/index.js';
+import { reconcileLoopMachine } from '../machines/reconcileLoop.js';
+import { type PassReport, type ReconcilerDeps, reconcilePass } from './reconcilerSteps.js';
+
+export interface ReconcilerOptions extends ReconcilerDeps {
+  lock: boolean;
+  track<T>(work: Promise<T>): Promise<T>;
+  onPass?(report: PassReport | null): void;
+}
+
+/**
+ * Runs `fn` holding the reconciler's session-level advisory lock on one
+ * pooled connection, or returns null when another node holds it. The lock
+ * is session-level (not xact) because a pass spans container calls that must
+ * not run inside one long transaction. Needs a pool of two or more.
+ */
+export async function withReconcilerLock<T>(db: Db, fn: () => Promise<T>): Promise<T | null> {
+  return db.connection().execute(async (conn) => {
+    const got = await sql<{
+      ok: boolean;
+    }>`SELECT pg_try_advisory_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.reconciler}) AS ok`.execute(
+      conn,
+    );
+    if (got.rows[0]?.ok !== true) return null;
+    try {
+      return await fn();
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.reconciler})`.execute(
+        conn,
+      );
+    }
+  });
+}
+
+/** The Reconciler logic; start it with input `{ periodMs }`. */
+export function reconcilerLogic(options: ReconcilerOptions) {
+  return reconcileLoopMachine.provide({
+    actors: {
+      pass: fromPromise(async ({ input }) => {
+        const run = () => reconcilePass(options, input);
+        const report = await options.track(
+          options.lock ? withReconcilerLock(options.db, run) : run(),
+        );
+        options.onPass?.(report);
+      }),
+    },
+    actions: {
+      report: (_, params) => options.onError(params.error),
+    },
+  });
+}

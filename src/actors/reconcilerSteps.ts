@@ -1,0 +1,189 @@
+/**
+ * The Reconciler's steps, each its own function, and the pass that runs
+ * them in the order DESIGN.md fixes. Each step re-reads the rows it needs:
+ * the previous step may have changed them, and that is the point.
+ */
+import type { ContainerBackend } from '../containers/ContainerBackend.js';
+import { type Db, listQueued, listRunning, type Session, StaleStatusError } from '../db/index.js';
+import { recoveryAction } from '../machines/recoveryPolicy.js';
+import type { SlotPool } from './runtimePool.js';
+import { failAndRequeue } from './runtimeRequeue.js';
+import type { OwnerLiveness } from './runtimeTypes.js';
+
+export interface ReconcilerDeps {
+  db: Db;
+  backend: ContainerBackend;
+  pool: SlotPool;
+  /** This boot's owner name. */
+  owner: string;
+  now: () => number;
+  liveness: OwnerLiveness;
+  /** Image the boot sweep re-pins every run to; none: step 1 has nothing to do. */
+  runnerImage?: string | undefined;
+  /** Sessions with a live TaskRunner in this boot. */
+  liveRunners(): ReadonlySet<string>;
+  /** Starts a TaskRunner for a session (no-op when it has one). */
+  startRunner(session: Session): Promise<void>;
+  /** Stops a session's TaskRunner, if any (its row was moved on under it). */
+  stopRunner(sessionId: string): void;
+  onChanged(taskId: string): void;
+  onError(error: unknown): void;
+  onGiveUp(reason: string): void;
+}
+
+/** What one pass did, step by step, for logs and tests. */
+export interface PassReport {
+  repinned: string[];
+  adopted: string[];
+  failed: string[];
+  removedHandles: string[];
+  started: string[];
+}
+
+const emptyReport = (): PassReport => ({
+  repinned: [],
+  adopted: [],
+  failed: [],
+  removedHandles: [],
+  started: [],
+});
+
+/** Fails and re-queues; a row that moved on meanwhile is simply not ours to fix. */
+async function recover(deps: ReconcilerDeps, s: Session, reason: string): Promise<boolean> {
+  try {
+    const next = await failAndRequeue(deps.db, s, reason, new Date(deps.now()));
+    deps.onGiveUp(reason);
+    deps.onChanged(s.taskId);
+    await deps.startRunner(next);
+    return true;
+  } catch (error) {
+    if (error instanceof StaleStatusError) return false;
+    throw error;
+  }
+}
+
+/**
+ * Step 1: re-pin every run to the runner image and recover the sessions
+ * whose containers that replaced. Their marker and output lived in the old
+ * container's /tmp, so an adoption could only poll for nothing: fail them
+ * as `container_replaced` and queue them again, now.
+ */
+export async function recoverRepinned(
+  deps: ReconcilerDeps,
+  report = emptyReport(),
+): Promise<PassReport> {
+  if (deps.runnerImage === undefined) return report;
+  const repinned = await deps.backend.repin(deps.runnerImage);
+  if (repinned.length === 0) return report;
+  const ids = new Set(repinned.map((r) => r.sessionId));
+  for (const s of await listRunning(deps.db)) {
+    if (!ids.has(s.id)) continue;
+    deps.stopRunner(s.id);
+    if (await recover(deps, s, 'container_replaced')) report.repinned.push(s.id);
+  }
+  return report;
+}
+
+/**
+ * Step 2: running sessions whose owner is gone. An owner is gone when it is
+ * another boot that the liveness port does not vouch for, or this boot with
+ * no TaskRunner for the session (its runner supervisor gave up on it).
+ * `recoveryAction` decides: adopt (a TaskRunner on the adopt path, which
+ * fences the old owner with the epoch) or fail and re-queue.
+ */
+export async function adoptOrphans(
+  deps: ReconcilerDeps,
+  report = emptyReport(),
+): Promise<PassReport> {
+  const live = deps.liveRunners();
+  for (const s of await listRunning(deps.db)) {
+    if (live.has(s.id)) continue;
+    if (s.owner !== deps.owner && s.owner !== null && (await deps.liveness.isAlive(s.owner)))
+      continue;
+    const presence =
+      s.handle === null
+        ? 'absent'
+        : (await deps.backend.observe({ sessionId: s.id, handle: s.handle })).presence;
+    const action = recoveryAction({
+      backend: s.backend ?? deps.backend.kind,
+      kind: s.kind,
+      handle: s.handle,
+      presence,
+    });
+    if (action === 'adopt' && deps.backend.adoptable) {
+      await deps.startRunner(s);
+      report.adopted.push(s.id);
+    } else if (await recover(deps, s, 'owner_lost')) {
+      report.failed.push(s.id);
+    }
+  }
+  return report;
+}
+
+/**
+ * Step 3: remove services that no running session owns (finished runs whose
+ * removal failed, runs of sessions failed by steps 1 and 2, a start that
+ * crashed before recording its handle).
+ */
+export async function sweepStaleHandles(
+  deps: ReconcilerDeps,
+  report = emptyReport(),
+): Promise<PassReport> {
+  const running = new Map((await listRunning(deps.db)).map((s) => [s.id, s]));
+  for (const ref of await deps.backend.listHandles()) {
+    const s = running.get(ref.sessionId);
+    // A running session with no handle yet may be mid-start: its service is kept.
+    if (s !== undefined && (s.handle === null || s.handle === ref.handle)) continue;
+    try {
+      await deps.backend.remove(ref);
+      report.removedHandles.push(ref.handle);
+    } catch (error) {
+      deps.onError(error);
+    }
+  }
+  return report;
+}
+
+/**
+ * Step 4: rebuild the pool's index from the queued and running rows, then
+ * give every queued session without a TaskRunner one (after a deploy,
+ * queued work must be picked up again, in queue order, not just counted).
+ */
+export async function rebuildPool(
+  deps: ReconcilerDeps,
+  report = emptyReport(),
+): Promise<PassReport> {
+  const queued = await listQueued(deps.db);
+  const running = await listRunning(deps.db);
+  const row = (s: Session) => ({ sessionId: s.id, userId: s.userId });
+  deps.pool.rebuild({ queued: queued.map(row), running: running.map(row) });
+  const live = deps.liveRunners();
+  for (const s of queued) {
+    if (live.has(s.id)) continue;
+    await deps.startRunner(s);
+    report.started.push(s.id);
+  }
+  return report;
+}
+
+/**
+ * One pass. THE ORDER IS A CONTRACT, not a detail:
+ * 1 before 2, because the re-pin replaces containers, and a session whose
+ *   container it replaced can never show its marker: adopting it would only
+ *   poll until a give-up that step 1 can declare at once;
+ * 2 before 3, so a run being adopted still has its service when the sweep
+ *   looks (the sweep spares what running rows own), and the runs step 2
+ *   failed lose theirs in the same pass;
+ * 4 last, so the index is rebuilt from the rows as steps 1-3 left them.
+ */
+export async function reconcilePass(
+  deps: ReconcilerDeps,
+  options: { boot: boolean },
+): Promise<PassReport> {
+  const report = emptyReport();
+  if (options.boot) await recoverRepinned(deps, report);
+  await adoptOrphans(deps, report);
+  await sweepStaleHandles(deps, report);
+  await rebuildPool(deps, report);
+  return report;
+}

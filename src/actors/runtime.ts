@@ -1,0 +1,373 @@
+/**
+ * `createRuntime`: assembles a node's supervision tree (DESIGN.md)
+ *
+ *   root (one_for_one)
+ *   ├── runnerPool            permanent  holds the slot pool (an index over rows)
+ *   ├── taskRunners           dynamic    one transient TaskRunner per session
+ *   └── reconciler            permanent  boot pass + every reconcileMs
+ *
+ * and exposes the board port and the commands an application needs. The
+ * rows decide everything; the actors are a fast index over them, so `kill()`
+ * (a deploy) loses nothing: the next boot's Reconciler finds it all again.
+ */
+import { type AnyActorRef, fromCallback } from 'xstate';
+import {
+  cancel as cancelRow,
+  createTaskWithSession,
+  getTask,
+  getTaskForUser,
+  listSessionsForTask,
+  NotFoundError,
+  queuePosition,
+  type Session,
+  StaleStatusError,
+  setUserCap,
+  updateTaskColumn,
+  ValidationError,
+} from '../db/index.js';
+import type { SupervisorEvent } from '../supervisor/events.js';
+import { isCleanExit } from '../supervisor/exitReason.js';
+import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
+import { reconcilerLogic } from './reconciler.js';
+import { createBoardIndex } from './runtimeBoard.js';
+import { resolveRuntimeOptions } from './runtimeOptions.js';
+import { createSlotPool } from './runtimePool.js';
+import { newAttempt } from './runtimeRequeue.js';
+import {
+  type CreatedTask,
+  type Runtime,
+  RuntimeCommandError,
+  type RuntimeOptions,
+} from './runtimeTypes.js';
+import { taskRunnerLogic } from './taskRunner.js';
+
+const RUNNERS = 'taskRunners';
+
+/** Starts a node. Resolves once the tree is up (the boot pass runs in the background). */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const o = resolveRuntimeOptions(options);
+  const { db, backend, clock } = o;
+  const owner = `${o.nodeId}/${o.bootId}`;
+  const now = () => clock.now();
+  const pool = createSlotPool(o.caps, now);
+  const board = createBoardIndex(db);
+  const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
+  let inFlight = 0;
+  let dead = false;
+  let restartsTotal = 0;
+  const giveUps: Record<string, number> = {};
+
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    inFlight += 1;
+    return work.finally(() => {
+      inFlight -= 1;
+    });
+  };
+  const report = (error: unknown) => {
+    if (!dead) o.onError(error);
+  };
+  const changed = (taskId: string) => {
+    if (!dead) void track(board.refresh(taskId)).catch(report);
+  };
+
+  let root: Supervisor | undefined;
+  const runners = (): Supervisor | undefined => {
+    const sup = root?.child(RUNNERS);
+    return sup !== undefined && 'whichChildren' in sup ? sup : undefined;
+  };
+  const liveRunners = (): Set<string> =>
+    new Set(
+      (runners()?.whichChildren() ?? []).filter((c) => c.status !== 'stopped').map((c) => c.id),
+    );
+
+  const startRunner = async (session: Pick<Session, 'id' | 'userId'>): Promise<void> => {
+    const sup = runners();
+    if (dead || sup === undefined) return; // the next Reconciler pass tries again
+    const known = sup.whichChildren().find((c) => c.id === session.id);
+    if (known && known.status !== 'stopped') return;
+    try {
+      if (known) await sup.terminateChild(session.id);
+      await sup.startChild({
+        id: session.id,
+        restart: 'transient',
+        start: {
+          logic: runnerLogic,
+          input: {
+            sessionId: session.id,
+            userId: session.userId,
+            pollMs: o.pollMs,
+            adoptBudgetMs: o.adoptBudgetMs,
+            ioTimeoutMs: o.ioTimeoutMs,
+          },
+        },
+      });
+    } catch (error) {
+      // Two starters racing for one session: the first one won, which is fine.
+      if ((error as { code?: string }).code === 'ALREADY_STARTED') return;
+      throw error;
+    }
+  };
+
+  const runnerLogic = taskRunnerLogic({
+    db,
+    backend,
+    pool,
+    owner,
+    caps: o.caps,
+    now,
+    track,
+    onOutput: (sessionId, chunk) => board.appendOutput(sessionId, chunk),
+    onChanged: changed,
+    onRequeued: (next, reason) => {
+      giveUps[reason] = (giveUps[reason] ?? 0) + 1;
+      void track(startRunner(next)).catch(report);
+    },
+    onError: report,
+  });
+
+  const poolHolder = fromCallback(() => () => {});
+  const reconciler = reconcilerLogic({
+    db,
+    backend,
+    pool,
+    owner,
+    now,
+    liveness: o.liveness ?? { isAlive: async (name) => name === owner },
+    runnerImage: o.runnerImage,
+    lock: o.reconcileLock,
+    track,
+    liveRunners,
+    startRunner,
+    stopRunner: (sessionId) => {
+      const ref = runners()?.child(sessionId);
+      if (ref !== undefined && 'send' in ref) ref.send({ type: 'cancel' });
+    },
+    onChanged: changed,
+    onError: report,
+    onGiveUp: (reason) => {
+      giveUps[reason] = (giveUps[reason] ?? 0) + 1;
+    },
+    onPass: () => {
+      if (!dead) void track(board.loadAll()).catch(report);
+    },
+  });
+
+  await board.loadAll();
+  root = await startSupervisor(
+    {
+      id: 'root',
+      strategy: 'one_for_one',
+      children: [
+        { id: 'runnerPool', start: { logic: poolHolder } },
+        { id: RUNNERS, start: { supervisor: { children: [], intensity: 20, periodMs: 5_000 } } },
+        { id: 'reconciler', start: { logic: reconciler, input: { periodMs: o.reconcileMs } } },
+      ],
+    },
+    { clock, ...(o.inspect ? { inspect: o.inspect } : {}) },
+  );
+  const top = root;
+
+  // Finished runners are forgotten (a transient child that exits normally
+  // stays listed otherwise), and restarts are counted for /metrics.
+  const watchRunners = (sup: Supervisor | undefined) =>
+    sup?.subscribe((event) => {
+      for (const l of supervisorListeners) l(event);
+      if (event.type === 'roundtable.child.restarting') restartsTotal += 1;
+      if (event.type === 'roundtable.child.exited' && isCleanExit(event.reason) && !dead) {
+        void sup.terminateChild(event.childId).catch(() => undefined);
+      }
+    });
+  watchRunners(runners());
+  top.subscribe((event) => {
+    for (const l of supervisorListeners) l(event);
+    if (event.type === 'roundtable.child.restarting') restartsTotal += 1;
+    if (event.type === 'roundtable.child.started' && event.childId === RUNNERS) {
+      watchRunners(runners());
+    }
+  });
+
+  const taskFor = async (actor: string | null, taskId: string) => {
+    try {
+      return actor === null ? await getTask(db, taskId) : await getTaskForUser(db, actor, taskId);
+    } catch (error) {
+      if (error instanceof NotFoundError || error instanceof ValidationError) {
+        throw new RuntimeCommandError('not_found', `task ${taskId} not found`, { cause: error });
+      }
+      throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+    }
+  };
+  const latestSession = async (taskId: string): Promise<Session> => {
+    const sessions = await listSessionsForTask(db, taskId);
+    const last = sessions[sessions.length - 1];
+    if (last === undefined)
+      throw new RuntimeCommandError('not_found', `task ${taskId} has no session`);
+    return last;
+  };
+  const alive = () => {
+    if (dead) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
+  };
+
+  const submit = async (
+    userId: string,
+    input: Parameters<Runtime['submit']>[1],
+  ): Promise<CreatedTask> => {
+    alive();
+    let created: Awaited<ReturnType<typeof createTaskWithSession>>;
+    try {
+      created = await createTaskWithSession(db, {
+        userId,
+        title: input.title,
+        spec: {
+          image: input.image,
+          command: input.command,
+          ...(input.env ? { env: input.env } : {}),
+        },
+        column: 'queued',
+        now: new Date(now()),
+      });
+    } catch (error) {
+      if (error instanceof ValidationError) {
+        throw new RuntimeCommandError('invalid', error.message, { cause: error });
+      }
+      throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+    }
+    const position = (await queuePosition(db, created.session.id)) ?? 1;
+    await board.refresh(created.task.id);
+    await startRunner(created.session);
+    return { ...created, position };
+  };
+
+  let stopping: Promise<void> | undefined;
+  const runtime: Runtime = {
+    owner,
+    root: top,
+    cards: (userId) => board.cards(userId),
+    subscribe: (listener) => board.subscribe(listener),
+    async createTask(userId, input) {
+      const { task, session, position } = await submit(userId, input);
+      return { taskId: task.id, sessionId: session.id, position };
+    },
+    submit,
+    async cancel(actor, taskId) {
+      alive();
+      await taskFor(actor, taskId);
+      const s = await latestSession(taskId);
+      if (s.status !== 'queued' && s.status !== 'running') {
+        throw new RuntimeCommandError('conflict', `task ${taskId} is ${s.status}`);
+      }
+      try {
+        // The row decides first; the runner (if any) then only cleans up.
+        await cancelRow(db, {
+          sessionId: s.id,
+          expected: { status: s.status, epoch: s.epoch },
+          reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
+          node: owner,
+          now: new Date(now()),
+        });
+      } catch (error) {
+        if (error instanceof StaleStatusError) {
+          throw new RuntimeCommandError('conflict', `task ${taskId} moved on; try again`, {
+            cause: error,
+          });
+        }
+        throw error;
+      }
+      await updateTaskColumn(db, {
+        userId: s.userId,
+        taskId,
+        column: 'failed',
+        now: new Date(now()),
+      });
+      const ref = runners()?.child(s.id);
+      if (ref !== undefined && 'send' in ref) (ref as AnyActorRef).send({ type: 'cancel' });
+      else {
+        pool.release(s.id);
+        if (s.handle !== null)
+          await backend.remove({ sessionId: s.id, handle: s.handle }).catch(report);
+      }
+      await board.refresh(taskId);
+    },
+    async retry(actor, taskId) {
+      alive();
+      await taskFor(actor, taskId);
+      let next: Session;
+      try {
+        next = await newAttempt(db, taskId, new Date(now()));
+      } catch (error) {
+        if (error instanceof StaleStatusError) {
+          throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`, {
+            cause: error,
+          });
+        }
+        throw error;
+      }
+      const t = await getTask(db, taskId);
+      await updateTaskColumn(db, {
+        userId: t.userId,
+        taskId,
+        column: 'queued',
+        now: new Date(now()),
+      });
+      const position = (await queuePosition(db, next.id)) ?? 1;
+      await board.refresh(taskId);
+      await startRunner(next);
+      return { sessionId: next.id, position };
+    },
+    async setUserCap(userId, maxRunning) {
+      alive();
+      try {
+        await setUserCap(db, { userId, maxRunning, now: new Date(now()) });
+      } catch (error) {
+        if (error instanceof ValidationError) {
+          throw new RuntimeCommandError('invalid', error.message, { cause: error });
+        }
+        throw error;
+      }
+      pool.setUserCap(userId, maxRunning);
+    },
+    poolSnapshot: () => pool.snapshot(),
+    metrics() {
+      const snap = pool.snapshot();
+      return {
+        queueDepth: snap.users.map((u) => ({ userId: u.userId, queued: u.queued })),
+        running: snap.users.map((u) => ({ userId: u.userId, running: u.running })),
+        waitSamplesSeconds: pool.drainWaitSamples(),
+        restartsTotal,
+        giveUpsTotal: { ...giveUps },
+      };
+    },
+    reconcile() {
+      alive();
+      const ref = top.child('reconciler');
+      if (ref === undefined || !('send' in ref)) {
+        return Promise.reject(new RuntimeCommandError('unavailable', 'no reconciler running'));
+      }
+      return new Promise<void>((resolve, reject) =>
+        (ref as AnyActorRef).send({
+          type: 'tick',
+          done: (error?: unknown) => (error === undefined ? resolve() : reject(error)),
+        }),
+      );
+    },
+    onSupervisorEvent(listener) {
+      supervisorListeners.add(listener);
+      return () => supervisorListeners.delete(listener);
+    },
+    liveRunners: () => [...liveRunners()],
+    busy: () => inFlight,
+    stop() {
+      stopping ??= (async () => {
+        await top.shutdown();
+        dead = true;
+        pool.close();
+      })();
+      return stopping;
+    },
+    kill() {
+      dead = true;
+      top.kill();
+      pool.close();
+    },
+  };
+  return runtime;
+}

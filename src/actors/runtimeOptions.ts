@@ -1,0 +1,104 @@
+/**
+ * `createRuntime`'s options: one defaults object, validated, unknown keys
+ * rejected with a "did you mean" (the ws habit).
+ */
+import { randomUUID } from 'node:crypto';
+import type { RuntimeOptions } from './runtimeTypes.js';
+
+/** Defaults spread under the caller's options. */
+export const RUNTIME_DEFAULTS = {
+  pollMs: 5_000,
+  adoptBudgetMs: 15 * 60 * 1000,
+  reconcileMs: 60_000,
+  ioTimeoutMs: 120_000,
+  reconcileLock: false,
+} as const;
+
+const KNOWN: ReadonlyArray<keyof RuntimeOptions> = [
+  'db',
+  'backend',
+  'clock',
+  'caps',
+  'pollMs',
+  'adoptBudgetMs',
+  'reconcileMs',
+  'nodeId',
+  'bootId',
+  'runnerImage',
+  'liveness',
+  'reconcileLock',
+  'ioTimeoutMs',
+  'inspect',
+  'onError',
+];
+
+/** A bad option, named. */
+export class RuntimeOptionError extends Error {
+  override readonly name = 'RuntimeOptionError';
+  readonly code = 'RUNTIME_INVALID_OPTION';
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`createRuntime: ${field} ${problem}`);
+  }
+}
+
+export type ResolvedRuntimeOptions = RuntimeOptions &
+  typeof RUNTIME_DEFAULTS & { bootId: string; onError: (error: unknown) => void };
+
+/**
+ * Checks the options and fills in the defaults.
+ *
+ * @example
+ * ```ts
+ * const base = { db: {}, backend: {}, clock: {}, caps: { maxRunning: 2, defaultUserCap: 1 }, nodeId: 'n1' }
+ * resolveRuntimeOptions(base).reconcileMs // => 60000
+ * resolveRuntimeOptions({ ...base, pollMS: 5 }) // throws RUNTIME_INVALID_OPTION
+ * resolveRuntimeOptions({ ...base, pollMs: 0 }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ ...base, nodeId: 'a/b' }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ ...base, caps: { maxRunning: -1, defaultUserCap: 1 } }) // throws RuntimeOptionError
+ * ```
+ */
+export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeOptions {
+  for (const key of Object.keys(options)) {
+    if ((KNOWN as readonly string[]).includes(key)) continue;
+    const near = KNOWN.find((k) => k.toLowerCase() === key.toLowerCase());
+    throw new RuntimeOptionError(key, `is unknown${near ? `; did you mean ${near}?` : ''}`);
+  }
+  for (const key of ['db', 'backend', 'clock'] as const) {
+    if (typeof options[key] !== 'object' || options[key] === null) {
+      throw new RuntimeOptionError(key, 'is required');
+    }
+  }
+  const o = { ...RUNTIME_DEFAULTS, ...options };
+  for (const key of ['pollMs', 'adoptBudgetMs', 'reconcileMs', 'ioTimeoutMs'] as const) {
+    const v = o[key];
+    if (!(typeof v === 'number' && Number.isFinite(v) && v > 0)) {
+      throw new RuntimeOptionError(key, `must be a number > 0, got ${String(v)}`);
+    }
+  }
+  const caps = o.caps as unknown;
+  const capOk = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+  if (
+    typeof caps !== 'object' ||
+    caps === null ||
+    !capOk((caps as Record<string, unknown>).maxRunning) ||
+    !capOk((caps as Record<string, unknown>).defaultUserCap)
+  ) {
+    throw new RuntimeOptionError('caps', 'needs integers maxRunning >= 0 and defaultUserCap >= 0');
+  }
+  // The owner is `${nodeId}/${bootId}`: a slash inside either would make it ambiguous.
+  const name = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
+  if (typeof o.nodeId !== 'string' || !name.test(o.nodeId)) {
+    throw new RuntimeOptionError('nodeId', 'must be 1-100 of [A-Za-z0-9_.:-]');
+  }
+  const bootId = o.bootId ?? randomUUID().slice(0, 8);
+  if (!name.test(bootId))
+    throw new RuntimeOptionError('bootId', 'must be 1-100 of [A-Za-z0-9_.:-]');
+  return {
+    ...o,
+    bootId,
+    onError: o.onError ?? ((error: unknown) => process.emitWarning(error as Error)),
+  };
+}

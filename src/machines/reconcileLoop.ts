@@ -1,0 +1,106 @@
+/**
+ * The Reconciler's loop as a statechart: one pass at boot, then one every
+ * `periodMs` on the actor system's clock, and one whenever a `tick` event
+ * arrives (tests and `runtime.reconcile()` send it, as Oban's `:rescue`).
+ * Passes never overlap: a tick during a pass asks for one more pass after it.
+ *
+ * The pass itself is the provided `pass` actor; a failed pass is reported
+ * through the provided `report` action and the loop goes on: a database
+ * outage must not take the Reconciler, a permanent child, down with it.
+ */
+import { assign, fromPromise, setup } from 'xstate';
+
+export interface ReconcileLoopInput {
+  periodMs: number;
+}
+
+/** `done` is called once the pass that covers this tick has finished. */
+export type ReconcileLoopEvent = { type: 'tick'; done?: (error?: unknown) => void };
+
+interface Context {
+  periodMs: number;
+  boot: boolean;
+  /** Callers of ticks that the running pass does not cover yet. */
+  waiting: Array<(error?: unknown) => void>;
+  /** Callers the running pass covers. */
+  covered: Array<(error?: unknown) => void>;
+}
+
+export const reconcileLoopMachine = setup({
+  types: {
+    input: {} as ReconcileLoopInput,
+    context: {} as Context,
+    events: {} as ReconcileLoopEvent,
+  },
+  actors: {
+    pass: fromPromise<void, { boot: boolean }>(async () => {
+      throw new Error("reconcileLoop: provide the 'pass' actor");
+    }),
+  },
+  actions: {
+    report: (_: unknown, _params: { error: unknown }) => {},
+    settle: (
+      _: unknown,
+      params: { callers: Array<(error?: unknown) => void>; error?: unknown },
+    ) => {
+      for (const done of params.callers) done(params.error);
+    },
+  },
+  delays: { periodMs: ({ context }) => context.periodMs },
+  guards: { ticked: ({ context }) => context.waiting.length > 0 },
+}).createMachine({
+  id: 'reconciler',
+  context: ({ input }) => ({ periodMs: input.periodMs, boot: true, waiting: [], covered: [] }),
+  initial: 'reconciling',
+  states: {
+    idle: {
+      after: { periodMs: { target: 'reconciling' } },
+      on: {
+        tick: {
+          target: 'reconciling',
+          actions: assign({
+            waiting: ({ context, event }) =>
+              event.done ? [...context.waiting, event.done] : context.waiting,
+          }),
+        },
+      },
+    },
+    reconciling: {
+      entry: assign(({ context }) => ({ covered: context.waiting, waiting: [] })),
+      on: {
+        tick: {
+          actions: assign({
+            waiting: ({ context, event }) =>
+              event.done ? [...context.waiting, event.done] : [...context.waiting, () => {}],
+          }),
+        },
+      },
+      invoke: {
+        src: 'pass',
+        input: ({ context }) => ({ boot: context.boot }),
+        onDone: {
+          target: 'afterPass',
+          actions: [
+            { type: 'settle', params: ({ context }) => ({ callers: context.covered }) },
+            assign({ boot: false, covered: [] }),
+          ],
+        },
+        onError: {
+          target: 'afterPass',
+          actions: [
+            { type: 'report', params: ({ event }) => ({ error: event.error }) },
+            {
+              type: 'settle',
+              params: ({ context, event }) => ({ callers: context.covered, error: event.error }),
+            },
+            // A failed boot pass is retried as a boot pass: step 1 must still run.
+            assign({ covered: [] }),
+          ],
+        },
+      },
+    },
+    afterPass: {
+      always: [{ guard: 'ticked', target: 'reconciling' }, { target: 'idle' }],
+    },
+  },
+});
