@@ -69,7 +69,6 @@ export class TurnOrder {
 
   /** Adds a key; returns false when it was already present. */
   insert(key: TurnKey): boolean {
-    if (this.has(key)) return false;
     const node: Node = {
       tag: key.tag,
       joinSeq: key.joinSeq,
@@ -78,9 +77,9 @@ export class TurnOrder {
       left: null,
       right: null,
     };
-    const [lo, hi] = this.split(this.root, key);
-    this.root = this.merge(this.merge(lo, node), hi);
-    return true;
+    const before = this.size;
+    this.root = this.insertAt(this.root, node);
+    return this.size > before;
   }
 
   /** Removes a key; returns false when it was absent. */
@@ -157,19 +156,38 @@ export class TurnOrder {
     return this.seed;
   }
 
-  /** Splits into keys < key and keys >= key. */
-  private split(node: Node | null, key: TurnKey): [Node | null, Node | null] {
-    if (node === null) return [null, null];
-    if (compareTurn(node, key) < 0) {
-      const [lo, hi] = this.split(node.right, key);
-      node.right = lo;
-      node.size = size(node.left) + size(node.right) + 1;
-      return [node, hi];
+  /** Inserts by descending to a leaf and rotating up: no allocation on the way. */
+  private insertAt(n: Node | null, node: Node): Node {
+    if (n === null) return node;
+    const c = compareTurn(node, n);
+    if (c === 0) return n;
+    if (c < 0) {
+      n.left = this.insertAt(n.left, node);
+      if (n.left.priority > n.priority) return this.rotateRight(n);
+    } else {
+      n.right = this.insertAt(n.right, node);
+      if (n.right.priority > n.priority) return this.rotateLeft(n);
     }
-    const [lo, hi] = this.split(node.left, key);
-    node.left = hi;
-    node.size = size(node.left) + size(node.right) + 1;
-    return [lo, node];
+    n.size = size(n.left) + size(n.right) + 1;
+    return n;
+  }
+
+  private rotateRight(n: Node): Node {
+    const l = n.left as Node;
+    n.left = l.right;
+    l.right = n;
+    n.size = size(n.left) + size(n.right) + 1;
+    l.size = size(l.left) + n.size + 1;
+    return l;
+  }
+
+  private rotateLeft(n: Node): Node {
+    const r = n.right as Node;
+    n.right = r.left;
+    r.left = n;
+    n.size = size(n.left) + size(n.right) + 1;
+    r.size = n.size + size(r.right) + 1;
+    return r;
   }
 
   private merge(a: Node | null, b: Node | null): Node | null {
