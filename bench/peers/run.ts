@@ -1,0 +1,129 @@
+/**
+ * `npm run bench:peers`: roundtable next to pg-boss and graphile-worker on
+ * the same Postgres server, in one run; writes bench/results/peers.{md,json,svg}.
+ *
+ * Knobs (environment): PEERS_PG_URL (server, default postgres://postgres@127.0.0.1:5432),
+ * PEERS_JOBS (5000) and PEERS_RUNS (5) for the peers' throughput, PEERS_RT_JOBS
+ * (1000) and PEERS_RT_RUNS (3) for roundtable's, PEERS_ONLY (comma-separated names).
+ */
+import { loadavg } from 'node:os';
+import { median } from '../stats.js';
+import { machineInfo } from './machine.js';
+import { pgbenchCeiling } from './pgbench.js';
+import { renderReport, type SystemResult, writeReport } from './report.js';
+import { latencyRun } from './scenarios/latency.js';
+import { recoveryRun } from './scenarios/recovery.js';
+import { throughputRun } from './scenarios/throughput.js';
+import { SYSTEMS } from './systems/index.js';
+
+const num = (name: string, fallback: number): number => {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer`);
+  return v;
+};
+const PEER_JOBS = num('PEERS_JOBS', 5000);
+const PEER_RUNS = num('PEERS_RUNS', 5);
+const RT_JOBS = num('PEERS_RT_JOBS', 1000);
+const RT_RUNS = num('PEERS_RT_RUNS', 3);
+const ONLY = process.env.PEERS_ONLY?.split(',').filter((s) => s !== '');
+const LATENCY = { rate: 20, seconds: 10 };
+const RECOVERY_JOBS = 1000;
+const RECOVERY_DEADLINE_MS = 180_000;
+
+const log = (s: string): void => {
+  process.stdout.write(`${s}\n`);
+};
+const describe = (e: unknown): string =>
+  e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+
+const started = Date.now();
+const load = { start: loadavg()[0] ?? 0, end: 0 };
+const machine = await machineInfo();
+log(`machine: ${machine.nproc} cpus, ${machine.memoryGiB} GiB, ${machine.postgres.version}`);
+
+log('pgbench ceiling');
+const ceiling = await pgbenchCeiling([1, 20], 10);
+for (const c of ceiling) log(`  ${c.clients} clients: ${c.insertsPerSecond.toFixed(0)} inserts/s`);
+
+const results: SystemResult[] = [];
+for (const system of SYSTEMS) {
+  if (ONLY !== undefined && !ONLY.includes(system.name)) continue;
+  if ('unavailable' in system) {
+    results.push({ name: system.name, unavailable: system.unavailable, errors: [] });
+    continue;
+  }
+  const isRt = system.name.startsWith('roundtable');
+  const jobs = isRt ? RT_JOBS : PEER_JOBS;
+  const runs = isRt ? RT_RUNS : PEER_RUNS;
+  const r: SystemResult = {
+    name: system.name,
+    version: system.version,
+    settings: system.settings,
+    recoveryDoc: system.recovery,
+    errors: [],
+  };
+  results.push(r);
+
+  log(`${system.name}: throughput, ${runs} x ${jobs} jobs`);
+  try {
+    const tp = [];
+    for (let i = 0; i < runs; i++) {
+      const one = await throughputRun(system, i, jobs);
+      log(
+        `  run ${i + 1}: ${one.jobsPerSecond.toFixed(0)} jobs/s, ${one.commitsPerJob.toFixed(3)} commits/job, ${one.tuplesPerJob.toFixed(2)} tuples/job`,
+      );
+      tp.push(one);
+    }
+    r.node = tp[0]?.node;
+    r.throughput = {
+      jobs,
+      runs: tp,
+      medianJobsPerSecond: median(tp.map((t) => t.jobsPerSecond)),
+      medianCommitsPerJob: median(tp.map((t) => t.commitsPerJob)),
+      medianTuplesPerJob: median(tp.map((t) => t.tuplesPerJob)),
+    };
+  } catch (e) {
+    r.errors.push(`throughput: ${describe(e)}`);
+  }
+
+  log(`${system.name}: latency, ${LATENCY.rate} jobs/s for ${LATENCY.seconds} s`);
+  try {
+    r.latency = await latencyRun(system, LATENCY.rate, LATENCY.seconds);
+    log(`  median ${r.latency.medianMs.toFixed(1)} ms, p99 ${r.latency.p99Ms.toFixed(1)} ms`);
+  } catch (e) {
+    r.errors.push(`latency: ${describe(e)}`);
+  }
+
+  if (system.recoveryUnavailable !== undefined) {
+    r.recoveryUnavailable = system.recoveryUnavailable;
+  } else {
+    log(`${system.name}: recovery, ${RECOVERY_JOBS} jobs in flight, SIGKILL`);
+    try {
+      r.recovery = await recoveryRun(system, RECOVERY_JOBS, RECOVERY_DEADLINE_MS);
+      log(
+        `  ${(r.recovery.recoveredMs / 1000).toFixed(2)} s (${r.recovery.restarted} restarted, ${r.recovery.failed} failed)`,
+      );
+    } catch (e) {
+      r.errors.push(`recovery: ${describe(e)}`);
+    }
+  }
+}
+
+load.end = loadavg()[0] ?? 0;
+const report = {
+  date: new Date().toISOString(),
+  durationS: Math.round((Date.now() - started) / 1000),
+  machine,
+  load,
+  ceiling,
+  latency: LATENCY,
+  recoveryJobs: RECOVERY_JOBS,
+  results,
+};
+const paths = writeReport(report, renderReport(report));
+log(`wrote ${paths.join(', ')} in ${report.durationS} s`);
+const failed = results.filter((r) => r.errors.length > 0);
+if (failed.length > 0) {
+  for (const r of failed) for (const e of r.errors) process.stderr.write(`${r.name}: ${e}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,60 @@
+/**
+ * Entry of a worker child process: `workerChild.ts <system> <url> <mode json>`.
+ * Runs one system's worker and reports each job start to the parent over IPC,
+ * batched every 10 ms (the timestamps are taken in the handler, so batching
+ * does not move them). Running workers in a child is what lets the recovery
+ * test SIGKILL one, and keeps the enqueueing side's CPU out of the worker.
+ */
+
+import { systemByName } from './systems/index.js';
+import type { WorkerMode } from './types.js';
+import type { ChildMessage, ParentMessage } from './workerProtocol.js';
+
+const [name, url, modeJson] = process.argv.slice(2);
+if (
+  name === undefined ||
+  url === undefined ||
+  modeJson === undefined ||
+  process.send === undefined
+) {
+  throw new Error('usage: forked as workerChild.ts <system> <url> <mode json>');
+}
+const send = (m: ChildMessage): void => {
+  process.send?.(m);
+};
+const mode = JSON.parse(modeJson) as WorkerMode & { recovery: boolean };
+const system = systemByName(name);
+if ('unavailable' in system) throw new Error(`${name}: ${system.unavailable}`);
+
+let keys: string[] = [];
+let at: number[] = [];
+const flush = (): void => {
+  if (keys.length === 0) return;
+  send({ type: 'started', keys, at });
+  keys = [];
+  at = [];
+};
+const flusher = setInterval(flush, 10);
+
+const worker = await system.startWorker(url, mode, (key) => {
+  keys.push(key);
+  at.push(performance.timeOrigin + performance.now());
+});
+send({ type: 'ready', ids: worker.ids, node: process.version, pid: process.pid });
+
+process.on('message', (m: ParentMessage) => {
+  if (m.type !== 'stop') return;
+  void worker.stop().then(
+    () => {
+      flush();
+      clearInterval(flusher);
+      // Exit explicitly: a library may leave a timer behind, and the parent
+      // only waits a bounded time before it SIGKILLs.
+      process.send?.({ type: 'stopped' } satisfies ChildMessage, () => process.exit(0));
+    },
+    (e: unknown) => {
+      process.stderr.write(`worker stop failed: ${String(e)}\n`);
+      process.exit(1);
+    },
+  );
+});

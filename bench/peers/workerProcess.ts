@@ -1,0 +1,107 @@
+/**
+ * The parent's side of a worker child: forks it, waits for it to be ready,
+ * collects job starts, stops it gracefully or SIGKILLs it.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { WorkerMode } from './types.js';
+import type { ChildMessage } from './workerProtocol.js';
+
+const ENTRY = fileURLToPath(new URL('./workerChild.ts', import.meta.url));
+
+export interface WorkerProcess {
+  readonly ids: readonly string[];
+  /** Node version the child runs on. */
+  readonly node: string;
+  /** Start time (epoch ms, sub-ms precision) of each job key, first start only. */
+  readonly starts: Map<string, number>;
+  /** Every start seen, including repeats of a key. */
+  startCount(): number;
+  /** Resolves when `pred` holds after a start batch; rejects at the deadline. */
+  waitFor(pred: () => boolean, deadlineMs: number, what: string): Promise<void>;
+  stop(deadlineMs?: number): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export class DeadlineError extends Error {
+  override readonly name = 'DeadlineError';
+  readonly code = 'BENCH_DEADLINE';
+}
+
+export async function startWorkerProcess(
+  system: string,
+  url: string,
+  mode: WorkerMode & { recovery: boolean },
+  readyDeadlineMs = 30_000,
+): Promise<WorkerProcess> {
+  const child: ChildProcess = fork(ENTRY, [system, url, JSON.stringify(mode)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const starts = new Map<string, number>();
+  let count = 0;
+  const waiters = new Set<() => void>();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const ready = new Promise<{ ids: string[]; node: string }>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new DeadlineError(`${system} worker not ready after ${readyDeadlineMs} ms`)),
+      readyDeadlineMs,
+    );
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${system} worker exited before ready (${code ?? signal})`));
+    });
+    child.on('message', (m: ChildMessage) => {
+      if (m.type === 'ready') {
+        clearTimeout(timer);
+        resolve({ ids: m.ids, node: m.node });
+      } else if (m.type === 'started') {
+        count += m.keys.length;
+        m.keys.forEach((k, i) => {
+          if (!starts.has(k)) starts.set(k, m.at[i]!);
+        });
+        for (const w of waiters) w();
+      }
+    });
+  });
+  const info = await ready;
+
+  return {
+    ids: info.ids,
+    node: info.node,
+    starts,
+    startCount: () => count,
+    waitFor(pred, deadlineMs, what) {
+      if (pred()) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (!pred()) return;
+          cleanup();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new DeadlineError(`${system}: ${what} not reached within ${deadlineMs} ms`));
+        }, deadlineMs);
+        const cleanup = (): void => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+      });
+    },
+    async stop(deadlineMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.send({ type: 'stop' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), deadlineMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
