@@ -158,9 +158,10 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
       socket = null;
       clearLiveness();
       if (closed) return;
-      store.trigger.connection({ state: 'offline' });
+      // The retry is scheduled before observers hear "offline", so they see it pending.
       reconnectTimer = timers.setTimeout(open, backoffDelay(attempts, policy, random));
       attempts += 1;
+      store.trigger.connection({ state: 'offline' });
     };
   };
 
