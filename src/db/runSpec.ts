@@ -32,6 +32,7 @@ export const runSpecSchema = z
       .array(z.string().max(L.argLength).refine(noNul, 'NUL byte in argument'))
       .min(1)
       .max(L.commandArgs)
+      .readonly()
       .refine(
         (args) => args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0) <= L.commandBytes,
         `command longer than ${L.commandBytes} bytes`,

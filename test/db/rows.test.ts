@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { CorruptRowError } from '../../src/db/errors.js';
+import { newId } from '../../src/db/ids.js';
+import { toSession, toSessionEvent, toTask } from '../../src/db/rows.js';
+
+const at = new Date('2026-07-14T10:00:00Z');
+const sessionRow = {
+  id: newId('session'),
+  task_id: newId('task'),
+  user_id: 'alice',
+  kind: 'run',
+  status: 'running',
+  attempt: 1,
+  enqueued_at: at,
+  claimed_at: at,
+  backend: 'swarm',
+  handle: 'rt-x',
+  owner_node: 'node-a',
+  epoch: 1,
+  started_at: null,
+  finished_at: null,
+  exit_code: null,
+  failure_reason: null,
+  user_recoverable: false,
+  updated_at: at,
+};
+
+function corruptField(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CorruptRowError);
+    expect((error as CorruptRowError).code).toBe('DB_CORRUPT_ROW');
+    return (error as CorruptRowError).field;
+  }
+  throw new Error('expected a CorruptRowError');
+}
+
+describe('row readers', () => {
+  it('map a good session row to camelCase', () => {
+    expect(toSession(sessionRow)).toMatchObject({ owner: 'node-a', epoch: 1, claimedAt: at });
+  });
+
+  it('name the corrupt field of a session row', () => {
+    expect(corruptField(() => toSession({ ...sessionRow, status: 'paused' }))).toBe('status');
+    expect(corruptField(() => toSession({ ...sessionRow, epoch: '1' }))).toBe('epoch');
+    expect(corruptField(() => toSession({ ...sessionRow, backend: 'k8s' }))).toBe('backend');
+    expect(
+      corruptField(() => toSession({ ...sessionRow, enqueued_at: new Date(Number.NaN) })),
+    ).toBe('enqueued_at');
+    expect(corruptField(() => toSession(null))).toBe('(row)');
+  });
+
+  it('validate the run spec inside a task row', () => {
+    const task = {
+      id: newId('task'),
+      user_id: 'alice',
+      title: 't',
+      run_spec: { image: 'busybox', command: 'echo hi' },
+      board_column: 'backlog',
+      created_at: at,
+      updated_at: at,
+    };
+    expect(corruptField(() => toTask(task))).toBe('run_spec.command');
+  });
+
+  it('validate event rows', () => {
+    const event = {
+      id: '1',
+      session_id: sessionRow.id,
+      from_status: null,
+      to_status: 'queued',
+      reason: null,
+      node: null,
+      epoch: 0,
+      at,
+    };
+    expect(toSessionEvent(event)).toMatchObject({ from: null, to: 'queued' });
+    expect(corruptField(() => toSessionEvent({ ...event, to_status: 'x' }))).toBe('to_status');
+  });
+});
