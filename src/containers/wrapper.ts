@@ -107,7 +107,7 @@ export function markerPath(sessionId: string, dir: string = CONTAINER_RUN_DIR): 
  *
  * @example
  * ```ts
- * wrapperArgv(['echo', '$(reboot)']).slice(3) // => ['echo', '$(reboot)']
+ * wrapperArgv(['echo', '$(reboot)']).slice(4) // => ['echo', '$(reboot)']
  * wrapperArgv(['echo'])[0] // => 'sh'
  * wrapperArgv([]) // throws invalid_argument
  * ```

@@ -298,30 +298,30 @@ export class SimulatedCluster {
         },
       };
       execs.add(exec);
-      // One timer at a time, each scheduling the next, so output lands in
-      // order and before the marker even when steps share an instant.
+      // Every timer is set up front (a clock jump fires them all at once);
+      // each emits all steps due by its time, so output stays in order and
+      // precedes the marker whatever order same-instant timers fire in.
       const steps = [...script.output].sort((a, b) => a.atMs - b.atMs);
       const endAt = Math.max(script.durationMs, ...steps.map((s) => s.atMs));
-      let at = 0;
-      const next = (index: number) => {
-        const step = steps[index];
-        const due = step ? step.atMs : endAt;
-        exec.timers = [
-          this.clock.setTimeout(() => {
-            at = due;
-            if (step) {
-              container.tmp.set(out, (container.tmp.get(out) ?? '') + step.text);
-              onOutput(step.text);
-              next(index + 1);
-              return;
-            }
-            execs.delete(exec);
-            container.tmp.set(marker, `${script.exitCode}\n`);
-            resolve({ exitCode: script.exitCode });
-          }, due - at),
-        ];
+      let emitted = 0;
+      const emitUpTo = (atMs: number) => {
+        for (let step = steps[emitted]; step && step.atMs <= atMs; step = steps[emitted]) {
+          emitted += 1;
+          container.tmp.set(out, (container.tmp.get(out) ?? '') + step.text);
+          onOutput(step.text);
+        }
       };
-      next(0);
+      for (const step of steps) {
+        exec.timers.push(this.clock.setTimeout(() => emitUpTo(step.atMs), step.atMs));
+      }
+      exec.timers.push(
+        this.clock.setTimeout(() => {
+          emitUpTo(Number.POSITIVE_INFINITY);
+          execs.delete(exec);
+          container.tmp.set(marker, `${script.exitCode}\n`);
+          resolve({ exitCode: script.exitCode });
+        }, endAt),
+      );
     });
     // The owner may never await `done` (it restarted); a lost exec is not an unhandled error.
     done.catch(() => undefined);
