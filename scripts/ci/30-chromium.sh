@@ -1,12 +1,15 @@
 # Sourced by .ci/run: the board page's browser test drives Debian's chromium
 # through playwright-core (which never downloads a browser). Install it when
-# missing; refresh the package lists first only if apt cannot find it.
+# missing; refresh the package lists only when apt cannot install from the
+# ones it has (unknown package, or stale lists pointing at removed files).
+ci_install_chromium() {
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+}
 if [ ! -x /usr/bin/chromium ]; then
   echo "ci: installing chromium"
-  if ! apt-cache show chromium >/dev/null 2>&1; then
+  if ! ci_install_chromium; then
     apt-get update -qq
+    ci_install_chromium || { echo "ci: chromium install failed" >&2; exit 1; }
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
-    || { echo "ci: chromium install failed" >&2; exit 1; }
 fi
 /usr/bin/chromium --version
