@@ -47,7 +47,7 @@ const RUNNERS = 'taskRunners';
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const o = resolveRuntimeOptions(options);
   const { db, backend, clock } = o;
-  const owner = `${o.nodeId}/${o.bootId}`;
+  const owner = `${o.nodeId}@${o.bootId}`;
   const now = () => clock.now();
   const pool = createSlotPool(o.caps, now);
   const board = createBoardIndex(db);

@@ -44,8 +44,15 @@ export class RuntimeOptionError extends Error {
   }
 }
 
-export type ResolvedRuntimeOptions = RuntimeOptions &
-  typeof RUNTIME_DEFAULTS & { bootId: string; onError: (error: unknown) => void };
+export type ResolvedRuntimeOptions = Omit<RuntimeOptions, keyof typeof RUNTIME_DEFAULTS> & {
+  pollMs: number;
+  adoptBudgetMs: number;
+  reconcileMs: number;
+  ioTimeoutMs: number;
+  reconcileLock: boolean;
+  bootId: string;
+  onError: (error: unknown) => void;
+};
 
 /**
  * Checks the options and fills in the defaults.
@@ -56,7 +63,7 @@ export type ResolvedRuntimeOptions = RuntimeOptions &
  * resolveRuntimeOptions(base).reconcileMs // => 60000
  * resolveRuntimeOptions({ ...base, pollMS: 5 }) // throws RUNTIME_INVALID_OPTION
  * resolveRuntimeOptions({ ...base, pollMs: 0 }) // throws RuntimeOptionError
- * resolveRuntimeOptions({ ...base, nodeId: 'a/b' }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ ...base, nodeId: 'a@b' }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, caps: { maxRunning: -1, defaultUserCap: 1 } }) // throws RuntimeOptionError
  * ```
  */
@@ -88,7 +95,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
   ) {
     throw new RuntimeOptionError('caps', 'needs integers maxRunning >= 0 and defaultUserCap >= 0');
   }
-  // The owner is `${nodeId}/${bootId}`: a slash inside either would make it ambiguous.
+  // The owner is `${nodeId}@${bootId}`: an @ inside either would make it ambiguous.
   const name = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
   if (typeof o.nodeId !== 'string' || !name.test(o.nodeId)) {
     throw new RuntimeOptionError('nodeId', 'must be 1-100 of [A-Za-z0-9_.:-]');

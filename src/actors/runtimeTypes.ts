@@ -39,7 +39,7 @@ export interface RuntimeOptions {
   reconcileMs?: number;
   /**
    * This machine's stable name (e.g. the host name). The owner written on
-   * rows is `${nodeId}/${bootId}`: a new boot is a new owner, so a deploy
+   * rows is `${nodeId}@${bootId}`: a new boot is a new owner, so a deploy
    * makes every run of the previous boot an orphan the Reconciler can see.
    */
   nodeId: string;
@@ -133,7 +133,7 @@ export interface CreatedTask {
  * `conflict`, `invalid`, `unavailable`, the board port's).
  */
 export interface Runtime {
-  /** `${nodeId}/${bootId}`: the owner this boot writes on the rows it claims. */
+  /** `${nodeId}@${bootId}`: the owner this boot writes on the rows it claims. */
   readonly owner: string;
   /** The root supervisor: RunnerPool, TaskRunnerSupervisor, Reconciler (one_for_one). */
   readonly root: Supervisor;

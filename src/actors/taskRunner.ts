@@ -113,17 +113,16 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
         const send = (e: AttachEvent) => {
           if (open) sendBack(e);
         };
-        deps
-          .track(
-            backend.attach(input, {
-              signal: abort.signal,
-              onOutput: (chunk) => {
-                if (!open) return;
-                deps.onOutput(input.sessionId, chunk);
-                send({ type: 'output', chunk });
-              },
-            }),
-          )
+        // Not tracked: attach waits on virtual time, it is not I/O in flight.
+        backend
+          .attach(input, {
+            signal: abort.signal,
+            onOutput: (chunk) => {
+              if (!open) return;
+              deps.onOutput(input.sessionId, chunk);
+              send({ type: 'output', chunk });
+            },
+          })
           .then(
             (exit) => send({ type: 'exited', exitCode: exit.exitCode }),
             (error: unknown) => send({ type: 'attach_failed', error }),

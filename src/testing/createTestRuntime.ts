@@ -1,0 +1,185 @@
+/**
+ * The public simulation harness (`roundtable/testing`): a whole runtime on
+ * an in-memory PGlite, a simulated Swarm and a virtual clock, with deploys,
+ * reschedules, node kills and image rolls on demand. Nothing sleeps on real
+ * time: `advance(ms)` fires timers in order and settles every actor (and
+ * every promise and query they started) between two firings.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { createRuntime } from '../actors/runtime.js';
+import type { Runtime, RuntimeCaps, RuntimeCard } from '../actors/runtimeTypes.js';
+import type { SimCommandRegistry } from '../containers/simulated/commands.js';
+import { SimulatedBackend } from '../containers/simulated/SimulatedBackend.js';
+import type { ExecRecord } from '../containers/simulated/SimulatedCluster.js';
+import { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
+import {
+  connect,
+  type DbHandle,
+  listSessionEvents,
+  migrate,
+  type Session,
+  type SessionEvent,
+  type Task,
+} from '../db/index.js';
+import { toSession, toTask } from '../db/rows.js';
+import { TestClock } from './TestClock.js';
+
+export interface TestRuntimeOptions {
+  caps?: RuntimeCaps;
+  pollMs?: number;
+  adoptBudgetMs?: number;
+  reconcileMs?: number;
+  nodes?: readonly string[];
+  rescheduleDelayMs?: number;
+  commands?: SimCommandRegistry;
+  runnerImage?: string;
+  /** Share one PGlite per test file (initdb takes seconds); its tables are emptied first. */
+  pglite?: PGlite;
+  /** Errors the runtime reports; default: collected in `errors`. */
+  onError?: (error: unknown) => void;
+}
+
+export interface TestRuntime {
+  readonly clock: TestClock;
+  readonly cluster: SimulatedCluster;
+  /** The current boot; replaced by `deploy()`. */
+  readonly runtime: Runtime;
+  readonly boots: number;
+  /** Errors the runtime reported (not thrown to anyone). */
+  readonly errors: unknown[];
+  /** Moves virtual time by `ms`, firing timers in order and settling after each. */
+  advance(ms: number): Promise<void>;
+  /** Waits until no actor has I/O in flight. */
+  settle(): Promise<void>;
+  /** Kills every actor with no cleanup and boots a fresh runtime on the same store and cluster. */
+  deploy(options?: { runnerImage?: string }): Promise<Runtime>;
+  /** Rows, for assertions. */
+  sessions(): Promise<Session[]>;
+  tasks(): Promise<Task[]>;
+  events(sessionId: string): Promise<SessionEvent[]>;
+  board(): RuntimeCard[];
+  execLog(sessionId?: string): ExecRecord[];
+  close(): Promise<void>;
+}
+
+const DEFAULTS = {
+  caps: { maxRunning: 4, defaultUserCap: 2 },
+  pollMs: 5_000,
+  adoptBudgetMs: 15 * 60 * 1000,
+  reconcileMs: 60_000,
+  rescheduleDelayMs: 1_000,
+};
+
+/** Rounds of the event loop allowed for one settle before it is called a hang. */
+const SETTLE_ROUNDS = 5_000;
+
+export async function createTestRuntime(options: TestRuntimeOptions = {}): Promise<TestRuntime> {
+  const o = { ...DEFAULTS, ...options };
+  const clock = new TestClock();
+  const cluster = new SimulatedCluster({
+    clock,
+    rescheduleDelayMs: o.rescheduleDelayMs,
+    ...(o.nodes ? { nodes: o.nodes } : {}),
+    ...(o.commands ? { commands: o.commands } : {}),
+  });
+  const pglite = o.pglite ?? (await PGlite.create('memory://'));
+  const handle: DbHandle = await connect({ pglite });
+  await migrate(handle.db);
+  if (o.pglite) {
+    await pglite.exec('TRUNCATE session_events, sessions, tasks, user_caps');
+  }
+  const errors: unknown[] = [];
+  let boots = 0;
+  let runtime: Runtime;
+
+  const boot = async (runnerImage?: string) => {
+    boots += 1;
+    runtime = await createRuntime({
+      db: handle.db,
+      backend: new SimulatedBackend(cluster),
+      clock,
+      caps: o.caps,
+      pollMs: o.pollMs,
+      adoptBudgetMs: o.adoptBudgetMs,
+      reconcileMs: o.reconcileMs,
+      nodeId: 'test-node',
+      bootId: `boot${boots}`,
+      ...(runnerImage ? { runnerImage } : {}),
+      onError: o.onError ?? ((e) => errors.push(e)),
+    });
+    await settle();
+    return runtime;
+  };
+
+  // Yield to the event loop (not to time: the virtual clock does not move)
+  // until nothing is in flight for a few rounds in a row.
+  async function settle(): Promise<void> {
+    let quiet = 0;
+    for (let i = 0; i < SETTLE_ROUNDS; i += 1) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (runtime.busy() === 0) quiet += 1;
+      else quiet = 0;
+      if (quiet >= 3) return;
+    }
+    throw new Error(`harness: the runtime did not settle (${runtime.busy()} I/O calls in flight)`);
+  }
+
+  await boot(o.runnerImage);
+
+  const harness: TestRuntime = {
+    clock,
+    cluster,
+    get runtime() {
+      return runtime;
+    },
+    get boots() {
+      return boots;
+    },
+    errors,
+    async advance(ms) {
+      const target = clock.now() + ms;
+      await settle();
+      for (;;) {
+        const due = clock.nextDue(target);
+        if (due === null) break;
+        clock.fireNext(due);
+        await settle();
+      }
+      clock.fireNext(target);
+      await settle();
+    },
+    settle,
+    async deploy(deployOptions = {}) {
+      // Like a replaced app container: no shutdown, no cleanup, no last writes.
+      runtime.kill();
+      return boot(deployOptions.runnerImage);
+    },
+    async sessions() {
+      const rows = await handle.db
+        .selectFrom('sessions')
+        .selectAll()
+        .orderBy('enqueued_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(toSession);
+    },
+    async tasks() {
+      const rows = await handle.db
+        .selectFrom('tasks')
+        .selectAll()
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(toTask);
+    },
+    events: (sessionId) => listSessionEvents(handle.db, sessionId),
+    board: () => runtime.cards(null),
+    execLog: (sessionId) => cluster.execLog(sessionId),
+    async close() {
+      runtime.kill();
+      await handle.close();
+      if (!o.pglite) await pglite.close();
+    },
+  };
+  return harness;
+}

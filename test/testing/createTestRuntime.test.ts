@@ -1,0 +1,38 @@
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+
+let pglite: PGlite;
+beforeAll(async () => {
+  pglite = await PGlite.create('memory://');
+}, 30_000);
+afterAll(async () => {
+  await pglite.close();
+});
+
+const agent = (seconds: number) => ({
+  title: 'fix it',
+  image: 'runner:v1',
+  command: ['agent', String(seconds)],
+});
+
+describe('createTestRuntime', () => {
+  let h: TestRuntime;
+  test('a task runs to completion and its card shows the output', async () => {
+    h = await createTestRuntime({ pglite });
+    const { taskId, sessionId, position } = await h.runtime.createTask('alice', agent(30));
+    expect(position).toBe(1);
+    await h.settle();
+    const running = h.board().find((c) => c.taskId === taskId);
+    expect(running?.status).toBe('running');
+    await h.advance(31_000);
+    const [s] = await h.sessions();
+    expect(s).toMatchObject({ id: sessionId, status: 'succeeded', exitCode: 0 });
+    const card = h.board().find((c) => c.taskId === taskId);
+    expect(card?.column).toBe('done');
+    expect(card?.lastOutput.at(-1)).toBe('[agent] done');
+    expect(h.execLog(sessionId)).toHaveLength(1);
+    expect(h.errors).toEqual([]);
+    await h.close();
+  });
+});
