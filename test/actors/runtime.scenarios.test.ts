@@ -37,7 +37,11 @@ describe('runtime scenarios', () => {
     await h.runtime.reconcile();
     await h.advance(POLL);
     const first = (await h.sessions()).find((s) => s.id === sessionId);
-    expect(first).toMatchObject({ status: 'failed', failureReason: 'container_replaced', userRecoverable: true });
+    expect(first).toMatchObject({
+      status: 'failed',
+      failureReason: 'container_replaced',
+      userRecoverable: true,
+    });
     expect(first?.finishedAt?.getTime()).toBeLessThanOrEqual(before + POLL);
     const events = await h.events(sessionId);
     expect(events.map((e) => e.reason)).toContain('adopted');
@@ -45,7 +49,10 @@ describe('runtime scenarios', () => {
     expect(retry?.taskId).toBe(taskId);
     await h.advance(700_000);
     expect((await h.sessions()).find((s) => s.attempt === 2)?.status).toBe('succeeded');
-    expect(h.board().find((c) => c.taskId === taskId)).toMatchObject({ column: 'done', attempt: 2 });
+    expect(h.board().find((c) => c.taskId === taskId)).toMatchObject({
+      column: 'done',
+      attempt: 2,
+    });
     expect(h.errors).toEqual([]);
   });
 
@@ -106,7 +113,9 @@ describe('runtime scenarios', () => {
     await h.advance(200_000);
     const rows = await h.sessions();
     expect(rows.every((s) => s.status === 'succeeded')).toBe(true);
-    const order = [...rows].sort((x, y) => (x.claimedAt?.getTime() ?? 0) - (y.claimedAt?.getTime() ?? 0));
+    const order = [...rows].sort(
+      (x, y) => (x.claimedAt?.getTime() ?? 0) - (y.claimedAt?.getTime() ?? 0),
+    );
     expect(order.map((s) => s.id)).toEqual(ids);
   });
 
@@ -121,7 +130,9 @@ describe('runtime scenarios', () => {
     const rows = await h.sessions();
     expect(rows.map((s) => s.status)).toEqual(['cancelled', 'cancelled']);
     expect(h.runtime.poolSnapshot().running).toBe(0);
-    await expect(h.runtime.cancel('alice', queued.taskId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(h.runtime.cancel('alice', queued.taskId)).rejects.toMatchObject({
+      code: 'not_found',
+    });
     const retried = await h.runtime.retry('alice', running.taskId);
     await h.advance(200_000);
     expect((await h.sessions()).find((s) => s.id === retried.sessionId)?.status).toBe('succeeded');

@@ -1,0 +1,146 @@
+/**
+ * Deploy storms as a property: random workloads with deploys, reschedules,
+ * node kills and waiter crashes at random moments. After every step: no
+ * session lost, caps never exceeded, no slot leaked, no command executed
+ * twice in one container; at the end, every wait has ended.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { AnyActorRef } from 'xstate';
+import type { Supervisor } from '../../src/supervisor/Supervisor.js';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+
+let pglite: PGlite;
+beforeAll(async () => {
+  pglite = await PGlite.create('memory://');
+}, 30_000);
+afterAll(async () => {
+  await pglite.close();
+});
+
+const CAPS = { maxRunning: 2, defaultUserCap: 1 };
+const USERS = ['u1', 'u2', 'u3'];
+
+type Step =
+  | { kind: 'create'; user: number; seconds: number }
+  | { kind: 'advance'; ms: number }
+  | { kind: 'deploy' }
+  | { kind: 'reschedule'; pick: number }
+  | { kind: 'killNode'; node: number }
+  | { kind: 'crashRunner'; pick: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('create' as const),
+      user: fc.nat(2),
+      seconds: fc.integer({ min: 1, max: 90 }),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.integer({ min: 1, max: 40_000 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deploy' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reschedule' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('killNode' as const), node: fc.nat(1) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('crashRunner' as const), pick: fc.nat() }),
+  },
+);
+
+async function checkInvariants(h: TestRuntime): Promise<void> {
+  const rows = await h.sessions();
+  // No session lost: every task has exactly one live-or-final latest attempt.
+  const tasks = await h.tasks();
+  for (const t of tasks) {
+    const attempts = rows.filter((s) => s.taskId === t.id);
+    const open = attempts.filter((s) => s.status === 'queued' || s.status === 'running');
+    expect(open.length).toBeLessThanOrEqual(1);
+    const last = attempts.reduce((a, b) => (b.attempt > a.attempt ? b : a));
+    if (open.length === 0) expect(['succeeded', 'failed', 'cancelled']).toContain(last.status);
+  }
+  // Caps never exceeded, replayed from the history (every instant, not only now).
+  const events = await Promise.all(rows.map((s) => h.events(s.id)));
+  const flat = events.flat().sort((a, b) => Number(a.id) - Number(b.id));
+  const userOf = new Map(rows.map((s) => [s.id, s.userId]));
+  const running = new Map<string, string>();
+  for (const e of flat) {
+    if (e.to === 'running' && e.from === 'queued')
+      running.set(e.sessionId, userOf.get(e.sessionId) ?? '');
+    if (e.to !== 'running') running.delete(e.sessionId);
+    expect(running.size).toBeLessThanOrEqual(CAPS.maxRunning);
+    for (const u of USERS) {
+      expect([...running.values()].filter((x) => x === u).length).toBeLessThanOrEqual(
+        CAPS.defaultUserCap,
+      );
+    }
+  }
+  // No slot leaked: whatever the pool counts as holding a runner is running in the rows.
+  const runningIds = new Set(rows.filter((s) => s.status === 'running').map((s) => s.id));
+  const snap = h.runtime.poolSnapshot();
+  expect(snap.running).toBeLessThanOrEqual(runningIds.size);
+  // No command executed twice in one container (by two owners or one).
+  const seen = new Set<string>();
+  for (const e of h.execLog()) {
+    const key = `${e.sessionId}/${e.containerId}`;
+    expect(seen.has(key)).toBe(false);
+    seen.add(key);
+  }
+}
+
+test('deploy storms lose nothing and every wait ends', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 14 }), async (steps) => {
+      const h = await createTestRuntime({
+        pglite,
+        caps: CAPS,
+        pollMs: 5_000,
+        adoptBudgetMs: 120_000,
+        reconcileMs: 30_000,
+      });
+      try {
+        for (const s of steps) {
+          const running = (await h.sessions()).filter((r) => r.status === 'running');
+          if (s.kind === 'create') {
+            await h.runtime.createTask(USERS[s.user] ?? 'u1', {
+              title: 't',
+              image: 'runner:v1',
+              command: ['agent', String(s.seconds)],
+            });
+          } else if (s.kind === 'advance') await h.advance(s.ms);
+          else if (s.kind === 'deploy') await h.deploy();
+          else if (s.kind === 'reschedule' && running.length > 0) {
+            h.cluster.reschedule((running[s.pick % running.length] as { id: string }).id);
+          } else if (s.kind === 'killNode') {
+            const node = h.cluster.nodeNames()[s.node] ?? 'node-1';
+            h.cluster.killNode(node);
+            h.cluster.reviveNode(node);
+          } else if (s.kind === 'crashRunner') {
+            const sup = h.runtime.root.child('taskRunners') as Supervisor | undefined;
+            const live = sup?.whichChildren().filter((c) => c.status === 'running') ?? [];
+            const victim = live[s.pick % Math.max(1, live.length)];
+            (victim?.ref as AnyActorRef | undefined)?.stop();
+          }
+          await h.settle();
+          await checkInvariants(h);
+        }
+        // Every wait ends: budgets, polls and ticks bring everything to rest.
+        for (let i = 0; i < 12; i += 1) await h.advance(60_000);
+        const rows = await h.sessions();
+        expect(rows.filter((r) => r.status === 'queued' || r.status === 'running')).toEqual([]);
+        expect(h.runtime.poolSnapshot()).toMatchObject({ running: 0, queued: 0 });
+        await checkInvariants(h);
+      } finally {
+        await h.close();
+      }
+    }),
+    { numRuns: 12, seed: Number(process.env.STORM_SEED ?? 42) },
+  );
+}, 240_000);
