@@ -258,6 +258,7 @@ export const runnerPoolMachine = setup({
             }
             const corrected = correctRows(rows, ctx.touched, (id) => ctx.index.session(id));
             grants.push(...ctx.index.rebuild(corrected, at));
+            grants.push(...ctx.index.setDefaults({ globalMax: ctx.globalMax }, at));
             for (const id of [...ctx.waiters.keys()]) {
               if (ctx.index.session(id) === undefined) unwatch(ctx, id);
             }

@@ -158,6 +158,35 @@ export class PoolIndex {
     return this.dispatch(at);
   }
 
+  /**
+   * Counts a session as holding a slot without a grant: an adopted run, or a
+   * run another node claimed. Caps are not checked (the run exists already);
+   * a queued entry for it leaves the line.
+   *
+   * @example
+   * ```ts
+   * const pool = new PoolIndex({ globalMax: 1 });
+   * pool.enqueue('ann', 'a1', 0).position // => 0
+   * pool.hold('bob', 'b1', 1);
+   * pool.runningCount // => 2
+   * pool.positionOf('b1') // => 0
+   * ```
+   */
+  hold(userId: string, sessionId: string, at: number): void {
+    const s = this.sessions.get(sessionId);
+    if (s?.state === 'running' && s.userId === userId) return;
+    if (s !== undefined) {
+      const old = this.users.get(s.userId) as UserEntry;
+      this.drop(old, sessionId, s);
+      this.refresh(old);
+    }
+    const u = this.user(userId);
+    u.active.add(sessionId);
+    this.sessions.set(sessionId, { userId, state: 'running', since: at, slot: -1 });
+    this.running += 1;
+    this.refresh(u);
+  }
+
   /** Sets (`null`: removes) a user's override. Lowering never revokes a slot. */
   setUserCap(userId: string, max: number | null, at: number): Grant[] {
     if (max === null) this.overrides.delete(userId);
