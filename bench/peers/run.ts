@@ -5,16 +5,26 @@
  * Knobs (environment): PEERS_PG_URL (server, default postgres://postgres@127.0.0.1:5432),
  * PEERS_JOBS (5000) and PEERS_RUNS (5) for the peers' throughput, PEERS_RT_JOBS
  * (1000) and PEERS_RT_RUNS (3) for roundtable's, PEERS_ONLY (comma-separated names).
+ * `tsx bench/peers/run.ts --render` re-renders the report from peers.json.
  */
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { median } from '../stats.js';
 import { machineInfo } from './machine.js';
 import { pgbenchCeiling } from './pgbench.js';
-import { renderReport, type SystemResult, writeReport } from './report.js';
+import { type PeersReport, renderReport, type SystemResult, writeReport } from './report.js';
 import { latencyRun } from './scenarios/latency.js';
 import { recoveryRun } from './scenarios/recovery.js';
 import { throughputRun } from './scenarios/throughput.js';
 import { SYSTEMS } from './systems/index.js';
+
+// `--render`: rewrite peers.md and peers.svg from peers.json without measuring.
+if (process.argv.includes('--render')) {
+  const json = readFileSync(new URL('../results/peers.json', import.meta.url), 'utf8');
+  const saved = JSON.parse(json) as PeersReport;
+  process.stdout.write(`wrote ${writeReport(saved, renderReport(saved)).join(', ')}\n`);
+  process.exit(0);
+}
 
 const num = (name: string, fallback: number): number => {
   const v = Number(process.env[name] ?? fallback);
