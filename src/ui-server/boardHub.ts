@@ -157,7 +157,10 @@ export class BoardHub {
     for (const view of targets) {
       if (view === undefined) continue;
       const { frame } = view.log.append(render);
-      for (const conn of view.subscribers) this.sendRaw(conn, frame);
+      if (view.subscribers.size === 0) continue;
+      // Encoded once for the whole view rather than once per socket by ws.
+      const bytes = Buffer.from(frame);
+      for (const conn of view.subscribers) this.sendRaw(conn, bytes);
     }
   }
 
@@ -215,7 +218,7 @@ export class BoardHub {
     this.sendRaw(conn, JSON.stringify(frame));
   }
 
-  private sendRaw(conn: Connection, frame: string): void {
+  private sendRaw(conn: Connection, frame: string | Buffer): void {
     if (conn.ws.readyState !== conn.ws.OPEN) return;
     if (conn.ws.bufferedAmount > this.deps.limits.maxBufferedBytes) {
       // A consumer this far behind is as good as dead; it reconnects and resumes.
@@ -224,7 +227,7 @@ export class BoardHub {
       this.detach(conn);
       return;
     }
-    conn.ws.send(frame);
+    conn.ws.send(frame, { binary: false });
     this.framesSent += 1;
   }
 }
