@@ -1,0 +1,97 @@
+/**
+ * The Reconciler's steps on a real store and simulated cluster, driven one
+ * by one, and the proof that their order is a contract.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+
+let pglite: PGlite;
+let h: TestRuntime | undefined;
+beforeAll(async () => {
+  pglite = await PGlite.create('memory://');
+}, 30_000);
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+afterAll(async () => {
+  await pglite.close();
+});
+
+const agent = (seconds: number) => ({
+  title: 't',
+  image: 'runner:v1',
+  command: ['agent', String(seconds)],
+});
+
+describe('Reconciler', () => {
+  test('order: step 1 fails re-pinned runs before step 2 looks; in the other order they are adopted', async () => {
+    // With step 1 (boot, runnerImage): failed at once, never adopted.
+    h = await createTestRuntime({ pglite });
+    const a = await h.runtime.createTask('alice', agent(600));
+    await h.advance(10_000);
+    await h.deploy({ runnerImage: 'runner:v2' });
+    expect((await h.events(a.sessionId)).map((e) => e.reason)).toEqual([
+      'created',
+      'claimed',
+      'container_replaced',
+    ]);
+    await h.close();
+
+    // The same roll done outside the sweep (so step 1 cannot see it): step 2
+    // adopts, and only the adoption's poll finds the container replaced.
+    h = await createTestRuntime({ pglite, pollMs: 5_000 });
+    const b = await h.runtime.createTask('alice', agent(600));
+    await h.advance(10_000);
+    h.cluster.rollImage('runner:v2');
+    await h.deploy();
+    await h.advance(5_000);
+    expect((await h.events(b.sessionId)).map((e) => e.reason)).toEqual([
+      'created',
+      'claimed',
+      'adopted',
+      'container_replaced',
+    ]);
+  });
+
+  test('a tick event runs a pass now and starts runners for queued sessions that have none', async () => {
+    h = await createTestRuntime({ pglite, caps: { maxRunning: 1, defaultUserCap: 1 } });
+    await h.runtime.createTask('u1', agent(30));
+    const q = await h.runtime.createTask('u2', agent(30));
+    await h.settle();
+    h.runtime.kill();
+    const before = h.runtime.liveRunners();
+    expect(before).toEqual([]);
+    await h.deploy();
+    expect(h.runtime.liveRunners()).toContain(q.sessionId);
+  });
+
+  test('stale handles: a service no running session owns is removed by the sweep', async () => {
+    h = await createTestRuntime({ pglite });
+    const { taskId, sessionId } = await h.runtime.createTask('alice', agent(600));
+    await h.advance(1_000);
+    expect(h.cluster.serviceOf(sessionId)).toBeDefined();
+    h.runtime.kill();
+    await h.deploy();
+    await h.runtime.cancel(null, taskId);
+    await h.runtime.reconcile();
+    await h.settle();
+    expect(h.cluster.serviceOf(sessionId)).toBeUndefined();
+  });
+
+  test('an orphan with no handle is failed and re-queued (owner_lost)', async () => {
+    h = await createTestRuntime({ pglite, pollMs: 5_000 });
+    const { sessionId } = await h.runtime.createTask('alice', agent(600));
+    await h.advance(1_000);
+    // Simulate an owner that died between claim and recordHandle.
+    await pglite.query(
+      `UPDATE sessions SET handle = NULL, owner_node = 'gone@boot0' WHERE id = $1`,
+      [sessionId],
+    );
+    await h.deploy();
+    const events = await h.events(sessionId);
+    expect(events.at(-1)).toMatchObject({ to: 'failed', reason: 'owner_lost' });
+    expect((await h.sessions()).filter((s) => s.attempt === 2)).toHaveLength(1);
+  });
+});
