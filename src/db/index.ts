@@ -60,11 +60,13 @@ export {
 } from './sessionTransitions.js';
 export {
   type CreateTaskInput,
+  createTasksWithSessions,
   createTaskWithSession,
   DEFAULT_COLUMN,
   getTask,
   getTaskForUser,
   listTasksForUser,
+  MAX_BATCH,
   type UpdateTaskColumnInput,
   updateTaskColumn,
 } from './tasks.js';

@@ -74,6 +74,77 @@ export async function createTaskWithSession(
   });
 }
 
+/** Most tasks one `createTasksWithSessions` call accepts (one statement's parameter budget). */
+export const MAX_BATCH = 1000;
+
+/**
+ * Creates many tasks with their queued sessions and creation events in one
+ * transaction, three multi-row INSERTs in all: for bulk imports and the
+ * benchmark's batched enqueue. Every input is validated before anything is
+ * written; the first bad one names its index, e.g. `inputs.3.title`.
+ */
+export async function createTasksWithSessions(
+  db: Db,
+  inputs: readonly CreateTaskInput[],
+): Promise<{ task: Task; session: Session }[]> {
+  const all = parseOrThrow(z.array(createInput).max(MAX_BATCH), inputs, 'inputs');
+  if (all.length === 0) return [];
+  const ids = all.map(() => ({ task: newId('task'), session: newId('session') }));
+  return inTransaction(db, async (tx) => {
+    const tasks = await tx
+      .insertInto('tasks')
+      .values(
+        all.map((i, n) => ({
+          id: ids[n]!.task,
+          user_id: i.userId,
+          title: i.title,
+          run_spec: JSON.stringify(i.spec),
+          board_column: i.column ?? DEFAULT_COLUMN,
+          created_at: i.now,
+          updated_at: i.now,
+        })),
+      )
+      .returningAll()
+      .execute();
+    const sessions = await tx
+      .insertInto('sessions')
+      .values(
+        all.map((i, n) => ({
+          id: ids[n]!.session,
+          task_id: ids[n]!.task,
+          user_id: i.userId,
+          kind: i.kind ?? 'run',
+          status: 'queued',
+          attempt: 1,
+          enqueued_at: i.now,
+          updated_at: i.now,
+        })),
+      )
+      .returningAll()
+      .execute();
+    await tx
+      .insertInto('session_events')
+      .values(
+        all.map((i, n) => ({
+          session_id: ids[n]!.session,
+          from_status: null,
+          to_status: 'queued',
+          reason: 'created',
+          node: null,
+          epoch: 0,
+          at: i.now,
+        })),
+      )
+      .execute();
+    const taskById = new Map(tasks.map((t) => [t.id, toTask(t)]));
+    const sessionById = new Map(sessions.map((r) => [r.id, toSession(r)]));
+    return ids.map(({ task, session }) => ({
+      task: taskById.get(task)!,
+      session: sessionById.get(session)!,
+    }));
+  });
+}
+
 /** A task by id, for internal callers (pool, runners). Throws `NotFoundError`. */
 export async function getTask(db: Db, taskId: string): Promise<Task> {
   const id = parseOrThrow(f.taskId, taskId, 'taskId');

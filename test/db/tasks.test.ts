@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../../src/db/errors.js';
 import { newId } from '../../src/db/ids.js';
 import { listSessionEvents } from '../../src/db/sessionQueries.js';
 import {
+  createTasksWithSessions,
   createTaskWithSession,
   DEFAULT_COLUMN,
   getTask,
@@ -91,5 +92,28 @@ describeEachEngine('tasks', (getDb) => {
       if (field !== '') expect((err as ValidationError).field).toBe(field);
     }
     expect(await rowCounts(db)).toEqual({ tasks: 0, sessions: 0, session_events: 0, user_caps: 0 });
+  });
+
+  it('creates a batch in one transaction, or nothing when one input is bad', async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const inputs = ['a', 'b', 'c'].map((title) => ({
+      userId: 'alice',
+      title,
+      spec: SPEC,
+      now: now(),
+    }));
+    const created = await createTasksWithSessions(db, inputs);
+    expect(created.map((c) => [c.task.title, c.session.status, c.session.taskId])).toEqual(
+      created.map((c, n) => [inputs[n]!.title, 'queued', c.task.id]),
+    );
+    expect(await rowCounts(db)).toMatchObject({ tasks: 3, sessions: 3, session_events: 3 });
+    const bad = [...inputs, { ...inputs[0]!, title: '' }];
+    await expect(createTasksWithSessions(db, bad)).rejects.toMatchObject({
+      code: 'DB_VALIDATION',
+      field: 'inputs.3.title',
+    });
+    expect(await rowCounts(db)).toMatchObject({ tasks: 3, sessions: 3, session_events: 3 });
+    expect(await createTasksWithSessions(db, [])).toEqual([]);
   });
 });
