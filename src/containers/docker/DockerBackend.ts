@@ -41,8 +41,8 @@ export class DockerBackend extends DockerRunBackend {
   }
 
   protected async currentContainer(handle: string): Promise<CurrentContainer | null> {
-    const info = await this.call(`inspect container ${handle}`, () =>
-      this.docker.getContainer(handle).inspect(),
+    const info = await this.call(`inspect container ${handle}`, (abortSignal) =>
+      this.docker.getContainer(handle).inspect({ abortSignal }),
     );
     if (!info.State.Running || info.State.Restarting) return null;
     return { id: info.Id, startedAt: parseStartedAt(info.State.StartedAt) };
@@ -55,8 +55,8 @@ export class DockerBackend extends DockerRunBackend {
   }
 
   protected async list(): Promise<Array<RunRef & { image: string }>> {
-    const containers = await this.call('list containers', () =>
-      this.docker.listContainers({ all: true, filters: { label: [SESSION_LABEL] } }),
+    const containers = await this.call('list containers', (abortSignal) =>
+      this.docker.listContainers({ all: true, filters: { label: [SESSION_LABEL] }, abortSignal }),
     );
     return containers.flatMap((c) => {
       const sessionId = c.Labels?.[SESSION_LABEL];

@@ -122,16 +122,23 @@ export abstract class DockerRunBackend implements ContainerBackend {
   /** Moves the handle onto `image`; the engine replaces its container. */
   protected abstract repinOne(handle: string, image: string): Promise<void>;
 
-  /** One engine call with its deadline and a typed error. */
-  protected call<T>(what: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * One engine call with its deadline and a typed error. The signal aborts the
+   * HTTP request when the deadline passes, so a hung engine does not pile up
+   * open sockets.
+   */
+  protected call<T>(what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
     let started: Promise<T>;
     try {
-      started = work();
+      started = work(controller.signal);
     } catch (error) {
       started = Promise.reject(error);
     }
-    return withDeadline(started, { clock: this.clock, ms: this.callTimeoutMs, what }, (error) =>
-      classifyDockerError(error, what),
+    return withDeadline(
+      started,
+      { clock: this.clock, ms: this.callTimeoutMs, what, onAbandon: () => controller.abort() },
+      (error) => classifyDockerError(error, what),
     );
   }
 

@@ -5,6 +5,7 @@
  * empty `/tmp`), which is exactly what the adopt policy detects.
  */
 import type { RunRef, RunSpec } from '../ContainerBackend.js';
+import { isContainerError } from '../ContainerError.js';
 import { SESSION_LABEL } from '../wrapper.js';
 import { type CurrentContainer, DockerRunBackend, KEEPALIVE_COMMAND } from './DockerRunBackend.js';
 
@@ -35,10 +36,13 @@ export class SwarmBackend extends DockerRunBackend {
 
   protected async currentContainer(handle: string): Promise<CurrentContainer | null> {
     // A missing service throws not_found here, which observe reports as absent.
-    await this.call(`inspect service ${handle}`, () => this.docker.getService(handle).inspect());
-    const tasks = await this.call(`list tasks of ${handle}`, () =>
+    await this.call(`inspect service ${handle}`, (abortSignal) =>
+      this.docker.getService(handle).inspect({ abortSignal }),
+    );
+    const tasks = await this.call(`list tasks of ${handle}`, (abortSignal) =>
       this.docker.listTasks({
         filters: { service: [handle], 'desired-state': ['running'] },
+        abortSignal,
       }),
     );
     const running = tasks
@@ -49,14 +53,14 @@ export class SwarmBackend extends DockerRunBackend {
     const id = running[0]?.Status?.ContainerStatus?.ContainerID;
     if (!id) return null;
     try {
-      const info = await this.call(`inspect container of ${handle}`, () =>
-        this.docker.getContainer(id).inspect(),
+      const info = await this.call(`inspect container of ${handle}`, (abortSignal) =>
+        this.docker.getContainer(id).inspect({ abortSignal }),
       );
       if (!info.State.Running) return null;
       return { id, startedAt: parseStartedAt(info.State.StartedAt) };
     } catch (error) {
       // The task's container went away between the two calls: none is running now.
-      if (error instanceof Error && 'code' in error && error.code === 'not_found') return null;
+      if (isContainerError(error) && error.code === 'not_found') return null;
       throw error;
     }
   }
@@ -66,8 +70,8 @@ export class SwarmBackend extends DockerRunBackend {
   }
 
   protected async list(): Promise<Array<RunRef & { image: string }>> {
-    const services = await this.call('list services', () =>
-      this.docker.listServices({ filters: { label: [SESSION_LABEL] } }),
+    const services = await this.call('list services', (abortSignal) =>
+      this.docker.listServices({ filters: { label: [SESSION_LABEL] }, abortSignal }),
     );
     return services.flatMap((s) => {
       const sessionId = s.Spec?.Labels?.[SESSION_LABEL];
