@@ -149,3 +149,24 @@ export class BoardCommandError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * True for a command failure with a known code: a {@link BoardCommandError}
+ * or any error shaped like one. The runtime lives a layer below this port and
+ * implements it structurally, so its errors match by `name` and `code`, not
+ * by class.
+ *
+ * @example
+ * ```ts
+ * isBoardCommandError(new BoardCommandError('not_found', 'no such task')) // => true
+ * isBoardCommandError(Object.assign(new Error('x'), { name: 'BoardCommandError', code: 'conflict' })) // => true
+ * isBoardCommandError(Object.assign(new Error('x'), { name: 'BoardCommandError', code: 'teapot' })) // => false
+ * isBoardCommandError(new Error('boom')) // => false
+ * ```
+ */
+export function isBoardCommandError(err: unknown): err is Error & { code: BoardCommandErrorCode } {
+  if (err instanceof BoardCommandError) return true;
+  if (!(err instanceof Error) || err.name !== 'BoardCommandError') return false;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && Object.hasOwn(BOARD_COMMAND_STATUS, code);
+}

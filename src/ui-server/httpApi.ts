@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
-import { BOARD_COMMAND_STATUS, BoardCommandError, type BoardCommands } from './boardPort.js';
+import { BOARD_COMMAND_STATUS, type BoardCommands, isBoardCommandError } from './boardPort.js';
 import { PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
 
@@ -185,7 +185,7 @@ export async function handleHttp(
         err.headers,
       );
     }
-    if (err instanceof BoardCommandError) {
+    if (isBoardCommandError(err)) {
       const status = BOARD_COMMAND_STATUS[err.code];
       return send(res, status, { error: { code: err.code, message: err.message } });
     }
