@@ -4,6 +4,16 @@
  * dispatch must not grow with the queue). With ROUNDTABLE_BENCH_DATABASE_URL
  * (or the local server) also the database part: see poolDb in this folder.
  */
+import { sql } from 'kysely';
+import pg from 'pg';
+import { createActor, setup, waitFor } from 'xstate';
+import { startRunnerPool } from '../../src/actors/runnerPoolClient.js';
+import { dbPoolStore } from '../../src/actors/runnerPoolStore.js';
+import { claimWithinCaps } from '../../src/db/claimWithinCaps.js';
+import { connect } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrations.js';
+import { finish } from '../../src/db/sessionTransitions.js';
+import { createTaskWithSession } from '../../src/db/tasks.js';
 import { PoolIndex } from '../../src/machines/poolIndex.js';
 import { median, percentile, writeResults } from '../stats.js';
 
@@ -96,10 +106,142 @@ function throughput(queued: number, n: number): number {
   return Math.round(n / (Number(process.hrtime.bigint() - start) / 1e9));
 }
 
+const SERVER =
+  process.env.ROUNDTABLE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SCRATCH = 'roundtable_bench_pool';
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+interface DbResult {
+  rebuildMs: number[];
+  loadMs: number[];
+  enqueueToGrantMs: number[];
+  enqueueToClaimMs: number[];
+}
+
+/** Rebuild from 100,000 queued + 1,000 running rows; durable enqueue-to-grant latency. */
+async function database(): Promise<DbResult> {
+  await admin(`DROP DATABASE IF EXISTS ${SCRATCH} WITH (FORCE)`);
+  await admin(`CREATE DATABASE ${SCRATCH}`);
+  const url = new URL(SERVER);
+  url.pathname = `/${SCRATCH}`;
+  const handle = await connect({ databaseUrl: url.toString() });
+  try {
+    await migrate(handle.db);
+    const { db } = handle;
+    await sql
+      .raw(`INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at)
+          SELECT 'tsk_' || md5('t' || g), 'u' || (g % 10000), 't', '{"image":"busybox","command":["true"]}',
+            'backlog', now(), now() FROM generate_series(1, 101000) g`)
+      .execute(db);
+    await sql
+      .raw(`INSERT INTO sessions (id, task_id, user_id, kind, status, attempt, enqueued_at, claimed_at,
+            owner_node, epoch, updated_at)
+          SELECT 'ses_' || md5('s' || g), 'tsk_' || md5('t' || g), 'u' || (g % 10000), 'run',
+            CASE WHEN g <= 1000 THEN 'running' ELSE 'queued' END, 1,
+            now() - interval '1 hour' + g * interval '1 ms',
+            CASE WHEN g <= 1000 THEN now() END, CASE WHEN g <= 1000 THEN 'bench' END, 1, now()
+          FROM generate_series(1, 101000) g`)
+      .execute(db);
+    const store = dbPoolStore(db);
+    const rebuildMs: number[] = [];
+    const loadMs: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const t0 = performance.now();
+      await store.loadRows();
+      loadMs.push(performance.now() - t0);
+      const t1 = performance.now();
+      const { pool, actor } = startRunnerPool(store, {
+        caps: { globalMax: 20, perUserMax: 2 },
+        now: Date.now,
+      });
+      await waitFor(actor, (s) => s.value === 'ready', { timeout: 30_000 });
+      rebuildMs.push(performance.now() - t1);
+      if (pool.snapshot().totals.queued !== 100_000) throw new Error('bench: rebuild lost rows');
+      pool.close();
+      actor.stop();
+    }
+
+    // Latency on an idle pool: a durable queued row, the grant, the durable claim.
+    await db.deleteFrom('session_events').execute();
+    await db.deleteFrom('sessions').execute();
+    await db.deleteFrom('tasks').execute();
+    const { pool, actor } = startRunnerPool(store, {
+      caps: { globalMax: 20, perUserMax: 2 },
+      now: Date.now,
+    });
+    await waitFor(actor, (s) => s.value === 'ready', { timeout: 30_000 });
+    const enqueueToGrantMs: number[] = [];
+    const enqueueToClaimMs: number[] = [];
+    for (let i = 0; i < 400; i++) {
+      let granted = 0;
+      const waiter = createActor(
+        setup({}).createMachine({
+          on: {
+            runner_slot: {
+              actions: () => {
+                granted = performance.now();
+              },
+            },
+          },
+        }),
+      ).start();
+      const t0 = performance.now();
+      const { session } = await createTaskWithSession(db, {
+        userId: `u${i % 50}`,
+        title: 't',
+        spec: { image: 'busybox', command: ['true'] },
+        now: new Date(),
+      });
+      if (pool.enqueue(session.userId, session.id, waiter) !== 0 || granted === 0) {
+        throw new Error('bench: an idle pool must grant at once');
+      }
+      const claimed = await claimWithinCaps(db, {
+        owner: 'bench',
+        now: new Date(),
+        globalCap: 20,
+        defaultUserCap: 2,
+        sessionId: session.id,
+      });
+      if (claimed.kind !== 'claimed') throw new Error(`bench: claim ${claimed.kind}`);
+      const t2 = performance.now();
+      if (i >= 50) {
+        enqueueToGrantMs.push(granted - t0);
+        enqueueToClaimMs.push(t2 - t0);
+      }
+      await finish(db, {
+        sessionId: session.id,
+        epoch: claimed.session.epoch,
+        status: 'succeeded',
+        exitCode: 0,
+        now: new Date(),
+      });
+      pool.release(session.id);
+      waiter.stop();
+    }
+    pool.close();
+    actor.stop();
+    return { rebuildMs, loadMs, enqueueToGrantMs, enqueueToClaimMs };
+  } finally {
+    await handle.close();
+    await admin(`DROP DATABASE IF EXISTS ${SCRATCH} WITH (FORCE)`);
+  }
+}
+
 export async function run(): Promise<void> {
   const results: CycleResult[] = [];
   const plain: { queued: number; cyclesPerSecond: number }[] = [];
-  for (const queued of [1_000, 10_000, 100_000]) {
+  // BENCH_POOL_PART=db or =memory runs one half (the other is reported as skipped).
+  const part = process.env.BENCH_POOL_PART;
+  for (const queued of part === 'db' ? [] : [1_000, 10_000, 100_000]) {
     cycles(queued, 20_000); // warm-up
     const runs = [cycles(queued, 100_000), cycles(queued, 100_000), cycles(queued, 100_000)];
     const pick = runs.sort((a, b) => a.cyclesPerSecond - b.cyclesPerSecond)[1] as CycleResult;
@@ -126,8 +268,30 @@ export async function run(): Promise<void> {
     '|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
-  process.stdout.write(`${md}\n`);
-  writeResults('pool', { users: USERS, timed: results, untimed: plain }, md);
+  let db: DbResult | { skipped: string };
+  let dbMd: string;
+  try {
+    if (part === 'memory') throw new Error('BENCH_POOL_PART=memory');
+    const d = await database();
+    db = d;
+    const f = (v: number[]) => `${median(v).toFixed(1)} / ${percentile(v, 99).toFixed(1)}`;
+    dbMd = [
+      '',
+      '## On the Postgres server',
+      '',
+      '| measure | median / p99 ms |',
+      '|---|---|',
+      `| boot rebuild from 100,000 queued + 1,000 running rows (load + index) | ${f(d.rebuildMs)} |`,
+      `| of which loading the rows | ${f(d.loadMs)} |`,
+      `| durable enqueue (row insert) to grant | ${f(d.enqueueToGrantMs)} |`,
+      `| durable enqueue to committed claim (row running) | ${f(d.enqueueToClaimMs)} |`,
+    ].join('\n');
+  } catch (error) {
+    db = { skipped: String(error) };
+    dbMd = `\n## On the Postgres server\n\nskipped: ${String(error)}`;
+  }
+  process.stdout.write(`${md}${dbMd}\n`);
+  writeResults('pool', { users: USERS, timed: results, untimed: plain, db }, `${md}\n${dbMd}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();
