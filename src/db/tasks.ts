@@ -8,8 +8,8 @@ import { NotFoundError } from './errors.js';
 import { newId } from './ids.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
-import { type Session, type Task, toSession, toTask } from './rows.js';
-import { type Db, inTransaction } from './transaction.js';
+import { type Session, type Task, toTask } from './rows.js';
+import type { Db } from './transaction.js';
 
 /** The column a new card lands in unless the caller says otherwise. */
 export const DEFAULT_COLUMN = 'backlog';
@@ -24,54 +24,13 @@ const createInput = z.strictObject({
 });
 export type CreateTaskInput = z.input<typeof createInput>;
 
-/** Creates a task and its queued session (attempt 1) with the creation event, in one transaction. */
+/** Creates a task and its queued session (attempt 1) with the creation event, atomically. */
 export async function createTaskWithSession(
   db: Db,
   input: CreateTaskInput,
 ): Promise<{ task: Task; session: Session }> {
-  const i = parseOrThrow(createInput, input, '');
-  return inTransaction(db, async (tx) => {
-    const taskRow = await tx
-      .insertInto('tasks')
-      .values({
-        id: newId('task'),
-        user_id: i.userId,
-        title: i.title,
-        run_spec: JSON.stringify(i.spec),
-        board_column: i.column ?? DEFAULT_COLUMN,
-        created_at: i.now,
-        updated_at: i.now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const sessionRow = await tx
-      .insertInto('sessions')
-      .values({
-        id: newId('session'),
-        task_id: taskRow.id,
-        user_id: i.userId,
-        kind: i.kind ?? 'run',
-        status: 'queued',
-        attempt: 1,
-        enqueued_at: i.now,
-        updated_at: i.now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await tx
-      .insertInto('session_events')
-      .values({
-        session_id: sessionRow.id,
-        from_status: null,
-        to_status: 'queued',
-        reason: 'created',
-        node: null,
-        epoch: 0,
-        at: i.now,
-      })
-      .execute();
-    return { task: toTask(taskRow), session: toSession(sessionRow) };
-  });
+  const created = await insertTasks(db, [parseOrThrow(createInput, input, '')]);
+  return created[0]!;
 }
 
 /** Most tasks one `createTasksWithSessions` call accepts (one statement's parameter budget). */
@@ -79,70 +38,102 @@ export const MAX_BATCH = 1000;
 
 /**
  * Creates many tasks with their queued sessions and creation events in one
- * transaction, three multi-row INSERTs in all: for bulk imports and the
- * benchmark's batched enqueue. Every input is validated before anything is
- * written; the first bad one names its index, e.g. `inputs.3.title`.
+ * statement: for bulk imports and the benchmark's batched enqueue. Every
+ * input is validated before anything is written; the first bad one names its
+ * index, e.g. `inputs.3.title`.
  */
 export async function createTasksWithSessions(
   db: Db,
   inputs: readonly CreateTaskInput[],
 ): Promise<{ task: Task; session: Session }[]> {
   const all = parseOrThrow(z.array(createInput).max(MAX_BATCH), inputs, 'inputs');
-  if (all.length === 0) return [];
-  const ids = all.map(() => ({ task: newId('task'), session: newId('session') }));
-  return inTransaction(db, async (tx) => {
-    const tasks = await tx
-      .insertInto('tasks')
-      .values(
-        all.map((i, n) => ({
-          id: ids[n]!.task,
-          user_id: i.userId,
-          title: i.title,
-          run_spec: JSON.stringify(i.spec),
-          board_column: i.column ?? DEFAULT_COLUMN,
-          created_at: i.now,
-          updated_at: i.now,
-        })),
-      )
-      .returningAll()
-      .execute();
-    const sessions = await tx
-      .insertInto('sessions')
-      .values(
-        all.map((i, n) => ({
-          id: ids[n]!.session,
-          task_id: ids[n]!.task,
-          user_id: i.userId,
-          kind: i.kind ?? 'run',
-          status: 'queued',
-          attempt: 1,
-          enqueued_at: i.now,
-          updated_at: i.now,
-        })),
-      )
-      .returningAll()
-      .execute();
-    await tx
-      .insertInto('session_events')
-      .values(
-        all.map((i, n) => ({
-          session_id: ids[n]!.session,
-          from_status: null,
-          to_status: 'queued',
-          reason: 'created',
-          node: null,
-          epoch: 0,
-          at: i.now,
-        })),
-      )
-      .execute();
-    const taskById = new Map(tasks.map((t) => [t.id, toTask(t)]));
-    const sessionById = new Map(sessions.map((r) => [r.id, toSession(r)]));
-    return ids.map(({ task, session }) => ({
-      task: taskById.get(task)!,
-      session: sessionById.get(session)!,
-    }));
+  return all.length === 0 ? [] : insertTasks(db, all);
+}
+
+/**
+ * One statement, three inserts chained as CTEs: atomic without BEGIN and
+ * COMMIT round trips (the foreign keys are checked at the statement's end,
+ * when the rows of every CTE exist). The rows returned are built from the
+ * validated input rather than read back, which would cost another pass.
+ */
+async function insertTasks(
+  db: Db,
+  all: readonly z.output<typeof createInput>[],
+): Promise<{ task: Task; session: Session }[]> {
+  const created = all.map((i) => {
+    const task: Task = {
+      id: newId('task'),
+      userId: i.userId,
+      title: i.title,
+      spec: i.spec,
+      column: i.column ?? DEFAULT_COLUMN,
+      createdAt: i.now,
+      updatedAt: i.now,
+    };
+    const session: Session = {
+      id: newId('session'),
+      taskId: task.id,
+      userId: i.userId,
+      kind: i.kind ?? 'run',
+      status: 'queued',
+      attempt: 1,
+      enqueuedAt: i.now,
+      claimedAt: null,
+      backend: null,
+      handle: null,
+      owner: null,
+      epoch: 0,
+      startedAt: null,
+      finishedAt: null,
+      exitCode: null,
+      failureReason: null,
+      userRecoverable: false,
+      updatedAt: i.now,
+    };
+    return { task, session };
   });
+  await db
+    .with('t', (q) =>
+      q.insertInto('tasks').values(
+        created.map(({ task: t }) => ({
+          id: t.id,
+          user_id: t.userId,
+          title: t.title,
+          run_spec: JSON.stringify(t.spec),
+          board_column: t.column,
+          created_at: t.createdAt,
+          updated_at: t.updatedAt,
+        })),
+      ),
+    )
+    .with('s', (q) =>
+      q.insertInto('sessions').values(
+        created.map(({ session: s }) => ({
+          id: s.id,
+          task_id: s.taskId,
+          user_id: s.userId,
+          kind: s.kind,
+          status: s.status,
+          attempt: s.attempt,
+          enqueued_at: s.enqueuedAt,
+          updated_at: s.updatedAt,
+        })),
+      ),
+    )
+    .insertInto('session_events')
+    .values(
+      created.map(({ session: s }) => ({
+        session_id: s.id,
+        from_status: null,
+        to_status: 'queued',
+        reason: 'created',
+        node: null,
+        epoch: 0,
+        at: s.enqueuedAt,
+      })),
+    )
+    .execute();
+  return created;
 }
 
 /** A task by id, for internal callers (pool, runners). Throws `NotFoundError`. */
