@@ -1,0 +1,276 @@
+/**
+ * The viewers of the inspector topic. Changes are coalesced: the collector
+ * only says "something changed", and at most once per `flushMs` each viewer
+ * gets what moved since its own cursors (tree version, timeline seq, its
+ * selected actor's version and event seq). A viewer whose socket has more
+ * than `maxBufferedBytes` unsent is skipped (its cursors stay put, so it
+ * catches up with the latest state later) and, after `maxSkips` skipped
+ * flushes in a row, dropped. Nothing is ever queued per viewer in here.
+ */
+import type { WebSocket } from 'ws';
+import { z } from 'zod';
+import type { ActorRecord, InspectionCollector } from './InspectionCollector.js';
+import {
+  type ActorSummary,
+  INSPECT_PROTOCOL_VERSION,
+  type InspectServerFrame,
+} from './inspectorProtocol.js';
+import { rootSupervisors } from './inspectorTree.js';
+import { activeStateIds, isMachine, machineGraph } from './machineGraph.js';
+import { type SafeJsonLimits, toSafeJson } from './safeJson.js';
+
+/** The timers the hub uses. */
+export interface HubClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+export interface HubOptions {
+  clock: HubClock;
+  flushMs: number;
+  maxBufferedBytes: number;
+  maxSkips: number;
+  json: Partial<SafeJsonLimits>;
+  logger: { warn(obj: object, msg: string): void };
+}
+
+interface Viewer {
+  ws: WebSocket;
+  treeVersion: number;
+  timelineCursor: number;
+  selected: string | null;
+  actorVersion: number;
+  eventCursor: number;
+  graphSent: boolean;
+  skips: number;
+  errorsSeen: number;
+}
+
+const clientFrame = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('select'), sessionId: z.string().max(200).nullable() }),
+]);
+
+export class InspectorHub {
+  private readonly viewers = new Set<Viewer>();
+  private timer: unknown = null;
+  private sentFrames = 0;
+
+  constructor(
+    private readonly collector: InspectionCollector,
+    private readonly opts: HubOptions,
+  ) {}
+
+  get viewerCount(): number {
+    return this.viewers.size;
+  }
+
+  stats(): { viewers: number; framesSent: number } {
+    return { viewers: this.viewers.size, framesSent: this.sentFrames };
+  }
+
+  /** Takes an authenticated admin socket: greets it, sends the state now, then follows changes. */
+  attach(ws: WebSocket): void {
+    const v: Viewer = {
+      ws,
+      treeVersion: -1,
+      timelineCursor: 0,
+      selected: null,
+      actorVersion: -1,
+      eventCursor: 0,
+      graphSent: false,
+      skips: 0,
+      errorsSeen: 0,
+    };
+    this.viewers.add(v);
+    this.collector.changed = () => this.schedule();
+    ws.on('message', (data, isBinary) => this.onMessage(v, data.toString(), isBinary));
+    ws.on('close', () => this.detach(v));
+    ws.on('error', (err) => {
+      this.opts.logger.warn({ err }, 'inspector socket error');
+      this.detach(v);
+    });
+    const c = this.collector;
+    this.send(v, {
+      type: 'hello',
+      protocol: INSPECT_PROTOCOL_VERSION,
+      now: this.opts.clock.now(),
+      limits: {
+        eventsPerActor: c.limits.eventsPerActor,
+        timelineSize: c.limits.timelineSize,
+        flushMs: this.opts.flushMs,
+      },
+    });
+    this.update(v);
+  }
+
+  /** Sends every viewer what changed (the clock calls it; tests may call it directly). */
+  flush(): void {
+    this.timer = null;
+    let pending = false;
+    for (const v of this.viewers) if (!this.update(v)) pending = true;
+    if (pending) this.schedule();
+  }
+
+  /** Closes every viewer with 1001 and stops the timer. */
+  close(): void {
+    if (this.timer !== null) this.opts.clock.clearTimeout(this.timer);
+    this.timer = null;
+    for (const v of [...this.viewers]) {
+      v.ws.close(1001, 'server closing');
+      this.detach(v);
+    }
+  }
+
+  private detach(v: Viewer): void {
+    if (!this.viewers.delete(v)) return;
+    // Nobody watching: the collector stops calling us at all.
+    if (this.viewers.size === 0) this.collector.changed = null;
+  }
+
+  private schedule(): void {
+    if (this.timer !== null || this.viewers.size === 0) return;
+    const t = this.opts.clock.setTimeout(() => this.flush(), this.opts.flushMs);
+    // A pending flush must never keep the process alive.
+    (t as { unref?: () => void } | null)?.unref?.();
+    this.timer = t;
+  }
+
+  private send(v: Viewer, frame: InspectServerFrame): void {
+    v.ws.send(JSON.stringify(frame));
+    this.sentFrames += 1;
+  }
+
+  /** Brings one viewer up to date. Returns false when it was skipped (still behind). */
+  private update(v: Viewer): boolean {
+    if (v.ws.readyState !== v.ws.OPEN) return true;
+    if (v.ws.bufferedAmount > this.opts.maxBufferedBytes) {
+      v.skips += 1;
+      if (v.skips > this.opts.maxSkips) {
+        this.opts.logger.warn({ skips: v.skips }, 'inspector viewer too slow: dropped');
+        v.ws.terminate();
+        this.detach(v);
+        return true;
+      }
+      return false;
+    }
+    v.skips = 0;
+    const c = this.collector;
+    if (v.treeVersion !== c.treeVersion) {
+      v.treeVersion = c.treeVersion;
+      this.send(v, this.treeFrame());
+    }
+    if (v.timelineCursor !== c.timeline.seq) {
+      const read = c.timeline.since(v.timelineCursor);
+      v.timelineCursor = read.next;
+      this.send(v, { type: 'timeline', reset: read.lost, entries: read.items });
+    }
+    const { observerErrors, lastError } = c.stats();
+    if (observerErrors > v.errorsSeen) {
+      v.errorsSeen = observerErrors;
+      const message = `${observerErrors} inspection frame(s) failed; last: ${String((lastError as Error | undefined)?.message ?? lastError)}`;
+      this.send(v, { type: 'error', code: 'observer_failed', message });
+    }
+    if (v.selected !== null) this.updateSelected(v, v.selected);
+    return true;
+  }
+
+  private updateSelected(v: Viewer, sessionId: string): void {
+    const rec = this.collector.actors.get(sessionId);
+    if (!rec) {
+      v.selected = null;
+      this.send(v, { type: 'gone', sessionId });
+      return;
+    }
+    if (rec.version === v.actorVersion && v.graphSent) return;
+    v.actorVersion = rec.version;
+    this.send(v, this.actorFrame(rec, !v.graphSent));
+    v.graphSent = true;
+    const read = rec.events.since(v.eventCursor);
+    if (read.items.length > 0 || read.lost) {
+      const first = read.next - read.items.length + 1;
+      this.send(v, {
+        type: 'events',
+        sessionId,
+        reset: read.lost || v.eventCursor === 0,
+        events: read.items.map((e, i) => ({
+          seq: first + i,
+          at: e.at,
+          type: e.type,
+          sourceId: e.sourceId,
+          event: toSafeJson(e.event, this.opts.json),
+        })),
+      });
+    }
+    v.eventCursor = read.next;
+  }
+
+  private treeFrame(): InspectServerFrame {
+    const c = this.collector;
+    const actors: ActorSummary[] = [];
+    for (const r of c.actors.values()) {
+      actors.push({
+        sessionId: r.sessionId,
+        id: r.id,
+        parentId: r.parentId,
+        systemId: r.systemId,
+        status: r.status,
+        supervisor: r.supervisor,
+        machine: isMachine(r.logic),
+      });
+    }
+    return {
+      type: 'tree',
+      version: c.treeVersion,
+      tree: c.tree,
+      roots: rootSupervisors(c.tree),
+      actors,
+    };
+  }
+
+  private actorFrame(rec: ActorRecord, withGraph: boolean): InspectServerFrame {
+    const s = (rec.snapshot ?? {}) as {
+      value?: unknown;
+      context?: unknown;
+      output?: unknown;
+      error?: unknown;
+    };
+    const json = this.opts.json;
+    return {
+      type: 'actor',
+      sessionId: rec.sessionId,
+      id: rec.id,
+      parentId: rec.parentId,
+      status: rec.status,
+      value: toSafeJson(s.value, json),
+      active: activeStateIds(rec.snapshot),
+      context: toSafeJson(s.context, json),
+      output: toSafeJson(s.output, json),
+      error: toSafeJson(s.error, json),
+      ...(withGraph ? { graph: machineGraph(rec.logic) } : {}),
+    };
+  }
+
+  private onMessage(v: Viewer, text: string, isBinary: boolean): void {
+    let value: unknown;
+    try {
+      if (isBinary) throw new Error('binary frames are not accepted');
+      value = JSON.parse(text);
+    } catch (err) {
+      this.send(v, { type: 'error', code: 'bad_json', message: (err as Error).message });
+      return;
+    }
+    const parsed = clientFrame.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const message = `${issue.path.join('.') || 'frame'}: ${issue.message}`;
+      this.send(v, { type: 'error', code: 'bad_frame', message });
+      return;
+    }
+    v.selected = parsed.data.sessionId;
+    v.actorVersion = -1;
+    v.eventCursor = 0;
+    v.graphSent = false;
+    if (v.selected !== null) this.updateSelected(v, v.selected);
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The inspector's plug: an XState inspection observer to pass as `inspect`,
+ * and routes a UI server mounts (`/inspect`, `/inspect.js`, and the
+ * admin-only WebSocket topic at `/inspect/ws`).
+ *
+ * ```ts
+ * const inspector = createInspector({})
+ * const runtime = await createRuntime({ ..., inspect: inspector.observer })
+ * const routes = inspector.attach({ authenticate })
+ * // in the http handler:    if (routes.handleHttp(req, res)) return
+ * // in the upgrade handler: if (routes.handleUpgrade(req, socket, head)) return
+ * ```
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { InspectionEvent } from 'xstate';
+import { type Principal, tokenOf } from '../authenticate.js';
+import { InspectionCollector } from './InspectionCollector.js';
+import { InspectorHub } from './InspectorHub.js';
+import {
+  type InspectorOptions,
+  type ResolvedInspectorOptions,
+  resolveInspectorOptions,
+} from './inspectorOptions.js';
+import { INSPECTOR_HTML, inspectorScript } from './inspectorPage.js';
+import { INSPECT_SUBPROTOCOL, INSPECT_WS_PATH } from './inspectorProtocol.js';
+
+/** What the routes need from the server they are mounted on. */
+export interface InspectorMount {
+  authenticate(token: string): Principal | null;
+}
+
+/** Handlers a server calls first; each returns true when the request was the inspector's. */
+export interface InspectorRoutes {
+  handleHttp(req: IncomingMessage, res: ServerResponse): boolean;
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Refuses new viewers and closes the open ones. Idempotent. */
+  close(): void;
+}
+
+export interface Inspector {
+  /** Pass as `inspect` to createActor, startSupervisor or createRuntime. */
+  readonly observer: (event: InspectionEvent) => void;
+  readonly collector: InspectionCollector;
+  readonly options: ResolvedInspectorOptions;
+  attach(mount: InspectorMount): InspectorRoutes;
+  /** Sends pending changes to every viewer now (the clock does it every `flushMs`). */
+  flush(): void;
+  stats(): ReturnType<InspectionCollector['stats']> & ReturnType<InspectorHub['stats']>;
+  /** Closes every viewer. */
+  close(): void;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  503: 'Service Unavailable',
+};
+
+function rejectUpgrade(socket: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ error: { code, message } });
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n` +
+      'Connection: close\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+function pathOf(req: IncomingMessage): string {
+  return new URL(req.url ?? '/', 'http://localhost').pathname;
+}
+
+/** Builds the inspector. Throws `InspectorConfigError` for bad options. */
+export function createInspector(options: InspectorOptions = {}): Inspector {
+  const opts = resolveInspectorOptions(options);
+  const collector = new InspectionCollector({
+    clock: opts.clock,
+    eventsPerActor: opts.eventsPerActor,
+    timelineSize: opts.timelineSize,
+    maxActors: opts.maxActors,
+    keepDead: opts.keepDead,
+  });
+  const hub = new InspectorHub(collector, {
+    clock: opts.clock,
+    flushMs: opts.flushMs,
+    maxBufferedBytes: opts.maxBufferedBytes,
+    maxSkips: opts.maxSkips,
+    json: opts.json,
+    logger: opts.logger,
+  });
+  // Build the page in the background so the first visit is fast; a failure
+  // is reported when the page is asked for.
+  inspectorScript().catch(() => {});
+
+  const attach = (mount: InspectorMount): InspectorRoutes => {
+    let closing = false;
+    const wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: opts.maxPayload,
+      clientTracking: false,
+      // Never echo the bearer subprotocol: it holds the token.
+      handleProtocols: (p) => (p.has(INSPECT_SUBPROTOCOL) ? INSPECT_SUBPROTOCOL : false),
+    });
+    return {
+      handleHttp(req, res) {
+        const path = pathOf(req);
+        if (path !== '/inspect' && path !== '/inspect.js') return false;
+        if (req.method !== 'GET') {
+          res.writeHead(405, { allow: 'GET', 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { code: 'method_not_allowed', message: 'use GET' } }));
+          return true;
+        }
+        if (path === '/inspect') {
+          res.writeHead(200, {
+            'content-type': 'text/html; charset=utf-8',
+            'cache-control': 'no-store',
+            'content-security-policy':
+              "default-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
+          });
+          res.end(INSPECTOR_HTML);
+          return true;
+        }
+        inspectorScript().then(
+          (js) => {
+            res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+            res.end(js);
+          },
+          (err: unknown) => {
+            opts.logger.warn({ err }, 'inspector page bundle failed');
+            res.writeHead(500, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ error: { code: 'internal', message: 'page bundle failed' } }));
+          },
+        );
+        return true;
+      },
+      handleUpgrade(req, socket, head) {
+        if (pathOf(req) !== INSPECT_WS_PATH) return false;
+        socket.on('error', (err) => opts.logger.warn({ err }, 'inspector upgrade socket error'));
+        if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
+          rejectUpgrade(socket, 400, 'bad_request', 'only websocket upgrades');
+          return true;
+        }
+        const token = tokenOf(req);
+        const principal = token === null ? null : mount.authenticate(token);
+        if (principal === null) {
+          rejectUpgrade(socket, 401, 'unauthorized', 'a valid bearer token is required');
+        } else if (principal.kind !== 'admin') {
+          rejectUpgrade(socket, 403, 'forbidden', 'the inspector needs the admin token');
+        } else if (closing) {
+          rejectUpgrade(socket, 503, 'unavailable', 'server closing');
+        } else if (hub.viewerCount >= opts.maxViewers) {
+          rejectUpgrade(socket, 503, 'unavailable', 'too many inspector viewers');
+        } else {
+          wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws));
+        }
+        return true;
+      },
+      close() {
+        if (closing) return;
+        closing = true;
+        hub.close();
+        wss.close();
+      },
+    };
+  };
+
+  return {
+    observer: collector.observer,
+    collector,
+    options: opts,
+    attach,
+    flush: () => hub.flush(),
+    stats: () => ({ ...collector.stats(), ...hub.stats() }),
+    close: () => hub.close(),
+  };
+}

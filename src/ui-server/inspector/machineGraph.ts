@@ -1,0 +1,114 @@
+/**
+ * A machine's statechart as plain data the page can draw: nodes (with their
+ * parent and initial child) and edges (with readable labels), from
+ * `toDirectedGraph` of `xstate/graph`. Its own `toJSON` keeps only node ids
+ * and drops the edges, so we walk the graph ourselves.
+ */
+import { type AnyStateMachine, StateMachine } from 'xstate';
+import { type DirectedGraphNode, toDirectedGraph } from 'xstate/graph';
+
+export interface GraphNode {
+  /** The state node's id, e.g. `taskRunner.running`. */
+  id: string;
+  key: string;
+  type: string;
+  parent: string | null;
+  /** The id of the initial child of a compound node. */
+  initial: string | null;
+}
+
+export interface GraphEdge {
+  id: string;
+  source: string;
+  target: string;
+  label: string;
+  guard: string | null;
+}
+
+export interface StatechartGraph {
+  rootId: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+/**
+ * Turns XState's internal event names into what a reader expects.
+ *
+ * @example
+ * ```ts
+ * edgeLabel('GO') // => 'GO'
+ * edgeLabel('xstate.after.100.w.busy.a') // => 'after 100 ms'
+ * edgeLabel('xstate.done.actor.startRun') // => 'done: startRun'
+ * edgeLabel('xstate.error.actor.startRun') // => 'error: startRun'
+ * edgeLabel('xstate.done.state.w.busy') // => 'done: w.busy'
+ * edgeLabel('') // => 'always'
+ * ```
+ */
+export function edgeLabel(eventType: string): string {
+  if (eventType === '') return 'always';
+  const after = /^xstate\.after\.(\d+)\./.exec(eventType);
+  if (after) return `after ${after[1]} ms`;
+  const done = /^xstate\.(done|error)\.(?:actor|state)\.(.+)$/.exec(eventType);
+  if (done) return `${done[1]}: ${done[2]}`;
+  return eventType;
+}
+
+function guardName(guard: unknown): string | null {
+  if (guard === undefined || guard === null) return null;
+  if (typeof guard === 'string') return guard;
+  if (typeof guard === 'function') return guard.name || 'guard';
+  if (typeof guard === 'object' && 'type' in guard)
+    return String((guard as { type: unknown }).type);
+  return 'guard';
+}
+
+function walk(n: DirectedGraphNode, parent: string | null, out: StatechartGraph): void {
+  const sn = n.stateNode;
+  const initialTarget = (sn.initial as unknown as { target?: Array<{ id: string }> } | undefined)
+    ?.target?.[0];
+  out.nodes.push({
+    id: n.id,
+    key: sn.key,
+    type: sn.type,
+    parent,
+    initial: initialTarget?.id ?? null,
+  });
+  for (const e of n.edges) {
+    out.edges.push({
+      id: e.id,
+      source: e.source.id,
+      target: e.target.id,
+      label: edgeLabel(e.label.text),
+      guard: guardName(e.transition.guard),
+    });
+  }
+  for (const c of n.children) walk(c, n.id, out);
+}
+
+const cache = new WeakMap<object, StatechartGraph>();
+
+/** True for state machine logic (not promise, callback or transition logic). */
+export function isMachine(logic: unknown): logic is AnyStateMachine {
+  return logic instanceof StateMachine;
+}
+
+/**
+ * The graph of a machine, built once per machine object; `null` for logic
+ * that is not a statechart.
+ */
+export function machineGraph(logic: unknown): StatechartGraph | null {
+  if (!isMachine(logic)) return null;
+  const hit = cache.get(logic);
+  if (hit) return hit;
+  const out: StatechartGraph = { rootId: logic.root.id, nodes: [], edges: [] };
+  walk(toDirectedGraph(logic), null, out);
+  cache.set(logic, out);
+  return out;
+}
+
+/** The ids of the state nodes a machine snapshot is in (ancestors included). */
+export function activeStateIds(snapshot: unknown): string[] {
+  const nodes = (snapshot as { _nodes?: unknown } | null)?._nodes;
+  if (!Array.isArray(nodes)) return [];
+  return nodes.map((n) => String((n as { id: unknown }).id));
+}

@@ -1,0 +1,63 @@
+/**
+ * A server for the inspector alone: its page and topic on their own port,
+ * for a runtime without the board (and for the inspector's tests).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAuthenticator } from '../authenticate.js';
+import type { Inspector } from './createInspector.js';
+
+export interface InspectorServer {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export interface InspectorServerOptions {
+  inspector: Inspector;
+  /** The admin token; user tokens may be listed so they are refused with 403, not 401. */
+  tokens: { admin: string; users?: Record<string, string> };
+  port: number;
+  host: string;
+}
+
+/** Listens; rejects with the listen error. */
+export async function startInspectorServer(o: InspectorServerOptions): Promise<InspectorServer> {
+  const routes = o.inspector.attach({
+    authenticate: createAuthenticator({ admin: o.tokens.admin, users: o.tokens.users ?? {} }),
+  });
+  const server = createServer((req, res) => {
+    if (routes.handleHttp(req, res)) return;
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ error: { code: 'not_found', message: 'the inspector is at /inspect' } }),
+    );
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (routes.handleUpgrade(req, socket, head)) return;
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    socket.once('finish', () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close() {
+      closed ??= new Promise<void>((resolve, reject) => {
+        routes.close();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
