@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SimulatedClock } from 'xstate';
 import { LocalBackend } from '../../../src/containers/local/LocalBackend.js';
 import { type ContractFixture, containerContract, newSessionId } from '../contract.js';
 
@@ -91,13 +92,15 @@ describe('LocalBackend specifics', () => {
     await expect(owner).rejects.toMatchObject({ code: 'exec_lost' });
   });
 
-  it('attach gives up at its deadline without stopping the run', async () => {
-    const backend = make();
+  it('attach gives up at its deadline (on the injected clock) without stopping the run', async () => {
+    const clock = new SimulatedClock();
+    const backend = new LocalBackend({ clock });
+    backends.push(backend);
     const sessionId = newSessionId('deadline');
     const { handle } = await backend.start({ sessionId, image: 'host', command: ['sleep', '600'] });
-    await expect(backend.attach({ handle, sessionId }, { timeoutMs: 20 })).rejects.toMatchObject({
-      code: 'timeout',
-    });
+    const waiting = backend.attach({ handle, sessionId }, { timeoutMs: 60_000 });
+    clock.increment(60_000);
+    await expect(waiting).rejects.toMatchObject({ code: 'timeout' });
     expect((await backend.observe({ handle, sessionId })).presence).toBe('present');
   });
 });
