@@ -1,0 +1,149 @@
+/**
+ * The hub against fake sockets whose unsent bytes we control: a slow viewer
+ * is skipped (nothing is queued for it), catches up with the latest state in
+ * one go, and is dropped if it stays stuck. Other viewers are unaffected.
+ */
+import { EventEmitter } from 'node:events';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import type { Supervisor } from '../../../src/supervisor/Supervisor.js';
+import { InspectorHub } from '../../../src/ui-server/inspector/InspectorHub.js';
+import type { InspectServerFrame } from '../../../src/ui-server/inspector/inspectorProtocol.js';
+import { startWorkload } from './fixtures.js';
+
+class FakeSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  bufferedAmount = 0;
+  sent: InspectServerFrame[] = [];
+  terminated = false;
+  send(data: string): void {
+    this.sent.push(JSON.parse(data) as InspectServerFrame);
+  }
+  close(): void {
+    this.readyState = 3;
+    this.emit('close');
+  }
+  terminate(): void {
+    this.terminated = true;
+    this.close();
+  }
+  types(): string[] {
+    return this.sent.splice(0).map((f) => f.type);
+  }
+}
+
+const asWs = (s: FakeSocket) => s as unknown as WebSocket;
+const settle = async (rounds = 10) => {
+  for (let i = 0; i < rounds; i++) await Promise.resolve();
+};
+
+let root: Supervisor | undefined;
+afterEach(async () => {
+  await root?.shutdown();
+  root = undefined;
+});
+
+async function setup(maxSkips = 3) {
+  const w = await startWorkload();
+  root = w.root;
+  const hub = new InspectorHub(w.inspector.collector, {
+    clock: w.clock,
+    flushMs: 100,
+    maxBufferedBytes: 1000,
+    maxSkips,
+    json: {},
+    logger: pino({ level: 'silent' }),
+  });
+  const crash = async (id: string) => {
+    (w.root.child(id) as { send(e: unknown): void }).send({ type: 'CRASH' });
+    await settle();
+  };
+  return { w, hub, crash };
+}
+
+describe('InspectorHub with a slow viewer', () => {
+  it('skips a viewer with a full socket, then catches it up with the latest state at once', async () => {
+    const { w, hub, crash } = await setup(100);
+    const slow = new FakeSocket();
+    const fast = new FakeSocket();
+    hub.attach(asWs(slow));
+    hub.attach(asWs(fast));
+    expect(slow.types()).toEqual(['hello', 'tree', 'timeline']);
+    fast.types();
+
+    slow.bufferedAmount = 5000;
+    for (let i = 0; i < 4; i++) {
+      await crash('job-1');
+      w.clock.increment(100);
+    }
+    expect(slow.sent).toEqual([]);
+    // The fast viewer got each flush.
+    expect(fast.types().filter((t) => t === 'tree')).toHaveLength(4);
+
+    slow.bufferedAmount = 0;
+    w.clock.increment(100);
+    const caughtUp = slow.sent.splice(0);
+    expect(caughtUp.map((f) => f.type)).toEqual(['tree', 'timeline']);
+    const tree = caughtUp[0] as Extract<InspectServerFrame, { type: 'tree' }>;
+    expect(tree.tree.supervisors[w.root.sessionId]!.children[0]!.restartCount).toBe(4);
+    const line = caughtUp[1] as Extract<InspectServerFrame, { type: 'timeline' }>;
+    expect(line.entries.filter((e) => e.kind === 'exit')).toHaveLength(4);
+  });
+
+  it('resets the timeline when the viewer fell further behind than the buffer holds', async () => {
+    const w = await startWorkload({ timelineSize: 4 });
+    root = w.root;
+    const hub = new InspectorHub(w.inspector.collector, {
+      clock: w.clock,
+      flushMs: 100,
+      maxBufferedBytes: 1000,
+      maxSkips: 100,
+      json: {},
+      logger: pino({ level: 'silent' }),
+    });
+    const s = new FakeSocket();
+    hub.attach(asWs(s));
+    s.types();
+    s.bufferedAmount = 5000;
+    for (let i = 0; i < 3; i++) {
+      (w.root.child('job-2') as { send(e: unknown): void }).send({ type: 'CRASH' });
+      await settle();
+    }
+    s.bufferedAmount = 0;
+    w.clock.increment(100);
+    const line = s.sent.find((f) => f.type === 'timeline') as Extract<
+      InspectServerFrame,
+      { type: 'timeline' }
+    >;
+    expect(line.reset).toBe(true);
+    expect(line.entries).toHaveLength(4);
+  });
+
+  it('drops a viewer that stays stuck for more than maxSkips flushes', async () => {
+    const { w, hub, crash } = await setup(2);
+    const stuck = new FakeSocket();
+    hub.attach(asWs(stuck));
+    stuck.types();
+    stuck.bufferedAmount = 5000;
+    for (let i = 0; i < 3; i++) {
+      await crash('job-1');
+      w.clock.increment(100);
+    }
+    expect(stuck.terminated).toBe(true);
+    expect(hub.viewerCount).toBe(0);
+    expect(w.inspector.collector.changed).toBeNull();
+  });
+
+  it('schedules nothing while nobody watches', async () => {
+    const { w, hub, crash } = await setup();
+    await crash('job-1');
+    expect(w.inspector.collector.changed).toBeNull();
+    const s = new FakeSocket();
+    hub.attach(asWs(s));
+    expect(w.inspector.collector.changed).not.toBeNull();
+    s.close();
+    expect(w.inspector.collector.changed).toBeNull();
+  });
+});
