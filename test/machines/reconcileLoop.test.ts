@@ -1,0 +1,253 @@
+/**
+ * The Reconciler's loop alone: the pass is a deferred fake the test answers,
+ * time is xstate's SimulatedClock. A random property checks that passes never
+ * overlap and that every tick's caller hears back from exactly the pass that
+ * covers it; every state and transition of the chart is taken.
+ */
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { createActor, SimulatedClock } from 'xstate';
+import { reconcileLoopMachine } from '../../src/machines/reconcileLoop.js';
+import { Calls, declaredTransitions, MachineCoverage, settle } from './taskRunnerHarness.js';
+
+const coverage = new MachineCoverage('reconciler');
+const PERIOD = 60_000;
+
+function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
+  const clock = new SimulatedClock();
+  const passes = new Calls<{ boot: boolean }, void>();
+  const reported: unknown[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const base = passes.logic();
+  const machine = reconcileLoopMachine.provide({
+    actors: { pass: base },
+    actions: { report: (_, params) => void reported.push(params.error) },
+  });
+  const actor = createActor(machine, { clock, inspect, input: { periodMs: PERIOD } });
+  const crashes: unknown[] = [];
+  actor.subscribe({ error: (e) => crashes.push(e) });
+  actor.start();
+  /** Passes started and not answered yet. */
+  const pending = () => passes.all.filter((c) => !c.answered);
+  const track = () => {
+    inFlight = pending().length;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+  };
+  return {
+    actor,
+    clock,
+    passes,
+    reported,
+    crashes,
+    pending,
+    track,
+    maxInFlight: () => maxInFlight,
+    /** Answers the running pass (there must be exactly one). */
+    async finish(error?: Error) {
+      await settle();
+      const [call, ...more] = pending();
+      expect(more).toEqual([]);
+      if (call === undefined) throw new Error('no pass is running');
+      if (error) call.reject(error);
+      else call.resolve();
+      await settle();
+      track();
+    },
+    /** A tick, returning a promise of its `done` answer. */
+    tick() {
+      let answer: { error: unknown } | undefined;
+      actor.send({
+        type: 'tick',
+        done: (error?: unknown) => {
+          if (answer !== undefined) throw new Error('done called twice');
+          answer = { error };
+        },
+      });
+      return { answer: () => answer };
+    },
+  };
+}
+
+describe('reconcile loop', () => {
+  it('runs a boot pass at once, then one every period on the clock, not before', async () => {
+    const l = startLoop();
+    await settle();
+    expect(l.passes.all.map((c) => c.input)).toEqual([{ boot: true }]);
+    await l.finish();
+    expect(l.actor.getSnapshot().value).toBe('idle');
+    l.clock.increment(PERIOD - 1);
+    await settle();
+    expect(l.passes.count).toBe(1);
+    l.clock.increment(1);
+    await settle();
+    expect(l.passes.all.map((c) => c.input.boot)).toEqual([true, false]);
+    // The period counts from the end of the pass, not its start: a slow pass delays the next.
+    l.clock.increment(5_000);
+    await l.finish();
+    l.clock.increment(PERIOD - 1);
+    await settle();
+    expect(l.passes.count).toBe(2);
+    l.clock.increment(1);
+    await settle();
+    expect(l.passes.count).toBe(3);
+  });
+
+  it('a tick while idle runs a pass now, and its caller hears once the pass is over', async () => {
+    const l = startLoop();
+    await l.finish();
+    const t = l.tick();
+    await settle();
+    expect(l.passes.count).toBe(2);
+    expect(t.answer()).toBeUndefined();
+    await l.finish();
+    expect(t.answer()).toEqual({ error: undefined });
+    // The tick restarted the period: the next timed pass is a full period after it.
+    l.clock.increment(PERIOD - 1);
+    await settle();
+    expect(l.passes.count).toBe(2);
+  });
+
+  it('ticks during a pass never overlap it: they are all covered by one more pass after it', async () => {
+    const l = startLoop();
+    await settle();
+    const ticks = [l.tick(), l.tick(), l.tick()];
+    l.actor.send({ type: 'tick' }); // a tick with no caller still asks for a pass
+    await settle();
+    expect(l.pending()).toHaveLength(1);
+    await l.finish();
+    // The boot pass was under way when they came: it does not cover them.
+    expect(ticks.map((t) => t.answer())).toEqual([undefined, undefined, undefined]);
+    expect(l.pending()).toHaveLength(1);
+    expect(l.passes.all.at(-1)?.input).toEqual({ boot: false });
+    await l.finish();
+    expect(ticks.map((t) => t.answer())).toEqual(Array(3).fill({ error: undefined }));
+    expect(l.passes.count).toBe(2);
+    expect(l.actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('a tick with no caller during a pass still asks for one more pass', async () => {
+    const l = startLoop();
+    await settle();
+    l.actor.send({ type: 'tick' });
+    await l.finish();
+    expect(l.pending()).toHaveLength(1);
+  });
+
+  it('a failed pass is reported, its callers get the error, and the loop goes on', async () => {
+    const l = startLoop();
+    await l.finish();
+    const t = l.tick();
+    const failure = new Error('database unreachable');
+    await l.finish(failure);
+    expect(l.reported).toEqual([failure]);
+    expect(t.answer()).toEqual({ error: failure });
+    expect(l.actor.getSnapshot().status).toBe('active');
+    expect(l.actor.getSnapshot().value).toBe('idle');
+    l.clock.increment(PERIOD);
+    await l.finish();
+    expect(l.passes.count).toBe(3);
+    expect(l.reported).toEqual([failure]);
+    expect(l.crashes).toEqual([]);
+  });
+
+  it('a failed boot pass is retried as a boot pass (step 1 must still run)', async () => {
+    const l = startLoop();
+    await l.finish(new Error('boot pass failed'));
+    l.clock.increment(PERIOD);
+    await settle();
+    expect(l.passes.all.map((c) => c.input.boot)).toEqual([true, true]);
+    await l.finish();
+    l.tick();
+    await settle();
+    expect(l.passes.all.map((c) => c.input.boot)).toEqual([true, true, false]);
+  });
+
+  it('a tick during a failed pass is served by the next pass, not by the failure', async () => {
+    const l = startLoop();
+    await settle();
+    const t = l.tick();
+    await l.finish(new Error('first'));
+    expect(t.answer()).toBeUndefined();
+    await l.finish();
+    expect(t.answer()).toEqual({ error: undefined });
+  });
+});
+
+type Op =
+  | { kind: 'tick' }
+  | { kind: 'silentTick' }
+  | { kind: 'finish'; fail: boolean }
+  | { kind: 'advance'; ms: number };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.constant<Op>({ kind: 'tick' }),
+  fc.constant<Op>({ kind: 'silentTick' }),
+  fc.boolean().map((fail): Op => ({ kind: 'finish', fail })),
+  fc.integer({ min: 1, max: 2 * PERIOD }).map((ms): Op => ({ kind: 'advance', ms })),
+);
+
+describe('reconcile loop, random schedules', () => {
+  test.prop([fc.array(opArb, { maxLength: 40 })], { numRuns: 150 })(
+    'never two passes at once; each tick answered once, by the first pass started after it; boot until a pass succeeds',
+    async (ops) => {
+      const l = startLoop();
+      await settle();
+      l.track();
+      // For each tick: how many passes had started when it was sent.
+      const ticks: Array<{ startedBefore: number; answer: () => { error: unknown } | undefined }> =
+        [];
+      const results: Array<Error | undefined> = [];
+      const finishOne = async (fail: boolean) => {
+        const error = fail ? new Error(`pass ${results.length + 1} failed`) : undefined;
+        results.push(error);
+        await l.finish(error);
+      };
+      for (const op of ops) {
+        l.track();
+        if (op.kind === 'tick') ticks.push({ startedBefore: l.passes.count, ...l.tick() });
+        else if (op.kind === 'silentTick') l.actor.send({ type: 'tick' });
+        else if (op.kind === 'advance') l.clock.increment(op.ms);
+        else if (l.pending().length > 0) await finishOne(op.fail);
+        await settle();
+        l.track();
+      }
+      // Drain: answer passes until the loop rests; every wait must end.
+      for (let i = 0; l.pending().length > 0; i++) {
+        if (i > ops.length + 2) throw new Error('the loop does not come to rest');
+        await finishOne(false);
+      }
+      expect(l.maxInFlight()).toBe(1);
+      expect(l.actor.getSnapshot().value).toBe('idle');
+      for (const t of ticks) {
+        // Pass n (0-based) is the first started after the tick: index startedBefore.
+        expect(t.answer()).toEqual({ error: results[t.startedBefore] });
+      }
+      const firstOk = results.indexOf(undefined);
+      l.passes.all.forEach((c, i) => {
+        expect(c.input.boot).toBe(firstOk === -1 || i <= firstOk);
+      });
+      expect(l.reported).toEqual(results.filter((r) => r !== undefined));
+      expect(l.crashes).toEqual([]);
+      l.actor.stop();
+    },
+  );
+});
+
+describe('transition coverage', () => {
+  it('the check can fail: a loop that only runs its boot pass leaves transitions untaken', async () => {
+    const partial = new MachineCoverage('reconciler');
+    const l = startLoop(partial.inspect);
+    await l.finish();
+    expect(partial.missingTransitions(reconcileLoopMachine)).toContain(
+      "reconciler.reconciling on 'tick' #0",
+    );
+    l.actor.stop();
+  });
+
+  it('every state and every declared transition was taken by the tests above', () => {
+    expect(declaredTransitions(reconcileLoopMachine).length).toBe(7);
+    expect(coverage.missingTransitions(reconcileLoopMachine)).toEqual([]);
+    expect(coverage.missingStates(reconcileLoopMachine)).toEqual([]);
+  });
+});
