@@ -11,7 +11,8 @@ import type { RunOutput } from './ContainerBackend.js';
 import { ContainerError } from './ContainerError.js';
 
 /** Ids become service names and file names: keep them boring. */
-const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
+// Names are `rt-<sessionId>`, and Docker caps service names at 63 characters.
+const SESSION_ID = /^[A-Za-z0-9_-]{1,60}$/;
 
 /** Label every roundtable service and container carries, valued with the session id. */
 export const SESSION_LABEL = 'roundtable.session';
@@ -47,14 +48,15 @@ export const WRAPPER_SCRIPT = [
 export const READ_OUTPUT_SCRIPT = 'wc -c <"$1" && tail -c "$2" "$1"';
 
 /**
- * Throws `invalid_argument` unless the id is 1-64 letters, digits, `_` or `-`.
+ * Throws `invalid_argument` unless the id is 1-60 letters, digits, `_` or `-`.
  *
  * @example
  * ```ts
  * validateSessionId('s-42_a') // => 's-42_a'
  * validateSessionId('a;rm -rf /') // throws invalid_argument
  * validateSessionId('') // throws invalid_argument
- * validateSessionId('x'.repeat(65)) // throws invalid_argument
+ * validateSessionId('x'.repeat(60)) // => 'x'.repeat(60)
+ * validateSessionId('x'.repeat(61)) // throws invalid_argument
  * ```
  */
 export function validateSessionId(sessionId: string): string {
