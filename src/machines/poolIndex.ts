@@ -139,9 +139,12 @@ export class PoolIndex {
       }
       return { position: this.positionOf(sessionId) ?? 0, grants: [] };
     }
-    const u = this.append(userId, sessionId, at);
+    const u = this.user(userId);
+    const ahead = this.append(u, sessionId, at);
     this.refresh(u);
     const grants = this.dispatch(at);
+    // Without grants nothing moved since the insert answered its rank.
+    if (grants.length === 0) return { position: ahead + 1, grants };
     return { position: this.positionOf(sessionId) ?? 0, grants };
   }
 
@@ -247,7 +250,11 @@ export class PoolIndex {
     const arrivals = [...queued.values()].sort((a, b) =>
       a.since !== b.since ? a.since - b.since : a.sessionId < b.sessionId ? -1 : 1,
     );
-    for (const r of arrivals) touched.add(this.append(r.userId, r.sessionId, r.since));
+    for (const r of arrivals) {
+      const u = this.user(r.userId);
+      this.append(u, r.sessionId, r.since);
+      touched.add(u);
+    }
     for (const u of touched) this.refresh(u);
     return this.dispatch(at);
   }
@@ -341,9 +348,8 @@ export class PoolIndex {
     return u;
   }
 
-  /** Adds a queued session at the tail of its user's line (no dispatch). */
-  private append(userId: string, sessionId: string, since: number): UserEntry {
-    const u = this.user(userId);
+  /** Adds a queued session at the tail of its user's line (no dispatch); answers how many are ahead. */
+  private append(u: UserEntry, sessionId: string, since: number): number {
     if (qlen(u) === 0) {
       // Join at the earliest turn still waiting, behind everyone already in it.
       u.queue = [];
@@ -351,10 +357,15 @@ export class PoolIndex {
       u.headTag = this.order.min()?.tag ?? 0;
       u.joinSeq = this.nextJoin++;
     }
-    this.order.insert({ tag: u.headTag + qlen(u), joinSeq: u.joinSeq });
+    const ahead = this.order.insert({ tag: u.headTag + qlen(u), joinSeq: u.joinSeq });
     u.queue.push(sessionId);
-    this.sessions.set(sessionId, { userId, state: 'queued', since, slot: u.queue.length - 1 });
-    return u;
+    this.sessions.set(sessionId, {
+      userId: u.id,
+      state: 'queued',
+      since,
+      slot: u.queue.length - 1,
+    });
+    return ahead;
   }
 
   /** Removes a session from the index without dispatching. */
