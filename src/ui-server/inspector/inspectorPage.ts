@@ -63,7 +63,8 @@ export const INSPECTOR_HTML = `<!doctype html>
   .st-restarting { color: #a60; }
   .st-stopped, .st-done, .st-shutdown { color: #777; }
   .st-error, .st-given_up { color: #a11; }
-  #chart svg { width: 100%; }
+  #chart svg { width: 100%; max-height: 55vh; }
+  .node .name { white-space: nowrap; }
   #chart .state rect { fill: #fff; stroke: #99a; }
   #chart .state.active > rect { fill: #e3f7e6; stroke: #1a8a36; stroke-width: 2; }
   #chart .state.leaf.active > rect { fill: #9fe3ad; }

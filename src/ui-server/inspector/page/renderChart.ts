@@ -23,8 +23,9 @@ export function renderChart(graph: StatechartGraph): { svg: SVGSVGElement; layou
   const m = 24;
   const svg = el('svg', {
     viewBox: `${-m} ${-m} ${layout.width + 2 * m} ${layout.height + 2 * m}`,
-    height: layout.height + 2 * m,
   });
+  // Small charts are drawn larger than life, big ones fit the panel.
+  svg.style.maxWidth = `${Math.max(480, (layout.width + 2 * m) * 1.8)}px`;
   const defs = el('defs', {});
   const marker = el('marker', {
     id: 'arrow',
