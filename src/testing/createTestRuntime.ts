@@ -6,14 +6,16 @@
  * every promise and query they started) between two firings.
  */
 import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'kysely';
 import { createRuntime } from '../actors/runtime.js';
-import type { Runtime, RuntimeCaps, RuntimeCard } from '../actors/runtimeTypes.js';
+import type { OwnerLiveness, Runtime, RuntimeCaps, RuntimeCard } from '../actors/runtimeTypes.js';
 import type { SimCommandRegistry } from '../containers/simulated/commands.js';
 import { SimulatedBackend } from '../containers/simulated/SimulatedBackend.js';
 import type { ExecRecord } from '../containers/simulated/SimulatedCluster.js';
 import { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
 import {
   connect,
+  type Db,
   type DbHandle,
   listSessionEvents,
   migrate,
@@ -35,6 +37,24 @@ export interface TestRuntimeOptions {
   runnerImage?: string;
   /** Share one PGlite per test file (initdb takes seconds); its tables are emptied first. */
   pglite?: PGlite;
+  /**
+   * Run on this database instead of PGlite (e.g. a pool on a Postgres
+   * server), migrated here if needed; its tables are emptied first and the
+   * harness never closes it. Takes precedence over `pglite`.
+   */
+  db?: Db;
+  /** The node name written in owners. Default 'test-node'. */
+  nodeId?: string;
+  /** Passed to `createRuntime`: the advisory lock around passes (needs a server pool). */
+  reconcileLock?: boolean;
+  /** Passed to `createRuntime`: who else is alive (several nodes on one database). */
+  liveness?: OwnerLiveness;
+  /**
+   * Real time one settle may wait for I/O in flight before calling it a
+   * hang: a server answers over a socket, not on the next turn of the loop.
+   * Default 30 000.
+   */
+  settleTimeoutMs?: number;
   /** Errors the runtime reports; default: collected in `errors`. */
   onError?: (error: unknown) => void;
 }
@@ -68,7 +88,20 @@ const DEFAULTS = {
   adoptBudgetMs: 15 * 60 * 1000,
   reconcileMs: 60_000,
   rescheduleDelayMs: 1_000,
+  nodeId: 'test-node',
+  settleTimeoutMs: 30_000,
 };
+
+/** Empties every table but the migration history, whatever migrations added. */
+async function emptyTables(db: Db): Promise<void> {
+  const { rows } = await sql<{ tablename: string }>`
+    SELECT tablename FROM pg_tables
+    WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'`.execute(db);
+  if (rows.length === 0) return;
+  await sql
+    .raw(`TRUNCATE ${rows.map((r) => `"${r.tablename}"`).join(', ')} RESTART IDENTITY CASCADE`)
+    .execute(db);
+}
 
 /** Rounds of the event loop allowed for one settle before it is called a hang. */
 const SETTLE_ROUNDS = 5_000;
@@ -82,12 +115,24 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     ...(o.nodes ? { nodes: o.nodes } : {}),
     ...(o.commands ? { commands: o.commands } : {}),
   });
-  const pglite = o.pglite ?? (await PGlite.create('memory://'));
-  const handle: DbHandle = await connect({ pglite });
-  await migrate(handle.db);
-  if (o.pglite) {
-    await pglite.exec('TRUNCATE session_events, sessions, tasks, user_caps');
+  // A given db or PGlite is the caller's to close; what is opened here, close() closes.
+  let connected: DbHandle | undefined;
+  let db: Db;
+  if (o.db !== undefined) db = o.db;
+  else {
+    const pglite = o.pglite ?? (await PGlite.create('memory://'));
+    connected = await connect({ pglite });
+    db = connected.db;
+    if (o.pglite === undefined) {
+      const close = connected.close;
+      connected.close = async () => {
+        await close();
+        await pglite.close();
+      };
+    }
   }
+  await migrate(db);
+  if (o.db !== undefined || o.pglite !== undefined) await emptyTables(db);
   const errors: unknown[] = [];
   let boots = 0;
   let runtime: Runtime;
@@ -95,16 +140,18 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   const boot = async (runnerImage?: string) => {
     boots += 1;
     runtime = await createRuntime({
-      db: handle.db,
+      db,
       backend: new SimulatedBackend(cluster),
       clock,
       caps: o.caps,
       pollMs: o.pollMs,
       adoptBudgetMs: o.adoptBudgetMs,
       reconcileMs: o.reconcileMs,
-      nodeId: 'test-node',
+      nodeId: o.nodeId,
       bootId: `boot${boots}`,
       ...(runnerImage ? { runnerImage } : {}),
+      ...(o.reconcileLock === undefined ? {} : { reconcileLock: o.reconcileLock }),
+      ...(o.liveness === undefined ? {} : { liveness: o.liveness }),
       onError: o.onError ?? ((e) => errors.push(e)),
     });
     await settle();
@@ -113,9 +160,12 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
 
   // Yield to the event loop (not to time: the virtual clock does not move)
   // until nothing is in flight for a few rounds in a row.
+  // The hang check needs both many rounds and real time: PGlite answers
+  // within a few turns of the loop, a server over a socket takes longer.
   async function settle(): Promise<void> {
     let quiet = 0;
-    for (let i = 0; i < SETTLE_ROUNDS; i += 1) {
+    const deadline = Date.now() + o.settleTimeoutMs;
+    for (let i = 0; i < SETTLE_ROUNDS || Date.now() < deadline; i += 1) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (runtime.busy() === 0) quiet += 1;
       else quiet = 0;
@@ -155,7 +205,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       return boot(deployOptions.runnerImage);
     },
     async sessions() {
-      const rows = await handle.db
+      const rows = await db
         .selectFrom('sessions')
         .selectAll()
         .orderBy('enqueued_at')
@@ -164,7 +214,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       return rows.map(toSession);
     },
     async tasks() {
-      const rows = await handle.db
+      const rows = await db
         .selectFrom('tasks')
         .selectAll()
         .orderBy('created_at')
@@ -172,13 +222,12 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
         .execute();
       return rows.map(toTask);
     },
-    events: (sessionId) => listSessionEvents(handle.db, sessionId),
+    events: (sessionId) => listSessionEvents(db, sessionId),
     board: () => runtime.cards(null),
     execLog: (sessionId) => cluster.execLog(sessionId),
     async close() {
       runtime.kill();
-      await handle.close();
-      if (!o.pglite) await pglite.close();
+      await connected?.close();
     },
   };
   return harness;

@@ -1,22 +1,20 @@
 /**
  * The scenarios of issue 7, on the public harness: deploys, reschedules and
- * image rolls against a whole runtime, in virtual time.
+ * image rolls against a whole runtime, in virtual time, on both engines
+ * (PGlite, and the Postgres server when ROUNDTABLE_TEST_DATABASE_URL names one).
  */
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { afterEach, expect, test } from 'vitest';
+import {
+  createTestRuntime,
+  type TestRuntime,
+  type TestRuntimeOptions,
+} from '../../src/testing/index.js';
+import { describeEachEngine } from '../support/databases.js';
 
-let pglite: PGlite;
 let h: TestRuntime | undefined;
-beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
-}, 30_000);
 afterEach(async () => {
   await h?.close();
   h = undefined;
-});
-afterAll(async () => {
-  await pglite.close();
 });
 
 const agent = (seconds: number, title = 'agent') => ({
@@ -26,9 +24,12 @@ const agent = (seconds: number, title = 'agent') => ({
 });
 const POLL = 5_000;
 
-describe('runtime scenarios', () => {
+describeEachEngine('runtime scenarios', (getDb) => {
+  const open = (options: TestRuntimeOptions = {}) =>
+    createTestRuntime({ ...options, db: getDb().db });
+
   test('the 18-hour card: deploy, reschedule, adopt -> container_replaced within one poll, re-queued, completes', async () => {
-    h = await createTestRuntime({ pglite, pollMs: POLL, adoptBudgetMs: 15 * 60_000 });
+    h = await open({ pollMs: POLL, adoptBudgetMs: 15 * 60_000 });
     const { taskId, sessionId } = await h.runtime.createTask('alice', agent(600));
     await h.advance(60_000);
     await h.deploy();
@@ -57,7 +58,7 @@ describe('runtime scenarios', () => {
   });
 
   test('a run that survives the deploy is adopted and finishes from its marker', async () => {
-    h = await createTestRuntime({ pglite, pollMs: POLL });
+    h = await open({ pollMs: POLL });
     const { sessionId } = await h.runtime.createTask('alice', agent(120));
     await h.advance(30_000);
     await h.deploy();
@@ -68,7 +69,7 @@ describe('runtime scenarios', () => {
   });
 
   test('deploy during adoption: the second boot adopts again, fences the first, one exec', async () => {
-    h = await createTestRuntime({ pglite, pollMs: POLL });
+    h = await open({ pollMs: POLL });
     const { sessionId } = await h.runtime.createTask('alice', agent(300));
     await h.advance(10_000);
     await h.deploy();
@@ -84,7 +85,7 @@ describe('runtime scenarios', () => {
   });
 
   test('image roll at boot: step 1 recovers re-pinned runs before step 2 could adopt them', async () => {
-    h = await createTestRuntime({ pglite, pollMs: POLL });
+    h = await open({ pollMs: POLL });
     const a = await h.runtime.createTask('alice', agent(600, 'a'));
     const b = await h.runtime.createTask('bob', agent(600, 'b'));
     await h.advance(20_000);
@@ -101,7 +102,7 @@ describe('runtime scenarios', () => {
   });
 
   test('deploy while sessions are queued: all picked up again, in order', async () => {
-    h = await createTestRuntime({ pglite, caps: { maxRunning: 1, defaultUserCap: 1 } });
+    h = await open({ caps: { maxRunning: 1, defaultUserCap: 1 } });
     const ids: string[] = [];
     for (const user of ['u1', 'u2', 'u3', 'u4']) {
       ids.push((await h.runtime.createTask(user, agent(10, user))).sessionId);
@@ -120,7 +121,7 @@ describe('runtime scenarios', () => {
   });
 
   test('cancel works while queued and while running', async () => {
-    h = await createTestRuntime({ pglite, caps: { maxRunning: 1, defaultUserCap: 1 } });
+    h = await open({ caps: { maxRunning: 1, defaultUserCap: 1 } });
     const running = await h.runtime.createTask('alice', agent(100, 'r'));
     const queued = await h.runtime.createTask('bob', agent(100, 'q'));
     await h.advance(1_000);
