@@ -1,12 +1,12 @@
 /**
  * The supervisor: a runtime shell that starts XState actors from child specs,
  * turns every way they can end into an exit reason, and restarts them by
- * OTP's rules. It handles one job at a time (exits, startChild, shutdown),
- * like a gen_server's mailbox, so an exit that arrives while siblings are
- * being stopped waits its turn instead of interleaving.
+ * OTP's rules. Its jobs (exits, startChild, shutdown) go through a Mailbox;
+ * what happens after an exit is the RestartHandler's; stopping one child by
+ * its shutdown spec is stopChild's.
  */
-import { type AnyActorRef, createActor, fromTransition } from 'xstate';
-import { nextBackoff } from './backoff.js';
+import type { AnyActorRef } from 'xstate';
+import { type ChildCounts, type ChildInfo, type ChildRecord, ChildTable } from './ChildTable.js';
 import { type ChildSpec, type ResolvedChildSpec, validateChildSpec } from './childSpec.js';
 import {
   AlreadyStartedError,
@@ -18,9 +18,12 @@ import {
 } from './errors.js';
 import type { SupervisorEvent } from './events.js';
 import type { ExitReason } from './exitReason.js';
-import { addRestart, intensityExceeded } from './restartIntensity.js';
-import { autoShutdownNow, childrenToRestart, shouldRestart } from './restartPolicy.js';
+import { fromTemplate, type StartArgs } from './fromTemplate.js';
+import { inspectionShell } from './inspectionShell.js';
+import { Mailbox } from './Mailbox.js';
+import { RestartHandler } from './RestartHandler.js';
 import { type NestedSupervisor, type Spawned, spawnChild } from './spawnChild.js';
+import { killChild, stopChild } from './stopChild.js';
 import {
   type ResolvedSupervisorSpec,
   resolveRuntime,
@@ -28,54 +31,19 @@ import {
   type SupervisorRuntime,
   type SupervisorSpec,
 } from './supervisorSpec.js';
-import { type TreeSnapshot, treeReducer } from './treeReducer.js';
 import type { ExitSource } from './watchExit.js';
 
-interface ChildRecord {
-  spec: ResolvedChildSpec;
-  input: unknown;
-  spawned: Spawned | undefined;
-  status: 'running' | 'restarting' | 'stopped';
-  starts: number;
-  backoffAttempts: number;
-  timer: { id: unknown } | undefined;
-}
+export type { ChildCounts, ChildInfo } from './ChildTable.js';
 
-/** One row of `whichChildren()`. */
-export interface ChildInfo {
-  id: string;
-  ref: AnyActorRef | Supervisor | undefined;
-  type: 'worker' | 'supervisor';
-  restart: ResolvedChildSpec['restart'];
-  status: 'running' | 'restarting' | 'stopped';
-  restartCount: number;
-}
-
-/** `countChildren()`, as OTP's count_children. */
-export interface ChildCounts {
-  specs: number;
-  active: number;
-  supervisors: number;
-  workers: number;
-}
-
-/** Extra start arguments for a dynamic supervisor's template. */
-export interface StartArgs {
-  id?: string;
-  input?: unknown;
-}
-
-type Job = () => void | Promise<void>;
+export type { StartArgs } from './fromTemplate.js';
 
 export class Supervisor implements ExitSource, NestedSupervisor {
   readonly id: string;
   readonly sessionId: string;
   private readonly spec: ResolvedSupervisorSpec;
-  private readonly order: string[] = [];
-  private readonly children = new Map<string, ChildRecord>();
-  private restarts: number[] = [];
-  private readonly queue: Job[] = [];
-  private busy = false;
+  private readonly children = new ChildTable();
+  private readonly mailbox = new Mailbox(() => this.kill());
+  private readonly restarter: RestartHandler;
   private state: 'new' | 'running' | 'stopping' | 'exited' = 'new';
   private reason: ExitReason | undefined;
   private readonly exitListeners = new Set<(reason: ExitReason) => void>();
@@ -89,23 +57,20 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   ) {
     this.spec = resolveSupervisorSpec(spec);
     this.id = this.spec.id;
-    if (runtime.inspect) {
-      // The supervisor's own actor exists only to be seen: its events and
-      // snapshot (the tree) flow through the same inspect observer as the
-      // children's frames.
-      this.shell = createActor(
-        fromTransition(treeReducer, { id: this.id, children: {} } as TreeSnapshot),
-        {
-          id: this.id,
-          clock: runtime.clock,
-          inspect: runtime.inspect,
-        },
-      );
-      this.shell.start();
-      this.sessionId = this.shell.sessionId;
-    } else {
-      this.sessionId = this.id;
-    }
+    this.restarter = new RestartHandler({
+      id: this.id,
+      spec: this.spec,
+      runtime,
+      children: this.children,
+      isRunning: () => this.state === 'running',
+      emit: (event) => this.emit(event),
+      spawn: (child) => this.spawn(child),
+      terminate: (child) => this.terminate(child),
+      stopAll: (reason) => this.stopAll(reason),
+      post: (job) => this.mailbox.post(job),
+    });
+    this.shell = inspectionShell(this.id, runtime);
+    this.sessionId = this.shell?.sessionId ?? this.id;
   }
 
   /** @internal Starts the children in order; stops nothing on failure. */
@@ -118,7 +83,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     }
     this.state = 'running';
     for (const spec of specs) {
-      const child = this.addRecord(
+      const child = this.children.add(
         spec,
         spec.start && 'logic' in spec.start ? spec.start.input : undefined,
       );
@@ -150,32 +115,11 @@ export class Supervisor implements ExitSource, NestedSupervisor {
 
   /** The children in start order, as OTP's which_children. */
   whichChildren(): ChildInfo[] {
-    return this.order.map((id) => {
-      const c = this.children.get(id)!;
-      return {
-        id,
-        ref: c.spawned?.ref as AnyActorRef | Supervisor | undefined,
-        type: c.spec.type,
-        restart: c.spec.restart,
-        status: c.status,
-        restartCount: Math.max(0, c.starts - 1),
-      };
-    });
+    return this.children.whichChildren();
   }
 
   countChildren(): ChildCounts {
-    let active = 0;
-    let supervisors = 0;
-    for (const c of this.children.values()) {
-      if (c.spawned) active += 1;
-      if (c.spec.type === 'supervisor') supervisors += 1;
-    }
-    return {
-      specs: this.children.size,
-      active,
-      supervisors,
-      workers: this.children.size - supervisors,
-    };
+    return this.children.countChildren();
   }
 
   /** The current incarnation of a child, if running. */
@@ -188,16 +132,18 @@ export class Supervisor implements ExitSource, NestedSupervisor {
    * extra start arguments whose `input` is merged over the template's.
    */
   startChild(specOrArgs: ChildSpec | StartArgs): Promise<AnyActorRef | Supervisor> {
-    return this.call(() => {
+    return this.mailbox.call(this.admit, () => {
       if (this.children.size >= this.spec.maxChildren)
         throw new MaxChildrenError(this.spec.maxChildren);
-      const spec = this.checkSpec(this.fromTemplate(specOrArgs));
+      // Generated ids count every template start, failed ones included.
+      if (!('start' in specOrArgs)) this.seq += 1;
+      const spec = this.checkSpec(fromTemplate(this.spec.template, specOrArgs, this.seq));
       if (this.children.has(spec.id)) throw new AlreadyStartedError(spec.id);
       const input = 'logic' in spec.start ? spec.start.input : undefined;
-      const child = this.addRecord(spec, input);
+      const child = this.children.add(spec, input);
       const failure = this.spawn(child);
       if (failure) {
-        this.remove(spec.id);
+        this.children.remove(spec.id);
         throw new ChildStartError(spec.id, failure);
       }
       return child.spawned!.ref as AnyActorRef | Supervisor;
@@ -206,11 +152,11 @@ export class Supervisor implements ExitSource, NestedSupervisor {
 
   /** Stops a child with its shutdown spec and forgets it. */
   terminateChild(id: string): Promise<void> {
-    return this.call(async () => {
+    return this.mailbox.call(this.admit, async () => {
       const child = this.children.get(id);
       if (!child) throw new NotFoundError(id);
       await this.terminate(child);
-      this.remove(id);
+      this.children.remove(id);
     });
   }
 
@@ -218,7 +164,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   shutdown(): Promise<void> {
     if (this.state === 'exited') return Promise.resolve();
     return new Promise((resolve) => {
-      this.post(() => this.stopAll('shutdown'));
+      this.mailbox.post(() => this.stopAll('shutdown'));
       this.onExit(() => resolve());
     });
   }
@@ -227,71 +173,23 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   kill(): void {
     if (this.state === 'exited') return;
     this.state = 'stopping';
-    for (const id of [...this.order].reverse()) {
-      const c = this.children.get(id)!;
-      this.cancelTimer(c);
-      const sp = c.spawned;
-      c.spawned = undefined;
-      c.status = 'stopped';
-      if (sp) {
-        sp.kill();
-        this.emit({
-          type: 'roundtable.child.exited',
-          supervisorId: this.id,
-          childId: id,
-          reason: 'killed',
-        });
-      }
+    for (const id of this.children.reversedIds()) {
+      if (!killChild(this.children.get(id)!, this.runtime.clock)) continue;
+      this.emit({
+        type: 'roundtable.child.exited',
+        supervisorId: this.id,
+        childId: id,
+        reason: 'killed',
+      });
     }
     this.exit('killed');
   }
 
   // ---- internals -------------------------------------------------------
 
-  private call<T>(fn: () => T | Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.post(() => {
-        if (this.state !== 'running') return reject(new NoProcError(this.id));
-        try {
-          const r = fn();
-          if (r instanceof Promise) return r.then(resolve, reject);
-          resolve(r);
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
-  }
-
-  private post(job: Job): void {
-    this.queue.push(job);
-    this.drain();
-  }
-
-  private drain(): void {
-    while (!this.busy) {
-      const job = this.queue.shift();
-      if (!job) return;
-      this.busy = true;
-      const r = job();
-      if (r instanceof Promise) {
-        r.then(
-          () => {
-            this.busy = false;
-            this.drain();
-          },
-          // A job rejecting is a supervisor bug; die loudly rather than hang.
-          (error: unknown) => {
-            this.busy = false;
-            this.kill();
-            throw error;
-          },
-        );
-        return;
-      }
-      this.busy = false;
-    }
-  }
+  /** A call is refused once the supervisor is no longer running. */
+  private readonly admit = (): Error | undefined =>
+    this.state === 'running' ? undefined : new NoProcError(this.id);
 
   private checkSpec(spec: unknown): ResolvedChildSpec {
     const resolved = validateChildSpec(spec);
@@ -301,43 +199,6 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     return resolved;
   }
 
-  private fromTemplate(specOrArgs: ChildSpec | StartArgs): ChildSpec {
-    if ('start' in specOrArgs) return specOrArgs;
-    const t = this.spec.template;
-    if (!t) throw new ChildSpecError('start', 'startChild needs a spec, or a supervisor template');
-    this.seq += 1;
-    const id = specOrArgs.id ?? `${t.id}-${this.seq}`;
-    if (!('logic' in t.start)) return { ...t, id };
-    const base = t.start.input;
-    const extra = specOrArgs.input;
-    const input =
-      typeof base === 'object' && base !== null && typeof extra === 'object' && extra !== null
-        ? { ...base, ...extra }
-        : (extra ?? base);
-    return { ...t, id, start: { logic: t.start.logic, input } };
-  }
-
-  private addRecord(spec: ResolvedChildSpec, input: unknown): ChildRecord {
-    const child: ChildRecord = {
-      spec,
-      input,
-      spawned: undefined,
-      status: 'stopped',
-      starts: 0,
-      backoffAttempts: 0,
-      timer: undefined,
-    };
-    this.children.set(spec.id, child);
-    this.order.push(spec.id);
-    return child;
-  }
-
-  private remove(id: string): void {
-    this.children.delete(id);
-    const at = this.order.indexOf(id);
-    if (at >= 0) this.order.splice(at, 1);
-  }
-
   /** Starts one incarnation; returns the failure reason, if any. */
   private spawn(child: ChildRecord): ExitReason | undefined {
     const result = spawnChild(
@@ -345,7 +206,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
       child.input,
       this.runtime,
       (spec, runtime) => new Supervisor(spec, runtime),
-      (spawned, reason) => this.post(() => this.handleExit(child, spawned, reason)),
+      (spawned, reason) => this.mailbox.post(() => this.handleExit(child, spawned, reason)),
     );
     if (!result.ok) {
       child.status = 'stopped';
@@ -381,152 +242,20 @@ export class Supervisor implements ExitSource, NestedSupervisor {
       childId: child.spec.id,
       reason,
     });
-    return this.afterExit(child, reason, spawned.startedAt);
+    return this.restarter.afterExit(child, reason, spawned.startedAt);
   }
 
-  private afterExit(
-    child: ChildRecord,
-    reason: ExitReason,
-    startedAt: number,
-  ): void | Promise<void> {
-    if (this.state !== 'running') return;
-    const id = child.spec.id;
-    if (!shouldRestart(child.spec.restart, reason)) {
-      // OTP drops a temporary child's spec; a transient one stays, stopped.
-      if (child.spec.restart === 'temporary') this.remove(id);
-      if (child.spec.significant) {
-        let alive = 0;
-        for (const c of this.children.values())
-          if (c.spec.significant && c.status !== 'stopped') alive += 1;
-        if (autoShutdownNow(this.spec.autoShutdown, alive)) return this.stopAll('shutdown');
-      }
-      return;
-    }
-    const now = this.runtime.clock.now();
-    this.restarts = addRestart(this.restarts, now, this.spec.periodMs);
-    if (intensityExceeded(this.restarts, this.spec.intensity)) {
-      this.emit({
-        type: 'roundtable.supervisor.intensity_reached',
-        supervisorId: this.id,
-        intensity: this.spec.intensity,
-        periodMs: this.spec.periodMs,
-      });
-      return this.stopAll('shutdown');
-    }
-    let delayMs = 0;
-    if (child.spec.backoff) {
-      const d = nextBackoff(
-        child.backoffAttempts,
-        now - startedAt,
-        child.spec.backoff,
-        this.runtime.random,
-      );
-      if (d.kind === 'give_up') {
-        this.emit({
-          type: 'roundtable.child.backoff_exhausted',
-          supervisorId: this.id,
-          childId: id,
-        });
-        return;
-      }
-      child.backoffAttempts = d.attempt;
-      delayMs = d.delayMs;
-    }
-    const group = childrenToRestart(this.spec.strategy, this.order, id);
-    const siblings = group.filter((g) => g !== id).map((g) => this.children.get(g)!);
-    child.status = 'restarting';
-    this.emit({ type: 'roundtable.child.restarting', supervisorId: this.id, childId: id, delayMs });
-    if (siblings.length === 0) return this.schedule([id], delayMs);
-    return (async () => {
-      for (const s of [...siblings].reverse()) await this.terminate(s);
-      const ids: string[] = [];
-      for (const g of group) {
-        const c = this.children.get(g)!;
-        // OTP: a temporary sibling taken down by a group restart is not restarted.
-        if (g !== id && c.spec.restart === 'temporary') this.remove(g);
-        else {
-          c.status = 'restarting';
-          ids.push(g);
-        }
-      }
-      return this.schedule(ids, delayMs);
-    })();
-  }
-
-  private schedule(ids: string[], delayMs: number): void | Promise<void> {
-    if (delayMs <= 0) return this.startGroup(ids);
-    const timer: { id: unknown } = { id: undefined };
-    timer.id = this.runtime.clock.setTimeout(() => {
-      for (const g of ids) {
-        const c = this.children.get(g);
-        if (c?.timer === timer) c.timer = undefined;
-      }
-      this.post(() => this.startGroup(ids));
-    }, delayMs);
-    for (const g of ids) this.children.get(g)!.timer = timer;
-  }
-
-  private startGroup(ids: string[]): void | Promise<void> {
-    if (this.state !== 'running') return;
-    for (const g of ids) {
-      const c = this.children.get(g);
-      if (c?.status !== 'restarting' || c.timer) continue;
-      const failure = this.spawn(c);
-      if (failure) {
-        // A failed restart is one more exit: it counts toward the intensity.
-        this.emit({
-          type: 'roundtable.child.exited',
-          supervisorId: this.id,
-          childId: g,
-          reason: failure,
-        });
-        return this.afterExit(c, failure, this.runtime.clock.now());
-      }
-    }
-  }
-
-  private cancelTimer(c: ChildRecord): void {
-    if (c.timer) this.runtime.clock.clearTimeout(c.timer.id);
-    c.timer = undefined;
-  }
-
-  /**
-   * Stops one child by its shutdown spec. We wait for the child's own exit
-   * (not our request) so a child that ignores the request still ends: at the
-   * deadline it is killed, and the kill is what we then observe.
-   */
   private terminate(c: ChildRecord): void | Promise<void> {
-    this.cancelTimer(c);
-    c.status = 'stopped';
-    const sp = c.spawned;
-    if (!sp) return;
-    c.spawned = undefined;
     const id = c.spec.id;
-    const report = (reason: ExitReason) =>
-      this.emit({ type: 'roundtable.child.exited', supervisorId: this.id, childId: id, reason });
-    if (c.spec.shutdown === 'brutal_kill') {
-      sp.kill();
-      report(sp.reason ?? 'killed');
-      return;
-    }
-    if (!sp.requestStop()) {
-      report(sp.reason ?? 'shutdown');
-      return;
-    }
-    const exited = sp.whenExited();
-    if (c.spec.shutdown === 'infinity') return exited.then(report);
-    const clock = this.runtime.clock;
-    const timer = clock.setTimeout(() => sp.kill(), c.spec.shutdown);
-    return exited.then((reason) => {
-      clock.clearTimeout(timer);
-      report(reason);
-    });
+    return stopChild(c, this.runtime.clock, (reason) =>
+      this.emit({ type: 'roundtable.child.exited', supervisorId: this.id, childId: id, reason }),
+    );
   }
 
   private async stopAll(reason: ExitReason): Promise<void> {
     if (this.state === 'exited' || this.state === 'stopping') return;
     this.state = 'stopping';
-    for (const id of [...this.order].reverse()) {
+    for (const id of this.children.reversedIds()) {
       const c = this.children.get(id);
       if (c) await this.terminate(c);
     }

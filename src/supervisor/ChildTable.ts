@@ -1,0 +1,112 @@
+/**
+ * A supervisor's children: one record per child spec, kept in start order
+ * (OTP starts in order and stops in reverse).
+ */
+import type { AnyActorRef } from 'xstate';
+import type { ResolvedChildSpec } from './childSpec.js';
+import type { Supervisor } from './Supervisor.js';
+import type { Spawned } from './spawnChild.js';
+
+export type ChildStatus = 'running' | 'restarting' | 'stopped';
+
+/** What the supervisor knows of one child across its incarnations. */
+export interface ChildRecord {
+  spec: ResolvedChildSpec;
+  input: unknown;
+  spawned: Spawned | undefined;
+  status: ChildStatus;
+  starts: number;
+  backoffAttempts: number;
+  /** A pending delayed restart (backoff); shared by a restarting group. */
+  timer: { id: unknown } | undefined;
+}
+
+/** One row of `whichChildren()`. */
+export interface ChildInfo {
+  id: string;
+  ref: AnyActorRef | Supervisor | undefined;
+  type: 'worker' | 'supervisor';
+  restart: ResolvedChildSpec['restart'];
+  status: ChildStatus;
+  restartCount: number;
+}
+
+/** `countChildren()`, as OTP's count_children. */
+export interface ChildCounts {
+  specs: number;
+  active: number;
+  supervisors: number;
+  workers: number;
+}
+
+export class ChildTable {
+  /** Child ids in start order. */
+  readonly order: string[] = [];
+  private readonly byId = new Map<string, ChildRecord>();
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): ChildRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  values(): IterableIterator<ChildRecord> {
+    return this.byId.values();
+  }
+
+  add(spec: ResolvedChildSpec, input: unknown): ChildRecord {
+    const child: ChildRecord = {
+      spec,
+      input,
+      spawned: undefined,
+      status: 'stopped',
+      starts: 0,
+      backoffAttempts: 0,
+      timer: undefined,
+    };
+    this.byId.set(spec.id, child);
+    this.order.push(spec.id);
+    return child;
+  }
+
+  remove(id: string): void {
+    this.byId.delete(id);
+    const at = this.order.indexOf(id);
+    if (at >= 0) this.order.splice(at, 1);
+  }
+
+  /** Ids in reverse start order (a copy: stopping may remove some). */
+  reversedIds(): string[] {
+    return [...this.order].reverse();
+  }
+
+  whichChildren(): ChildInfo[] {
+    return this.order.map((id) => {
+      const c = this.byId.get(id)!;
+      return {
+        id,
+        ref: c.spawned?.ref as AnyActorRef | Supervisor | undefined,
+        type: c.spec.type,
+        restart: c.spec.restart,
+        status: c.status,
+        restartCount: Math.max(0, c.starts - 1),
+      };
+    });
+  }
+
+  countChildren(): ChildCounts {
+    let active = 0;
+    let supervisors = 0;
+    for (const c of this.byId.values()) {
+      if (c.spawned) active += 1;
+      if (c.spec.type === 'supervisor') supervisors += 1;
+    }
+    return { specs: this.byId.size, active, supervisors, workers: this.byId.size - supervisors };
+  }
+}
