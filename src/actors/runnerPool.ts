@@ -55,6 +55,8 @@ export interface RunnerPoolInput {
   monitor?: PoolMonitor;
   /** A grant to a session nobody waits for (rebuilt from rows): start a runner for it. */
   onUnwaitedGrant?: (grant: Grant) => void;
+  /** How a grant reaches its waiter. Default: sent in the step that made it. */
+  deliver?: (waiter: PoolWaiter, event: RunnerSlotEvent) => void;
 }
 
 export type RunnerPoolEvent =
@@ -63,6 +65,8 @@ export type RunnerPoolEvent =
   | { type: 'release'; sessionId: string }
   | { type: 'set_cap'; userId: string; max: number | null }
   | { type: 'rebuild' }
+  /** Rows a caller loaded (the Reconciler): sessions with a live waiter keep their entry. */
+  | { type: 'rows'; rows: PoolRows; overrides?: ReadonlyMap<string, number> }
   | DownEvent;
 
 interface Waiting {
@@ -121,8 +125,10 @@ function deliver(ctx: RunnerPoolContext, grants: readonly Grant[]): void {
   for (const g of grants) {
     ctx.touched.set(g.sessionId, 'live');
     const w = ctx.waiters.get(g.sessionId);
-    if (w !== undefined) w.waiter.send({ type: 'runner_slot', sessionId: g.sessionId });
-    else ctx.input.onUnwaitedGrant?.(g);
+    const event: RunnerSlotEvent = { type: 'runner_slot', sessionId: g.sessionId };
+    if (w === undefined) ctx.input.onUnwaitedGrant?.(g);
+    else if (ctx.input.deliver) ctx.input.deliver(w.waiter, event);
+    else w.waiter.send(event);
   }
 }
 
@@ -156,6 +162,38 @@ export function correctRows(
   return { queued, running };
 }
 
+/**
+ * Applies loaded rows (and caps, when given): overrides first, then the rows
+ * corrected by `touched`, then the global cap. While booting the global cap is
+ * 0, so the one dispatch happens with everything in.
+ */
+function applyRows(
+  ctx: RunnerPoolContext,
+  rows: PoolRows,
+  overrides: ReadonlyMap<string, number> | undefined,
+  touched: ReadonlyMap<string, 'live' | 'gone'>,
+): void {
+  const at = ctx.input.now();
+  const grants: Grant[] = [];
+  if (overrides !== undefined) {
+    for (const userId of ctx.index.caps.overrides.keys()) {
+      if (!overrides.has(userId)) grants.push(...ctx.index.setUserCap(userId, null, at));
+    }
+    for (const [userId, max] of overrides) grants.push(...ctx.index.setUserCap(userId, max, at));
+  }
+  const corrected = correctRows(rows, touched, (id) => ctx.index.session(id));
+  grants.push(...ctx.index.rebuild(corrected, at));
+  grants.push(...ctx.index.setDefaults({ globalMax: ctx.globalMax }, at));
+  for (const id of [...ctx.waiters.keys()]) {
+    if (ctx.index.session(id) === undefined) unwatch(ctx, id);
+  }
+  // Only grants still standing after the rebuild go out.
+  deliver(
+    ctx,
+    grants.filter((g) => ctx.index.session(g.sessionId)?.state === 'running'),
+  );
+}
+
 /** Takes back every monitor (the pool is stopping; its waiters outlive it). */
 export function forgetWaiters(ctx: RunnerPoolContext): void {
   for (const id of [...ctx.waiters.keys()]) unwatch(ctx, id);
@@ -181,7 +219,9 @@ export const runnerPoolMachine = setup({
       ctx.touched.set(event.sessionId, 'live');
       if (known?.state === 'running') {
         // A restarted waiter asking again: it already holds the slot.
-        event.waiter.send({ type: 'runner_slot', sessionId: event.sessionId });
+        const slot: RunnerSlotEvent = { type: 'runner_slot', sessionId: event.sessionId };
+        if (ctx.input.deliver) ctx.input.deliver(event.waiter, slot);
+        else event.waiter.send(slot);
         return { lastPosition: 0, version: ctx.version + 1 };
       }
       const r = ctx.index.enqueue(event.userId, event.sessionId, at);
@@ -235,6 +275,15 @@ export const runnerPoolMachine = setup({
     release: { actions: 'release' },
     DOWN: { actions: 'release' },
     set_cap: { actions: 'setCap' },
+    rows: {
+      actions: assign(({ context: ctx, event }) => {
+        if (event.type !== 'rows') return {};
+        const live = new Map<string, 'live' | 'gone'>([...ctx.touched]);
+        for (const id of ctx.waiters.keys()) live.set(id, 'live');
+        applyRows(ctx, event.rows, event.overrides, live);
+        return { version: ctx.version + 1 };
+      }),
+    },
   },
   initial: 'loading',
   states: {
@@ -245,28 +294,7 @@ export const runnerPoolMachine = setup({
         onDone: {
           target: 'ready',
           actions: assign(({ context: ctx, event }) => {
-            const at = ctx.input.now();
-            const { rows, overrides } = event.output;
-            // Overrides first, then the rows, then the global cap: while booting
-            // the cap is 0, so the one dispatch happens with everything in.
-            const grants: Grant[] = [];
-            for (const userId of ctx.index.caps.overrides.keys()) {
-              if (!overrides.has(userId)) grants.push(...ctx.index.setUserCap(userId, null, at));
-            }
-            for (const [userId, max] of overrides) {
-              grants.push(...ctx.index.setUserCap(userId, max, at));
-            }
-            const corrected = correctRows(rows, ctx.touched, (id) => ctx.index.session(id));
-            grants.push(...ctx.index.rebuild(corrected, at));
-            grants.push(...ctx.index.setDefaults({ globalMax: ctx.globalMax }, at));
-            for (const id of [...ctx.waiters.keys()]) {
-              if (ctx.index.session(id) === undefined) unwatch(ctx, id);
-            }
-            // Only grants still standing after the rebuild go out.
-            deliver(
-              ctx,
-              grants.filter((g) => ctx.index.session(g.sessionId)?.state === 'running'),
-            );
+            applyRows(ctx, event.output.rows, event.output.overrides, ctx.touched);
             return { touched: new Map(), version: ctx.version + 1 };
           }),
         },
