@@ -90,7 +90,9 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
       }
       owned = instance;
     }
-    pool = new pg.Pool(createPgConfig(instance));
+    // One backend, nothing to reconnect to: keep the single client rather
+    // than ending it after the default 10 s idle and rebuilding it.
+    pool = new pg.Pool({ ...createPgConfig(instance), idleTimeoutMillis: 0 });
   }
   pool.on('error', onPoolError);
 

@@ -18,6 +18,8 @@ export function parseOrThrow<S extends z.ZodType>(
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue?.path.map(String) ?? [];
+  // An unknown key is named itself, so `{ sesionId }` reports `sesionId`.
+  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
   const field = [prefix, ...path].filter((p) => p !== '').join('.');
   throw new ValidationError(field, issue?.message ?? 'invalid');
 }

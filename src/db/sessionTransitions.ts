@@ -187,7 +187,11 @@ export async function requeue(db: Db, input: RequeueInput): Promise<Session> {
     if (failed === undefined) throw new NotFoundError('session', i.sessionId);
     const s = toSession(failed);
     if (s.status !== 'failed' || s.epoch !== i.epoch) {
-      throw new StaleStatusError(s.id, { status: 'failed', epoch: i.epoch }, s);
+      throw new StaleStatusError(
+        s.id,
+        { status: 'failed', epoch: i.epoch },
+        { status: s.status, epoch: s.epoch },
+      );
     }
     if (!s.userRecoverable)
       throw new ValidationError('sessionId', 'failure is not user-recoverable');

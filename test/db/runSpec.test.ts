@@ -24,7 +24,7 @@ describe('parseRunSpec', () => {
     expect(fieldOf({ image: 'a', command: ['ok', 'a\0b'] })).toBe('spec.command.1');
     expect(fieldOf({ image: 'a', command: ['x'], env: { A: 1 } })).toBe('spec.env.A');
     expect(fieldOf({ image: 'a', command: ['x'], env: { '1A': 'v' } })).toBe('spec.env.1A');
-    expect(fieldOf({ image: 'a', command: ['x'], extra: 1 })).toBe('spec');
+    expect(fieldOf({ image: 'a', command: ['x'], extra: 1 })).toBe('spec.extra');
   });
 
   it('enforces every limit', () => {

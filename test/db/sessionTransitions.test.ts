@@ -1,3 +1,4 @@
+import { fc } from '@fast-check/vitest';
 import { expect, it } from 'vitest';
 import { NotFoundError, StaleStatusError, ValidationError } from '../../src/db/errors.js';
 import { newId } from '../../src/db/ids.js';
@@ -286,5 +287,88 @@ describeEachEngine('session transitions', (getDb) => {
       expect(history).toHaveLength(3);
       expect(new Set(history).size).toBe(3);
     }
+  });
+
+  it('agrees with a two-field model (status, epoch) on every sequence of attempts', async () => {
+    const { db } = getDb();
+    type Op =
+      | { op: 'claim' | 'adopt' | 'recordHandle'; epoch: number }
+      | { op: 'finish'; epoch: number; ok: boolean }
+      | { op: 'cancel'; epoch: number; from: 'queued' | 'running' };
+    const epoch = fc.integer({ min: 0, max: 3 });
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({
+        op: fc.constantFrom('claim' as const, 'adopt' as const, 'recordHandle' as const),
+        epoch,
+      }),
+      fc.record({ op: fc.constant('finish' as const), epoch, ok: fc.boolean() }),
+      fc.record({
+        op: fc.constant('cancel' as const),
+        epoch,
+        from: fc.constantFrom('queued' as const, 'running' as const),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 12 }), async (ops) => {
+        const now = steppingClock();
+        const { session } = await enqueue(db, 'alice', now());
+        const model = { status: 'queued' as string, epoch: 0, events: 1 };
+        for (const o of ops) {
+          const base = { sessionId: session.id, epoch: o.epoch, now: now() };
+          let expectOk = false;
+          let attempt: Promise<unknown>;
+          let next = { ...model };
+          if (o.op === 'claim' || o.op === 'adopt') {
+            const from = o.op === 'claim' ? 'queued' : 'running';
+            expectOk = model.status === from && model.epoch === o.epoch;
+            next = { status: 'running', epoch: o.epoch + 1, events: model.events + 1 };
+            attempt = (o.op === 'claim' ? claim : adopt)(db, { ...base, owner: 'n' });
+          } else if (o.op === 'recordHandle') {
+            expectOk = model.status === 'running' && model.epoch === o.epoch;
+            next = model;
+            attempt = recordHandle(db, { ...base, backend: 'docker', handle: 'h' });
+          } else if (o.op === 'finish') {
+            expectOk = model.status === 'running' && model.epoch === o.epoch;
+            next = {
+              status: o.ok ? 'succeeded' : 'failed',
+              epoch: o.epoch,
+              events: model.events + 1,
+            };
+            attempt = o.ok
+              ? finish(db, { ...base, status: 'succeeded', exitCode: 0 })
+              : finish(db, {
+                  ...base,
+                  status: 'failed',
+                  exitCode: 1,
+                  reason: 'r',
+                  userRecoverable: false,
+                });
+          } else {
+            const c = o as Extract<Op, { op: 'cancel' }>;
+            expectOk = model.status === c.from && model.epoch === o.epoch;
+            next = { status: 'cancelled', epoch: o.epoch, events: model.events + 1 };
+            attempt = cancel(db, {
+              sessionId: session.id,
+              expected: { status: c.from, epoch: o.epoch },
+              reason: 'r',
+              now: base.now,
+            });
+          }
+          const outcome = await attempt.then(
+            () => 'ok',
+            (e: unknown) => (e instanceof StaleStatusError ? 'stale' : e),
+          );
+          expect(outcome).toBe(expectOk ? 'ok' : 'stale');
+          if (expectOk) Object.assign(model, next);
+        }
+        const row = await getSession(db, session.id);
+        expect({ status: row.status, epoch: row.epoch }).toEqual({
+          status: model.status,
+          epoch: model.epoch,
+        });
+        expect(await listSessionEvents(db, session.id)).toHaveLength(model.events);
+      }),
+      { numRuns: 40 },
+    );
   });
 });
