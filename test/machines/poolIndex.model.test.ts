@@ -187,6 +187,26 @@ class ReconcilerFails implements Cmd {
   toString = () => `reconcilerFails(${this.pick})`;
 }
 
+/** A new owner adopts an orphaned running row (its waiter died): it holds its slot again. */
+class Adopt implements Cmd {
+  constructor(readonly pick: number) {}
+  check = () => true;
+  run(model: PoolModel, real: Real): void {
+    const orphans = [...real.rows].filter(
+      ([id, r]) => r.status === 'running' && real.index.session(id) === undefined,
+    );
+    const orphan = orphans[this.pick % Math.max(1, orphans.length)];
+    if (!orphan) return;
+    const [id, row] = orphan;
+    step(model, real, 'none', () => {
+      real.index.hold(row.userId, id, real.clock);
+      model.hold(row.userId, id);
+      return { real: [], model: [] };
+    });
+  }
+  toString = () => `adopt(${this.pick})`;
+}
+
 class Rebuild implements Cmd {
   constructor(readonly fromScratch: boolean) {}
   check = () => true;
@@ -234,6 +254,7 @@ const commands = [
     .map(([u, c]) => new SetCap(u, c)),
   fc.integer({ min: 0, max: 6 }).map((m) => new SetGlobal(m)),
   fc.nat().map((n) => new ReconcilerFails(n)),
+  fc.nat().map((n) => new Adopt(n)),
   fc.boolean().map((b) => new Rebuild(b)),
 ];
 

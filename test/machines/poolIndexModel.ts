@@ -118,6 +118,13 @@ export class PoolModel {
     return this.dispatch();
   }
 
+  /** An adopted run takes a slot whatever the caps; it leaves the line if it was in it. */
+  hold(userId: string, sessionId: string): void {
+    this.drop(sessionId);
+    this.user(userId).active.add(sessionId);
+    this.owner.set(sessionId, userId);
+  }
+
   setUserCap(userId: string, max: number | null): Grant[] {
     if (max === null) this.overrides.delete(userId);
     else this.overrides.set(userId, max);
