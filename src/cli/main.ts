@@ -1,23 +1,32 @@
+#!/usr/bin/env node
 /**
- * The `roundtable` command line. Until the runtime lands (issue 7 and 10),
- * `start` says so plainly instead of pretending.
+ * The `roundtable` executable: the real process behind `runCli`. `npm start`
+ * runs `roundtable start` through tsx; `scripts/build.ts` bundles this file
+ * to `dist/roundtable.js`.
  */
-const [command = 'help'] = process.argv.slice(2);
+import { readFileSync } from 'node:fs';
+import { runCli } from './runCli.js';
 
-const usage = `roundtable <command>
+const signals = ['SIGINT', 'SIGTERM'] as const;
 
-commands:
-  start     run the runtime with the board and inspector (not yet available)
-  help      this text
-`;
-
-if (command === 'help' || command === '--help') {
-  process.stdout.write(usage);
-} else if (command === 'start') {
-  process.stdout.write(
-    'roundtable: the runtime is not built yet; `npm test` runs what exists so far.\n',
-  );
-} else {
-  process.stderr.write(`roundtable: unknown command '${command}'\n\n${usage}`);
-  process.exitCode = 2;
-}
+const code = await runCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: { write: (t) => void process.stdout.write(t), isTTY: process.stdout.isTTY === true },
+  stderr: { write: (t) => void process.stderr.write(t), isTTY: process.stderr.isTTY === true },
+  readFile: (path) => readFileSync(path, 'utf8'),
+  onSignal(handler) {
+    const listeners = signals.map((s) => [s, () => handler(s)] as const);
+    for (const [s, l] of listeners) process.on(s, l);
+    return () => {
+      for (const [s, l] of listeners) process.off(s, l);
+    };
+  },
+  exit: (c) => process.exit(c),
+});
+process.exitCode = code;
+// Late copies of the Ctrl-C that stopped us (npm and tsx pass it on) must not
+// turn a clean stop into a death by signal.
+for (const s of signals) process.on(s, () => {});
+// Everything this process opened is closed by now; a handle someone else
+// leaked (a timer in a library) must not keep a stopped node around.
+setTimeout(() => process.exit(code), 2_000).unref();

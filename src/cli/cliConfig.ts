@@ -1,0 +1,290 @@
+/**
+ * The CLI's configuration: one defaults object, one zod schema, and one table
+ * that says, for every setting, its flag, its environment variable and its
+ * help line. `--help`, the parser and docs/operations.md all read the table,
+ * so a setting cannot exist in one place and be missing from another.
+ */
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+const userName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1-64 of A-Z a-z 0-9 _ . -');
+// The UI server's token alphabet: tokens also travel in a WebSocket subprotocol.
+const token = z
+  .string()
+  .regex(/^[A-Za-z0-9._~-]{16,256}$/, 'must be 16-256 of A-Z a-z 0-9 . _ ~ -');
+const ms = z.number().int().positive();
+
+/** The validated configuration every command receives. */
+export const cliConfigSchema = z.strictObject({
+  dataDir: z.string().min(1),
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+    .optional(),
+  host: z.string().min(1),
+  port: z.number().int().min(0).max(65_535),
+  backend: z.enum(['auto', 'simulated', 'swarm']),
+  dockerHost: z.string().min(1).optional(),
+  nodeId: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, 'must be 1-100 of A-Z a-z 0-9 _ . : -'),
+  runnerImage: z.string().min(1).max(255).optional(),
+  caps: z.strictObject({
+    maxRunning: z.number().int().min(0).max(10_000),
+    defaultUserCap: z.number().int().min(0).max(10_000),
+  }),
+  users: z.array(userName).min(1).max(100),
+  tokens: z.strictObject({
+    admin: token.optional(),
+    users: z.record(userName, token),
+  }),
+  pollMs: ms,
+  adoptBudgetMs: ms,
+  reconcileMs: ms,
+  shutdownMs: ms,
+  simulated: z.strictObject({
+    nodes: z.number().int().min(1).max(50),
+    speed: z.number().positive().max(1000),
+    rescheduleDelayMs: z.number().int().min(0),
+  }),
+  log: z.strictObject({
+    level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+    format: z.enum(['auto', 'json', 'pretty']),
+  }),
+  demo: z.strictObject({
+    users: z.array(userName).min(1).max(20),
+    tasksPerUser: z.number().int().min(1).max(100),
+  }),
+});
+
+export type CliConfig = z.infer<typeof cliConfigSchema>;
+
+/** The machine's name, reduced to what a node id may hold. */
+export function defaultNodeId(host: string = hostname()): string {
+  const cleaned = host.replace(/[^A-Za-z0-9_.:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
+  return cleaned.slice(0, 100) || 'node';
+}
+
+/** Every default in one object (the ws habit): what `roundtable start` runs with when given nothing. */
+export function cliDefaults(): CliConfig {
+  return {
+    dataDir: './.roundtable',
+    host: '127.0.0.1',
+    port: 4100,
+    backend: 'auto',
+    nodeId: defaultNodeId(),
+    caps: { maxRunning: 4, defaultUserCap: 2 },
+    users: ['demo'],
+    tokens: { users: {} },
+    pollMs: 5_000,
+    adoptBudgetMs: 15 * 60 * 1000,
+    reconcileMs: 60_000,
+    shutdownMs: 15_000,
+    simulated: { nodes: 2, speed: 1, rescheduleDelayMs: 1_000 },
+    log: { level: 'info', format: 'auto' },
+    demo: { users: ['alice', 'bob', 'carol'], tasksPerUser: 5 },
+  };
+}
+
+/** Which commands a setting matters to. */
+export type SettingGroup = 'store' | 'node' | 'log' | 'demo';
+
+/** One leaf of the configuration, as the command line and environment see it. */
+export interface Setting {
+  /** Dotted path in {@link CliConfig}. */
+  key: string;
+  flag?: string;
+  env?: string;
+  kind: 'string' | 'int' | 'number' | 'enum' | 'list';
+  group: SettingGroup;
+  help: string;
+}
+
+/** Every setting reachable from flags or the environment (the file reaches every key). */
+export const SETTINGS: readonly Setting[] = [
+  {
+    key: 'dataDir',
+    flag: '--data-dir',
+    env: 'ROUNDTABLE_DATA_DIR',
+    kind: 'string',
+    group: 'store',
+    help: 'state directory: PGlite data, tokens, node file',
+  },
+  {
+    key: 'databaseUrl',
+    flag: '--database-url',
+    env: 'DATABASE_URL',
+    kind: 'string',
+    group: 'store',
+    help: 'use this Postgres server instead of the embedded PGlite',
+  },
+  {
+    key: 'log.level',
+    flag: '--log-level',
+    env: 'ROUNDTABLE_LOG_LEVEL',
+    kind: 'enum',
+    group: 'log',
+    help: 'trace | debug | info | warn | error | fatal | silent',
+  },
+  {
+    key: 'log.format',
+    flag: '--log-format',
+    env: 'ROUNDTABLE_LOG_FORMAT',
+    kind: 'enum',
+    group: 'log',
+    help: 'auto (readable on a TTY, JSON lines otherwise) | json | pretty',
+  },
+  {
+    key: 'host',
+    flag: '--host',
+    env: 'ROUNDTABLE_HOST',
+    kind: 'string',
+    group: 'node',
+    help: 'address the board listens on',
+  },
+  {
+    key: 'port',
+    flag: '--port',
+    env: 'ROUNDTABLE_PORT',
+    kind: 'int',
+    group: 'node',
+    help: 'port of the board (0 picks a free one)',
+  },
+  {
+    key: 'backend',
+    flag: '--backend',
+    env: 'ROUNDTABLE_BACKEND',
+    kind: 'enum',
+    group: 'node',
+    help: 'auto (swarm when a Docker host is set) | simulated | swarm',
+  },
+  {
+    key: 'dockerHost',
+    flag: '--docker-host',
+    env: 'DOCKER_HOST',
+    kind: 'string',
+    group: 'node',
+    help: 'Docker engine address (unix://, tcp://)',
+  },
+  {
+    key: 'nodeId',
+    flag: '--node-id',
+    env: 'ROUNDTABLE_NODE_ID',
+    kind: 'string',
+    group: 'node',
+    help: "this machine's stable name (default: the host name)",
+  },
+  {
+    key: 'runnerImage',
+    flag: '--runner-image',
+    env: 'ROUNDTABLE_RUNNER_IMAGE',
+    kind: 'string',
+    group: 'node',
+    help: 're-pin every run to this image at boot',
+  },
+  {
+    key: 'caps.maxRunning',
+    flag: '--max-running',
+    env: 'ROUNDTABLE_MAX_RUNNING',
+    kind: 'int',
+    group: 'node',
+    help: 'global cap: runs at once over every node',
+  },
+  {
+    key: 'caps.defaultUserCap',
+    flag: '--user-cap',
+    env: 'ROUNDTABLE_USER_CAP',
+    kind: 'int',
+    group: 'node',
+    help: 'per-user cap for users without an override',
+  },
+  {
+    key: 'users',
+    flag: '--users',
+    env: 'ROUNDTABLE_USERS',
+    kind: 'list',
+    group: 'node',
+    help: 'comma-separated users that get a board token',
+  },
+  {
+    key: 'tokens.admin',
+    env: 'ROUNDTABLE_ADMIN_TOKEN',
+    kind: 'string',
+    group: 'node',
+    help: 'admin token (default: generated once, kept in the data dir)',
+  },
+  {
+    key: 'pollMs',
+    flag: '--poll-ms',
+    env: 'ROUNDTABLE_POLL_MS',
+    kind: 'int',
+    group: 'node',
+    help: 'delay between two looks at an adopted run',
+  },
+  {
+    key: 'adoptBudgetMs',
+    flag: '--adopt-budget-ms',
+    env: 'ROUNDTABLE_ADOPT_BUDGET_MS',
+    kind: 'int',
+    group: 'node',
+    help: 'wall-clock budget of one adoption',
+  },
+  {
+    key: 'reconcileMs',
+    flag: '--reconcile-ms',
+    env: 'ROUNDTABLE_RECONCILE_MS',
+    kind: 'int',
+    group: 'node',
+    help: 'Reconciler period',
+  },
+  {
+    key: 'shutdownMs',
+    flag: '--shutdown-ms',
+    env: 'ROUNDTABLE_SHUTDOWN_MS',
+    kind: 'int',
+    group: 'node',
+    help: 'deadline of a stop before the process ends anyway',
+  },
+  {
+    key: 'simulated.nodes',
+    flag: '--sim-nodes',
+    env: 'ROUNDTABLE_SIM_NODES',
+    kind: 'int',
+    group: 'node',
+    help: 'machines in the simulated cluster',
+  },
+  {
+    key: 'simulated.speed',
+    flag: '--sim-speed',
+    env: 'ROUNDTABLE_SIM_SPEED',
+    kind: 'number',
+    group: 'node',
+    help: 'simulated commands run this many times faster',
+  },
+  {
+    key: 'simulated.rescheduleDelayMs',
+    flag: '--sim-reschedule-ms',
+    env: 'ROUNDTABLE_SIM_RESCHEDULE_MS',
+    kind: 'int',
+    group: 'node',
+    help: 'how long a lost simulated container takes to come back',
+  },
+  {
+    key: 'demo.users',
+    flag: '--demo-users',
+    env: 'ROUNDTABLE_DEMO_USERS',
+    kind: 'list',
+    group: 'demo',
+    help: 'comma-separated users of the demo workload',
+  },
+  {
+    key: 'demo.tasksPerUser',
+    flag: '--demo-tasks',
+    env: 'ROUNDTABLE_DEMO_TASKS',
+    kind: 'int',
+    group: 'demo',
+    help: 'tasks each demo user submits',
+  },
+];

@@ -1,0 +1,173 @@
+/**
+ * The command table: each command's flags, help text and runner. `--help`
+ * is generated from it and from the settings table, so it cannot drift.
+ */
+import { type CliConfig, SETTINGS, type SettingGroup } from './cliConfig.js';
+import type { CommandContext } from './commandContext.js';
+import { DEMO_DEFAULTS, runDemo } from './commands/demo.js';
+import { DEFAULT_IMAGE, runEnqueue } from './commands/enqueue.js';
+import { runMigrate } from './commands/migrate.js';
+import { runStart } from './commands/start.js';
+import { runStatus } from './commands/status.js';
+import type { ExitCode } from './exitCodes.js';
+import type { FlagSpec } from './parseArgv.js';
+import { configValue } from './resolveConfig.js';
+
+export interface CommandDef {
+  name: string;
+  args: string;
+  summary: string;
+  description: string;
+  groups: readonly SettingGroup[];
+  /** The command's own flags: name, value placeholder (none for a switch), help. */
+  own: ReadonlyArray<{ flag: string; value?: string; help: string; repeatable?: boolean }>;
+  /** Whether its logs go to stdout (long-running commands) or stderr (stdout is the answer). */
+  logsToStdout: boolean;
+  commandDefaults?: Record<string, unknown>;
+  run(ctx: CommandContext): Promise<ExitCode>;
+}
+
+const COMMON = [
+  { flag: '--config', value: '<file>', help: 'JSON configuration file (also ROUNDTABLE_CONFIG)' },
+  { flag: '--help', help: 'this text' },
+];
+const JSON_FLAG = { flag: '--json', help: 'print the result as one JSON line' };
+const DOCKER_FLAG = { flag: '--docker', help: 'run on Docker Swarm (same as --backend swarm)' };
+
+export const COMMANDS: readonly CommandDef[] = [
+  {
+    name: 'start',
+    args: '[options]',
+    summary: 'run a node: runtime, board and inspector',
+    description:
+      'Runs the runtime in the foreground on the embedded PGlite store (or DATABASE_URL), with the\n' +
+      'simulated cluster, or Docker Swarm when DOCKER_HOST or --docker says so. Prints the board\n' +
+      'and inspector URLs. Ctrl-C (or SIGTERM) stops the supervision tree in order and closes the\n' +
+      'store; the queue is in the rows, and the next start resumes it.',
+    groups: ['store', 'log', 'node'],
+    own: [DOCKER_FLAG],
+    logsToStdout: true,
+    run: (ctx) => runStart(ctx),
+  },
+  {
+    name: 'demo',
+    args: '[options]',
+    summary: 'start plus a workload that shows every state within a minute',
+    description:
+      'Like start, with users submitting more tasks than the caps allow, some failing, one\n' +
+      'container rescheduled under a running session, one card cancelled and one retried.\n' +
+      `Keeps its data in ${DEMO_DEFAULTS.dataDir} and runs on the simulated cluster unless told otherwise.`,
+    groups: ['store', 'log', 'node', 'demo'],
+    own: [DOCKER_FLAG],
+    logsToStdout: true,
+    commandDefaults: { ...DEMO_DEFAULTS },
+    run: (ctx) => runDemo(ctx),
+  },
+  {
+    name: 'migrate',
+    args: '[options]',
+    summary: 'bring the schema up to date',
+    description:
+      'Applies the migrations not yet recorded. Safe to run from several machines at once.',
+    groups: ['store', 'log'],
+    own: [JSON_FLAG],
+    logsToStdout: false,
+    run: (ctx) => runMigrate(ctx),
+  },
+  {
+    name: 'status',
+    args: '[options]',
+    summary: 'the line, the runners and per-user counts',
+    description:
+      'Counts sessions by user and status from the rows. When a node holds the PGlite directory,\n' +
+      'asks that node instead (its pool is an index over the same rows).',
+    groups: ['store', 'log'],
+    own: [JSON_FLAG],
+    logsToStdout: false,
+    run: (ctx) => runStatus(ctx),
+  },
+  {
+    name: 'enqueue',
+    args: '[options] -- <command> [args...]',
+    summary: 'add a task from the command line',
+    description:
+      'Queues one task. Through the running node when there is one (it starts at once), else into\n' +
+      'the rows (the next start picks it up). Never refused for lack of room: prints the position.',
+    groups: ['store', 'log'],
+    own: [
+      { flag: '--user', value: '<id>', help: 'whose task (default: the first of users)' },
+      { flag: '--title', value: '<text>', help: 'card title (default: the command)' },
+      { flag: '--image', value: '<image>', help: `container image (default: ${DEFAULT_IMAGE})` },
+      {
+        flag: '--env',
+        value: '<KEY=value>',
+        help: 'environment of the run; repeatable',
+        repeatable: true,
+      },
+      JSON_FLAG,
+    ],
+    logsToStdout: false,
+    run: (ctx) => runEnqueue(ctx),
+  },
+];
+
+/** The flags a command accepts. */
+export function flagSpecOf(command: CommandDef): FlagSpec {
+  const settings = SETTINGS.filter((s) => s.flag && command.groups.includes(s.group));
+  const own = [...COMMON, ...command.own];
+  return {
+    values: [...settings.map((s) => s.flag!), ...own.filter((o) => o.value).map((o) => o.flag)],
+    switches: own.filter((o) => !o.value).map((o) => o.flag),
+    repeatable: command.own.filter((o) => o.repeatable).map((o) => o.flag),
+  };
+}
+
+/** `roundtable <command> --help`, with each setting's variable and default. */
+export function commandHelp(command: CommandDef, defaults: CliConfig): string {
+  const rows: Array<[string, string]> = [...COMMON, ...command.own].map((o) => [
+    `${o.flag}${o.value ? ` ${o.value}` : ''}`,
+    o.help,
+  ]);
+  for (const s of SETTINGS) {
+    if (!s.flag || !command.groups.includes(s.group)) continue;
+    const value = command.commandDefaults?.[s.key] ?? configValue(defaults, s.key);
+    const shown =
+      value === undefined
+        ? ''
+        : `, default ${Array.isArray(value) ? value.join(',') : String(value)}`;
+    rows.push([
+      `${s.flag} <${s.kind === 'list' ? 'a,b' : s.kind === 'int' || s.kind === 'number' ? 'n' : 'value'}>`,
+      `${s.help} (${s.env}${shown})`,
+    ]);
+  }
+  const width = Math.max(...rows.map(([f]) => f.length));
+  return [
+    `roundtable ${command.name} ${command.args}`,
+    '',
+    command.description,
+    '',
+    'options:',
+    ...rows.map(([f, h]) => `  ${f.padEnd(width)}  ${h}`),
+    '',
+    'Exit codes: 0 ok, 1 failure, 2 usage or config, 3 store, 4 data dir in use, 5 node failed,',
+    '6 stop deadline passed, 130 second Ctrl-C. See docs/operations.md.',
+    '',
+  ].join('\n');
+}
+
+/** `roundtable --help`. */
+export function generalHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'roundtable <command> [options]',
+    '',
+    'Erlang/OTP supervision for XState actors, running long jobs in containers that outlive deploys.',
+    '',
+    'commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `roundtable <command> --help` for its options. Settings come from flags, then',
+    'ROUNDTABLE_* variables (and DATABASE_URL, DOCKER_HOST), then --config <file>, then defaults.',
+    '',
+  ].join('\n');
+}

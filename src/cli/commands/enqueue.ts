@@ -1,0 +1,106 @@
+/**
+ * `roundtable enqueue --user U --title T --image I -- argv...`: one task.
+ * Through the running node's API when one holds this data directory (it
+ * starts at once), otherwise straight into the rows (the next start, or the
+ * next Reconciler pass of a node on the same Postgres, picks it up). Either
+ * way it never refuses for lack of room: it answers with a place in line.
+ */
+import { createTaskWithSession, queuePosition, ValidationError } from '../../db/index.js';
+import { loadBoardTokens } from '../boardTokens.js';
+import type { CommandContext } from '../commandContext.js';
+import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
+import { nodeRequest } from '../nodeApi.js';
+import { readLiveNode } from '../nodeFile.js';
+import { openStore } from '../openStore.js';
+
+/** The image when none is given: the simulated cluster ignores it, Swarm pulls it. */
+export const DEFAULT_IMAGE = 'alpine:3.20';
+
+/**
+ * `KEY=value` pairs into an env object.
+ *
+ * @example
+ * ```ts
+ * parseEnvPairs(['A=1', 'B=x=y']) // => { A: '1', B: 'x=y' }
+ * parseEnvPairs([]) // => {}
+ * parseEnvPairs(['nokey']) // throws CLI_USAGE
+ * ```
+ */
+export function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new CliError('CLI_USAGE', `--env ${pair}: expected KEY=value`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
+  const { config, flags, rest } = ctx;
+  if (rest.length === 0) {
+    throw new CliError(
+      'CLI_USAGE',
+      'give the command after --, e.g. roundtable enqueue -- echo hi',
+    );
+  }
+  const user = typeof flags['--user'] === 'string' ? flags['--user'] : config.users[0]!;
+  const title =
+    typeof flags['--title'] === 'string' ? flags['--title'] : rest.join(' ').slice(0, 200);
+  const image = typeof flags['--image'] === 'string' ? flags['--image'] : DEFAULT_IMAGE;
+  const envFlag = flags['--env'];
+  const env = parseEnvPairs(Array.isArray(envFlag) ? envFlag : []);
+  const input = { title, image, command: rest, ...(Object.keys(env).length > 0 ? { env } : {}) };
+
+  let result: { taskId: string; sessionId: string; position: number; via: string };
+  const live = readLiveNode(config.dataDir);
+  if (live?.url) {
+    const tokens = loadBoardTokens(config.dataDir, config.tokens, []);
+    const token = tokens.users[user];
+    if (token === undefined) {
+      throw new CliError(
+        'CLI_USAGE',
+        `the running node has no token for user ${user}; its users are ${Object.keys(tokens.users).join(', ')} (add --users at start)`,
+      );
+    }
+    const created = await nodeRequest<{ taskId: string; sessionId: string; position: number }>(
+      live.url,
+      token,
+      'POST',
+      '/api/tasks',
+      input,
+    );
+    result = { ...created, via: `node at ${live.url}` };
+  } else if (live !== null && config.databaseUrl === undefined) {
+    throw new CliError(
+      'CLI_IN_USE',
+      `${config.dataDir} is held by process ${live.pid}, which is still starting`,
+    );
+  } else {
+    const { handle } = await openStore(config, ctx.progress);
+    try {
+      const { task, session } = await createTaskWithSession(handle.db, {
+        userId: user,
+        title,
+        spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
+        column: 'queued',
+        now: new Date(),
+      });
+      const position = (await queuePosition(handle.db, session.id)) ?? 0;
+      result = { taskId: task.id, sessionId: session.id, position, via: 'rows' };
+    } catch (error) {
+      if (error instanceof ValidationError) {
+        throw new CliError('CLI_USAGE', error.message, { cause: error });
+      }
+      throw error;
+    } finally {
+      await handle.close();
+    }
+  }
+  ctx.io.stdout.write(
+    flags['--json'] === true
+      ? `${JSON.stringify(result)}\n`
+      : `${result.taskId} queued for ${user}, position ${result.position} (via ${result.via})\n`,
+  );
+  return EXIT.ok;
+}

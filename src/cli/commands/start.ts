@@ -1,0 +1,102 @@
+/**
+ * `roundtable start`: a node in the foreground until SIGINT or SIGTERM, then
+ * an ordered stop (the tree in reverse start order, then the store) within
+ * `shutdownMs`. The rows keep the queue, so the next start resumes it.
+ */
+import { type BannerInfo, bannerLines, boardUrls } from '../banner.js';
+import type { CommandContext } from '../commandContext.js';
+import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
+import { type RunningNode, startNode } from '../startNode.js';
+
+/** A terminal's Ctrl-C reaches us directly and again through npm and tsx: one press, several copies. */
+const DUPLICATE_SIGNAL_MS = 1_000;
+const PROBE_MS = 2_000;
+
+export interface StartOptions {
+  /** Users who get a token besides the configured ones. */
+  users?: readonly string[];
+  /** Runs once the node is up (the demo's workload); returns its own stop. */
+  afterStart?: (node: RunningNode) => () => void;
+}
+
+export async function runStart(ctx: CommandContext, options: StartOptions = {}): Promise<ExitCode> {
+  const { logger, io, config } = ctx;
+  let firstSignalAt: number | undefined;
+  let requestStop: (signal: string) => void = () => {};
+  const stopRequested = new Promise<string>((resolve) => {
+    requestStop = resolve;
+  });
+  // Listen before starting: a Ctrl-C during a slow first start must stop it cleanly too.
+  const off = io.onSignal((signal) => {
+    if (firstSignalAt === undefined) {
+      firstSignalAt = Date.now();
+      logger.info({ signal }, 'stopping (Ctrl-C again to end at once)');
+      requestStop(signal);
+    } else if (Date.now() - firstSignalAt > DUPLICATE_SIGNAL_MS) {
+      logger.warn({ signal }, 'second signal: ending now without a clean stop');
+      io.exit(EXIT.interrupted);
+    }
+  });
+  try {
+    const starting = startNode(ctx, options.users ? { users: options.users } : {});
+    const early = await Promise.race([starting.then(() => null), stopRequested]);
+    const node = await starting;
+    if (early !== null) {
+      await stopWithin(ctx, node);
+      return EXIT.ok;
+    }
+    const info: BannerInfo = {
+      url: node.url,
+      adminToken: node.tokens.admin,
+      users: node.tokens.users,
+      inspector: await answers(`${node.url}/inspect`),
+      nodeId: config.nodeId,
+      backend: node.backendDescription,
+      store: node.storeDescription,
+    };
+    const urls = boardUrls(info);
+    logger.info(
+      { url: node.url, board: urls.board, inspector: urls.inspector, users: urls.users },
+      'ready',
+    );
+    if (io.stdout.isTTY) io.stdout.write(`\n${bannerLines(info).join('\n')}\n\n`);
+    const stopWorkload = options.afterStart?.(node);
+    try {
+      await Promise.race([stopRequested, node.failed]);
+    } catch (error) {
+      stopWorkload?.();
+      logger.fatal({ err: error }, (error as Error).message);
+      await stopWithin(ctx, node);
+      return error instanceof CliError ? error.exitCode : EXIT.node;
+    }
+    stopWorkload?.();
+    await stopWithin(ctx, node);
+    logger.info('stopped');
+    return EXIT.ok;
+  } finally {
+    off();
+  }
+}
+
+async function stopWithin(ctx: CommandContext, node: RunningNode): Promise<void> {
+  const timer = setTimeout(() => {
+    ctx.logger.error({ shutdownMs: ctx.config.shutdownMs }, 'the stop took too long; ending now');
+    ctx.io.exit(EXIT.stopTimeout);
+  }, ctx.config.shutdownMs);
+  try {
+    await node.stop();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether a route exists (the inspector is optional in a build). */
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(PROBE_MS) });
+    await res.body?.cancel();
+    return res.status !== 404;
+  } catch {
+    return false;
+  }
+}

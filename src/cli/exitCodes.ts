@@ -1,0 +1,77 @@
+/**
+ * The CLI's exit codes, one place, documented in docs/operations.md. Scripts
+ * branch on them, so a number never changes meaning.
+ */
+export const EXIT = {
+  /** Done; also a clean stop after SIGINT or SIGTERM. */
+  ok: 0,
+  /** Something failed that has no code of its own (a bug, or an I/O error we did not expect). */
+  failure: 1,
+  /** Bad command line or configuration: nothing was started. */
+  usage: 2,
+  /** The store could not be opened, reached or migrated. */
+  store: 3,
+  /** The PGlite data directory is held by another running node. */
+  inUse: 4,
+  /** The node could not come up (UI port taken, container engine unreachable) or its tree gave up. */
+  node: 5,
+  /** A stop did not finish within `shutdownMs`; the process was ended anyway. */
+  stopTimeout: 6,
+  /** A second Ctrl-C while stopping: ended at once, without waiting. */
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** Stable codes of the CLI's own errors. */
+export type CliErrorCode =
+  | 'CLI_USAGE'
+  | 'CLI_CONFIG'
+  | 'CLI_STORE'
+  | 'CLI_IN_USE'
+  | 'CLI_NODE'
+  | 'CLI_REMOTE';
+
+const EXIT_OF: Record<CliErrorCode, ExitCode> = {
+  CLI_USAGE: EXIT.usage,
+  CLI_CONFIG: EXIT.usage,
+  CLI_STORE: EXIT.store,
+  CLI_IN_USE: EXIT.inUse,
+  CLI_NODE: EXIT.node,
+  CLI_REMOTE: EXIT.failure,
+};
+
+/**
+ * A failure the CLI reports in one line and maps to an exit code. `cause`
+ * keeps the underlying error for `--log-level debug`.
+ *
+ * @example
+ * ```ts
+ * new CliError('CLI_CONFIG', 'port must be a number').exitCode // => 2
+ * new CliError('CLI_IN_USE', 'held').exitCode // => 4
+ * ```
+ */
+export class CliError extends Error {
+  override readonly name: string = 'CliError';
+  readonly exitCode: ExitCode;
+  constructor(
+    readonly code: CliErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.exitCode = EXIT_OF[code];
+  }
+}
+
+/** A bad configuration value or key, named by its dotted path and where it came from. */
+export class ConfigError extends CliError {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly key: string,
+    readonly source: string,
+    problem: string,
+  ) {
+    super('CLI_CONFIG', `${source}: ${key} ${problem}`);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Opens the configured store (Postgres when `databaseUrl` is set, else PGlite
+ * under `<dataDir>/pgdata`) and brings its schema up to date, with a progress
+ * line: PGlite's first start runs initdb, which takes seconds.
+ */
+import { join } from 'node:path';
+import { ConnectError, connect, type DbHandle, MigrationError, migrate } from '../db/index.js';
+import type { CliConfig } from './cliConfig.js';
+import { CliError } from './exitCodes.js';
+import { type ProgressOptions, withProgress } from './withProgress.js';
+
+/** Where PGlite keeps its files under the data directory. */
+export function pgliteDir(config: Pick<CliConfig, 'dataDir'>): string {
+  return join(config.dataDir, 'pgdata');
+}
+
+/** Where the store is, for messages (never the password of a URL). */
+export function describeStore(config: Pick<CliConfig, 'dataDir' | 'databaseUrl'>): string {
+  if (config.databaseUrl === undefined) return `PGlite at ${pgliteDir(config)}`;
+  try {
+    const url = new URL(config.databaseUrl);
+    return `Postgres at ${url.host}${url.pathname}`;
+  } catch {
+    return 'Postgres (unparsable URL)';
+  }
+}
+
+/** Connects and migrates; errors become `CLI_STORE` with the driver's error as cause. */
+export async function openStore(
+  config: Pick<CliConfig, 'dataDir' | 'databaseUrl'>,
+  progress: ProgressOptions,
+  options: { migrate?: boolean } = {},
+): Promise<{ handle: DbHandle; applied: number[]; current: number }> {
+  const where = describeStore(config);
+  let handle: DbHandle;
+  try {
+    handle = await withProgress(
+      `opening ${where}`,
+      () =>
+        connect(
+          config.databaseUrl !== undefined
+            ? { databaseUrl: config.databaseUrl }
+            : { dataDir: pgliteDir(config) },
+        ),
+      progress,
+    );
+  } catch (error) {
+    if (error instanceof ConnectError) {
+      throw new CliError('CLI_STORE', `${error.message}: ${causeText(error)}`, { cause: error });
+    }
+    throw error;
+  }
+  if (options.migrate === false) return { handle, applied: [], current: 0 };
+  try {
+    const result = await withProgress(
+      'migrating',
+      () => migrate(handle.db),
+      progress,
+      (r) =>
+        r.applied.length === 0
+          ? `schema current (version ${r.current})`
+          : `applied ${r.applied.join(', ')}; now at version ${r.current}`,
+    );
+    return { handle, ...result };
+  } catch (error) {
+    await handle.close();
+    if (error instanceof MigrationError) {
+      throw new CliError('CLI_STORE', error.message, { cause: error });
+    }
+    throw error;
+  }
+}
+
+function causeText(error: Error): string {
+  const cause = error.cause;
+  return cause instanceof Error ? cause.message : String(cause ?? 'unknown cause');
+}

@@ -1,0 +1,114 @@
+/**
+ * The CLI from argv to exit code, with the process behind `CliIo`: parse,
+ * resolve the configuration, build the logger, run the command, and turn
+ * every failure into one line and a documented exit code.
+ */
+
+import { didYouMean } from '../ui-server/didYouMean.js';
+import { cliDefaults } from './cliConfig.js';
+import { createCliLogger, prettyLogs } from './cliLogger.js';
+import type { CliIo } from './commandContext.js';
+import { COMMANDS, commandHelp, flagSpecOf, generalHelp } from './commands.js';
+import { CliError, ConfigError, EXIT } from './exitCodes.js';
+import { parseArgv } from './parseArgv.js';
+import { resolveConfig } from './resolveConfig.js';
+
+/** Runs one command line; resolves with the exit code. Never rejects. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...words] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    const about = COMMANDS.find((c) => c.name === words[0]);
+    io.stdout.write(about ? commandHelp(about, cliDefaults()) : generalHelp());
+    return EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) {
+    const guess = didYouMean(
+      name,
+      COMMANDS.map((c) => c.name),
+    );
+    io.stderr.write(
+      `roundtable: unknown command '${name}'${guess ? `; did you mean '${guess}'?` : ''}\n\n${generalHelp()}`,
+    );
+    return EXIT.usage;
+  }
+  const fail = (error: unknown): number => {
+    if (error instanceof CliError) {
+      io.stderr.write(`roundtable ${name}: ${error.message}\n`);
+      if (error.exitCode === EXIT.usage && !(error instanceof ConfigError)) {
+        io.stderr.write(`see: roundtable ${name} --help\n`);
+      }
+      return error.exitCode;
+    }
+    io.stderr.write(
+      `roundtable ${name}: unexpected failure\n${(error as Error)?.stack ?? String(error)}\n`,
+    );
+    return EXIT.failure;
+  };
+
+  let ctx: Parameters<typeof command.run>[0];
+  try {
+    const parsed = parseArgv(words, flagSpecOf(command));
+    if (parsed.flags['--help'] === true) {
+      io.stdout.write(commandHelp(command, cliDefaults()));
+      return EXIT.ok;
+    }
+    if (parsed.positionals.length > 0) {
+      throw new CliError('CLI_USAGE', `unexpected argument '${parsed.positionals[0]}'`);
+    }
+    const filePath =
+      typeof parsed.flags['--config'] === 'string'
+        ? parsed.flags['--config']
+        : io.env.ROUNDTABLE_CONFIG;
+    const { config, warnings } = resolveConfig({
+      flags: parsed.flags,
+      env: io.env,
+      ...(command.commandDefaults ? { commandDefaults: command.commandDefaults } : {}),
+      ...(filePath ? { file: { path: filePath, value: readJsonFile(io, filePath) } } : {}),
+    });
+    const out = command.logsToStdout ? io.stdout : io.stderr;
+    const logger = createCliLogger({
+      level: config.log.level,
+      format: config.log.format,
+      isTTY: out.isTTY,
+      write: (line) => out.write(line),
+    });
+    for (const warning of warnings) logger.warn(warning);
+    ctx = {
+      config,
+      flags: parsed.flags,
+      positionals: parsed.positionals,
+      rest: parsed.rest,
+      logger,
+      io,
+      progress: {
+        // A terminal that asked for JSON logs gets records, not a redrawn line.
+        isTTY: out.isTTY && prettyLogs(config.log.format, out.isTTY),
+        write: (text) => out.write(text),
+        logger,
+      },
+    };
+  } catch (error) {
+    return fail(error);
+  }
+  try {
+    return await command.run(ctx);
+  } catch (error) {
+    ctx.logger.debug({ err: error }, 'command failed');
+    return fail(error);
+  }
+}
+
+function readJsonFile(io: CliIo, path: string): unknown {
+  let text: string;
+  try {
+    text = io.readFile(path);
+  } catch (error) {
+    throw new ConfigError('--config', path, `cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('--config', path, `is not JSON: ${(error as Error).message}`);
+  }
+}

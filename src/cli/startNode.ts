@@ -1,0 +1,199 @@
+/**
+ * Brings a node up: claim the data directory, open and migrate the store,
+ * open the container backend, start the runtime's supervision tree, and add
+ * the UI server to it as a permanent child. Whatever step fails, the steps
+ * before it are undone, so a failed start leaves no process half alive.
+ */
+import { createRuntime } from '../actors/runtime.js';
+import type { Runtime, RuntimeCard } from '../actors/runtimeTypes.js';
+import type { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
+import type { DbHandle } from '../db/index.js';
+import { systemClock } from '../supervisor/clock.js';
+import { describeExitReason } from '../supervisor/exitReason.js';
+import type { UiServer } from '../ui-server/createUiServer.js';
+import { type BoardTokens, loadBoardTokens, tokensByToken } from './boardTokens.js';
+import type { CommandContext } from './commandContext.js';
+import { CliError } from './exitCodes.js';
+import { claimNodeFile } from './nodeFile.js';
+import { openBackend } from './openBackend.js';
+import { describeStore, openStore } from './openStore.js';
+import { uiServerChild } from './uiServerChild.js';
+
+/** How long the board may take to listen (it bundles its page first). */
+const UI_READY_MS = 30_000;
+
+export interface RunningNode {
+  readonly runtime: Runtime;
+  readonly cluster: SimulatedCluster | null;
+  readonly tokens: BoardTokens;
+  /** `http://host:port` of the board. */
+  readonly url: string;
+  /** One line per fact, for the banner. */
+  readonly backendDescription: string;
+  readonly storeDescription: string;
+  /** Rejects when the supervision tree gives up on its own (never after `stop`). */
+  readonly failed: Promise<never>;
+  /** Stops the tree (UI server first), closes the store, releases the data directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startNode(
+  ctx: CommandContext,
+  options: { users?: readonly string[] } = {},
+): Promise<RunningNode> {
+  const { config, logger } = ctx;
+  const undo: Array<() => Promise<void> | void> = [];
+  const unwind = async () => {
+    for (const step of undo.reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        logger.warn({ err: error }, 'cleanup after a failed start failed');
+      }
+    }
+  };
+  try {
+    const claim = claimNodeFile(config.dataDir, config.databaseUrl ? 'postgres' : 'pglite');
+    undo.push(() => claim.release());
+    const users = [...new Set([...config.users, ...(options.users ?? [])])];
+    const tokens = loadBoardTokens(config.dataDir, config.tokens, users);
+    const store: DbHandle = (await openStore(config, ctx.progress)).handle;
+    undo.push(() => store.close());
+    const opened = await openBackend(config);
+    const runtime = await createRuntime({
+      db: store.db,
+      backend: opened.backend,
+      clock: systemClock,
+      caps: config.caps,
+      pollMs: config.pollMs,
+      adoptBudgetMs: config.adoptBudgetMs,
+      reconcileMs: config.reconcileMs,
+      nodeId: config.nodeId,
+      ...(config.runnerImage ? { runnerImage: config.runnerImage } : {}),
+      onError: (error) => logger.warn({ err: error }, 'background error'),
+    });
+    undo.push(() => runtime.stop());
+    logCards(runtime, ctx);
+    logSupervision(runtime, ctx);
+
+    let server: UiServer | undefined;
+    undo.push(() => server?.close());
+    const uiLogger = logger.child({ component: 'ui-server' });
+    const ready = new Promise<UiServer>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new CliError('CLI_NODE', `the board did not listen within ${UI_READY_MS} ms`)),
+        UI_READY_MS,
+      );
+      const logic = uiServerChild({
+        options: () => ({
+          source: runtime,
+          commands: runtime,
+          tokens: { admin: tokens.admin, users: tokensByToken(tokens) },
+          // After the first listen the port is fixed, so a restart keeps the printed URLs right.
+          port: server?.port ?? config.port,
+          host: config.host,
+          logger: uiLogger,
+        }),
+        onListening: (s) => {
+          if (server !== undefined) uiLogger.warn({ url: s.url }, 'board restarted');
+          server = s;
+          clearTimeout(timer);
+          resolve(s);
+        },
+        onStartFailed: (error) => {
+          uiLogger.error({ err: error }, 'the board could not start');
+          clearTimeout(timer);
+          reject(
+            new CliError(
+              'CLI_NODE',
+              `the board could not listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+              {
+                cause: error,
+              },
+            ),
+          );
+        },
+        onCloseFailed: (error) => uiLogger.warn({ err: error }, 'closing the board failed'),
+      });
+      runtime.root
+        .startChild({ id: 'uiServer', restart: 'permanent', start: { logic } })
+        .catch((error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+    });
+    const first = await ready;
+    claim.setUrl(first.url);
+
+    let stopping: Promise<void> | undefined;
+    const failed = new Promise<never>((_, reject) => {
+      runtime.root.onExit((reason) => {
+        if (stopping === undefined) {
+          reject(
+            new CliError('CLI_NODE', `the supervision tree gave up: ${describeExitReason(reason)}`),
+          );
+        }
+      });
+    });
+    failed.catch(() => undefined);
+    return {
+      runtime,
+      cluster: opened.cluster,
+      tokens,
+      url: first.url,
+      backendDescription: opened.description,
+      storeDescription: describeStore(config),
+      failed,
+      stop() {
+        stopping ??= (async () => {
+          await runtime.stop();
+          await server?.close();
+          await store.close();
+          claim.release();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await unwind();
+    throw error;
+  }
+}
+
+/** One info line per card that changes column or status: the terminal tells the board's story. */
+function logCards(runtime: Runtime, ctx: CommandContext): void {
+  const last = new Map<string, string>();
+  for (const card of runtime.cards(null)) last.set(card.taskId, stateOf(card));
+  const log = ctx.logger.child({ component: 'board' });
+  runtime.subscribe((card) => {
+    const now = stateOf(card);
+    const before = last.get(card.taskId);
+    if (before === now) return;
+    last.set(card.taskId, now);
+    log.info(
+      {
+        task: card.taskId,
+        user: card.userId,
+        attempt: card.attempt,
+        ...(card.queued ? { position: card.queued.position } : {}),
+        ...(card.failure ? { reason: card.failure.reason } : {}),
+        ...(card.exitCode !== null ? { exit: card.exitCode } : {}),
+      },
+      `${card.title}: ${before ?? 'new'} → ${now}`,
+    );
+  });
+}
+
+function stateOf(card: RuntimeCard): string {
+  return card.status === 'queued' ? 'queued' : card.status;
+}
+
+function logSupervision(runtime: Runtime, ctx: CommandContext): void {
+  const log = ctx.logger.child({ component: 'supervisor' });
+  runtime.onSupervisorEvent((event) => {
+    if (event.type === 'roundtable.child.restarting') log.warn(event, 'restarting a child');
+    else if (event.type === 'roundtable.supervisor.intensity_reached')
+      log.error(event, 'restart intensity reached');
+    else log.debug(event, event.type);
+  });
+}

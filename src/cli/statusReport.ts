@@ -1,0 +1,126 @@
+/**
+ * What `roundtable status` shows: the line and the runners, in total and per
+ * user, counted from the session rows (or, when a node holds the PGlite
+ * directory, from that node's pool, which is an index over the same rows).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db/index.js';
+import { getUserCaps } from '../db/index.js';
+
+export interface UserStatus {
+  userId: string;
+  queued: number;
+  running: number;
+  /** The user's cap: an override, or the default. */
+  cap: number;
+  /** Finished sessions by outcome; null when the source does not know (a node's pool). */
+  succeeded: number | null;
+  failed: number | null;
+  cancelled: number | null;
+}
+
+export interface StatusReport {
+  source: string;
+  maxRunning: number;
+  queued: number;
+  running: number;
+  users: UserStatus[];
+}
+
+type Counts = Omit<UserStatus, 'userId' | 'cap'>;
+
+/**
+ * Folds `(user, status, count)` rows into a report. Pure.
+ *
+ * @example
+ * ```ts
+ * const rows = [{ userId: 'bo', status: 'running', n: 1 }, { userId: 'ann', status: 'queued', n: 2 }, { userId: 'ann', status: 'failed', n: 1 }]
+ * const r = summarize('rows', rows, new Map([['ann', 5]]), { maxRunning: 4, defaultUserCap: 2 })
+ * [r.queued, r.running] // => [2, 1]
+ * r.users.map((u) => [u.userId, u.cap, u.queued, u.failed]) // => [['ann', 5, 2, 1], ['bo', 2, 0, 0]]
+ * ```
+ */
+export function summarize(
+  source: string,
+  rows: ReadonlyArray<{ userId: string; status: string; n: number }>,
+  caps: ReadonlyMap<string, number>,
+  defaults: { maxRunning: number; defaultUserCap: number },
+): StatusReport {
+  const users = new Map<string, Counts>();
+  for (const row of rows) {
+    const c = users.get(row.userId) ?? {
+      queued: 0,
+      running: 0,
+      succeeded: 0,
+      failed: 0,
+      cancelled: 0,
+    };
+    if (row.status in c)
+      c[row.status as keyof Counts] = (c[row.status as keyof Counts] ?? 0) + row.n;
+    users.set(row.userId, c);
+  }
+  const list = [...users.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([userId, c]) => ({ userId, ...c, cap: caps.get(userId) ?? defaults.defaultUserCap }));
+  return {
+    source,
+    maxRunning: defaults.maxRunning,
+    queued: list.reduce((n, u) => n + u.queued, 0),
+    running: list.reduce((n, u) => n + u.running, 0),
+    users: list,
+  };
+}
+
+/** Counts sessions by user and status in one query. */
+export async function readStatus(
+  db: Db,
+  source: string,
+  defaults: { maxRunning: number; defaultUserCap: number },
+): Promise<StatusReport> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['user_id', 'status', sql<string>`count(*)`.as('n')])
+    .groupBy(['user_id', 'status'])
+    .execute();
+  const caps = await getUserCaps(db);
+  return summarize(
+    source,
+    rows.map((r) => ({ userId: r.user_id, status: r.status, n: Number(r.n) })),
+    caps,
+    defaults,
+  );
+}
+
+/**
+ * The report as a table.
+ *
+ * @example
+ * ```ts
+ * const r = { source: 'rows', maxRunning: 4, queued: 2, running: 1, users: [{ userId: 'ann', queued: 2, running: 1, cap: 2, succeeded: null, failed: 0, cancelled: 0 }] }
+ * formatStatus(r).split('\n').slice(0, 4) // => ['source: rows', 'line: 2 waiting, 1 of 4 runners held', '', 'user   waiting  running  cap  succeeded  failed  cancelled']
+ * formatStatus(r).split('\n')[4] // => 'ann          2        1    2          -       0          0'
+ * ```
+ */
+export function formatStatus(report: StatusReport): string {
+  const header = ['user', 'waiting', 'running', 'cap', 'succeeded', 'failed', 'cancelled'];
+  const show = (n: number | null) => (n === null ? '-' : String(n));
+  const rows = report.users.map((u) => [
+    u.userId,
+    show(u.queued),
+    show(u.running),
+    show(u.cap),
+    show(u.succeeded),
+    show(u.failed),
+    show(u.cancelled),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [
+    `source: ${report.source}`,
+    `line: ${report.queued} waiting, ${report.running} of ${report.maxRunning} runners held`,
+    '',
+    line(header),
+    ...(rows.length === 0 ? ['(no sessions yet)'] : rows.map(line)),
+  ].join('\n');
+}

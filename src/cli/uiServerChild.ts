@@ -1,0 +1,38 @@
+/**
+ * The UI server as a supervised child of the runtime's root (permanent): if
+ * it crashes, the supervisor starts it again on the same port; when the tree
+ * stops, it stops first (it started last), so no board client watches a
+ * runtime that is going away.
+ */
+import type { CallbackActorLogic, EventObject } from 'xstate';
+import { fromSafeCallback } from '../supervisor/fromSafeCallback.js';
+import { createUiServer, type UiServer } from '../ui-server/createUiServer.js';
+import type { UiServerOptions } from '../ui-server/uiServerOptions.js';
+
+export interface UiServerChildDeps {
+  /** Options of every incarnation (same port, so the URLs printed stay right). */
+  options: () => UiServerOptions;
+  /** Each incarnation, once it listens. */
+  onListening(server: UiServer): void;
+  /** An incarnation that could not listen (the supervisor restarts it). */
+  onStartFailed(error: unknown): void;
+  /** A close that failed (logged; the listener is gone either way). */
+  onCloseFailed(error: unknown): void;
+}
+
+/** The child's logic; give it to `startChild({ id, restart: 'permanent', start: { logic } })`. */
+export function uiServerChild(deps: UiServerChildDeps): CallbackActorLogic<EventObject, unknown> {
+  return fromSafeCallback(async () => {
+    let server: UiServer;
+    try {
+      server = await createUiServer(deps.options());
+    } catch (error) {
+      deps.onStartFailed(error);
+      throw error;
+    }
+    deps.onListening(server);
+    return () => {
+      server.close().catch(deps.onCloseFailed);
+    };
+  });
+}

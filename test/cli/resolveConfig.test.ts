@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import * as cliConfig from '../../src/cli/cliConfig.js';
+import * as exitCodes from '../../src/cli/exitCodes.js';
+import * as parse from '../../src/cli/parseArgv.js';
+import * as resolve from '../../src/cli/resolveConfig.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+runDocExamples(new URL('../../src/cli/resolveConfig.ts', import.meta.url), resolve);
+runDocExamples(new URL('../../src/cli/parseArgv.ts', import.meta.url), parse);
+runDocExamples(new URL('../../src/cli/exitCodes.ts', import.meta.url), exitCodes);
+
+const { resolveConfig } = resolve;
+
+function errorOf(fn: () => unknown): exitCodes.ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof exitCodes.ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('resolveConfig', () => {
+  it('runs with nothing given', () => {
+    const { config } = resolveConfig({});
+    expect(config.dataDir).toBe('./.roundtable');
+    expect(config.backend).toBe('auto');
+    expect(config.databaseUrl).toBeUndefined();
+  });
+
+  it('layers defaults < file < env < flags, and remembers each origin', () => {
+    const { config, origins } = resolveConfig({
+      file: { path: 'rt.json', value: { port: 1, host: '0.0.0.0', caps: { defaultUserCap: 5 } } },
+      env: { ROUNDTABLE_PORT: '2', ROUNDTABLE_MAX_RUNNING: '7' },
+      flags: { '--max-running': '8' },
+    });
+    expect(config.port).toBe(2);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.caps).toEqual({ maxRunning: 8, defaultUserCap: 5 });
+    expect(origins).toMatchObject({
+      port: 'ROUNDTABLE_PORT',
+      host: 'config file rt.json',
+      'caps.maxRunning': '--max-running',
+    });
+  });
+
+  it('names the key and its source when a value is out of range', () => {
+    const e = errorOf(() => resolveConfig({ env: { ROUNDTABLE_PORT: '70000' } }));
+    expect(e.key).toBe('port');
+    expect(e.source).toBe('ROUNDTABLE_PORT');
+    expect(e.message).toMatch(/^ROUNDTABLE_PORT: port /);
+    expect(e.exitCode).toBe(2);
+  });
+
+  it('names a nested file key and suggests the near one', () => {
+    const e = errorOf(() =>
+      resolveConfig({ file: { path: 'rt.json', value: { caps: { maxRuning: 3 } } } }),
+    );
+    expect(e.key).toBe('caps.maxRuning');
+    expect(e.message).toContain('did you mean "maxRunning"?');
+  });
+
+  it('names a bad value in a file record', () => {
+    const e = errorOf(() =>
+      resolveConfig({ file: { path: 'rt.json', value: { tokens: { users: { ann: 'short' } } } } }),
+    );
+    expect(e.key).toBe('tokens.users.ann');
+    expect(e.source).toBe('config file rt.json');
+  });
+
+  it('rejects an unknown enum value from a flag', () => {
+    const e = errorOf(() => resolveConfig({ flags: { '--backend': 'kubernetes' } }));
+    expect(e.key).toBe('backend');
+    expect(e.source).toBe('--backend');
+  });
+
+  it('ignores empty variables (an unset DOCKER_HOST in a compose file)', () => {
+    expect(resolveConfig({ env: { DOCKER_HOST: '' } }).config.dockerHost).toBeUndefined();
+  });
+
+  it('does not warn about the test suites’ own variables', () => {
+    expect(resolveConfig({ env: { ROUNDTABLE_TEST_DATABASE_URL: 'x' } }).warnings).toEqual([]);
+  });
+
+  it('applies a command default under the file', () => {
+    const r = resolveConfig({ commandDefaults: { dataDir: './.roundtable/demo' } });
+    expect(r.config.dataDir).toBe('./.roundtable/demo');
+  });
+
+  it('every setting has a flag or an env name, and each name is unique', () => {
+    const names = cliConfig.SETTINGS.flatMap((s) => [s.flag, s.env]).filter(Boolean);
+    expect(new Set(names).size).toBe(names.length);
+    for (const s of cliConfig.SETTINGS) expect(s.flag ?? s.env).toBeDefined();
+  });
+
+  it('defaultNodeId keeps only what a node id may hold', () => {
+    expect(cliConfig.defaultNodeId('my host (1)')).toBe('my-host--1-');
+    expect(cliConfig.defaultNodeId('---')).toBe('node');
+  });
+});
