@@ -9,6 +9,7 @@
  * Grants still reach waiters on a microtask, as the port promises.
  */
 
+import type { Grant } from '../machines/poolIndex.js';
 import type { PoolStore, PoolWaiter } from './runnerPool.js';
 import { startRunnerPool } from './runnerPoolClient.js';
 import type { SlotPool } from './runtimePool.js';
@@ -25,12 +26,15 @@ export function createFairSlotPool(
   caps: { maxRunning: number; defaultUserCap: number },
   now: () => number,
   store: PoolStore = emptyStore,
+  /** A grant to a session with no waiter yet (rows rebuilt before its runner re-enqueued). */
+  onUnwaitedGrant?: (grant: Grant) => void,
 ): SlotPool {
   const enqueuedAt = new Map<string, number>();
   let samples: number[] = [];
   const { pool, actor } = startRunnerPool(store, {
     caps: { globalMax: caps.maxRunning, perUserMax: caps.defaultUserCap },
     now,
+    ...(onUnwaitedGrant === undefined ? {} : { onUnwaitedGrant }),
     // The port's promise: a grant never re-enters the caller that caused it.
     deliver: (waiter, event) => {
       const since = enqueuedAt.get(event.sessionId);
