@@ -41,6 +41,17 @@ export async function withReconcilerLock<T>(db: Db, fn: () => Promise<T>): Promi
   });
 }
 
+/**
+ * A boot pass found another node holding the lock. Not a fault: the loop
+ * keeps the pass a boot pass and tries again at the next period or tick,
+ * and the error is not reported. A `reconcile()` caller whose tick it was
+ * gets it, since that pass did nothing.
+ */
+export class ReconcilerLockBusyError extends Error {
+  override readonly name = 'ReconcilerLockBusyError';
+  readonly code = 'RECONCILER_LOCK_BUSY';
+}
+
 /** The Reconciler logic; start it with input `{ periodMs }`. */
 export function reconcilerLogic(options: ReconcilerOptions) {
   return reconcileLoopMachine.provide({
@@ -50,11 +61,21 @@ export function reconcilerLogic(options: ReconcilerOptions) {
         const report = await options.track(
           options.lock ? withReconcilerLock(options.db, run) : run(),
         );
+        // Skipping is fine for a periodic pass (the holder does the same
+        // work), not for a boot pass: step 1 (the re-pin to this boot's
+        // runner image) runs only in a boot pass, and the holder may be in a
+        // periodic one. Failing keeps the loop's boot flag set.
+        if (report === null && input.boot)
+          throw new ReconcilerLockBusyError(
+            'another node holds the reconciler lock; the boot pass will run again',
+          );
         options.onPass?.(report);
       }),
     },
     actions: {
-      report: (_, params) => options.onError(params.error),
+      report: (_, params) => {
+        if (!(params.error instanceof ReconcilerLockBusyError)) options.onError(params.error);
+      },
     },
   });
 }
