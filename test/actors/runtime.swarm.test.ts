@@ -1,0 +1,243 @@
+/**
+ * The runtime end to end on a real Docker Swarm engine (issues 6 and 7):
+ * PGlite in memory, the SwarmBackend, the real clock. The harness scenarios
+ * in runtime.scenarios.test.ts prove the same things on the simulated
+ * cluster; this file proves the simulation did not flatter the real engine.
+ *
+ * Without an engine the suite is reported skipped with the reason in its
+ * title; with CI=true a missing engine is a failure.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SwarmBackend } from '../../src/containers/docker/SwarmBackend.js';
+import { type Db, listSessionEvents } from '../../src/db/index.js';
+import type { DbHandle } from '../../src/db/connect.js';
+import { detectEngine, RUNNER_IMAGE } from '../containers/docker/engine.js';
+import {
+  bootNode,
+  killTaskContainer,
+  openStore,
+  POLL_MS,
+  type SwarmNode,
+  sessionsOf,
+  sweepServices,
+  truncateAll,
+  waitFor,
+  waitForSession,
+} from './runtime.swarmHarness.js';
+
+const engine = await detectEngine({ swarm: true });
+const TITLE = 'runtime on a real Swarm engine';
+
+const task = (title: string, script: string) => ({
+  title,
+  image: RUNNER_IMAGE,
+  command: ['sh', '-c', script],
+});
+const finished = (s: { status: string }) => s.status !== 'queued' && s.status !== 'running';
+
+if (engine.ok) {
+  const { docker } = engine;
+  const backend = new SwarmBackend();
+  let store: DbHandle;
+  let db: Db;
+  const nodes: SwarmNode[] = [];
+  const boot = async (options?: Parameters<typeof bootNode>[1]) => {
+    const node = await bootNode(db, options);
+    nodes.push(node);
+    return node;
+  };
+  const handles = async () => (await backend.listHandles()).map((r) => r.handle);
+  const cardOf = (node: SwarmNode, taskId: string) =>
+    node.runtime.cards(null).find((c) => c.taskId === taskId);
+
+  beforeAll(async () => {
+    store = await openStore();
+    db = store.db;
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+  beforeEach(async () => {
+    await truncateAll(db);
+  });
+  afterEach(async () => {
+    // Stop the runners first, so nothing creates a service behind the sweep.
+    for (const node of nodes.splice(0)) await node.stop();
+    await sweepServices(docker);
+  });
+
+  describe(TITLE, () => {
+    it('runs a task in a Swarm service: whole output and exit code, then removes the service', async () => {
+      const node = await boot();
+      const { taskId, sessionId } = await node.runtime.createTask(
+        'alice',
+        task('hello', 'echo hello; echo to-stderr >&2; printf "no newline"'),
+      );
+      const s = await waitForSession(db, taskId, 'attempt 1 finished', finished);
+      expect(s).toMatchObject({
+        id: sessionId,
+        status: 'succeeded',
+        exitCode: 0,
+        backend: 'swarm',
+        handle: `rt-${sessionId}`,
+        attempt: 1,
+        owner: node.runtime.owner,
+      });
+      const out = await waitFor('the runner ended', () => node.outputs.get(sessionId));
+      expect(out).toEqual({ exitCode: 0, output: 'hello\nto-stderr\nno newline' });
+      expect(cardOf(node, taskId)).toMatchObject({
+        column: 'done',
+        exitCode: 0,
+        lastOutput: ['hello', 'to-stderr', 'no newline'],
+      });
+      await waitFor('service removed', async () => !(await handles()).includes(`rt-${sessionId}`));
+      expect(node.errors).toEqual([]);
+    });
+
+    it('a non-zero exit fails the session with its exit code, not recoverable, not re-queued', async () => {
+      const node = await boot();
+      const { taskId, sessionId } = await node.runtime.createTask(
+        'alice',
+        task('fails', 'echo about to fail; exit 3'),
+      );
+      const s = await waitForSession(db, taskId, 'attempt 1 finished', finished);
+      expect(s).toMatchObject({
+        id: sessionId,
+        status: 'failed',
+        exitCode: 3,
+        failureReason: 'exit_code',
+        userRecoverable: false,
+      });
+      expect(await waitFor('the runner ended', () => node.outputs.get(sessionId))).toEqual({
+        exitCode: 3,
+        output: 'about to fail\n',
+      });
+      await waitFor('runner gone', () => !node.runtime.liveRunners().includes(sessionId));
+      expect((await sessionsOf(db, taskId)).map((r) => r.attempt)).toEqual([1]);
+      expect(cardOf(node, taskId)).toMatchObject({
+        column: 'failed',
+        exitCode: 3,
+        failure: { reason: 'exit_code', recoverable: false },
+      });
+      expect(node.errors).toEqual([]);
+    });
+
+    it('deploy mid-run: the next boot adopts the run and finishes it from the marker, run once', async () => {
+      const first = await boot();
+      const { taskId, sessionId } = await first.runtime.createTask(
+        'alice',
+        task(
+          'survives',
+          // Appends to a file in the container: a second execution would count 2.
+          'echo run >> /tmp/rt-runs; echo start; sleep 3; echo "runs=$(wc -l < /tmp/rt-runs)"; echo done',
+        ),
+      );
+      await waitFor('output streamed', () => cardOf(first, taskId)?.lastOutput.includes('start'));
+      first.kill();
+      const running = (await sessionsOf(db, taskId))[0];
+      expect(running).toMatchObject({ status: 'running', owner: first.runtime.owner });
+
+      const second = await boot();
+      const s = await waitForSession(db, taskId, 'adopted run finished', finished);
+      expect(s).toMatchObject({
+        id: sessionId,
+        status: 'succeeded',
+        exitCode: 0,
+        owner: second.runtime.owner,
+        startedAt: running?.startedAt,
+      });
+      expect(s.epoch).toBeGreaterThan(running?.epoch ?? Number.POSITIVE_INFINITY);
+      const events = await listSessionEvents(db, sessionId);
+      expect(events.filter((e) => e.reason === 'adopted').map((e) => e.node)).toEqual([
+        second.runtime.owner,
+      ]);
+      expect(await waitFor('the runner ended', () => second.outputs.get(sessionId))).toEqual({
+        exitCode: 0,
+        output: 'start\nruns=1\ndone\n',
+      });
+      expect(first.outputs.size).toBe(0);
+      expect(cardOf(second, taskId)).toMatchObject({ column: 'done', exitCode: 0 });
+      await waitFor('service removed', async () => !(await handles()).includes(`rt-${sessionId}`));
+      expect([...first.errors, ...second.errors]).toEqual([]);
+    });
+
+    it('the 18-hour card: deploy, container killed, container_replaced on the first poll, attempt 2 completes', async () => {
+      const first = await boot();
+      const { taskId, sessionId } = await first.runtime.createTask(
+        'alice',
+        task('rescheduled', 'echo start; sleep 4; echo done'),
+      );
+      await waitFor('output streamed', () => cardOf(first, taskId)?.lastOutput.includes('start'));
+      first.kill();
+
+      // A budget far beyond the test: only the start-time evidence can end this adoption.
+      const second = await boot({ adoptBudgetMs: 10 * 60_000 });
+      await waitFor('adopted', async () =>
+        (await listSessionEvents(db, sessionId)).some((e) => e.reason === 'adopted'),
+      );
+      const { replacement } = await killTaskContainer(docker, `rt-${sessionId}`);
+
+      const failed = await waitFor('attempt 1 failed', async () => {
+        const one = (await sessionsOf(db, taskId))[0];
+        return one && finished(one) ? one : undefined;
+      });
+      expect(failed).toMatchObject({
+        status: 'failed',
+        failureReason: 'container_replaced',
+        userRecoverable: true,
+        owner: second.runtime.owner,
+      });
+      // The first observation of the new container decides; one poll plus the
+      // engine calls of one observation, never anything near the budget.
+      const lag = (failed.finishedAt?.getTime() ?? Number.NaN) - replacement.startedAt.getTime();
+      expect(lag).toBeGreaterThanOrEqual(0);
+      expect(lag).toBeLessThan(POLL_MS + 3_000);
+
+      const retry = await waitForSession(
+        db,
+        taskId,
+        'attempt 2 finished',
+        (r) => r.attempt === 2 && finished(r),
+        20_000,
+      );
+      expect(retry).toMatchObject({ status: 'succeeded', exitCode: 0, attempt: 2 });
+      expect(await waitFor('attempt 2 ended', () => second.outputs.get(retry.id))).toEqual({
+        exitCode: 0,
+        output: 'start\ndone\n',
+      });
+      expect(cardOf(second, taskId)).toMatchObject({ column: 'done', attempt: 2 });
+      expect(second.runtime.metrics().giveUpsTotal).toEqual({ container_replaced: 1 });
+      await waitFor('services removed', async () => {
+        const left = await handles();
+        return !left.includes(`rt-${sessionId}`) && !left.includes(`rt-${retry.id}`);
+      });
+      expect([...first.errors, ...second.errors]).toEqual([]);
+    });
+
+    it('cancelling a running task removes its service', async () => {
+      const node = await boot();
+      const { taskId, sessionId } = await node.runtime.createTask(
+        'alice',
+        task('cancelled', 'echo start; sleep 60'),
+      );
+      await waitFor('output streamed', () => cardOf(node, taskId)?.lastOutput.includes('start'));
+      expect(await handles()).toContain(`rt-${sessionId}`);
+      await node.runtime.cancel(null, taskId);
+      await waitFor('service removed', async () => !(await handles()).includes(`rt-${sessionId}`));
+      expect((await sessionsOf(db, taskId)).map((r) => r.status)).toEqual(['cancelled']);
+      await waitFor('runner gone', () => !node.runtime.liveRunners().includes(sessionId));
+      expect(cardOf(node, taskId)).toMatchObject({ column: 'failed', status: 'cancelled' });
+      expect(node.errors).toEqual([]);
+    });
+  });
+} else if (process.env.CI === 'true') {
+  describe(TITLE, () => {
+    it('needs an engine under CI=true', () => {
+      expect.fail(`CI=true but ${engine.reason}`);
+    });
+  });
+} else {
+  describe.skip(`${TITLE} skipped: ${engine.reason}`, () => {
+    it('runs tasks, deploys, reschedules and cancels on Swarm', () => undefined);
+  });
+}
