@@ -22,7 +22,13 @@ import { fromTemplate, type StartArgs } from './fromTemplate.js';
 import { inspectionShell } from './inspectionShell.js';
 import { Mailbox } from './Mailbox.js';
 import { RestartHandler } from './RestartHandler.js';
-import { type NestedSupervisor, type Spawned, spawnChild } from './spawnChild.js';
+import {
+  type ExitSink,
+  type NestedFactory,
+  type NestedSupervisor,
+  type Spawned,
+  spawnChild,
+} from './spawnChild.js';
 import { killChild, stopChild } from './stopChild.js';
 import {
   type ResolvedSupervisorSpec,
@@ -50,6 +56,11 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   private readonly listeners = new Set<(event: SupervisorEvent) => void>();
   private readonly shell: AnyActorRef | undefined;
   private seq = 0;
+  /** Where every child's incarnation reports its exit; the child record is the token. */
+  private readonly sink: ExitSink<ChildRecord> = {
+    childExited: (child, spawned, reason) =>
+      this.mailbox.post(() => this.handleExit(child, spawned, reason)),
+  };
 
   constructor(
     spec: SupervisorSpec,
@@ -132,7 +143,9 @@ export class Supervisor implements ExitSource, NestedSupervisor {
    * extra start arguments whose `input` is merged over the template's.
    */
   startChild(specOrArgs: ChildSpec | StartArgs): Promise<AnyActorRef | Supervisor> {
-    return this.mailbox.call(this.admit, () => {
+    // Through the mailbox like any job; when it is idle the job runs now,
+    // which is what posting it would do, without queueing a closure.
+    return this.mailbox.callSync(this.admit, () => {
       if (this.children.size >= this.spec.maxChildren)
         throw new MaxChildrenError(this.spec.maxChildren);
       // Generated ids count every template start, failed ones included.
@@ -174,13 +187,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     if (this.state === 'exited') return;
     this.state = 'stopping';
     for (const id of this.children.reversedIds()) {
-      if (!killChild(this.children.get(id)!, this.runtime.clock)) continue;
-      this.emit({
-        type: 'roundtable.child.exited',
-        supervisorId: this.id,
-        childId: id,
-        reason: 'killed',
-      });
+      if (killChild(this.children.get(id)!, this.runtime.clock)) this.reportStopped(id, 'killed');
     }
     this.exit('killed');
   }
@@ -201,13 +208,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
 
   /** Starts one incarnation; returns the failure reason, if any. */
   private spawn(child: ChildRecord): ExitReason | undefined {
-    const result = spawnChild(
-      child.spec,
-      child.input,
-      this.runtime,
-      (spec, runtime) => new Supervisor(spec, runtime),
-      (spawned, reason) => this.mailbox.post(() => this.handleExit(child, spawned, reason)),
-    );
+    const result = spawnChild(child.spec, child.input, this.runtime, nested, this.sink, child);
     if (!result.ok) {
       child.status = 'stopped';
       return result.reason;
@@ -217,6 +218,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     child.starts += 1;
     const { name } = child.spec;
     if (name && this.runtime.registry) this.runtime.registry.register(name, result.spawned.ref);
+    if (!this.observed) return undefined;
     this.emit({
       type: 'roundtable.child.started',
       supervisorId: this.id,
@@ -236,28 +238,28 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     if (child.spawned !== spawned || this.children.get(child.spec.id) !== child) return;
     child.spawned = undefined;
     child.status = 'stopped';
-    this.emit({
-      type: 'roundtable.child.exited',
-      supervisorId: this.id,
-      childId: child.spec.id,
-      reason,
-    });
+    this.reportStopped(child.spec.id, reason);
     return this.restarter.afterExit(child, reason, spawned.startedAt);
   }
 
   private terminate(c: ChildRecord): void | Promise<void> {
-    const id = c.spec.id;
-    return stopChild(c, this.runtime.clock, (reason) =>
-      this.emit({ type: 'roundtable.child.exited', supervisorId: this.id, childId: id, reason }),
-    );
+    return stopChild(c, this.runtime.clock, this.reportStopped);
   }
+
+  private readonly reportStopped = (childId: string, reason: ExitReason): void => {
+    if (this.observed)
+      this.emit({ type: 'roundtable.child.exited', supervisorId: this.id, childId, reason });
+  };
 
   private async stopAll(reason: ExitReason): Promise<void> {
     if (this.state === 'exited' || this.state === 'stopping') return;
     this.state = 'stopping';
     for (const id of this.children.reversedIds()) {
       const c = this.children.get(id);
-      if (c) await this.terminate(c);
+      // Only a graceful stop is waited for; a brutal kill is done when
+      // stopChild returns, and awaiting it anyway would cost a tick per child.
+      const stopping = c && this.terminate(c);
+      if (stopping) await stopping;
     }
     this.exit(reason);
   }
@@ -275,11 +277,18 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     for (const l of listeners) l(reason);
   }
 
+  /** Whether anyone sees events: building them is skipped otherwise. */
+  private get observed(): boolean {
+    return this.shell !== undefined || this.listeners.size > 0;
+  }
+
   private emit(event: SupervisorEvent): void {
     this.shell?.send(event);
     for (const l of this.listeners) l(event);
   }
 }
+
+const nested: NestedFactory = (spec, runtime) => new Supervisor(spec, runtime);
 
 /**
  * Starts a supervisor and its children in order. If a child fails to start,

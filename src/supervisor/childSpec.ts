@@ -125,12 +125,17 @@ export function validateChildSpec(spec: unknown): ResolvedChildSpec {
     throw new ChildSpecError('name', 'must be a non-empty string');
   }
   if (backoff !== undefined) validateBackoff(backoff);
+  // One fixed shape for every resolved spec (no spread of the caller's
+  // object): a dynamic supervisor resolves one per startChild.
   return {
-    ...(spec as unknown as ChildSpec),
+    id,
+    start: start as ChildStart,
     restart: restart as RestartType,
     shutdown: resolvedShutdown as ShutdownSpec,
     type: inferred,
     significant,
+    name: name as string | undefined,
+    backoff: backoff as BackoffOptions | undefined,
   };
 }
 

@@ -1,8 +1,14 @@
 /**
  * Starts one incarnation of a child and owns its stop protocol. The
  * supervisor decides; this file talks to XState.
+ *
+ * A supervisor holds thousands of these, so an incarnation is one object
+ * whose prototype methods do the work: it is itself the observer it
+ * subscribes to its actor with, and it tells its supervisor of an exit
+ * through one shared sink plus a token, not per-child closures.
  */
-import { type AnyActorRef, createActor } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import { createActor } from 'xstate';
 import type { ResolvedChildSpec } from './childSpec.js';
 import { SHUTDOWN_EVENT } from './events.js';
 import type { ExitReason } from './exitReason.js';
@@ -20,6 +26,11 @@ export interface NestedSupervisor extends ExitSource {
 
 export type NestedFactory = (spec: SupervisorSpec, runtime: SupervisorRuntime) => NestedSupervisor;
 
+/** Where a running incarnation reports its own exit; `token` names the child. */
+export interface ExitSink<T> {
+  childExited(token: T, spawned: Spawned, reason: ExitReason): void;
+}
+
 /** One running incarnation of a child. */
 export interface Spawned {
   readonly ref: AnyActorRef | NestedSupervisor;
@@ -29,42 +40,59 @@ export interface Spawned {
   readonly reason: ExitReason | undefined;
   /**
    * Asks for a graceful stop. Returns true when the child is now winding down
-   * (await `whenExited`), false when it already exited.
+   * (await `whenExited`), false when it already exited. The supervisor calls
+   * this only once it has let go of the incarnation, so from here on the exit
+   * goes to `whenExited`, not to the sink.
    */
   requestStop(): boolean;
-  /** Stops at once with reason `killed`. */
+  /** Stops at once with reason `killed`; like requestStop, lets go first. */
   kill(): void;
   whenExited(): Promise<ExitReason>;
 }
 
 export type SpawnResult = { ok: true; spawned: Spawned } | { ok: false; reason: ExitReason };
 
-class Incarnation implements Spawned {
+abstract class Incarnation<T> implements Spawned {
   reason: ExitReason | undefined;
   starting = true;
-  graceful = false;
+  private graceful = false;
+  /** Set once the supervisor stopped it: its exit is no news to the sink. */
+  private released = false;
   private waiters: ((r: ExitReason) => void)[] | undefined;
+
   constructor(
     readonly ref: AnyActorRef | NestedSupervisor,
     readonly sessionId: string,
     readonly startedAt: number,
-    private readonly onExit: (spawned: Spawned, reason: ExitReason) => void,
-    private readonly stopNow: (reason: 'shutdown' | 'killed') => void,
-    private readonly askToStop: () => boolean,
+    private readonly sink: ExitSink<T>,
+    private readonly token: T,
   ) {}
+
+  protected abstract stopNow(reason: 'shutdown' | 'killed'): void;
+  /** Sends the shutdown request; false when the child would not handle it. */
+  protected abstract askToStop(): boolean;
 
   finish(reason: ExitReason): void {
     if (this.reason !== undefined) return;
     // A child that honoured our shutdown request and ended "normally" ended
     // because we asked: that is OTP's `shutdown`.
     this.reason = this.graceful && reason === 'normal' ? 'shutdown' : reason;
-    recordExitReason(this.ref, this.reason);
-    for (const w of this.waiters ?? []) w(this.reason);
+    // `killed` is what every watcher reads off an unrecorded stopped actor
+    // anyway; not recording it keeps brutal kills out of the WeakMap.
+    if (this.reason !== 'killed') recordExitReason(this.ref, this.reason);
+    if (this.waiters) for (const w of this.waiters) w(this.reason);
     this.waiters = undefined;
-    if (!this.starting) this.onExit(this, this.reason);
+    if (!this.starting) this.report();
+  }
+
+  /** Tells the sink, unless the supervisor has let go meanwhile. */
+  report(): void {
+    if (!this.released && this.reason !== undefined)
+      this.sink.childExited(this.token, this, this.reason);
   }
 
   requestStop(): boolean {
+    this.released = true;
     if (this.reason !== undefined) return false;
     this.graceful = true;
     if (!this.askToStop()) this.stopNow('shutdown');
@@ -72,6 +100,7 @@ class Incarnation implements Spawned {
   }
 
   kill(): void {
+    this.released = true;
     if (this.reason === undefined) this.stopNow('killed');
   }
 
@@ -81,6 +110,61 @@ class Incarnation implements Spawned {
       this.waiters ??= [];
       this.waiters.push(resolve);
     });
+  }
+}
+
+class SupervisorIncarnation<T> extends Incarnation<T> {
+  constructor(
+    private readonly sup: NestedSupervisor,
+    startedAt: number,
+    sink: ExitSink<T>,
+    token: T,
+  ) {
+    super(sup, sup.sessionId, startedAt, sink, token);
+  }
+
+  protected stopNow(): void {
+    this.sup.kill();
+  }
+
+  protected askToStop(): boolean {
+    void this.sup.shutdown();
+    return true;
+  }
+}
+
+/**
+ * An XState actor's incarnation, and the observer of that actor: `error`
+ * catches every failure (so XState never rethrows at the root) and
+ * `complete` follows both a done snapshot and a stop.
+ */
+class ActorIncarnation<T> extends Incarnation<T> {
+  constructor(
+    private readonly actor: AnyActorRef,
+    startedAt: number,
+    sink: ExitSink<T>,
+    token: T,
+  ) {
+    super(actor, actor.sessionId, startedAt, sink, token);
+  }
+
+  error(error: unknown): void {
+    this.finish({ error });
+  }
+
+  complete(): void {
+    this.finish(exitReasonOf(this.actor) ?? 'killed');
+  }
+
+  protected stopNow(reason: 'shutdown' | 'killed'): void {
+    if (reason !== 'killed') recordExitReason(this.actor, reason);
+    this.actor.stop();
+  }
+
+  protected askToStop(): boolean {
+    if (!handlesShutdown(this.actor)) return false;
+    this.actor.send(SHUTDOWN_EVENT);
+    return true;
   }
 }
 
@@ -96,76 +180,66 @@ function handlesShutdown(actor: AnyActorRef): boolean {
   }
 }
 
+function spawnNested<T>(
+  spec: ResolvedChildSpec & { start: { supervisor: SupervisorSpec } },
+  runtime: SupervisorRuntime,
+  nested: NestedFactory,
+  sink: ExitSink<T>,
+  token: T,
+): SpawnResult {
+  const now = runtime.clock.now();
+  let sup: NestedSupervisor;
+  try {
+    sup = nested({ id: spec.id, ...spec.start.supervisor }, runtime);
+  } catch (error) {
+    return { ok: false, reason: { error } };
+  }
+  const inc = new SupervisorIncarnation(sup, now, sink, token);
+  sup.onExit((r) => inc.finish(r));
+  let started: ReturnType<NestedSupervisor['startInitial']>;
+  try {
+    started = sup.startInitial();
+  } catch (error) {
+    return { ok: false, reason: { error } };
+  }
+  if (!started.ok) return { ok: false, reason: { shutdown: { failedToStart: started.childId } } };
+  inc.starting = false;
+  return { ok: true, spawned: inc };
+}
+
 /**
  * Starts `spec` with `input`. A child whose start already failed (initial
- * action threw, promise rejected synchronously) is a failed start, not an exit.
+ * action threw, promise rejected synchronously) is a failed start, not an
+ * exit. Later exits go to `sink.childExited(token, ...)`.
  */
-export function spawnChild(
+export function spawnChild<T>(
   spec: ResolvedChildSpec,
   input: unknown,
   runtime: SupervisorRuntime,
   nested: NestedFactory,
-  onExit: (spawned: Spawned, reason: ExitReason) => void,
+  sink: ExitSink<T>,
+  token: T,
 ): SpawnResult {
-  const now = runtime.clock.now();
   if ('supervisor' in spec.start) {
-    let sup: NestedSupervisor;
-    try {
-      sup = nested({ id: spec.id, ...spec.start.supervisor }, runtime);
-    } catch (error) {
-      return { ok: false, reason: { error } };
-    }
-    const inc: Incarnation = new Incarnation(
-      sup,
-      sup.sessionId,
-      now,
-      onExit,
-      () => sup.kill(),
-      () => {
-        void sup.shutdown();
-        return true;
-      },
+    return spawnNested(
+      spec as ResolvedChildSpec & { start: { supervisor: SupervisorSpec } },
+      runtime,
+      nested,
+      sink,
+      token,
     );
-    sup.onExit((r) => inc.finish(r));
-    let started: ReturnType<NestedSupervisor['startInitial']>;
-    try {
-      started = sup.startInitial();
-    } catch (error) {
-      return { ok: false, reason: { error } };
-    }
-    if (!started.ok) return { ok: false, reason: { shutdown: { failedToStart: started.childId } } };
-    inc.starting = false;
-    return { ok: true, spawned: inc };
   }
-
+  const now = runtime.clock.now();
+  // XState reads a missing input and `input: undefined` alike; leaving the
+  // key out keeps the actor's options object small.
   const actor = createActor(spec.start.logic, {
     id: spec.id,
-    input,
     clock: runtime.clock,
+    ...(input !== undefined ? { input } : {}),
     ...(runtime.inspect ? { inspect: runtime.inspect } : {}),
   });
-  const inc: Incarnation = new Incarnation(
-    actor,
-    actor.sessionId,
-    now,
-    onExit,
-    (reason) => {
-      recordExitReason(actor, reason);
-      actor.stop();
-    },
-    () => {
-      if (!handlesShutdown(actor)) return false;
-      actor.send(SHUTDOWN_EVENT);
-      return true;
-    },
-  );
-  actor.subscribe({
-    next: (snap: { status: string }) => {
-      if (snap.status === 'done') inc.finish(exitReasonOf(actor) ?? 'normal');
-    },
-    error: (error: unknown) => inc.finish({ error }),
-    complete: () => inc.finish(exitReasonOf(actor) ?? 'killed'),
-  });
+  const inc = new ActorIncarnation(actor, now, sink, token);
+  actor.subscribe(inc);
   try {
     actor.start();
   } catch (error) {
@@ -175,10 +249,7 @@ export function spawnChild(
     return { ok: false, reason: inc.reason };
   }
   inc.starting = false;
-  if (inc.reason !== undefined) {
-    // Done during start (a final initial state): a real, immediate exit.
-    const reason = inc.reason;
-    queueMicrotask(() => onExit(inc, reason));
-  }
+  // Done during start (a final initial state): a real, immediate exit.
+  if (inc.reason !== undefined) queueMicrotask(() => inc.report());
   return { ok: true, spawned: inc };
 }

@@ -15,7 +15,7 @@ export function cancelRestartTimer(c: ChildRecord, clock: SupervisorClock): void
 
 /**
  * Stops one child by its shutdown spec and marks it stopped; `report` gets
- * the reason it ended with. We wait for the child's own exit (not our
+ * its id and the reason it ended with. We wait for the child's own exit (not our
  * request) so a child that ignores the request still ends: at the deadline
  * it is killed, and the kill is what we then observe. Returns a promise only
  * when there is something to wait for.
@@ -23,28 +23,29 @@ export function cancelRestartTimer(c: ChildRecord, clock: SupervisorClock): void
 export function stopChild(
   c: ChildRecord,
   clock: SupervisorClock,
-  report: (reason: ExitReason) => void,
+  report: (childId: string, reason: ExitReason) => void,
 ): void | Promise<void> {
   cancelRestartTimer(c, clock);
   c.status = 'stopped';
   const sp = c.spawned;
   if (!sp) return;
   c.spawned = undefined;
+  const id = c.spec.id;
   if (c.spec.shutdown === 'brutal_kill') {
     sp.kill();
-    report(sp.reason ?? 'killed');
+    report(id, sp.reason ?? 'killed');
     return;
   }
   if (!sp.requestStop()) {
-    report(sp.reason ?? 'shutdown');
+    report(id, sp.reason ?? 'shutdown');
     return;
   }
   const exited = sp.whenExited();
-  if (c.spec.shutdown === 'infinity') return exited.then(report);
+  if (c.spec.shutdown === 'infinity') return exited.then((reason) => report(id, reason));
   const timer = clock.setTimeout(() => sp.kill(), c.spec.shutdown);
   return exited.then((reason) => {
     clock.clearTimeout(timer);
-    report(reason);
+    report(id, reason);
   });
 }
 
