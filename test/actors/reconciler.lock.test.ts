@@ -72,13 +72,13 @@ async function until(done: () => boolean, what: string, timeoutMs = 20_000): Pro
 
 describeServer('Reconciler advisory lock', () => {
   const dbName = `roundtable_lock_${process.pid}_${randomBytes(6).toString('hex')}`;
-  const url = withDatabase(adminUrl, dbName);
   /** Three pools: the harness's, and one per node, as separate machines would have. */
   let main: DbHandle;
   let poolA: DbHandle;
   let poolB: DbHandle;
   beforeAll(async () => {
     await admin(`CREATE DATABASE ${dbName}`);
+    const url = withDatabase(adminUrl, dbName);
     main = await connect({ databaseUrl: url });
     await migrate(main.db);
     poolA = await connect({ databaseUrl: url });
@@ -304,6 +304,12 @@ describeServer('Reconciler advisory lock', () => {
       const B = gatedBackend(h);
       const b = await boot(h, 'nodeB', poolB, B.backend, { lock: true, runnerImage: 'runner:v2' });
       await settleNodes([b]);
+      expect(B.probe.repins).toBe(0);
+      // A tick while the lock is still taken: the retried boot pass is skipped again, and says so.
+      await expect(b.reconcile()).rejects.toMatchObject({
+        name: 'ReconcilerLockBusyError',
+        code: 'RECONCILER_LOCK_BUSY',
+      });
       expect(B.probe.repins).toBe(0);
       gate.resolve();
       await held;
