@@ -108,14 +108,21 @@ function unwatch(ctx: RunnerPoolContext, sessionId: string): void {
 
 function watch(
   ctx: RunnerPoolContext,
-  self: { send(e: DownEvent): void },
+  self: { send(e: DownEvent): void; getSnapshot(): { status: string } },
   sessionId: string,
   waiter: PoolWaiter,
 ): void {
   const prev = ctx.waiters.get(sessionId);
   if (prev?.waiter === waiter) return;
   unwatch(ctx, sessionId);
-  const ref = (ctx.input.monitor ?? supervisorMonitor).monitor(self, waiter);
+  // A pool that was stopped (restarted by its supervisor) cannot take back
+  // its monitors; their late DOWNs are dropped rather than sent to a corpse.
+  const watcher = {
+    send: (down: DownEvent) => {
+      if (self.getSnapshot().status === 'active') self.send(down);
+    },
+  };
+  const ref = (ctx.input.monitor ?? supervisorMonitor).monitor(watcher, waiter);
   ctx.waiters.set(sessionId, { waiter, ref });
   ctx.bySessionRef.set(ref, sessionId);
 }
