@@ -65,6 +65,13 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   const { db, backend, pool } = deps;
   const now = () => new Date(deps.now());
   const ref = (sessionId: string, handle: string): RunRef => ({ sessionId, handle });
+  /**
+   * Characters of each run's output this boot already streamed to the board.
+   * An adopted run streamed none here: finalize hands the board the rest of
+   * the complete output it read, or the card of a run that survived a deploy
+   * would end with no output at all.
+   */
+  const streamed = new Map<string, number>();
 
   /** The row, if this boot still owns it while running. */
   const ownedRow = async (sessionId: string): Promise<Session | null> => {
@@ -119,6 +126,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
             signal: abort.signal,
             onOutput: (chunk) => {
               if (!open) return;
+              streamed.set(input.sessionId, (streamed.get(input.sessionId) ?? 0) + chunk.length);
               deps.onOutput(input.sessionId, chunk);
               send({ type: 'output', chunk });
             },
@@ -157,6 +165,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     sessionId: string,
     outcome: RunnerOutcome,
   ): Promise<'finished' | 'gone'> => {
+    const seen = streamed.get(sessionId) ?? 0;
+    streamed.delete(sessionId);
     const s = await ownedRow(sessionId);
     if (s === null) return 'gone';
     const at = now();
@@ -172,6 +182,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
         });
         deps.onRequeued(next, reason);
       } else if (outcome.outcome === 'exited') {
+        if (outcome.output.length > seen) deps.onOutput(sessionId, outcome.output.slice(seen));
         const ok = outcome.exitCode === 0;
         await finish(
           db,
@@ -183,7 +194,9 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
                 status: 'failed',
                 exitCode: outcome.exitCode,
                 reason: 'exit_code',
-                userRecoverable: true,
+                // The command itself said no: running it again as is would say
+                // no again. Only a give-up of the infrastructure is recoverable.
+                userRecoverable: false,
                 now: at,
               },
         );
@@ -286,6 +299,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       stopRun: fromPromise(({ input }) =>
         deps.track(
           (async () => {
+            streamed.delete(input.sessionId);
             const s = await getSession(db, input.sessionId);
             const handle = s.handle ?? input.handle;
             deps.onChanged(s.taskId);

@@ -9,8 +9,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SwarmBackend } from '../../src/containers/docker/SwarmBackend.js';
-import { type Db, listSessionEvents } from '../../src/db/index.js';
 import type { DbHandle } from '../../src/db/connect.js';
+import { type Db, listSessionEvents } from '../../src/db/index.js';
 import { detectEngine, RUNNER_IMAGE } from '../containers/docker/engine.js';
 import {
   bootNode,
@@ -156,7 +156,11 @@ if (engine.ok) {
         output: 'start\nruns=1\ndone\n',
       });
       expect(first.outputs.size).toBe(0);
-      expect(cardOf(second, taskId)).toMatchObject({ column: 'done', exitCode: 0 });
+      expect(cardOf(second, taskId)).toMatchObject({
+        column: 'done',
+        exitCode: 0,
+        lastOutput: ['start', 'runs=1', 'done'],
+      });
       await waitFor('service removed', async () => !(await handles()).includes(`rt-${sessionId}`));
       expect([...first.errors, ...second.errors]).toEqual([]);
     });

@@ -134,8 +134,7 @@ export async function runningContainer(
   const tasks = await docker.listTasks({
     filters: { service: [handle], 'desired-state': ['running'] },
   });
-  const id = tasks.find((t) => t.Status?.State === 'running')?.Status?.ContainerStatus
-    ?.ContainerID;
+  const id = tasks.find((t) => t.Status?.State === 'running')?.Status?.ContainerStatus?.ContainerID;
   if (!id) return undefined;
   const info = await docker.getContainer(id).inspect();
   return info.State.Running ? { id, startedAt: new Date(info.State.StartedAt) } : undefined;
