@@ -175,6 +175,8 @@ export class InspectionCollector {
       this.tree = applySupervisorEvent(this.tree, rec.sessionId, event, at);
       this.treeVersion += 1;
     }
+    // Most events are ordinary: skip building a frame for them.
+    if (event.type !== 'runner_slot' && !event.type.startsWith('roundtable.')) return;
     const line = classifyFrame(
       { kind: 'event', actorId: rec.id, sessionId: rec.sessionId, event },
       at,
