@@ -39,7 +39,7 @@ export function readLiveNode(dataDir: string, alive = processAlive): NodeInfo | 
     return null;
   }
   const parsed = shape.safeParse(safeJson(text));
-  if (!parsed.success || !alive(parsed.data.pid) || parsed.data.pid === process.pid) return null;
+  if (!parsed.success || !alive(parsed.data.pid)) return null;
   return parsed.data;
 }
 

@@ -97,8 +97,8 @@ export async function readStatus(
  * @example
  * ```ts
  * const r = { source: 'rows', maxRunning: 4, queued: 2, running: 1, users: [{ userId: 'ann', queued: 2, running: 1, cap: 2, succeeded: null, failed: 0, cancelled: 0 }] }
- * formatStatus(r).split('\n').slice(0, 4) // => ['source: rows', 'line: 2 waiting, 1 of 4 runners held', '', 'user   waiting  running  cap  succeeded  failed  cancelled']
- * formatStatus(r).split('\n')[4] // => 'ann          2        1    2          -       0          0'
+ * formatStatus(r).split('\n').slice(0, 4) // => ['source: rows', 'line: 2 waiting, 1 of 4 runners held', '', 'user  waiting  running  cap  succeeded  failed  cancelled']
+ * formatStatus(r).split('\n')[4] // => 'ann         2        1    2          -       0          0'
  * ```
  */
 export function formatStatus(report: StatusReport): string {

@@ -22,17 +22,25 @@ export interface UiServerChildDeps {
 
 /** The child's logic; give it to `startChild({ id, restart: 'permanent', start: { logic } })`. */
 export function uiServerChild(deps: UiServerChildDeps): CallbackActorLogic<EventObject, unknown> {
-  return fromSafeCallback(async () => {
-    let server: UiServer;
-    try {
-      server = await createUiServer(deps.options());
-    } catch (error) {
-      deps.onStartFailed(error);
-      throw error;
-    }
-    deps.onListening(server);
+  return fromSafeCallback(({ fail }) => {
+    let stopped = false;
+    let server: UiServer | undefined;
+    createUiServer(deps.options()).then(
+      (s) => {
+        // Stopped while it was starting: close what came up too late to be used.
+        if (stopped) return void s.close().catch(deps.onCloseFailed);
+        server = s;
+        deps.onListening(s);
+      },
+      (error: unknown) => {
+        deps.onStartFailed(error);
+        // A stopped actor has nobody to tell; a live one fails, and its supervisor decides.
+        if (!stopped) fail(error);
+      },
+    );
     return () => {
-      server.close().catch(deps.onCloseFailed);
+      stopped = true;
+      server?.close().catch(deps.onCloseFailed);
     };
   });
 }

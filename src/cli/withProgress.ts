@@ -35,7 +35,10 @@ export interface ProgressOptions {
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
-/** Seconds with one decimal. @example
+/**
+ * Seconds with one decimal, rounded down (a progress line never overstates).
+ *
+ * @example
  * ```ts
  * seconds(1234) // => '1.2s'
  * seconds(40) // => '0.0s'

@@ -1,0 +1,23 @@
+/** The doc examples of the CLI's pure modules, run as tests. */
+import * as banner from '../../src/cli/banner.js';
+import * as boardTokens from '../../src/cli/boardTokens.js';
+import * as cliLogger from '../../src/cli/cliLogger.js';
+import * as enqueue from '../../src/cli/commands/enqueue.js';
+import * as demoPlan from '../../src/cli/demoPlan.js';
+import * as openBackend from '../../src/cli/openBackend.js';
+import * as scaledCommands from '../../src/cli/scaledCommands.js';
+import * as statusReport from '../../src/cli/statusReport.js';
+import * as withProgress from '../../src/cli/withProgress.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+const src = (path: string) => new URL(`../../src/cli/${path}`, import.meta.url);
+
+runDocExamples(src('banner.ts'), banner);
+runDocExamples(src('boardTokens.ts'), boardTokens);
+runDocExamples(src('cliLogger.ts'), cliLogger);
+runDocExamples(src('commands/enqueue.ts'), enqueue);
+runDocExamples(src('demoPlan.ts'), demoPlan);
+runDocExamples(src('openBackend.ts'), openBackend);
+runDocExamples(src('scaledCommands.ts'), scaledCommands);
+runDocExamples(src('statusReport.ts'), statusReport);
+runDocExamples(src('withProgress.ts'), withProgress);

@@ -1,0 +1,236 @@
+/**
+ * The CLI in-process, with its I/O captured: help, usage and config errors
+ * with their exit codes, and migrate / enqueue / status / start on a
+ * temporary PGlite directory (one per file: initdb takes seconds).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/commandContext.js';
+import { COMMANDS } from '../../src/cli/commands.js';
+import { runCli } from '../../src/cli/runCli.js';
+
+interface Captured {
+  io: CliIo;
+  out: () => string;
+  err: () => string;
+  signal: (s: 'SIGINT' | 'SIGTERM') => void;
+  exits: number[];
+}
+
+function capture(env: Record<string, string> = {}, files: Record<string, string> = {}): Captured {
+  let out = '';
+  let err = '';
+  const handlers = new Set<(s: 'SIGINT' | 'SIGTERM') => void>();
+  const exits: number[] = [];
+  return {
+    io: {
+      env: { ROUNDTABLE_LOG_FORMAT: 'json', ...env },
+      stdout: {
+        write: (t) => {
+          out += t;
+        },
+        isTTY: false,
+      },
+      stderr: {
+        write: (t) => {
+          err += t;
+        },
+        isTTY: false,
+      },
+      readFile: (path) => {
+        const text = files[path];
+        if (text === undefined)
+          throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+        return text;
+      },
+      onSignal: (h) => {
+        handlers.add(h);
+        return () => handlers.delete(h);
+      },
+      exit: (code) => void exits.push(code),
+    },
+    out: () => out,
+    err: () => err,
+    signal: (s) => {
+      for (const h of handlers) h(s);
+    },
+    exits,
+  };
+}
+
+describe('help and usage', () => {
+  it('prints the general help with every command', async () => {
+    const c = capture();
+    expect(await runCli([], c.io)).toBe(0);
+    for (const command of COMMANDS) expect(c.out()).toContain(command.name);
+  });
+
+  it.each(COMMANDS.map((c) => c.name))('%s --help lists its flags and exit codes', async (name) => {
+    const c = capture();
+    expect(await runCli([name, '--help'], c.io)).toBe(0);
+    expect(c.out()).toContain(`roundtable ${name}`);
+    expect(c.out()).toContain('--config <file>');
+    expect(c.out()).toContain('Exit codes');
+    const again = capture();
+    expect(await runCli(['help', name], again.io)).toBe(0);
+    expect(again.out()).toBe(c.out());
+  });
+
+  it('suggests the command meant, exit 2', async () => {
+    const c = capture();
+    expect(await runCli(['migrat'], c.io)).toBe(2);
+    expect(c.err()).toContain("did you mean 'migrate'?");
+  });
+
+  it('suggests the flag meant, exit 2', async () => {
+    const c = capture();
+    expect(await runCli(['start', '--max-runing', '3'], c.io)).toBe(2);
+    expect(c.err()).toContain('did you mean --max-running?');
+  });
+
+  it('rejects a stray word', async () => {
+    const c = capture();
+    expect(await runCli(['status', 'now'], c.io)).toBe(2);
+    expect(c.err()).toContain("unexpected argument 'now'");
+  });
+
+  it('names the bad key of a config file and its source', async () => {
+    const c = capture({}, { 'rt.json': JSON.stringify({ simulated: { sped: 3 } }) });
+    expect(await runCli(['start', '--config', 'rt.json'], c.io)).toBe(2);
+    expect(c.err()).toContain(
+      'config file rt.json: simulated.sped is unknown; did you mean "speed"?',
+    );
+  });
+
+  it('reads ROUNDTABLE_CONFIG, and says when the file is missing or not JSON', async () => {
+    const missing = capture({ ROUNDTABLE_CONFIG: 'nope.json' });
+    expect(await runCli(['status'], missing.io)).toBe(2);
+    expect(missing.err()).toContain('nope.json: --config cannot be read');
+    const broken = capture({}, { 'b.json': '{ port: 1 }' });
+    expect(await runCli(['status', '--config', 'b.json'], broken.io)).toBe(2);
+    expect(broken.err()).toContain('is not JSON');
+  });
+
+  it('names the variable that holds a bad value', async () => {
+    const c = capture({ ROUNDTABLE_MAX_RUNNING: '-1' });
+    expect(await runCli(['start'], c.io)).toBe(2);
+    expect(c.err()).toMatch(/ROUNDTABLE_MAX_RUNNING: caps\.maxRunning /);
+  });
+
+  it('enqueue needs a command after --', async () => {
+    const c = capture();
+    expect(await runCli(['enqueue', '--user', 'ann'], c.io)).toBe(2);
+    expect(c.err()).toContain('give the command after --');
+  });
+});
+
+describe('on a PGlite directory', () => {
+  let dir: string;
+  const flags = () => ['--data-dir', dir];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rt-cli-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('status before anything exists says so without creating a store', async () => {
+    const c = capture();
+    expect(await runCli(['status', '--json', ...flags()], c.io)).toBe(0);
+    expect(JSON.parse(c.out())).toMatchObject({ queued: 0, running: 0, users: [] });
+  });
+
+  it('migrate applies the schema once, then has nothing to do', async () => {
+    const first = capture();
+    expect(await runCli(['migrate', '--json', ...flags()], first.io)).toBe(0);
+    expect(JSON.parse(first.out())).toEqual({ applied: [1], current: 1 });
+    // The logs went to stderr: stdout is the answer.
+    expect(first.err()).toContain('"msg":"migrating…"');
+    const second = capture();
+    expect(await runCli(['migrate', '--json', ...flags()], second.io)).toBe(0);
+    expect(JSON.parse(second.out())).toEqual({ applied: [], current: 1 });
+  });
+
+  it('enqueue writes rows that status counts, and never refuses for room', async () => {
+    for (const user of ['ann', 'ann', 'ann', 'bo']) {
+      const c = capture();
+      const code = await runCli(
+        ['enqueue', '--json', '--user', user, '--env', 'A=1', ...flags(), '--', 'echo', 'hi'],
+        c.io,
+      );
+      expect(code, c.err()).toBe(0);
+      expect(JSON.parse(c.out())).toMatchObject({ via: 'rows' });
+    }
+    const s = capture();
+    expect(await runCli(['status', '--json', ...flags()], s.io)).toBe(0);
+    const report = JSON.parse(s.out());
+    expect(report.queued).toBe(4);
+    expect(
+      report.users.map((u: { userId: string; queued: number }) => [u.userId, u.queued]),
+    ).toEqual([
+      ['ann', 3],
+      ['bo', 1],
+    ]);
+  });
+
+  it('enqueue reports a bad input as a usage error', async () => {
+    const c = capture();
+    expect(await runCli(['enqueue', '--user', 'no spaces', ...flags(), '--', 'x'], c.io)).toBe(2);
+  });
+
+  it('start runs the queue, answers enqueue and status through the node, and stops on one Ctrl-C', async () => {
+    const node = capture({ ROUNDTABLE_SIM_SPEED: '50' });
+    const running = runCli(['start', '--port', '0', '--users', 'ann,bo', ...flags()], node.io);
+    const deadline = Date.now() + 60_000;
+    while (!node.out().includes('"msg":"ready"')) {
+      if (Date.now() > deadline) throw new Error(`no ready record: ${node.err()} ${node.out()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ready = node
+      .out()
+      .split('\n')
+      .map((l) => (l ? JSON.parse(l) : {}))
+      .find((r) => r.msg === 'ready');
+    expect(ready.board).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=/);
+    expect(Object.keys(ready.users)).toEqual(['ann', 'bo']);
+
+    // A second process must not open the directory; this one may ask the node.
+    const other = capture();
+    expect(await runCli(['migrate', ...flags()], other.io)).toBe(4);
+    const viaNode = capture();
+    expect(
+      await runCli(
+        ['enqueue', '--json', '--user', 'bo', ...flags(), '--', 'echo', 'x'],
+        viaNode.io,
+      ),
+    ).toBe(0);
+    expect(JSON.parse(viaNode.out()).via).toMatch(/^node at http/);
+    const status = capture();
+    expect(await runCli(['status', '--json', ...flags()], status.io)).toBe(0);
+    expect(JSON.parse(status.out()).source).toMatch(/^node in process/);
+
+    node.signal('SIGINT');
+    node.signal('SIGINT'); // the same press, relayed by npm and tsx: not a second one
+    expect(await running).toBe(0);
+    expect(node.exits).toEqual([]);
+    expect(node.out()).toContain('"msg":"stopped"');
+    expect(() => readFileSync(join(dir, 'node.json'))).toThrow();
+  }, 90_000);
+
+  it('a port in use fails the start with exit 5 and frees the directory', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const c = capture();
+      expect(await runCli(['start', '--port', String(port), ...flags()], c.io)).toBe(5);
+      expect(c.err()).toContain(`could not listen on 127.0.0.1:${port}`);
+      writeFileSync(join(dir, 'probe'), '');
+      const after = capture();
+      expect(await runCli(['migrate', ...flags()], after.io)).toBe(0);
+    } finally {
+      blocker.close();
+    }
+  }, 90_000);
+});
