@@ -1,0 +1,116 @@
+/**
+ * The inspector on the real runtime (PGlite in memory, a simulated Swarm, a
+ * virtual clock): the root tree, a TaskRunner's statechart and its slot
+ * grant, seen through the admin topic.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRuntime } from '../../../src/actors/runtime.js';
+import type { Runtime } from '../../../src/actors/runtimeTypes.js';
+import { SimulatedBackend } from '../../../src/containers/simulated/SimulatedBackend.js';
+import { SimulatedCluster } from '../../../src/containers/simulated/SimulatedCluster.js';
+import { connect, type DbHandle, migrate } from '../../../src/db/index.js';
+import { TestClock } from '../../../src/testing/TestClock.js';
+import {
+  createInspector,
+  type Inspector,
+} from '../../../src/ui-server/inspector/createInspector.js';
+import {
+  type InspectorServer,
+  startInspectorServer,
+} from '../../../src/ui-server/inspector/startInspectorServer.js';
+import { InspectClient } from './inspectClient.js';
+
+const ADMIN = 'admin-token-0123456789';
+
+describe('inspector on the runtime', () => {
+  let pglite: PGlite;
+  let handle: DbHandle;
+  let runtime: Runtime;
+  let inspector: Inspector;
+  let server: InspectorServer;
+  let clock: TestClock;
+  const errors: unknown[] = [];
+
+  /** Turns of the event loop until no I/O is in flight (never real time as such). */
+  const settle = async () => {
+    let quiet = 0;
+    for (let i = 0; i < 20_000 && quiet < 3; i++) {
+      await new Promise<void>((r) => setImmediate(r));
+      quiet = runtime.busy() === 0 ? quiet + 1 : 0;
+    }
+    if (quiet < 3) throw new Error('runtime did not settle');
+  };
+
+  beforeAll(async () => {
+    clock = new TestClock();
+    inspector = createInspector({ clock });
+    pglite = await PGlite.create('memory://');
+    handle = await connect({ pglite });
+    await migrate(handle.db);
+    runtime = await createRuntime({
+      db: handle.db,
+      backend: new SimulatedBackend(new SimulatedCluster({ clock })),
+      clock,
+      caps: { maxRunning: 4, defaultUserCap: 2 },
+      nodeId: 'inspect-node',
+      bootId: 'boot1',
+      inspect: inspector.observer,
+      onError: (e) => errors.push(e),
+    });
+    await settle();
+    server = await startInspectorServer({
+      inspector,
+      tokens: { admin: ADMIN },
+      port: 0,
+      host: '127.0.0.1',
+    });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    runtime?.kill();
+    await handle?.close();
+    await pglite?.close();
+  });
+
+  it('shows the root tree, a TaskRunner’s statechart, and its slot grant', async () => {
+    const c = await InspectClient.open(server.url, ADMIN);
+    try {
+      const t0 = await c.take('tree');
+      const root = t0.tree.supervisors[runtime.root.sessionId]!;
+      expect(root.children.map((ch) => ch.id)).toEqual(['runnerPool', 'taskRunners', 'reconciler']);
+
+      const { session } = await runtime.submit('alice', {
+        title: 'long job',
+        image: 'alpine:3',
+        command: ['sleep', '600'],
+      });
+      await settle();
+      inspector.flush();
+      const tree = await c.take('tree', (f) =>
+        Object.values(f.tree.supervisors).some((s) =>
+          s.children.some((ch) => ch.id === session.id),
+        ),
+      );
+      const runners = Object.values(tree.tree.supervisors).find((s) => s.id === 'taskRunners')!;
+      const runner = runners.children.find((ch) => ch.id === session.id)!;
+      expect(runner.status).toBe('running');
+      const line = await c.take('timeline', (f) => f.entries.some((e) => e.kind === 'grant'));
+      expect(line.entries.find((e) => e.kind === 'grant')?.subject).toBe(session.id);
+
+      c.send({ type: 'select', sessionId: runner.sessionId });
+      const actor = await c.take('actor');
+      expect(actor.graph?.rootId).toBe('taskRunner');
+      expect(actor.graph?.nodes.length).toBeGreaterThan(5);
+      expect(actor.active[0]).toBe('taskRunner');
+      expect(actor.active.length).toBeGreaterThan(1);
+      expect(actor.context).toMatchObject({ sessionId: session.id, userId: 'alice' });
+      // The ContainerRun it invoked is listed under it.
+      expect(tree.actors.some((a) => a.parentId === runner.sessionId)).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      c.close();
+    }
+  });
+});
