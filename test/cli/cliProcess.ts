@@ -7,6 +7,27 @@ import { createServer } from 'node:net';
 
 export type LogRecord = Record<string, unknown> & { msg?: string };
 
+/**
+ * The parent's environment without anything that configures roundtable: CI
+ * exports DOCKER_HOST and ROUNDTABLE_RUNNER_IMAGE for the container suites,
+ * and the child must run on what the test gives it, nothing else.
+ */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (
+      v === undefined ||
+      k.startsWith('ROUNDTABLE_') ||
+      k === 'DATABASE_URL' ||
+      k === 'DOCKER_HOST'
+    ) {
+      continue;
+    }
+    env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
 export class CliProcess {
   readonly records: LogRecord[] = [];
   stderr = '';
@@ -16,7 +37,7 @@ export class CliProcess {
 
   constructor(script: string, args: readonly string[], env: Record<string, string> = {}) {
     this.child = spawn(process.execPath, [script, ...args], {
-      env: { ...process.env, ...env, ROUNDTABLE_LOG_FORMAT: 'json' },
+      env: cleanEnv({ ...env, ROUNDTABLE_LOG_FORMAT: 'json' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let buffer = '';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../scripts/build.js';
 import { connect, listSessionsForTask } from '../../src/db/index.js';
-import { CliProcess, freePort, type LogRecord } from './cliProcess.js';
+import { CliProcess, cleanEnv, freePort, type LogRecord } from './cliProcess.js';
 
 const ADMIN = 'e2e-admin-token-0000000';
 const USERS = { ann: 'e2e-ann-token-000000000', bo: 'e2e-bo-token-0000000000' };
@@ -61,6 +61,8 @@ beforeAll(async () => {
       port,
       users: Object.keys(USERS),
       tokens: { admin: ADMIN, users: USERS },
+      // Explicit, so a DOCKER_HOST in the environment cannot move it to Swarm.
+      backend: 'simulated',
       caps: { maxRunning: 2, defaultUserCap: 1 },
       simulated: { speed: 10 },
       shutdownMs: 15_000,
@@ -99,7 +101,7 @@ describe('roundtable start, stopped mid-run and started again', () => {
     const enqueue = spawnSync(
       process.execPath,
       [script, 'enqueue', '--config', configPath, '--user', 'bo', '--json', '--', 'echo', 'late'],
-      { encoding: 'utf8', timeout: UP_MS, env: { ...process.env, ROUNDTABLE_LOG_LEVEL: 'warn' } },
+      { encoding: 'utf8', timeout: UP_MS, env: cleanEnv({ ROUNDTABLE_LOG_LEVEL: 'warn' }) },
     );
     expect(enqueue.status, enqueue.stderr).toBe(0);
     const late = JSON.parse(enqueue.stdout) as { taskId: string; via: string };
