@@ -15,6 +15,7 @@ import { createAuthenticator, tokenOf } from './authenticate.js';
 import { BoardHub } from './boardHub.js';
 import { createBoardMetrics } from './boardMetrics.js';
 import { handleHttp } from './httpApi.js';
+import type { Inspector } from './inspector/createInspector.js';
 import { pageScript } from './pageBundle.js';
 import { resolveUiServerOptions, type UiServerOptions } from './uiServerOptions.js';
 
@@ -55,11 +56,18 @@ function reject(socket: Duplex, status: number, code: string, message: string): 
  * `UiServerConfigError` for bad options, `PageBundleError` if the page does
  * not build, or the listen error.
  */
-export async function createUiServer(options: UiServerOptions): Promise<UiServer> {
-  const opts = resolveUiServerOptions(options, () => pino({ name: 'ui-server' }));
+export async function createUiServer(
+  options: UiServerOptions & {
+    /** Mounts the inspector (docs/inspector.md): `/inspect`, its script, the admin topic `/inspect/ws`. */
+    inspector?: Inspector;
+  },
+): Promise<UiServer> {
+  const { inspector, ...serverOptions } = options;
+  const opts = resolveUiServerOptions(serverOptions, () => pino({ name: 'ui-server' }));
   const { limits, logger } = opts;
   await pageScript();
   const authenticate = createAuthenticator(opts.tokens);
+  const inspectorRoutes = inspector?.attach({ authenticate }) ?? null;
   const hub = new BoardHub({
     source: opts.source,
     userIds: Object.values(opts.tokens.users),
@@ -79,6 +87,7 @@ export async function createUiServer(options: UiServerOptions): Promise<UiServer
   let closing = false;
 
   const server = createServer((req, res) => {
+    if (inspectorRoutes?.handleHttp(req, res)) return;
     void handleHttp(req, res, {
       commands: opts.commands,
       metrics,
@@ -90,6 +99,7 @@ export async function createUiServer(options: UiServerOptions): Promise<UiServer
   });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (inspectorRoutes?.handleUpgrade(req, socket, head)) return;
     socket.on('error', (err) => logger.warn({ err }, 'upgrade socket error'));
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== '/ws') return reject(socket, 404, 'not_found', 'the board socket is at /ws');
@@ -130,6 +140,7 @@ export async function createUiServer(options: UiServerOptions): Promise<UiServer
       if (closed === null) {
         closing = true;
         hub.close();
+        inspectorRoutes?.close();
         closed = new Promise<void>((resolve, rejectClose) => {
           wss.close();
           server.close((err) => (err ? rejectClose(err) : resolve()));
