@@ -14,6 +14,11 @@ export class Mailbox {
   /** `onJobRejected` runs when a job's promise rejects: a supervisor bug. */
   constructor(private readonly onJobRejected: () => void) {}
 
+  /** No job running and none waiting: a job posted now runs at once. */
+  get idle(): boolean {
+    return !this.busy && this.queue.length === 0;
+  }
+
   /** Runs `job` now if the mailbox is idle, else after the jobs before it. */
   post(job: Job): void {
     this.queue.push(job);
@@ -46,7 +51,7 @@ export class Mailbox {
    * promise executor; jobs it posts run right after it, as they would.
    */
   callSync<T>(admit: () => Error | undefined, fn: () => T): Promise<T> {
-    if (this.busy || this.queue.length > 0) return this.call(admit, fn);
+    if (!this.idle) return this.call(admit, fn);
     const refused = admit();
     if (refused) return Promise.reject(refused);
     this.busy = true;
