@@ -362,3 +362,32 @@ export function statelyBridgeFromEnv(
   if (url === undefined || url.trim() === '') return null;
   return createStatelyBridge({ ...options, url: url.trim() });
 }
+
+/**
+ * One `inspect` observer for the runtime: `observer`, plus the Stately
+ * bridge when `ROUNDTABLE_STATELY_INSPECT` is set. Stop `bridge` on shutdown.
+ *
+ * @example
+ * ```ts
+ * const seen = []
+ * const { inspect, bridge } = inspectWithStately((e) => seen.push(e.type), {})
+ * bridge // => null
+ * inspect({ type: '@xstate.event' })
+ * seen // => ['@xstate.event']
+ * ```
+ */
+export function inspectWithStately(
+  observer: (event: InspectionEvent) => void,
+  env: Record<string, string | undefined> = process.env,
+  options: Omit<StatelyBridgeOptions, 'url'> = {},
+): { inspect: (event: InspectionEvent) => void; bridge: StatelyBridge | null } {
+  const bridge = statelyBridgeFromEnv(env, options);
+  if (bridge === null) return { inspect: observer, bridge: null };
+  return {
+    inspect: (event) => {
+      observer(event);
+      bridge.observer(event);
+    },
+    bridge,
+  };
+}
