@@ -11,6 +11,7 @@ import type { DbHandle } from '../db/index.js';
 import { systemClock } from '../supervisor/clock.js';
 import { describeExitReason } from '../supervisor/exitReason.js';
 import type { UiServer } from '../ui-server/createUiServer.js';
+import { createInspector } from '../ui-server/inspector/createInspector.js';
 import { type BoardTokens, loadBoardTokens, tokensByToken } from './boardTokens.js';
 import type { CommandContext } from './commandContext.js';
 import { CliError } from './exitCodes.js';
@@ -60,7 +61,11 @@ export async function startNode(
     const store: DbHandle = (await openStore(config, ctx.progress)).handle;
     undo.push(() => store.close());
     const opened = await openBackend(config);
+    // Every actor of the tree reports to it; it costs a map write per frame while nobody watches.
+    const inspector = createInspector({ logger: logger.child({ component: 'inspector' }) });
+    undo.push(() => inspector.close());
     const runtime = await createRuntime({
+      inspect: inspector.observer,
       db: store.db,
       backend: opened.backend,
       clock: systemClock,
@@ -93,6 +98,7 @@ export async function startNode(
           port: server?.port ?? config.port,
           host: config.host,
           logger: uiLogger,
+          inspector,
         }),
         onListening: (s) => {
           if (server !== undefined) uiLogger.warn({ url: s.url }, 'board restarted');
@@ -148,6 +154,7 @@ export async function startNode(
         stopping ??= (async () => {
           await runtime.stop();
           await server?.close();
+          inspector.close();
           await store.close();
           claim.release();
         })();

@@ -7,11 +7,10 @@
 import type { CallbackActorLogic, EventObject } from 'xstate';
 import { fromSafeCallback } from '../supervisor/fromSafeCallback.js';
 import { createUiServer, type UiServer } from '../ui-server/createUiServer.js';
-import type { UiServerOptions } from '../ui-server/uiServerOptions.js';
 
 export interface UiServerChildDeps {
   /** Options of every incarnation (same port, so the URLs printed stay right). */
-  options: () => UiServerOptions;
+  options: () => Parameters<typeof createUiServer>[0];
   /** Each incarnation, once it listens. */
   onListening(server: UiServer): void;
   /** An incarnation that could not listen (the supervisor restarts it). */
