@@ -29,6 +29,8 @@ export interface HubClock {
 export interface HubOptions {
   clock: HubClock;
   flushMs: number;
+  /** Tree frames (the biggest) go to a viewer at most this often. */
+  treeIntervalMs: number;
   maxBufferedBytes: number;
   maxSkips: number;
   json: Partial<SafeJsonLimits>;
@@ -38,6 +40,7 @@ export interface HubOptions {
 interface Viewer {
   ws: WebSocket;
   treeVersion: number;
+  treeSentAt: number;
   timelineCursor: number;
   selected: string | null;
   actorVersion: number;
@@ -74,6 +77,7 @@ export class InspectorHub {
     const v: Viewer = {
       ws,
       treeVersion: -1,
+      treeSentAt: Number.NEGATIVE_INFINITY,
       timelineCursor: 0,
       selected: null,
       actorVersion: -1,
@@ -141,7 +145,7 @@ export class InspectorHub {
     this.sentFrames += 1;
   }
 
-  /** Brings one viewer up to date. Returns false when it was skipped (still behind). */
+  /** Brings one viewer up to date. Returns false when something is still pending for it. */
   private update(v: Viewer): boolean {
     if (v.ws.readyState !== v.ws.OPEN) return true;
     if (v.ws.bufferedAmount > this.opts.maxBufferedBytes) {
@@ -156,9 +160,14 @@ export class InspectorHub {
     }
     v.skips = 0;
     const c = this.collector;
+    let pending = false;
     if (v.treeVersion !== c.treeVersion) {
-      v.treeVersion = c.treeVersion;
-      this.send(v, this.treeFrame());
+      const now = this.opts.clock.now();
+      if (now - v.treeSentAt >= this.opts.treeIntervalMs) {
+        v.treeVersion = c.treeVersion;
+        v.treeSentAt = now;
+        this.send(v, this.treeFrame());
+      } else pending = true;
     }
     if (v.timelineCursor !== c.timeline.seq) {
       const read = c.timeline.since(v.timelineCursor);
@@ -172,7 +181,7 @@ export class InspectorHub {
       this.send(v, { type: 'error', code: 'observer_failed', message });
     }
     if (v.selected !== null) this.updateSelected(v, v.selected);
-    return true;
+    return !pending;
   }
 
   private updateSelected(v: Viewer, sessionId: string): void {

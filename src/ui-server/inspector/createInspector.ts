@@ -86,6 +86,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
   const hub = new InspectorHub(collector, {
     clock: opts.clock,
     flushMs: opts.flushMs,
+    treeIntervalMs: opts.treeIntervalMs,
     maxBufferedBytes: opts.maxBufferedBytes,
     maxSkips: opts.maxSkips,
     json: opts.json,

@@ -18,6 +18,12 @@ export const INSPECTOR_DEFAULTS = {
   keepDead: 200,
   /** Changes are coalesced and sent at most this often. */
   flushMs: 100,
+  /**
+   * Tree frames (every actor's summary: the biggest frame) go out at most
+   * this often; a runtime that spawns a promise actor per I/O call changes
+   * the actor list constantly.
+   */
+  treeIntervalMs: 500,
   /** Unsent bytes on a viewer's socket above which it is skipped. */
   maxBufferedBytes: 1024 * 1024,
   /** Skipped flushes in a row before a slow viewer is dropped. */
@@ -71,6 +77,7 @@ const KEYS = [...LIMIT_KEYS, 'clock', 'json', 'logger'];
  * resolveInspectorOptions({ timelineSize: 50 }).timelineSize // => 50
  * resolveInspectorOptions({ flushMS: 5 }) // throws INSPECTOR_CONFIG
  * resolveInspectorOptions({ maxViewers: 0 }) // throws InspectorConfigError
+ * resolveInspectorOptions({ treeIntervalMs: 0 }).treeIntervalMs // => 0
  * ```
  */
 export function resolveInspectorOptions(options: InspectorOptions): ResolvedInspectorOptions {
@@ -83,8 +90,11 @@ export function resolveInspectorOptions(options: InspectorOptions): ResolvedInsp
   for (const key of LIMIT_KEYS as (keyof InspectorLimits)[]) {
     const v = options[key];
     if (v === undefined) continue;
-    if (!(Number.isInteger(v) && v > 0))
-      throw new InspectorConfigError(key, 'must be an integer > 0');
+    // Only the tree interval may be 0 (a tree frame with every flush).
+    const min = key === 'treeIntervalMs' ? 0 : 1;
+    if (!(Number.isInteger(v) && v >= min)) {
+      throw new InspectorConfigError(key, `must be an integer >= ${min}`);
+    }
     limits[key] = v;
   }
   return {

@@ -51,6 +51,7 @@ async function setup(maxSkips = 3) {
   const hub = new InspectorHub(w.inspector.collector, {
     clock: w.clock,
     flushMs: 100,
+    treeIntervalMs: 0,
     maxBufferedBytes: 1000,
     maxSkips,
     json: {},
@@ -98,6 +99,7 @@ describe('InspectorHub with a slow viewer', () => {
     const hub = new InspectorHub(w.inspector.collector, {
       clock: w.clock,
       flushMs: 100,
+      treeIntervalMs: 0,
       maxBufferedBytes: 1000,
       maxSkips: 100,
       json: {},
@@ -134,6 +136,31 @@ describe('InspectorHub with a slow viewer', () => {
     expect(stuck.terminated).toBe(true);
     expect(hub.viewerCount).toBe(0);
     expect(w.inspector.collector.changed).toBeNull();
+  });
+
+  it('sends tree frames at most every treeIntervalMs, the rest every flush', async () => {
+    const w = await startWorkload();
+    root = w.root;
+    const hub = new InspectorHub(w.inspector.collector, {
+      clock: w.clock,
+      flushMs: 100,
+      treeIntervalMs: 500,
+      maxBufferedBytes: 1000,
+      maxSkips: 100,
+      json: {},
+      logger: pino({ level: 'silent' }),
+    });
+    const s = new FakeSocket();
+    hub.attach(asWs(s));
+    s.types();
+    (w.root.child('job-1') as { send(e: unknown): void }).send({ type: 'CRASH' });
+    await settle();
+    w.clock.increment(100);
+    expect(s.types()).toEqual(['timeline']);
+    w.clock.increment(300);
+    expect(s.types()).toEqual([]);
+    w.clock.increment(100);
+    expect(s.types()).toEqual(['tree']);
   });
 
   it('schedules nothing while nobody watches', async () => {

@@ -30,7 +30,7 @@ const settle = async (rounds = 10) => {
 };
 
 beforeEach(async () => {
-  w = await startWorkload({ flushMs: 100 });
+  w = await startWorkload({ flushMs: 100, treeIntervalMs: 100 });
   server = await startInspectorServer({
     inspector: w.inspector,
     tokens: { admin: ADMIN, users: { [USER]: 'alice' } },

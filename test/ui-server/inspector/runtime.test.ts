@@ -44,7 +44,8 @@ describe('inspector on the runtime', () => {
 
   beforeAll(async () => {
     clock = new TestClock();
-    inspector = createInspector({ clock });
+    // The virtual clock stands still here: a tree frame with every flush.
+    inspector = createInspector({ clock, treeIntervalMs: 0 });
     pglite = await PGlite.create('memory://');
     handle = await connect({ pglite });
     await migrate(handle.db);

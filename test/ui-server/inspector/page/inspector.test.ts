@@ -41,7 +41,7 @@ describe.skipIf(skipReason !== null)('inspector page in chromium', () => {
   let url: string;
 
   beforeAll(async () => {
-    inspector = createInspector({ flushMs: 50 });
+    inspector = createInspector({ flushMs: 50, treeIntervalMs: 50 });
     root = await startSupervisor(
       {
         id: 'root',
