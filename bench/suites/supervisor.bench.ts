@@ -17,6 +17,7 @@ const idle = setup({
 }).createMachine({ on: { CRASH: { actions: 'boom' }, PING: {} } });
 
 const N = 10_000;
+const RUNS = 7;
 // `npm run bench` runs without --expose-gc; turning the flag on at runtime and
 // fetching gc from a fresh context makes the heap numbers meaningful anyway.
 setFlagsFromString('--expose-gc');
@@ -69,11 +70,26 @@ function heap(): number {
   return process.memoryUsage().heapUsed;
 }
 
-async function heapPerActor(): Promise<{ supervised: number; bare: number }> {
+async function heapPerActor(): Promise<{
+  supervised: number;
+  bare: number;
+  bareWithErrorObserver: number;
+}> {
   const h0 = heap();
   const bare: AnyActorRef[] = [];
   for (let i = 0; i < N; i++) bare.push(createActor(idle).start());
   const h1 = heap();
+  for (const a of bare) a.stop();
+  bare.length = 0;
+  // What an unsupervised actor costs once it has the error observer it needs
+  // so that a crash is not an uncaught exception (the supervisor adds one).
+  const o0 = heap();
+  for (let i = 0; i < N; i++) {
+    const a = createActor(idle);
+    a.subscribe({ error: () => {} });
+    bare.push(a.start());
+  }
+  const o1 = heap();
   for (const a of bare) a.stop();
   bare.length = 0;
   const h2 = heap();
@@ -82,14 +98,14 @@ async function heapPerActor(): Promise<{ supervised: number; bare: number }> {
     await sup.startChild({ id: `w${i}`, start: { logic: idle }, shutdown: 'brutal_kill' });
   const h3 = heap();
   await sup.shutdown();
-  return { bare: (h1 - h0) / N, supervised: (h3 - h2) / N };
+  return { bare: (h1 - h0) / N, bareWithErrorObserver: (o1 - o0) / N, supervised: (h3 - h2) / N };
 }
 
 export async function run(): Promise<void> {
   const restarts = await crashToReplacement(2000);
   const sup: number[] = [];
   const bare: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < RUNS; i++) {
     sup.push(await supervisedStartStop());
     bare.push(bareStartStop());
   }
@@ -100,19 +116,28 @@ export async function run(): Promise<void> {
       supervisedMs: median(sup),
       bareMs: median(bare),
       ratio: median(sup) / median(bare),
+      // The machine is shared: every run, so the spread can be judged.
+      supervisedRunsMs: sup,
+      bareRunsMs: bare,
+      runRatios: sup.map((s, i) => s / bare[i]!),
     },
     heapBytesPerIdleActor: {
       ...mem,
       ratio: mem.supervised / mem.bare,
+      ratioToBareWithErrorObserver: mem.supervised / mem.bareWithErrorObserver,
       gcExposed: gc !== undefined,
     },
   };
+  const range = (v: number[]) => `${Math.min(...v).toFixed(0)}–${Math.max(...v).toFixed(0)}`;
+  const ratios = data.startStop10k.runRatios;
   const md = [
     '| measure | supervised | bare | ratio |',
     '|---|---|---|---|',
     `| crash to replacement accepting events (median ms) | ${data.crashToReplacementMs.median.toFixed(4)} | - | - |`,
-    `| start+stop ${N} actors (median of 5, ms) | ${median(sup).toFixed(1)} | ${median(bare).toFixed(1)} | ${data.startStop10k.ratio.toFixed(2)} |`,
+    `| start+stop ${N} actors (median of ${RUNS}, ms) | ${median(sup).toFixed(1)} | ${median(bare).toFixed(1)} | ${data.startStop10k.ratio.toFixed(2)} |`,
+    `| start+stop, range over the ${RUNS} runs (ms; per-run ratio) | ${range(sup)} | ${range(bare)} | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} |`,
     `| heap bytes per idle actor | ${mem.supervised.toFixed(0)} | ${mem.bare.toFixed(0)} | ${data.heapBytesPerIdleActor.ratio.toFixed(2)} |`,
+    `| heap bytes per idle actor, bare with an error observer | ${mem.supervised.toFixed(0)} | ${mem.bareWithErrorObserver.toFixed(0)} | ${data.heapBytesPerIdleActor.ratioToBareWithErrorObserver.toFixed(2)} |`,
   ].join('\n');
   process.stdout.write(`${md}\n`);
   writeResults('supervisor', data, `# supervisor\n\n${md}`);
