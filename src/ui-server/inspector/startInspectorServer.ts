@@ -35,8 +35,8 @@ export async function startInspectorServer(o: InspectorServerOptions): Promise<I
   });
   server.on('upgrade', (req, socket, head) => {
     if (routes.handleUpgrade(req, socket, head)) return;
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     socket.once('finish', () => socket.destroy());
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

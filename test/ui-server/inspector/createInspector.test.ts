@@ -2,6 +2,7 @@
  * The inspector topic end to end: a real http + ws server, a supervised
  * workload, and a raw client. Time moves only on the simulated clock.
  */
+import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BEARER_SUBPROTOCOL_PREFIX as BOARD_PREFIX } from '../../../src/client/boardProtocol.js';
 import { BEARER_SUBPROTOCOL_PREFIX } from '../../../src/ui-server/inspector/inspectorProtocol.js';
@@ -72,6 +73,24 @@ describe('inspector topic: who may watch', () => {
       await s.close();
       await small.root.shutdown();
     }
+  });
+
+  it('answers 400 to a non-websocket upgrade and leaves other paths alone (404 here)', async () => {
+    const status = (path: string, upgrade: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${server.url}${path}`, {
+          headers: { connection: 'Upgrade', upgrade, authorization: `Bearer ${ADMIN}` },
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('upgrade', () => reject(new Error('upgraded')));
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await status('/inspect/ws', 'h2c')).toBe(400);
+    expect(await status('/ws', 'websocket')).toBe(404);
   });
 
   it('shares the board’s bearer subprotocol prefix', () => {
