@@ -55,11 +55,16 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
       store: node.storeDescription,
     };
     const urls = boardUrls(info);
-    logger.info(
-      { url: node.url, board: urls.board, inspector: urls.inspector, users: urls.users },
-      'ready',
-    );
-    if (io.stdout.isTTY) io.stdout.write(`\n${bannerLines(info).join('\n')}\n\n`);
+    if (ctx.progress.isTTY) {
+      // A person is watching: the banner says it all, the record only marks the moment.
+      logger.info({ url: node.url }, 'ready');
+      io.stdout.write(`\n${bannerLines(info).join('\n')}\n\n`);
+    } else {
+      logger.info(
+        { url: node.url, board: urls.board, inspector: urls.inspector, users: urls.users },
+        'ready',
+      );
+    }
     const stopWorkload = options.afterStart?.(node);
     try {
       await Promise.race([stopRequested, node.failed]);
