@@ -1,6 +1,8 @@
 /**
  * A supervisor's children: one record per child spec, kept in start order
- * (OTP starts in order and stops in reverse).
+ * (OTP starts in order and stops in reverse). A Map iterates in insertion
+ * order, and a record is inserted once (restarts reuse it), so the Map is the
+ * order: removing a child (terminateChild, a temporary child's exit) is O(1).
  */
 import type { AnyActorRef } from 'xstate';
 import type { ResolvedChildSpec } from './childSpec.js';
@@ -40,8 +42,6 @@ export interface ChildCounts {
 }
 
 export class ChildTable {
-  /** Child ids in start order. */
-  readonly order: string[] = [];
   private readonly byId = new Map<string, ChildRecord>();
 
   get size(): number {
@@ -71,24 +71,25 @@ export class ChildTable {
       timer: undefined,
     };
     this.byId.set(spec.id, child);
-    this.order.push(spec.id);
     return child;
   }
 
   remove(id: string): void {
     this.byId.delete(id);
-    const at = this.order.indexOf(id);
-    if (at >= 0) this.order.splice(at, 1);
+  }
+
+  /** Child ids in start order (a copy). */
+  ids(): string[] {
+    return [...this.byId.keys()];
   }
 
   /** Ids in reverse start order (a copy: stopping may remove some). */
   reversedIds(): string[] {
-    return [...this.order].reverse();
+    return this.ids().reverse();
   }
 
   whichChildren(): ChildInfo[] {
-    return this.order.map((id) => {
-      const c = this.byId.get(id)!;
+    return [...this.byId].map(([id, c]) => {
       return {
         id,
         ref: c.spawned?.ref as AnyActorRef | Supervisor | undefined,

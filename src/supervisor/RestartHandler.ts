@@ -66,7 +66,11 @@ export class RestartHandler {
       child.backoffAttempts = d.attempt;
       delayMs = d.delayMs;
     }
-    const group = childrenToRestart(h.spec.strategy, h.children.order, id);
+    // one_for_one needs no order: keep a crash O(1) under a big dynamic supervisor.
+    const group =
+      h.spec.strategy === 'one_for_one'
+        ? [id]
+        : childrenToRestart(h.spec.strategy, h.children.ids(), id);
     const siblings = group.filter((g) => g !== id).map((g) => h.children.get(g)!);
     child.status = 'restarting';
     h.emit({ type: 'roundtable.child.restarting', supervisorId: h.id, childId: id, delayMs });
