@@ -14,6 +14,6 @@ describe('docs/operations.md', () => {
   });
 
   it.each(Object.entries(EXIT))('documents exit code %s (%i)', (_, code) => {
-    expect(doc).toMatch(new RegExp(`^\\| ${code} \\|`, 'm'));
+    expect(doc).toMatch(new RegExp(`^\\| ${code} +\\|`, 'm'));
   });
 });
