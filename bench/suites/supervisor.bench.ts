@@ -106,7 +106,11 @@ export async function run(): Promise<void> {
   const sup: number[] = [];
   const bare: number[] = [];
   for (let i = 0; i < RUNS; i++) {
+    // A full collection before each timed run, so one side's garbage is not
+    // collected on the other side's clock.
+    gc?.();
     sup.push(await supervisedStartStop());
+    gc?.();
     bare.push(bareStartStop());
   }
   const mem = await heapPerActor();
