@@ -4,7 +4,7 @@
  * simulated cluster, so `npm start` works on a laptop with nothing else
  * installed.
  */
-import { systemClock } from '../containers/Clock.js';
+import { type Clock, systemClock } from '../containers/Clock.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import { dockerClient } from '../containers/docker/DockerRunBackend.js';
 import { SwarmBackend } from '../containers/docker/SwarmBackend.js';
@@ -35,6 +35,12 @@ export function chooseBackend(config: Pick<CliConfig, 'backend' | 'dockerHost'>)
 
 export interface OpenedBackend {
   backend: ContainerBackend;
+  /**
+   * Ends what the backend keeps running in this process: the simulated
+   * cluster's machines live here, and their pending timers would otherwise
+   * hold a stopped node open. Swarm's runs live elsewhere: nothing to do.
+   */
+  close(): void;
   /** The simulated cluster, when that is the backend (the demo reschedules on it). */
   cluster: SimulatedCluster | null;
   /** For the banner: "simulated cluster (2 machines)", "Docker Swarm at ...". */
@@ -47,8 +53,9 @@ const ENGINE_CHECK_MS = 10_000;
 export async function openBackend(config: CliConfig): Promise<OpenedBackend> {
   if (chooseBackend(config) === 'simulated') {
     const nodes = Array.from({ length: config.simulated.nodes }, (_, i) => `sim-${i + 1}`);
+    const clock = trackedClock();
     const cluster = new SimulatedCluster({
-      clock: systemClock,
+      clock,
       nodes,
       rescheduleDelayMs: config.simulated.rescheduleDelayMs,
       commands: scaledCommands(defaultCommands, config.simulated.speed),
@@ -57,6 +64,7 @@ export async function openBackend(config: CliConfig): Promise<OpenedBackend> {
     return {
       backend: new SimulatedBackend(cluster),
       cluster,
+      close: () => clock.clearAll(),
       description: `simulated cluster (${nodes.length} machines${speed})`,
     };
   }
@@ -87,7 +95,33 @@ export async function openBackend(config: CliConfig): Promise<OpenedBackend> {
   return {
     backend: new SwarmBackend({ docker }),
     cluster: null,
+    close: () => {},
     description: `Docker Swarm at ${where}`,
+  };
+}
+
+/** The system clock, remembering its pending timers so they can all be cleared at once. */
+export function trackedClock(): Clock & { clearAll(): void; pending(): number } {
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  return {
+    now: () => systemClock.now(),
+    setTimeout(fn, ms) {
+      const handle = setTimeout(() => {
+        timers.delete(handle);
+        fn();
+      }, ms);
+      timers.add(handle);
+      return handle;
+    },
+    clearTimeout(id) {
+      timers.delete(id as ReturnType<typeof setTimeout>);
+      clearTimeout(id as ReturnType<typeof setTimeout>);
+    },
+    clearAll() {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+    },
+    pending: () => timers.size,
   };
 }
 

@@ -18,10 +18,14 @@ import { CliError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
 import { openBackend } from './openBackend.js';
 import { describeStore, openStore } from './openStore.js';
+import { readStatus } from './statusReport.js';
 import { uiServerChild } from './uiServerChild.js';
+import { withProgress } from './withProgress.js';
 
 /** How long the board may take to listen (it bundles its page first). */
 const UI_READY_MS = 30_000;
+/** How long `start` waits for the first Reconciler pass before it goes on without it. */
+const BOOT_SWEEP_MS = 60_000;
 
 export interface RunningNode {
   readonly runtime: Runtime;
@@ -60,7 +64,15 @@ export async function startNode(
     const tokens = loadBoardTokens(config.dataDir, config.tokens, users);
     const store: DbHandle = (await openStore(config, ctx.progress)).handle;
     undo.push(() => store.close());
+    const before = await readStatus(store.db, 'rows', config.caps);
+    if (before.queued + before.running > 0) {
+      logger.info(
+        { queued: before.queued, running: before.running },
+        'resuming from the rows: waiting sessions keep their place, running ones are adopted or re-queued',
+      );
+    }
     const opened = await openBackend(config);
+    undo.push(() => opened.close());
     // Every actor of the tree reports to it; it costs a map write per frame while nobody watches.
     const inspector = createInspector({ logger: logger.child({ component: 'inspector' }) });
     undo.push(() => inspector.close());
@@ -80,6 +92,7 @@ export async function startNode(
     undo.push(() => runtime.stop());
     logCards(runtime, ctx);
     logSupervision(runtime, ctx);
+    await bootSweep(runtime, ctx);
 
     let server: UiServer | undefined;
     undo.push(() => server?.close());
@@ -153,6 +166,7 @@ export async function startNode(
       stop() {
         stopping ??= (async () => {
           await runtime.stop();
+          opened.close();
           await server?.close();
           inspector.close();
           await store.close();
@@ -203,4 +217,34 @@ function logSupervision(runtime: Runtime, ctx: CommandContext): void {
       log.error(event, 'restart intensity reached');
     else log.debug(event, event.type);
   });
+}
+
+/**
+ * Waits for a Reconciler pass (the boot pass, then the one this tick asks
+ * for) with a progress line: on Swarm it observes every orphaned run, which
+ * can take a while. Past its deadline, or if it fails, the node comes up
+ * anyway: the Reconciler's own loop goes on every `reconcileMs`.
+ */
+async function bootSweep(runtime: Runtime, ctx: CommandContext): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), BOOT_SWEEP_MS);
+  });
+  try {
+    const outcome = await withProgress(
+      'boot sweep',
+      () => Promise.race([runtime.reconcile().then(() => 'done' as const), deadline]),
+      ctx.progress,
+      (o) =>
+        o === 'late' ? `still running after ${BOOT_SWEEP_MS} ms; going on` : 'rows and runs agree',
+    );
+    if (outcome === 'late') ctx.logger.warn('the boot sweep is slow; it goes on in the background');
+  } catch (error) {
+    ctx.logger.warn(
+      { err: error },
+      'the boot sweep failed; the Reconciler tries again on its next tick',
+    );
+  } finally {
+    clearTimeout(timer);
+  }
 }

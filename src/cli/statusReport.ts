@@ -19,13 +19,29 @@ export interface UserStatus {
   cancelled: number | null;
 }
 
+/** One session at the head of the line. */
+export interface LineEntry {
+  position: number;
+  userId: string;
+  taskId: string;
+  title: string;
+  attempt: number;
+  /** ISO-8601 UTC. */
+  since: string;
+}
+
 export interface StatusReport {
   source: string;
   maxRunning: number;
   queued: number;
   running: number;
   users: UserStatus[];
+  /** The first sessions in line, in dispatch order (empty when the source does not know). */
+  head: LineEntry[];
 }
+
+/** How many of the line `status` lists. */
+export const HEAD_SIZE = 5;
 
 type Counts = Omit<UserStatus, 'userId' | 'cap'>;
 
@@ -68,6 +84,7 @@ export function summarize(
     queued: list.reduce((n, u) => n + u.queued, 0),
     running: list.reduce((n, u) => n + u.running, 0),
     users: list,
+    head: [],
   };
 }
 
@@ -83,12 +100,38 @@ export async function readStatus(
     .groupBy(['user_id', 'status'])
     .execute();
   const caps = await getUserCaps(db);
-  return summarize(
-    source,
-    rows.map((r) => ({ userId: r.user_id, status: r.status, n: Number(r.n) })),
-    caps,
-    defaults,
-  );
+  // Dispatch order, the same (enqueued_at, id) the pool and the claim use.
+  const head = await db
+    .selectFrom('sessions')
+    .innerJoin('tasks', 'tasks.id', 'sessions.task_id')
+    .select([
+      'sessions.user_id',
+      'sessions.task_id',
+      'sessions.attempt',
+      'sessions.enqueued_at',
+      'tasks.title',
+    ])
+    .where('sessions.status', '=', 'queued')
+    .orderBy('sessions.enqueued_at')
+    .orderBy('sessions.id')
+    .limit(HEAD_SIZE)
+    .execute();
+  return {
+    ...summarize(
+      source,
+      rows.map((r) => ({ userId: r.user_id, status: r.status, n: Number(r.n) })),
+      caps,
+      defaults,
+    ),
+    head: head.map((r, i) => ({
+      position: i + 1,
+      userId: r.user_id,
+      taskId: r.task_id,
+      title: r.title,
+      attempt: r.attempt,
+      since: new Date(r.enqueued_at).toISOString(),
+    })),
+  };
 }
 
 /**
@@ -96,9 +139,11 @@ export async function readStatus(
  *
  * @example
  * ```ts
- * const r = { source: 'rows', maxRunning: 4, queued: 2, running: 1, users: [{ userId: 'ann', queued: 2, running: 1, cap: 2, succeeded: null, failed: 0, cancelled: 0 }] }
+ * const head = [{ position: 1, userId: 'ann', taskId: 'tsk_1', title: 'fix it', attempt: 2, since: '2026-01-01T00:00:00.000Z' }]
+ * const r = { source: 'rows', maxRunning: 4, queued: 2, running: 1, users: [{ userId: 'ann', queued: 2, running: 1, cap: 2, succeeded: null, failed: 0, cancelled: 0 }], head }
  * formatStatus(r).split('\n').slice(0, 4) // => ['source: rows', 'line: 2 waiting, 1 of 4 runners held', '', 'user  waiting  running  cap  succeeded  failed  cancelled']
  * formatStatus(r).split('\n')[4] // => 'ann         2        1    2          -       0          0'
+ * formatStatus(r).split('\n').slice(5) // => ['', 'next in line:', '  1. ann  fix it  (tsk_1, attempt 2, since 2026-01-01T00:00:00.000Z)']
  * ```
  */
 export function formatStatus(report: StatusReport): string {
@@ -122,5 +167,15 @@ export function formatStatus(report: StatusReport): string {
     '',
     line(header),
     ...(rows.length === 0 ? ['(no sessions yet)'] : rows.map(line)),
+    ...(report.head.length === 0
+      ? []
+      : [
+          '',
+          'next in line:',
+          ...report.head.map(
+            (e) =>
+              `  ${e.position}. ${e.userId}  ${e.title}  (${e.taskId}, attempt ${e.attempt}, since ${e.since})`,
+          ),
+        ]),
   ].join('\n');
 }

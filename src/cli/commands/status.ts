@@ -39,6 +39,7 @@ async function statusReport(ctx: CommandContext): Promise<StatusReport> {
           failed: null,
           cancelled: null,
         })),
+        head: [],
       };
     }
     if (live !== null) {
