@@ -104,11 +104,11 @@ function readJsonFile(io: CliIo, path: string): unknown {
   try {
     text = io.readFile(path);
   } catch (error) {
-    throw new ConfigError('--config', path, `cannot be read: ${(error as Error).message}`);
+    throw new ConfigError(path, '--config', `cannot be read: ${(error as Error).message}`);
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ConfigError('--config', path, `is not JSON: ${(error as Error).message}`);
+    throw new ConfigError(path, '--config', `is not JSON: ${(error as Error).message}`);
   }
 }

@@ -111,7 +111,7 @@ describe('help and usage', () => {
   it('reads ROUNDTABLE_CONFIG, and says when the file is missing or not JSON', async () => {
     const missing = capture({ ROUNDTABLE_CONFIG: 'nope.json' });
     expect(await runCli(['status'], missing.io)).toBe(2);
-    expect(missing.err()).toContain('nope.json: --config cannot be read');
+    expect(missing.err()).toContain('--config: nope.json cannot be read');
     const broken = capture({}, { 'b.json': '{ port: 1 }' });
     expect(await runCli(['status', '--config', 'b.json'], broken.io)).toBe(2);
     expect(broken.err()).toContain('is not JSON');

@@ -1,0 +1,131 @@
+/**
+ * The CLI against a Postgres server (`ROUNDTABLE_TEST_DATABASE_URL`), in a
+ * database created for this file and dropped after: migrate, enqueue,
+ * status, and a start that runs the queue. Without the variable the suite is
+ * skipped with the reason in its title; with CI=true it fails instead, as the
+ * db suites do, so CI cannot silently stop testing the server.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/commandContext.js';
+import { runCli } from '../../src/cli/runCli.js';
+
+const SERVER = process.env.ROUNDTABLE_TEST_DATABASE_URL;
+const CI = process.env.CI === 'true';
+
+function capture(): { io: CliIo; out: () => string; err: () => string; sigint: () => void } {
+  let out = '';
+  let err = '';
+  let handler: ((s: 'SIGINT' | 'SIGTERM') => void) | undefined;
+  return {
+    io: {
+      env: { ROUNDTABLE_LOG_FORMAT: 'json' },
+      stdout: {
+        write: (t) => {
+          out += t;
+        },
+        isTTY: false,
+      },
+      stderr: {
+        write: (t) => {
+          err += t;
+        },
+        isTTY: false,
+      },
+      readFile: () => {
+        throw new Error('no files here');
+      },
+      onSignal: (h) => {
+        handler = h;
+        return () => {
+          handler = undefined;
+        };
+      },
+      exit: (code) => {
+        throw new Error(`exit(${code}) called`);
+      },
+    },
+    out: () => out,
+    err: () => err,
+    sigint: () => handler?.('SIGINT'),
+  };
+}
+
+if (SERVER === undefined && !CI) {
+  describe.skip('cli on Postgres: skipped, ROUNDTABLE_TEST_DATABASE_URL is not set', () => {
+    it('needs a server', () => {});
+  });
+} else {
+  describe('cli on Postgres', () => {
+    const name = `rt_cli_${randomBytes(6).toString('hex')}`;
+    let url: string;
+    let dir: string;
+    const admin = () => new pg.Client({ connectionString: SERVER });
+
+    beforeAll(async () => {
+      if (SERVER === undefined) throw new Error('CI=true needs ROUNDTABLE_TEST_DATABASE_URL');
+      const c = admin();
+      await c.connect();
+      await c.query(`CREATE DATABASE ${name}`);
+      await c.end();
+      const u = new URL(SERVER);
+      u.pathname = `/${name}`;
+      url = u.toString();
+      dir = mkdtempSync(join(tmpdir(), 'rt-cli-pg-'));
+    });
+
+    afterAll(async () => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (SERVER === undefined) return;
+      const c = admin();
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    });
+
+    const flags = () => ['--database-url', url, '--data-dir', dir];
+
+    it('migrates, enqueues into the rows, and counts them', async () => {
+      const m = capture();
+      expect(await runCli(['migrate', '--json', ...flags()], m.io), m.err()).toBe(0);
+      expect(JSON.parse(m.out()).current).toBeGreaterThan(0);
+      for (const user of ['ann', 'bo']) {
+        const e = capture();
+        expect(
+          await runCli(['enqueue', '--user', user, '--json', ...flags(), '--', 'echo', 'hi'], e.io),
+          e.err(),
+        ).toBe(0);
+        expect(JSON.parse(e.out()).via).toBe('rows');
+      }
+      const s = capture();
+      expect(await runCli(['status', '--json', ...flags()], s.io)).toBe(0);
+      const report = JSON.parse(s.out());
+      expect(report.source).toMatch(/^rows of Postgres at /);
+      expect(report.source).not.toContain('@'); // never the credentials
+      expect(report.queued).toBe(2);
+      expect(report.head.map((h: { userId: string }) => h.userId)).toEqual(['ann', 'bo']);
+    });
+
+    it('start runs the queued rows to the end and stops on Ctrl-C', async () => {
+      const node = capture();
+      const running = runCli(['start', '--port', '0', '--sim-speed', '20', ...flags()], node.io);
+      const deadline = Date.now() + 60_000;
+      const succeeded = () => (node.out().match(/→ succeeded/g) ?? []).length;
+      while (succeeded() < 2) {
+        if (Date.now() > deadline) throw new Error(`not finished: ${node.err()}\n${node.out()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      node.sigint();
+      expect(await running).toBe(0);
+      const s = capture();
+      expect(await runCli(['status', '--json', ...flags()], s.io)).toBe(0);
+      const report = JSON.parse(s.out());
+      expect([report.queued, report.running]).toEqual([0, 0]);
+      expect(report.users.map((u: { succeeded: number }) => u.succeeded)).toEqual([1, 1]);
+    }, 90_000);
+  });
+}
