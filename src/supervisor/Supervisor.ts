@@ -17,10 +17,17 @@ import {
   NotFoundError,
 } from './errors.js';
 import type { SupervisorEvent } from './events.js';
+import {
+  type ExitSignal,
+  exitIncarnation,
+  exitReasonOfSignal,
+  registerShell,
+} from './exitChild.js';
 import type { ExitReason } from './exitReason.js';
 import { fromTemplate, type StartArgs } from './fromTemplate.js';
 import { inspectionShell } from './inspectionShell.js';
 import { Mailbox } from './Mailbox.js';
+import { noteInspected } from './monitorInspection.js';
 import { RestartHandler } from './RestartHandler.js';
 import {
   type ExitSink,
@@ -41,6 +48,7 @@ import type { ExitSource } from './watchExit.js';
 
 export type { ChildCounts, ChildInfo } from './ChildTable.js';
 
+export type { ExitSignal } from './exitChild.js';
 export type { StartArgs } from './fromTemplate.js';
 
 export class Supervisor implements ExitSource, NestedSupervisor {
@@ -82,6 +90,10 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     });
     this.shell = inspectionShell(this.id, runtime);
     this.sessionId = this.shell?.sessionId ?? this.id;
+    if (this.shell && runtime.inspect) {
+      registerShell(this.shell, this);
+      noteInspected(this, runtime.inspect);
+    }
   }
 
   /** @internal Starts the children in order; stops nothing on failure. */
@@ -173,6 +185,25 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     });
   }
 
+  /**
+   * OTP's `exit(Pid, Reason)` on a child: it is stopped now with `reason`
+   * (`kill` exits with `killed`), then restarted or not by its restart type,
+   * counting toward the intensity. Rejects with `NotFoundError` for an
+   * unknown id, `NoProcError` when the child is not running (a restart is
+   * pending, or it stayed stopped).
+   */
+  exitChild(id: string, reason: ExitSignal = 'kill'): Promise<void> {
+    return this.mailbox.call(this.admit, () => {
+      const child = this.children.get(id);
+      if (!child) throw new NotFoundError(id);
+      const spawned = child.spawned;
+      if (!spawned) throw new NoProcError(id);
+      const why = exitReasonOfSignal(reason);
+      exitIncarnation(spawned, why);
+      return this.handleExit(child, spawned, why);
+    });
+  }
+
   /** Stops every child in reverse start order, then exits with `shutdown`. */
   shutdown(): Promise<void> {
     if (this.state === 'exited') return Promise.resolve();
@@ -218,6 +249,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     child.starts += 1;
     const { name } = child.spec;
     if (name && this.runtime.registry) this.runtime.registry.register(name, result.spawned.ref);
+    if (this.runtime.inspect) noteInspected(result.spawned.ref, this.runtime.inspect);
     if (!this.observed) return undefined;
     this.emit({
       type: 'roundtable.child.started',

@@ -31,6 +31,28 @@ export type SupervisorEvent =
     }
   | { type: 'roundtable.supervisor.shutdown'; supervisorId: string; reason: ExitReason };
 
+/**
+ * What monitors tell an inspector (docs/supervision.md, "Monitors"): one
+ * `roundtable.monitor` per monitor, then either `roundtable.down` (the DOWN
+ * was delivered) or `roundtable.demonitor` (taken back, a DOWN flushed
+ * included). Sent to the observer's monitor shell actor, never to the
+ * watcher or the target. A sessionId is `null` when that side is not an
+ * actor (a callback watcher that names no `sessionId`).
+ */
+export type MonitorEvent =
+  | ({ type: 'roundtable.monitor' } & MonitorEdge)
+  | ({ type: 'roundtable.demonitor' } & MonitorEdge)
+  | ({ type: 'roundtable.down'; reason: ExitReason } & MonitorEdge);
+
+/** Who watches whom, in a monitor event. */
+export interface MonitorEdge {
+  ref: `#Monitor<${number}>`;
+  watcherSessionId: string | null;
+  targetSessionId: string | null;
+  /** The target's id (what DOWN names). */
+  targetId: string;
+}
+
 /** The event a child must handle to take part in a graceful shutdown. */
 export const SHUTDOWN_EVENT = { type: 'roundtable.shutdown' } as const;
 export type ShutdownEvent = typeof SHUTDOWN_EVENT;

@@ -3,8 +3,16 @@
  * with the target's exit reason. DOWN is delivered on a microtask, like a
  * message landing in a mailbox, so `demonitor(ref, { flush: true })` can still
  * take back a DOWN that was sent but not yet received.
+ *
+ * Inspection: when the target (or else the watcher) was started by a
+ * supervisor with `inspect`, each monitor is told to that observer as
+ * `roundtable.monitor`, then `roundtable.down` or `roundtable.demonitor`
+ * (monitorInspection.ts). Without an observer this costs one WeakMap lookup.
  */
+import type { AnyActorRef } from 'xstate';
+import type { MonitorEvent } from './events.js';
 import type { ExitReason } from './exitReason.js';
+import { monitorShellFor, sessionIdOf } from './monitorInspection.js';
 import { targetId, type Watchable, watchExit } from './watchExit.js';
 
 export type MonitorRef = `#Monitor<${number}>`;
@@ -16,12 +24,37 @@ export interface DownEvent {
   reason: ExitReason;
 }
 
-/** An XState actor (gets DOWN as an event) or a plain callback. */
-export type MonitorWatcher = { send(event: DownEvent): void } | ((event: DownEvent) => void);
+/**
+ * An XState actor (gets DOWN as an event) or a plain callback. A watcher
+ * object that forwards to an actor may name it with `sessionId`, so an
+ * inspector draws the monitor from that actor.
+ */
+export type MonitorWatcher =
+  | { send(event: DownEvent): void; readonly sessionId?: string }
+  | ((event: DownEvent) => void);
+
+/** What an inspector is told about one monitor; absent when nobody inspects. */
+interface Seen {
+  shell: AnyActorRef;
+  watcherSessionId: string | null;
+  targetSessionId: string | null;
+  targetId: string;
+}
 
 interface Entry {
   state: 'watching' | 'sent';
   unwatch: (() => void) | undefined;
+  seen: Seen | undefined;
+}
+
+function tell(
+  seen: Seen,
+  ref: MonitorRef,
+  type: 'roundtable.monitor' | 'roundtable.demonitor',
+): void {
+  const { shell, ...edge } = seen;
+  const event: MonitorEvent = { type, ref, ...edge };
+  shell.send(event);
 }
 
 const monitors = new Map<MonitorRef, Entry>();
@@ -38,6 +71,12 @@ function deliver(ref: MonitorRef, watcher: MonitorWatcher, id: string, reason: E
     const down: DownEvent = { type: 'DOWN', ref, id, reason };
     if (typeof watcher === 'function') watcher(down);
     else watcher.send(down);
+    // After the delivery: an inspector sees the watcher receive DOWN first.
+    if (entry.seen) {
+      const { shell, ...edge } = entry.seen;
+      const event: MonitorEvent = { type: 'roundtable.down', ref, reason, ...edge };
+      shell.send(event);
+    }
   });
 }
 
@@ -49,8 +88,16 @@ export function monitor(watcher: MonitorWatcher, target: Watchable): MonitorRef 
   seq += 1;
   const ref: MonitorRef = `#Monitor<${seq}>`;
   const id = targetId(target);
-  const entry: Entry = { state: 'watching', unwatch: undefined };
+  const shell = monitorShellFor(target, watcher);
+  const seen: Seen | undefined = shell && {
+    shell,
+    watcherSessionId: sessionIdOf(watcher),
+    targetSessionId: sessionIdOf(target),
+    targetId: id,
+  };
+  const entry: Entry = { state: 'watching', unwatch: undefined, seen };
   monitors.set(ref, entry);
+  if (seen) tell(seen, ref, 'roundtable.monitor');
   const unwatch = watchExit(target, (reason) => deliver(ref, watcher, id, reason));
   if (!unwatch) deliver(ref, watcher, id, 'noproc');
   else if (entry.state === 'watching') entry.unwatch = unwatch;
@@ -67,9 +114,13 @@ export function demonitor(ref: MonitorRef, options: { flush?: boolean } = {}): b
   if (entry.state === 'watching') {
     entry.unwatch?.();
     monitors.delete(ref);
+    if (entry.seen) tell(entry.seen, ref, 'roundtable.demonitor');
     return true;
   }
-  if (options.flush) monitors.delete(ref);
+  if (options.flush) {
+    monitors.delete(ref);
+    if (entry.seen) tell(entry.seen, ref, 'roundtable.demonitor');
+  }
   return false;
 }
 
