@@ -92,7 +92,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       throw new BoardCommandError('conflict', `task ${taskId} already finished`);
     }
     this.update(taskId, {
-      column: 'done',
+      column: 'failed',
       status: 'cancelled',
       queued: null,
       running: null,

@@ -34,6 +34,8 @@ export function renderCard(card: BoardCard, now: number, onRetry: (taskId: strin
     node.append(el('div', 'meta', `running for ${since(card.running.since, now)}${attempt}`));
   } else if (card.column === 'done') {
     node.append(el('div', 'meta', `${card.status} · exit ${card.exitCode ?? '?'}${attempt}`));
+  } else if (card.status === 'cancelled') {
+    node.append(el('div', 'meta cancelled', `cancelled${attempt}`));
   }
   if (card.failure) {
     const kind = card.failure.recoverable ? 'recoverable' : 'not recoverable';

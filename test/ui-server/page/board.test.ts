@@ -126,6 +126,12 @@ describe.skipIf(skipReason !== null)('board page in chromium', () => {
     await card('done', 't2').waitFor({ timeout: STEP_MS });
     await card('done', 't3').waitFor({ timeout: STEP_MS });
     await card('done', 't5').waitFor({ timeout: STEP_MS });
+
+    // A cancelled task says so, apart from the failures.
+    const { taskId: abandoned } = await h.board.createTask('alice', spec('abandoned'));
+    await h.board.cancel('alice', abandoned);
+    await card('failed', abandoned).filter({ hasText: 'cancelled' }).waitFor({ timeout: STEP_MS });
+    expect(await card('failed', abandoned).locator('.why').count()).toBe(0);
     expect(await page.locator('section[data-column="queued"] article').count()).toBe(0);
     expect(await page.locator('section[data-column="running"] article').count()).toBe(0);
     expect(h.board.calls.filter((c) => c.op === 'retry')).toEqual([
