@@ -2,19 +2,42 @@
  * The Reconciler actor: the pure `reconcileLoopMachine` running
  * `reconcilePass` at boot, every `reconcileMs` and on every `tick` event.
  * With `lock`, a pass runs only while holding the Postgres advisory lock, so
- * of several nodes sharing one database only one reconciles at a time; a
- * node that does not get the lock skips the pass (the holder is doing it).
+ * of several nodes sharing one database only one reconciles at a time: a
+ * periodic pass that does not get the lock is skipped (the holder is doing
+ * the same work), a boot pass is retried (ReconcilerLockBusyError).
+ *
+ * Every pass has a deadline (`passTimeoutMs` on the injected clock) on top
+ * of the backends' per-call deadlines: past it the pass is abandoned (its
+ * signal aborts it at its next step) and the lock is given back, so a hung
+ * pass can never hold the lock for ever.
  */
 import { sql } from 'kysely';
 import { fromPromise } from 'xstate';
 import { ADVISORY_LOCKS, type Db, LOCK_NAMESPACE } from '../db/index.js';
 import { reconcileLoopMachine } from '../machines/reconcileLoop.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
 import { type PassReport, type ReconcilerDeps, reconcilePass } from './reconcilerSteps.js';
 
 export interface ReconcilerOptions extends ReconcilerDeps {
   lock: boolean;
+  /** Runs the pass deadline. */
+  clock: SupervisorClock;
+  /** Deadline of one pass. */
+  passTimeoutMs: number;
   track<T>(work: Promise<T>): Promise<T>;
   onPass?(report: PassReport | null): void;
+}
+
+/** Giving the lock back failed (the pass's own outcome is kept beside it). */
+export class ReconcilerUnlockError extends Error {
+  override readonly name = 'ReconcilerUnlockError';
+  readonly code = 'RECONCILER_UNLOCK_FAILED';
+}
+
+/** A pass ran past its deadline and was abandoned. */
+export class ReconcilerPassTimeoutError extends Error {
+  override readonly name = 'ReconcilerPassTimeoutError';
+  readonly code = 'RECONCILER_PASS_TIMEOUT';
 }
 
 /**
@@ -22,6 +45,12 @@ export interface ReconcilerOptions extends ReconcilerDeps {
  * pooled connection, or returns null when another node holds it. The lock
  * is session-level (not xact) because a pass spans container calls that must
  * not run inside one long transaction. Needs a pool of two or more.
+ *
+ * If the unlock fails, its error never hides the pass's: a failed pass and
+ * a failed unlock reject with an AggregateError of both; a pass that worked
+ * rejects with the ReconcilerUnlockError (its `cause` the driver's error).
+ * An unlock fails when the connection broke, and Postgres frees a session's
+ * locks when the session ends, so no lock outlives that.
  */
 export async function withReconcilerLock<T>(db: Db, fn: () => Promise<T>): Promise<T | null> {
   return db.connection().execute(async (conn) => {
@@ -31,13 +60,67 @@ export async function withReconcilerLock<T>(db: Db, fn: () => Promise<T>): Promi
       conn,
     );
     if (got.rows[0]?.ok !== true) return null;
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      return await fn();
-    } finally {
+      outcome = { ok: true, value: await fn() };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    try {
       await sql`SELECT pg_advisory_unlock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.reconciler})`.execute(
         conn,
       );
+    } catch (cause) {
+      const unlock = new ReconcilerUnlockError('could not give back the reconciler lock', {
+        cause,
+      });
+      if (outcome.ok) throw unlock;
+      throw new AggregateError(
+        [outcome.error, unlock],
+        'the reconcile pass failed, and giving back its lock failed too',
+      );
     }
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  });
+}
+
+/**
+ * Runs `work` with a deadline on `clock`: past `ms` the returned promise
+ * rejects with ReconcilerPassTimeoutError and `work`'s signal aborts (the
+ * pass checks it between steps and stops), whether or not `work` ever
+ * settles. Its late outcome is dropped.
+ */
+export function withPassDeadline<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  options: { clock: SupervisorClock; ms: number },
+): Promise<T> {
+  const abort = new AbortController();
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = options.clock.setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      const error = new ReconcilerPassTimeoutError(
+        `the reconcile pass took longer than ${options.ms} ms and was abandoned`,
+      );
+      abort.abort(error);
+      reject(error);
+    }, options.ms);
+    work(abort.signal).then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        options.clock.clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        options.clock.clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
 }
 
@@ -57,7 +140,11 @@ export function reconcilerLogic(options: ReconcilerOptions) {
   return reconcileLoopMachine.provide({
     actors: {
       pass: fromPromise(async ({ input }) => {
-        const run = () => reconcilePass(options, input);
+        const run = () =>
+          withPassDeadline((signal) => reconcilePass(options, { ...input, signal }), {
+            clock: options.clock,
+            ms: options.passTimeoutMs,
+          });
         const report = await options.track(
           options.lock ? withReconcilerLock(options.db, run) : run(),
         );

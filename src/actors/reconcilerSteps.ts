@@ -29,6 +29,8 @@ export interface ReconcilerDeps {
   onChanged(taskId: string): void;
   onError(error: unknown): void;
   onGiveUp(reason: string): void;
+  /** Aborted when the pass is abandoned: each step stops before its next row. */
+  signal?: AbortSignal;
 }
 
 /** What one pass did, step by step, for logs and tests. */
@@ -77,6 +79,7 @@ export async function recoverRepinned(
   if (repinned.length === 0) return report;
   const ids = new Set(repinned.map((r) => r.sessionId));
   for (const s of await listRunning(deps.db)) {
+    deps.signal?.throwIfAborted();
     if (!ids.has(s.id)) continue;
     deps.stopRunner(s.id);
     if (await recover(deps, s, 'container_replaced')) report.repinned.push(s.id);
@@ -97,6 +100,7 @@ export async function adoptOrphans(
 ): Promise<PassReport> {
   const live = deps.liveRunners();
   for (const s of await listRunning(deps.db)) {
+    deps.signal?.throwIfAborted();
     if (live.has(s.id)) continue;
     if (s.owner !== deps.owner && s.owner !== null && (await deps.liveness.isAlive(s.owner)))
       continue;
@@ -131,6 +135,7 @@ export async function sweepStaleHandles(
 ): Promise<PassReport> {
   const running = new Map((await listRunning(deps.db)).map((s) => [s.id, s]));
   for (const ref of await deps.backend.listHandles()) {
+    deps.signal?.throwIfAborted();
     const s = running.get(ref.sessionId);
     // A running session with no handle yet may be mid-start: its service is kept.
     if (s !== undefined && (s.handle === null || s.handle === ref.handle)) continue;
@@ -155,10 +160,22 @@ export async function rebuildPool(
 ): Promise<PassReport> {
   const queued = await listQueued(deps.db);
   const running = await listRunning(deps.db);
-  const row = (s: Session) => ({ sessionId: s.id, userId: s.userId });
-  deps.pool.rebuild({ queued: queued.map(row), running: running.map(row) });
+  // `since` orders arrivals the pool has not seen: the queue's own order.
+  deps.pool.rebuild({
+    queued: queued.map((s) => ({
+      sessionId: s.id,
+      userId: s.userId,
+      since: s.enqueuedAt.getTime(),
+    })),
+    running: running.map((s) => ({
+      sessionId: s.id,
+      userId: s.userId,
+      since: (s.claimedAt ?? s.enqueuedAt).getTime(),
+    })),
+  });
   const live = deps.liveRunners();
   for (const s of queued) {
+    deps.signal?.throwIfAborted();
     if (live.has(s.id)) continue;
     await deps.startRunner(s);
     report.started.push(s.id);
@@ -178,12 +195,17 @@ export async function rebuildPool(
  */
 export async function reconcilePass(
   deps: ReconcilerDeps,
-  options: { boot: boolean },
+  options: { boot: boolean; signal?: AbortSignal },
 ): Promise<PassReport> {
   const report = emptyReport();
-  if (options.boot) await recoverRepinned(deps, report);
-  await adoptOrphans(deps, report);
-  await sweepStaleHandles(deps, report);
-  await rebuildPool(deps, report);
+  // An abandoned pass (past its deadline) stops at the next step or row.
+  const d = options.signal === undefined ? deps : { ...deps, signal: options.signal };
+  if (options.boot) await recoverRepinned(d, report);
+  options.signal?.throwIfAborted();
+  await adoptOrphans(d, report);
+  options.signal?.throwIfAborted();
+  await sweepStaleHandles(d, report);
+  options.signal?.throwIfAborted();
+  await rebuildPool(d, report);
   return report;
 }

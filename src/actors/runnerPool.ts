@@ -301,7 +301,12 @@ export const runnerPoolMachine = setup({
         onDone: {
           target: 'ready',
           actions: assign(({ context: ctx, event }) => {
-            applyRows(ctx, event.output.rows, event.output.overrides, ctx.touched);
+            // As for the `rows` event: a session with a live waiter keeps its
+            // entry (a grant not yet claimed, a run not yet released), so a
+            // reload after a refused claim cannot hand out its slot twice.
+            const live = new Map<string, 'live' | 'gone'>([...ctx.touched]);
+            for (const id of ctx.waiters.keys()) if (!live.has(id)) live.set(id, 'live');
+            applyRows(ctx, event.output.rows, event.output.overrides, live);
             return { touched: new Map(), version: ctx.version + 1 };
           }),
         },

@@ -1,17 +1,22 @@
 /**
  * The fair RunnerPool behind the runtime's `SlotPool` port
- * (src/actors/runtimePool.ts), so `createRuntime` can swap its FIFO pool for
- * this one with one line. Differences from the FIFO, by design:
- * - `enqueue` answers 0 when the session is granted at once (the issue's
- *   contract), else its position in the fair order (docs/runner-pool.md);
- * - positions and grants follow the turn order, not one global FIFO;
- * - a pool built with a `store` loads caps and rows itself before granting.
- * Grants still reach waiters on a microtask, as the port promises.
+ * (src/actors/runtimePool.ts). The pool actor itself belongs to a
+ * supervisor: the runtime puts `start` (logic and input) in its root's
+ * child spec and passes `actorOf` to find the current incarnation, so a
+ * restart is invisible to callers. Without `actorOf` the adapter starts a
+ * private actor of its own (tests, scripts).
+ *
+ * - `enqueue` answers 0 when the session is granted at once, else its
+ *   position in the fair order (docs/runner-pool.md); `null` while the pool
+ *   is down between a crash and its restart (the runtime re-attaches every
+ *   live runner when the new pool starts, so nothing is lost);
+ * - grants reach waiters on a microtask, as the port promises;
+ * - a pool with a `store` loads caps and rows itself before granting.
  */
-
-import type { Grant } from '../machines/poolIndex.js';
-import type { PoolStore, PoolWaiter } from './runnerPool.js';
-import { startRunnerPool } from './runnerPoolClient.js';
+import { type AnyActorRef, createActor } from 'xstate';
+import type { Grant, PoolIndex, PoolRow } from '../machines/poolIndex.js';
+import type { PoolStore, PoolWaiter, RunnerPoolInput, RunnerSlotEvent } from './runnerPool.js';
+import { RunnerPool, runnerPoolLogic } from './runnerPoolClient.js';
 import type { SlotPool } from './runtimePool.js';
 import type { RuntimePoolSnapshot } from './runtimeTypes.js';
 
@@ -22,56 +27,95 @@ const emptyStore: PoolStore = {
   saveCap: async () => {},
 };
 
+/** The adapter, plus what a child spec needs to start the pool actor. */
+export interface FairSlotPool extends SlotPool {
+  readonly start: { logic: ReturnType<typeof runnerPoolLogic>; input: RunnerPoolInput };
+}
+
 export function createFairSlotPool(
   caps: { maxRunning: number; defaultUserCap: number },
   now: () => number,
   store: PoolStore = emptyStore,
   /** A grant to a session with no waiter yet (rows rebuilt before its runner re-enqueued). */
   onUnwaitedGrant?: (grant: Grant) => void,
-): SlotPool {
+  /** The supervised pool actor's current incarnation; omitted: a private actor. */
+  actorOf?: () => AnyActorRef | undefined,
+): FairSlotPool {
   const enqueuedAt = new Map<string, number>();
   let samples: number[] = [];
-  const { pool, actor } = startRunnerPool(store, {
+  let closed = false;
+  const input: RunnerPoolInput = {
     caps: { globalMax: caps.maxRunning, perUserMax: caps.defaultUserCap },
     now,
     ...(onUnwaitedGrant === undefined ? {} : { onUnwaitedGrant }),
     // The port's promise: a grant never re-enters the caller that caused it.
-    deliver: (waiter, event) => {
+    deliver: (waiter: PoolWaiter, event: RunnerSlotEvent) => {
       const since = enqueuedAt.get(event.sessionId);
       if (since !== undefined) samples.push(Math.max(0, now() - since) / 1000);
       enqueuedAt.delete(event.sessionId);
-      queueMicrotask(() => waiter.send(event));
+      queueMicrotask(() => {
+        if (!closed) waiter.send(event);
+      });
     },
-  });
-  let closed = false;
-  const context = () => actor.getSnapshot().context;
+  };
+  const logic = runnerPoolLogic(store);
+  const own = actorOf === undefined ? createActor(logic, { input }).start() : undefined;
+  const current = (): AnyActorRef | undefined => {
+    const ref = own ?? actorOf?.();
+    return ref !== undefined && ref.getSnapshot().status === 'active' ? ref : undefined;
+  };
+  const client = new RunnerPool(() => current() as AnyActorRef, store, now);
+  /** Runs `fn` on the live pool; while it is down the call is dropped (see the file comment). */
+  const withPool = <T>(fn: () => T, otherwise: T): T =>
+    closed || current() === undefined ? otherwise : fn();
+  const context = () =>
+    (current()?.getSnapshot() as { context: { index: PoolIndex } } | undefined)?.context;
+
   return {
+    start: { logic, input },
     enqueue(userId, sessionId, waiter) {
-      if (!enqueuedAt.has(sessionId) && pool.positionOf(sessionId) === null) {
-        enqueuedAt.set(sessionId, now());
-      }
-      return pool.enqueue(userId, sessionId, waiter as PoolWaiter);
+      return withPool(() => {
+        if (!enqueuedAt.has(sessionId) && client.positionOf(sessionId) === null) {
+          enqueuedAt.set(sessionId, now());
+        }
+        return client.enqueue(userId, sessionId, waiter as PoolWaiter);
+      }, null);
     },
-    hold: (userId, sessionId, waiter) => pool.hold(userId, sessionId, waiter as PoolWaiter),
+    hold: (userId, sessionId, waiter) =>
+      withPool(() => client.hold(userId, sessionId, waiter as PoolWaiter), undefined),
     release(sessionId) {
       enqueuedAt.delete(sessionId);
-      pool.release(sessionId);
+      withPool(() => client.release(sessionId), undefined);
     },
     rebuild(rows) {
-      // The port's rows carry no timestamps; their order is dispatch order.
-      const queued = rows.queued.map((r, i) => ({ ...r, since: i }));
-      const running = rows.running.map((r) => ({ ...r, since: now() }));
-      actor.send({ type: 'rows', rows: { queued, running } });
+      const at = now();
+      const stamp = (r: { sessionId: string; userId: string; since?: number }): PoolRow => ({
+        sessionId: r.sessionId,
+        userId: r.userId,
+        since: r.since ?? at,
+      });
+      withPool(
+        () =>
+          current()?.send({
+            type: 'rows',
+            rows: { queued: rows.queued.map(stamp), running: rows.running.map(stamp) },
+          }),
+        undefined,
+      );
     },
+    reload: () => withPool(() => client.rebuild(), undefined),
     setUserCap(userId, maxRunning) {
-      actor.send({ type: 'set_cap', userId, max: maxRunning });
+      withPool(() => current()?.send({ type: 'set_cap', userId, max: maxRunning }), undefined);
     },
     position(sessionId) {
-      const p = pool.positionOf(sessionId);
+      const p = withPool(() => client.positionOf(sessionId), null);
       return p === 0 ? null : p;
     },
     snapshot(): RuntimePoolSnapshot {
-      const index = context().index;
+      const index = context()?.index;
+      if (index === undefined) {
+        return { maxRunning: caps.maxRunning, running: 0, queued: 0, users: [] };
+      }
       const overrides = index.caps.overrides;
       const users = [...index.userCounts()]
         .sort((a, b) => a.userId.localeCompare(b.userId))
@@ -88,8 +132,11 @@ export function createFairSlotPool(
         users,
       };
     },
-    holders: () =>
-      [...context().index.entries()].filter(([, s]) => s.state === 'running').map(([id]) => id),
+    holders: () => {
+      const index = context()?.index;
+      if (index === undefined) return [];
+      return [...index.entries()].filter(([, s]) => s.state === 'running').map(([id]) => id);
+    },
     drainWaitSamples() {
       const out = samples;
       samples = [];
@@ -97,9 +144,9 @@ export function createFairSlotPool(
     },
     close() {
       if (closed) return;
+      if (current() !== undefined) client.close();
       closed = true;
-      pool.close();
-      actor.stop();
+      own?.stop();
     },
   };
 }

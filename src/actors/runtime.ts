@@ -4,13 +4,14 @@
  *   root (one_for_one)
  *   ├── runnerPool            permanent  holds the slot pool (an index over rows)
  *   ├── taskRunners           dynamic    one transient TaskRunner per session
+ *   ├── heartbeat             permanent  this boot's node_heartbeats row, every heartbeatMs
  *   └── reconciler            permanent  boot pass + every reconcileMs
  *
  * and exposes the board port and the commands an application needs. The
  * rows decide everything; the actors are a fast index over them, so `kill()`
  * (a deploy) loses nothing: the next boot's Reconciler finds it all again.
  */
-import { type AnyActorRef, fromCallback } from 'xstate';
+import type { AnyActorRef } from 'xstate';
 import {
   cancel as cancelRow,
   createTaskWithSession,
@@ -19,6 +20,7 @@ import {
   listSessionsForTask,
   NotFoundError,
   queuePosition,
+  retryTask,
   type Session,
   StaleStatusError,
   setUserCap,
@@ -29,10 +31,12 @@ import type { SupervisorEvent } from '../supervisor/events.js';
 import { isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
 import { reconcilerLogic } from './reconciler.js';
+import type { PoolStore } from './runnerPool.js';
+import { createFairSlotPool } from './runnerPoolSlotPool.js';
+import { dbPoolStore } from './runnerPoolStore.js';
 import { createBoardIndex } from './runtimeBoard.js';
+import { heartbeatLiveness, heartbeatLogic } from './runtimeHeartbeat.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
-import { createSlotPool } from './runtimePool.js';
-import { newAttempt } from './runtimeRequeue.js';
 import {
   type CreatedTask,
   type Runtime,
@@ -42,6 +46,7 @@ import {
 import { taskRunnerLogic } from './taskRunner.js';
 
 const RUNNERS = 'taskRunners';
+const POOL = 'runnerPool';
 
 /** Starts a node. Resolves once the tree is up (the boot pass runs in the background). */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -49,7 +54,31 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { db, backend, clock } = o;
   const owner = `${o.nodeId}@${o.bootId}`;
   const now = () => clock.now();
-  const pool = createSlotPool(o.caps, now);
+  let root: Supervisor | undefined;
+  // The pool's loads are I/O in flight like any other (the harness settles on them).
+  const rows = dbPoolStore(db);
+  const store: PoolStore = {
+    loadRows: () => track(rows.loadRows()),
+    loadCaps: () => track(rows.loadCaps()),
+    saveCap: (userId, max, at) => track(rows.saveCap(userId, max, at)),
+  };
+  // The fair RunnerPool, supervised: `actorOf` finds its current incarnation.
+  const pool = createFairSlotPool(
+    o.caps,
+    now,
+    store,
+    // A grant to a queued row nobody waits on yet (rebuilt from rows before
+    // its runner enqueued, or after a deploy): give it a runner, which
+    // enqueues and is told at once that it holds the slot.
+    (grant) => {
+      if (!dead)
+        void track(startRunner({ id: grant.sessionId, userId: grant.userId })).catch(report);
+    },
+    () => {
+      const ref = root?.child(POOL);
+      return ref !== undefined && 'send' in ref ? (ref as AnyActorRef) : undefined;
+    },
+  );
   const board = createBoardIndex(db);
   const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
   let inFlight = 0;
@@ -70,7 +99,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (!dead) void track(board.refresh(taskId)).catch(report);
   };
 
-  let root: Supervisor | undefined;
   const runners = (): Supervisor | undefined => {
     const sup = root?.child(RUNNERS);
     return sup !== undefined && 'whichChildren' in sup ? sup : undefined;
@@ -125,16 +153,26 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onError: report,
   });
 
-  const poolHolder = fromCallback(() => () => {});
+  const beats = {
+    db,
+    owner,
+    nodeId: o.nodeId,
+    heartbeatMs: o.heartbeatMs,
+    staleBeats: o.heartbeatStaleBeats,
+    now,
+  };
+  const heartbeat = heartbeatLogic({ ...beats, track, onError: report });
   const reconciler = reconcilerLogic({
     db,
     backend,
     pool,
     owner,
     now,
-    liveness: o.liveness ?? { isAlive: async (name) => name === owner },
+    liveness: o.liveness ?? heartbeatLiveness(beats),
     runnerImage: o.runnerImage,
     lock: o.reconcileLock,
+    clock,
+    passTimeoutMs: o.passTimeoutMs,
     track,
     liveRunners,
     startRunner,
@@ -158,8 +196,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       id: 'root',
       strategy: 'one_for_one',
       children: [
-        { id: 'runnerPool', start: { logic: poolHolder } },
+        { id: POOL, start: { logic: pool.start.logic, input: pool.start.input } },
         { id: RUNNERS, start: { supervisor: { children: [], intensity: 20, periodMs: 5_000 } } },
+        { id: 'heartbeat', start: { logic: heartbeat } },
         { id: 'reconciler', start: { logic: reconciler, input: { periodMs: o.reconcileMs } } },
       ],
     },
@@ -183,6 +222,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (event.type === 'roundtable.child.restarting') restartsTotal += 1;
     if (event.type === 'roundtable.child.started' && event.childId === RUNNERS) {
       watchRunners(runners());
+    }
+    // A restarted pool knows no waiter: every live runner enqueues or holds
+    // again (its row kept its place; the new pool loaded the rows).
+    if (
+      event.type === 'roundtable.child.started' &&
+      event.childId === POOL &&
+      event.restartCount > 0 &&
+      !dead
+    ) {
+      for (const id of liveRunners()) {
+        const ref = runners()?.child(id);
+        if (ref !== undefined && 'send' in ref)
+          (ref as AnyActorRef).send({ type: 'pool_restarted' });
+      }
     }
   });
 
@@ -290,9 +343,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     async retry(actor, taskId) {
       alive();
       await taskFor(actor, taskId);
+      const last = await latestSession(taskId);
+      if (last.status !== 'failed' && last.status !== 'cancelled') {
+        throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`);
+      }
       let next: Session;
       try {
-        next = await newAttempt(db, taskId, new Date(now()));
+        next = await retryTask(db, {
+          taskId,
+          expected: { sessionId: last.id, status: last.status, epoch: last.epoch },
+          now: new Date(now()),
+        });
       } catch (error) {
         if (error instanceof StaleStatusError) {
           throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`, {

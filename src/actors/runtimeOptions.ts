@@ -28,6 +28,9 @@ const KNOWN: ReadonlyArray<keyof RuntimeOptions> = [
   'liveness',
   'reconcileLock',
   'ioTimeoutMs',
+  'heartbeatMs',
+  'heartbeatStaleBeats',
+  'passTimeoutMs',
   'inspect',
   'onError',
 ];
@@ -50,6 +53,9 @@ export type ResolvedRuntimeOptions = Omit<RuntimeOptions, keyof typeof RUNTIME_D
   reconcileMs: number;
   ioTimeoutMs: number;
   reconcileLock: boolean;
+  heartbeatMs: number;
+  heartbeatStaleBeats: number;
+  passTimeoutMs: number;
   bootId: string;
   onError: (error: unknown) => void;
 };
@@ -79,8 +85,20 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
     }
   }
   const o = { ...RUNTIME_DEFAULTS, ...options };
-  for (const key of ['pollMs', 'adoptBudgetMs', 'reconcileMs', 'ioTimeoutMs'] as const) {
-    const v = o[key];
+  const derived = {
+    heartbeatMs: o.heartbeatMs ?? Math.max(1, Math.round(o.reconcileMs / 3)),
+    heartbeatStaleBeats: o.heartbeatStaleBeats ?? 3,
+    passTimeoutMs: o.passTimeoutMs ?? Math.max(o.reconcileMs, o.ioTimeoutMs) * 5,
+  };
+  for (const key of [
+    'pollMs',
+    'adoptBudgetMs',
+    'reconcileMs',
+    'ioTimeoutMs',
+    'heartbeatMs',
+    'passTimeoutMs',
+  ] as const) {
+    const v = key in derived ? derived[key as keyof typeof derived] : o[key as keyof typeof o];
     if (!(typeof v === 'number' && Number.isFinite(v) && v > 0)) {
       throw new RuntimeOptionError(key, `must be a number > 0, got ${String(v)}`);
     }
@@ -103,8 +121,12 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
   const bootId = o.bootId ?? randomUUID().slice(0, 8);
   if (!name.test(bootId))
     throw new RuntimeOptionError('bootId', 'must be 1-100 of [A-Za-z0-9_.:-]');
+  if (!(Number.isInteger(derived.heartbeatStaleBeats) && derived.heartbeatStaleBeats >= 1)) {
+    throw new RuntimeOptionError('heartbeatStaleBeats', 'must be an integer >= 1');
+  }
   return {
     ...o,
+    ...derived,
     bootId,
     onError: o.onError ?? ((error: unknown) => process.emitWarning(error as Error)),
   };

@@ -51,10 +51,21 @@ export interface RuntimeOptions {
    */
   runnerImage?: string;
   /**
-   * Who else is alive. Default: only this boot (one node). Several nodes
-   * sharing one Postgres need heartbeat rows; see docs/runtime.md.
+   * Who else is alive. Default: the `node_heartbeats` rows (another boot of
+   * this node is gone at once; another node is alive until it has missed
+   * `heartbeatStaleBeats` beats). See docs/runtime.md.
    */
   liveness?: OwnerLiveness;
+  /** How often this boot writes its heartbeat row. Default reconcileMs / 3. */
+  heartbeatMs?: number;
+  /** Missed beats after which another node's owner counts as gone. Default 3. */
+  heartbeatStaleBeats?: number;
+  /**
+   * Deadline of one Reconciler pass: past it the pass is abandoned (it stops
+   * at its next step) and the advisory lock is given back. Default
+   * 5 * max(reconcileMs, ioTimeoutMs).
+   */
+  passTimeoutMs?: number;
   /**
    * Take the Postgres advisory lock around each reconcile pass. Needs a
    * pool of more than one connection: never with PGlite. Default false.

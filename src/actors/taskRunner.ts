@@ -310,6 +310,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     },
     actions: {
       releaseSlot: (_, params) => pool.release(params.sessionId),
+      reloadPool: () => pool.reload(),
+      rejoin: ({ self }, params) => pool.hold(params.userId, params.sessionId, self),
     },
   });
 }

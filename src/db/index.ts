@@ -28,6 +28,14 @@ export {
 } from './ids.js';
 export { TEXT_LIMITS } from './inputs.js';
 export { MIGRATIONS, type MigrateResult, type Migration, migrate } from './migrations.js';
+export {
+  type BeatInput,
+  beat,
+  type OwnerBeat,
+  ownerBeat,
+  pruneHeartbeats,
+} from './nodeHeartbeats.js';
+export { type RetryTaskInput, retryTask } from './retryTask.js';
 export type { Session, SessionEvent, Task } from './rows.js';
 export { parseRunSpec, RUN_SPEC_LIMITS, type RunSpec } from './runSpec.js';
 export type { BackendKind, Database, SessionKind, SessionStatus } from './schema.js';

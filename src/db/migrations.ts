@@ -87,6 +87,22 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    name: 'node_heartbeats',
+    statements: [
+      // One row per boot of a node (owner = node@boot): who is alive, for
+      // the Reconciler of every other node (docs/runtime.md, liveness).
+      `CREATE TABLE node_heartbeats (
+        owner text PRIMARY KEY CHECK (length(owner) BETWEEN 1 AND 256),
+        node_id text NOT NULL CHECK (length(node_id) BETWEEN 1 AND 128),
+        started_at timestamptz NOT NULL,
+        beat_at timestamptz NOT NULL
+      )`,
+      // "Has this node booted again since?" and the prune of old boots.
+      'CREATE INDEX node_heartbeats_node_idx ON node_heartbeats (node_id, started_at)',
+    ],
+  },
 ];
 
 /** What `migrate` did. */

@@ -76,6 +76,13 @@ export interface UserCapsTable {
   updated_at: Timestamp;
 }
 
+export interface NodeHeartbeatsTable {
+  owner: string;
+  node_id: string;
+  started_at: Timestamp;
+  beat_at: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -88,5 +95,6 @@ export interface Database {
   sessions: SessionsTable;
   session_events: SessionEventsTable;
   user_caps: UserCapsTable;
+  node_heartbeats: NodeHeartbeatsTable;
   schema_migrations: SchemaMigrationsTable;
 }

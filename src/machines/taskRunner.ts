@@ -45,7 +45,12 @@ export type RunnerOutcome = ContainerRunOutput | { outcome: 'orphaned' };
 export type TaskRunnerEvent =
   | { type: 'runner_slot'; sessionId: string }
   /** The row was cancelled (by the runtime, already): stop the run and leave. */
-  | { type: 'cancel' };
+  | { type: 'cancel' }
+  /**
+   * The RunnerPool was restarted and knows no waiter: a waiting runner
+   * enqueues again, one that holds (or is claiming) a slot holds it again.
+   */
+  | { type: 'pool_restarted' };
 
 export interface TaskRunnerContext {
   sessionId: string;
@@ -53,7 +58,7 @@ export interface TaskRunnerContext {
   pollMs: number;
   adoptBudgetMs: number;
   ioTimeoutMs: number | undefined;
-  /** 1-based place in the line while waiting; null otherwise. */
+  /** Place in the line while waiting (0: granted); null otherwise or while the pool restarts. */
   position: number | null;
   mode: 'owner' | 'adopt';
   handle: string | null;
@@ -83,7 +88,7 @@ export const taskRunnerMachine = setup({
     loadRow: fromPromise<RunnerRow, { sessionId: string }>(async () => {
       throw notProvided('loadRow');
     }),
-    enqueue: fromPromise<number, { sessionId: string; userId: string; waiter: AnyActorRef }>(
+    enqueue: fromPromise<number | null, { sessionId: string; userId: string; waiter: AnyActorRef }>(
       async () => {
         throw notProvided('enqueue');
       },
@@ -110,6 +115,11 @@ export const taskRunnerMachine = setup({
   actions: {
     // Provided: gives the slot (or the place in line) back to the pool.
     releaseSlot: (_: unknown, _params: { sessionId: string }) => {},
+    // Provided: a claim was refused at a cap (another node took the room):
+    // the pool re-reads the rows, which count every node's runs.
+    reloadPool: () => {},
+    // Provided: tells a restarted pool this runner holds its session's slot.
+    rejoin: (_: unknown, _params: { sessionId: string; userId: string }) => {},
   },
   delays: {
     pollMs: ({ context }) => context.pollMs,
@@ -147,7 +157,12 @@ export const taskRunnerMachine = setup({
       },
     },
     waiting: {
-      on: { ...onCancel, runner_slot: { target: 'starting' } },
+      on: {
+        ...onCancel,
+        runner_slot: { target: 'starting' },
+        // The new pool never saw this waiter: enqueue again (the rows kept its place).
+        pool_restarted: { target: 'waiting', reenter: true },
+      },
       invoke: {
         src: 'enqueue',
         input: ({ context, self }) => ({
@@ -160,7 +175,15 @@ export const taskRunnerMachine = setup({
       exit: assign({ position: null }),
     },
     starting: {
-      on: onCancel,
+      on: {
+        ...onCancel,
+        pool_restarted: {
+          actions: {
+            type: 'rejoin',
+            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
+          },
+        },
+      },
       invoke: {
         src: 'claim',
         input: ({ context }) => ({ sessionId: context.sessionId }),
@@ -172,7 +195,9 @@ export const taskRunnerMachine = setup({
           },
           {
             // Another node filled the cap between the grant and the claim:
-            // give the slot back and ask again a poll later.
+            // give the slot back, have the pool re-read the rows (which count
+            // every node's runs, so index and rows agree again) and ask again
+            // a poll later.
             guard: ({ event }) => event.output.kind === 'at_cap',
             target: 'backingOff',
           },
@@ -182,11 +207,22 @@ export const taskRunnerMachine = setup({
     },
     backingOff: {
       on: onCancel,
-      entry: { type: 'releaseSlot', params: ({ context }) => ({ sessionId: context.sessionId }) },
+      entry: [
+        { type: 'releaseSlot', params: ({ context }) => ({ sessionId: context.sessionId }) },
+        'reloadPool',
+      ],
       after: { pollMs: { target: 'waiting' } },
     },
     adopting: {
-      on: onCancel,
+      on: {
+        ...onCancel,
+        pool_restarted: {
+          actions: {
+            type: 'rejoin',
+            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
+          },
+        },
+      },
       invoke: {
         src: 'adopt',
         input: ({ context, self }) => ({
@@ -219,7 +255,15 @@ export const taskRunnerMachine = setup({
       },
     },
     running: {
-      on: onCancel,
+      on: {
+        ...onCancel,
+        pool_restarted: {
+          actions: {
+            type: 'rejoin',
+            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
+          },
+        },
+      },
       invoke: {
         src: 'containerRun',
         input: ({ context }) => ({
@@ -237,7 +281,15 @@ export const taskRunnerMachine = setup({
     finalizing: {
       // Cancel while finalizing: the finish CAS and the cancel CAS race on
       // the row, and exactly one wins; the loser's write is a stale error.
-      on: onCancel,
+      on: {
+        ...onCancel,
+        pool_restarted: {
+          actions: {
+            type: 'rejoin',
+            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
+          },
+        },
+      },
       invoke: {
         src: 'finalize',
         input: ({ context }) => ({

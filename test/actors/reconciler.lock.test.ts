@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { withReconcilerLock } from '../../src/actors/reconciler.js';
+import { withPassDeadline, withReconcilerLock } from '../../src/actors/reconciler.js';
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
@@ -20,6 +20,7 @@ import {
   migrate,
 } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { TestClock } from '../../src/testing/TestClock.js';
 import { TEST_DATABASE_URL_VAR, truncateAll, withDatabase } from '../support/databases.js';
 
 const adminUrl = process.env[TEST_DATABASE_URL_VAR] ?? '';
@@ -128,6 +129,20 @@ describeServer('Reconciler advisory lock', () => {
       expect(otherRan).toBe(false);
       gate.resolve();
       expect(await first).toBe('a');
+      expect(await advisoryHeld()).toBe(0);
+      expect(await withReconcilerLock(poolB.db, async () => 'b')).toBe('b');
+    });
+
+    it('a pass hung on a call that never answers gives the lock back at its deadline', async () => {
+      const clock = new TestClock();
+      const held = withReconcilerLock(poolA.db, () =>
+        withPassDeadline(() => new Promise<never>(() => {}), { clock, ms: 30_000 }),
+      );
+      await until(() => clock.pending() === 1, 'the pass to start under the lock');
+      expect(await advisoryHeld()).toBe(1);
+      expect(await withReconcilerLock(poolB.db, async () => 'b')).toBeNull();
+      clock.fireNext(clock.now() + 30_000);
+      await expect(held).rejects.toMatchObject({ code: 'RECONCILER_PASS_TIMEOUT' });
       expect(await advisoryHeld()).toBe(0);
       expect(await withReconcilerLock(poolB.db, async () => 'b')).toBe('b');
     });

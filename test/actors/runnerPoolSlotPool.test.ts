@@ -92,4 +92,31 @@ describe('createFairSlotPool', () => {
     expect(slots(w)).toEqual(['a1']);
     pool.close();
   });
+
+  it('supervised: the pool lives where `actorOf` says; while it is down calls are dropped and enqueue answers null', async () => {
+    let current: AnyActorRef | undefined;
+    const pool = createFairSlotPool(
+      { maxRunning: 1, defaultUserCap: 1 },
+      () => 0,
+      undefined,
+      undefined,
+      () => current,
+    );
+    const w = waiter();
+    expect(pool.enqueue('ann', 'a1', w)).toBeNull();
+    pool.release('a1');
+    pool.hold('ann', 'a1', w);
+    pool.reload();
+    expect(pool.position('a1')).toBeNull();
+    expect(pool.snapshot()).toEqual({ maxRunning: 1, running: 0, queued: 0, users: [] });
+    expect(pool.holders()).toEqual([]);
+    current = createActor(pool.start.logic, { input: pool.start.input }).start();
+    await flush();
+    expect(pool.enqueue('ann', 'a1', w)).toBe(0);
+    await flush();
+    expect(slots(w)).toEqual(['a1']);
+    current.stop();
+    expect(pool.enqueue('ann', 'a2', waiter())).toBeNull();
+    pool.close();
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * Deploy storms as a property: random workloads with deploys, reschedules,
- * node kills and waiter crashes at random moments. After every step: no
+ * node kills, waiter crashes and RunnerPool crashes at random moments. After every step: no
  * session lost, caps never exceeded, no slot leaked, no command executed
  * twice in one container; at the end, every wait has ended.
  */
@@ -28,7 +28,8 @@ type Step =
   | { kind: 'deploy' }
   | { kind: 'reschedule'; pick: number }
   | { kind: 'killNode'; node: number }
-  | { kind: 'crashRunner'; pick: number };
+  | { kind: 'crashRunner'; pick: number }
+  | { kind: 'crashPool' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -53,6 +54,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('crashRunner' as const), pick: fc.nat() }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('crashPool' as const) }) },
 );
 
 async function checkInvariants(h: TestRuntime): Promise<void> {
@@ -127,6 +129,9 @@ test('deploy storms lose nothing and every wait ends', async () => {
             const live = sup?.whichChildren().filter((c) => c.status === 'running') ?? [];
             const victim = live[s.pick % Math.max(1, live.length)];
             (victim?.ref as AnyActorRef | undefined)?.stop();
+          } else if (s.kind === 'crashPool') {
+            // The permanent RunnerPool dies; its restart must lose no waiter.
+            (h.runtime.root.child('runnerPool') as AnyActorRef | undefined)?.stop();
           }
           await h.settle();
           await checkInvariants(h);

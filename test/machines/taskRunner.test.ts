@@ -165,6 +165,8 @@ describe('owner path', () => {
     const r = startRunner({ inspect });
     await toBackingOff(r);
     expect(r.fakes.released).toEqual(['s1']);
+    // The pool re-reads the rows, which count the other node's run: index and rows agree.
+    expect(r.fakes.reloads).toBe(1);
     expect(r.fakes.enqueue.count).toBe(1);
     r.clock.increment(RUNNER_INPUT.pollMs - 1);
     await settle();
@@ -333,6 +335,68 @@ describe('adopt path', () => {
   });
 });
 
+describe('the pool restarted (it knows no waiter)', () => {
+  it('a waiting runner enqueues again and keeps waiting; the new answer is its position', async () => {
+    const r = startRunner({ inspect });
+    await toWaiting(r, 3);
+    r.actor.send({ type: 'pool_restarted' });
+    await settle();
+    expect(value(r)).toBe('waiting');
+    expect(r.actor.getSnapshot().context.position).toBeNull();
+    expect(r.fakes.enqueue.count).toBe(2);
+    expect(r.fakes.enqueue.last().input.waiter).toBe(r.actor);
+    expect(r.fakes.released).toEqual([]);
+    r.fakes.enqueue.last().resolve(2);
+    await settle();
+    expect(r.actor.getSnapshot().context.position).toBe(2);
+    expect(r.fakes.rejoined).toEqual([]);
+  });
+
+  it('a pool that is down answers no position (null); the runner still waits for its grant', async () => {
+    const r = startRunner({ inspect });
+    await settle();
+    r.fakes.loadRow.last().resolve({ status: 'queued', handle: null });
+    await settle();
+    r.fakes.enqueue.last().resolve(null);
+    await settle();
+    expect(value(r)).toBe('waiting');
+    expect(r.actor.getSnapshot().context.position).toBeNull();
+  });
+
+  const HOLDING: Array<[string, (r: Runner) => Promise<void>]> = [
+    ['starting', toStarting],
+    ['adopting', toAdopting],
+    ['running', toRunningOwner],
+    ['finalizing', (r) => toFinalizing(r)],
+  ];
+  it.each(HOLDING)(
+    'in %s: tells the new pool it holds the slot, and carries on',
+    async (name, reach) => {
+      const r = startRunner({ inspect });
+      await reach(r);
+      const enqueues = r.fakes.enqueue.count;
+      r.actor.send({ type: 'pool_restarted' });
+      await settle();
+      expect(value(r)).toBe(name);
+      expect(r.fakes.rejoined).toEqual([{ sessionId: 's1', userId: 'alice' }]);
+      expect(r.fakes.enqueue.count).toBe(enqueues);
+      expect(r.fakes.released).toEqual([]);
+    },
+  );
+
+  it('loading and backing off ignore it (they enqueue or adopt on their own next)', async () => {
+    const r = startRunner({ inspect });
+    await settle();
+    r.actor.send({ type: 'pool_restarted' });
+    await toBackingOff(r);
+    r.actor.send({ type: 'pool_restarted' });
+    await settle();
+    expect(value(r)).toBe('backingOff');
+    expect(r.fakes.rejoined).toEqual([]);
+    expect(r.fakes.enqueue.count).toBe(1);
+  });
+});
+
 /** Each state cancel is accepted in, how to get there, and the handle stopRun must get. */
 const CANCELLABLE: Array<[string, (r: Runner) => Promise<void>, string | null, number]> = [
   ['loading', async () => settle(), null, 1],
@@ -460,7 +524,10 @@ describe('an I/O error crashes the runner (its supervisor restarts it)', () => {
       const r = startRunner({ inspect });
       const call = await reach(r);
       const calls = () =>
-        Object.values(r.fakes).reduce((n, c) => n + ('count' in c ? c.count : 0), 0);
+        Object.values(r.fakes).reduce(
+          (n, c) => n + (typeof c === 'object' && 'count' in c ? c.count : 0),
+          0,
+        );
       const before = calls();
       const cause = new Error('connection reset');
       call.reject(cause);

@@ -128,7 +128,7 @@ export class Calls<I, O> {
 
 export interface RunnerFakes {
   loadRow: Calls<{ sessionId: string }, RunnerRow>;
-  enqueue: Calls<{ sessionId: string; userId: string; waiter: AnyActorRef }, number>;
+  enqueue: Calls<{ sessionId: string; userId: string; waiter: AnyActorRef }, number | null>;
   claim: Calls<{ sessionId: string }, ClaimResult>;
   adopt: Calls<{ sessionId: string; userId: string; waiter: AnyActorRef }, AdoptResult>;
   containerRun: Calls<ContainerRunInput, RunnerOutcome>;
@@ -136,6 +136,10 @@ export interface RunnerFakes {
   stopRun: Calls<{ sessionId: string; handle: string | null }, void>;
   /** Session ids `releaseSlot` was called with, in order. */
   released: string[];
+  /** How many times the runner asked the pool to re-read the rows. */
+  reloads: number;
+  /** `rejoin` calls (a restarted pool told this runner holds a slot), in order. */
+  rejoined: Array<{ sessionId: string; userId: string }>;
 }
 
 export const RUNNER_INPUT: TaskRunnerInput = {
@@ -167,6 +171,8 @@ export function startRunner(
     finalize: new Calls(),
     stopRun: new Calls(),
     released: [],
+    reloads: 0,
+    rejoined: [],
   };
   const machine = taskRunnerMachine.provide({
     actors: {
@@ -185,6 +191,12 @@ export function startRunner(
     actions: {
       releaseSlot: (_, params) => {
         fakes.released.push(params.sessionId);
+      },
+      reloadPool: () => {
+        fakes.reloads += 1;
+      },
+      rejoin: (_, params) => {
+        fakes.rejoined.push(params);
       },
     },
   });

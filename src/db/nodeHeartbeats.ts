@@ -1,0 +1,69 @@
+/**
+ * Heartbeat rows: each boot of each node (`owner` = `${nodeId}@${bootId}`)
+ * writes `beat_at` every heartbeat period, so the Reconciler of another node
+ * can tell an owner that is merely busy from one that died. The rows are
+ * evidence for a liveness decision made by the caller (src/actors); the
+ * repository only reads and writes them, with `now` from the caller's clock.
+ */
+import { z } from 'zod';
+import * as f from './inputs.js';
+import { parseOrThrow } from './parseOrThrow.js';
+import type { Db } from './transaction.js';
+
+const owner = z
+  .string()
+  .min(3)
+  .max(256)
+  .regex(/^[^@]+@[^@]+$/, 'node@boot');
+
+const beatInput = z.strictObject({ owner, nodeId: f.name, now: f.now });
+export type BeatInput = z.input<typeof beatInput>;
+
+/** Writes this boot's beat (the first one records `started_at`). */
+export async function beat(db: Db, input: BeatInput): Promise<void> {
+  const i = parseOrThrow(beatInput, input, '');
+  await db
+    .insertInto('node_heartbeats')
+    .values({ owner: i.owner, node_id: i.nodeId, started_at: i.now, beat_at: i.now })
+    .onConflict((oc) => oc.column('owner').doUpdateSet({ beat_at: i.now }))
+    .execute();
+}
+
+/** What the rows say of one owner. */
+export interface OwnerBeat {
+  /** The owner's last beat, or null when it never beat (or was pruned). */
+  beatAt: Date | null;
+  /** True when the same node has booted again since this owner started. */
+  replaced: boolean;
+}
+
+/** The last beat of `owner`, and whether a later boot of its node has beaten since. */
+export async function ownerBeat(db: Db, input: { owner: string }): Promise<OwnerBeat> {
+  const o = parseOrThrow(owner, input.owner, 'owner');
+  const row = await db
+    .selectFrom('node_heartbeats as h')
+    .select([
+      'h.beat_at',
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('node_heartbeats as later')
+              .select('later.owner')
+              .whereRef('later.node_id', '=', 'h.node_id')
+              .whereRef('later.started_at', '>', 'h.started_at'),
+          )
+          .as('replaced'),
+    ])
+    .where('h.owner', '=', o)
+    .executeTakeFirst();
+  if (row === undefined) return { beatAt: null, replaced: false };
+  return { beatAt: row.beat_at, replaced: row.replaced === true };
+}
+
+/** Deletes beats older than `before` (boots long gone). Returns how many. */
+export async function pruneHeartbeats(db: Db, input: { before: Date }): Promise<number> {
+  const before = parseOrThrow(f.now, input.before, 'before');
+  const r = await db.deleteFrom('node_heartbeats').where('beat_at', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -1,0 +1,125 @@
+/**
+ * The RunnerPool is a permanent child of the runtime's root supervisor. When
+ * it crashes, its restarted incarnation knows no waiter: it rebuilds from
+ * the rows and the runtime tells every live TaskRunner to enqueue or hold
+ * again. Crash it while sessions are queued and running: everything still
+ * completes, the caps hold at every instant, and no slot leaks.
+ */
+import { afterEach, expect, test } from 'vitest';
+import type { AnyActorRef } from 'xstate';
+import type { Session } from '../../src/db/index.js';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { describeEachEngine } from '../support/databases.js';
+
+let h: TestRuntime | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const CAPS = { maxRunning: 2, defaultUserCap: 1 };
+const agent = (seconds: number) => ({
+  title: 'work',
+  image: 'runner:v1',
+  command: ['agent', String(seconds)],
+});
+
+/** Replays the history: how many ran at once, overall and per user, at the worst instant. */
+async function peakRunning(harness: TestRuntime, rows: Session[]) {
+  const events = (await Promise.all(rows.map((s) => harness.events(s.id))))
+    .flat()
+    .sort((a, b) => Number(a.id) - Number(b.id));
+  const userOf = new Map(rows.map((s) => [s.id, s.userId]));
+  const running = new Map<string, string>();
+  let total = 0;
+  let perUser = 0;
+  for (const e of events) {
+    if (e.to === 'running' && e.from === 'queued')
+      running.set(e.sessionId, userOf.get(e.sessionId) ?? '');
+    if (e.to !== 'running') running.delete(e.sessionId);
+    total = Math.max(total, running.size);
+    const counts = new Map<string, number>();
+    for (const u of running.values()) counts.set(u, (counts.get(u) ?? 0) + 1);
+    perUser = Math.max(perUser, ...counts.values(), 0);
+  }
+  return { total, perUser };
+}
+
+const poolActor = (harness: TestRuntime) => harness.runtime.root.child('runnerPool') as AnyActorRef;
+
+describeEachEngine('runtime: the RunnerPool under the root supervisor', (getDb) => {
+  test('is a permanent child of the root, and the fair pool answers the board', async () => {
+    h = await createTestRuntime({ db: getDb().db, caps: CAPS });
+    const info = h.runtime.root.whichChildren().find((c) => c.id === 'runnerPool');
+    expect(info).toMatchObject({ restart: 'permanent', status: 'running', type: 'worker' });
+    expect(poolActor(h).getSnapshot().value).toBe('ready');
+    // Fair, not FIFO: ann floods, bob's first session comes before ann's third.
+    for (let i = 0; i < 3; i += 1) await h.runtime.createTask('ann', agent(60));
+    const bob = await h.runtime.createTask('bob', agent(60));
+    await h.settle();
+    const rows = await h.sessions();
+    expect(rows.find((s) => s.id === bob.sessionId)?.status).toBe('running');
+    expect(h.runtime.poolSnapshot()).toMatchObject({ running: 2, queued: 2 });
+  });
+
+  test('a crashed pool restarts, rebuilds from the rows, and every runner rejoins: all complete, caps hold, no leak', async () => {
+    h = await createTestRuntime({ db: getDb().db, caps: CAPS, pollMs: 5_000 });
+    const users = ['ann', 'ann', 'ann', 'bob', 'bob', 'cyd'];
+    for (const [i, u] of users.entries()) await h.runtime.createTask(u, agent(30 + i));
+    await h.advance(5_000);
+    const before = h.runtime.poolSnapshot();
+    expect(before).toMatchObject({ running: 2, queued: 4 });
+
+    const first = poolActor(h);
+    first.stop(); // a crash: no cleanup, its waiters and monitors are gone with it
+    await h.settle();
+    const second = poolActor(h);
+    expect(second).not.toBe(first);
+    expect(second.getSnapshot().value).toBe('ready');
+    expect(h.runtime.root.whichChildren().find((c) => c.id === 'runnerPool')?.restartCount).toBe(1);
+    // The new index matches the rows, and every runner is a waiter again.
+    const rows = await h.sessions();
+    const runningIds = rows.filter((s) => s.status === 'running').map((s) => s.id);
+    expect(h.runtime.poolSnapshot()).toMatchObject({ running: 2, queued: 4 });
+    const waiters = (second.getSnapshot().context as { waiters: Map<string, unknown> }).waiters;
+    expect(new Set(waiters.keys())).toEqual(new Set(rows.map((s) => s.id)));
+    const index = (
+      second.getSnapshot().context as {
+        index: { session(id: string): { state: string } | undefined };
+      }
+    ).index;
+    expect(
+      rows
+        .filter((s) => index.session(s.id)?.state === 'running')
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(runningIds.sort());
+
+    // Crash it again while a grant is in flight (a run finishes, the next is granted).
+    await h.advance(26_000);
+    poolActor(h).stop();
+    await h.settle();
+    for (let i = 0; i < 10; i += 1) await h.advance(30_000);
+
+    const done = await h.sessions();
+    expect(done.map((s) => s.status)).toEqual(users.map(() => 'succeeded'));
+    expect(await peakRunning(h, done)).toEqual({ total: 2, perUser: 1 });
+    expect(h.runtime.poolSnapshot()).toMatchObject({ running: 0, queued: 0 });
+    for (const s of done) expect(h.execLog(s.id)).toHaveLength(1);
+    expect(h.errors).toEqual([]);
+  });
+
+  test('a task submitted in the same turn as the crash is picked up by the new pool', async () => {
+    h = await createTestRuntime({ db: getDb().db, caps: CAPS, pollMs: 5_000 });
+    await h.runtime.createTask('ann', agent(20));
+    await h.settle();
+    poolActor(h).stop();
+    const late = await h.runtime.createTask('bob', agent(20));
+    await h.advance(60_000);
+    const rows = await h.sessions();
+    expect(rows.find((s) => s.id === late.sessionId)?.status).toBe('succeeded');
+    expect(rows.map((s) => s.status)).toEqual(['succeeded', 'succeeded']);
+    expect(h.runtime.poolSnapshot()).toMatchObject({ running: 0, queued: 0 });
+    expect(h.errors).toEqual([]);
+  });
+});

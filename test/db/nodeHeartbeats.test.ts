@@ -1,0 +1,55 @@
+import { expect, it } from 'vitest';
+import { ValidationError } from '../../src/db/errors.js';
+import { beat, ownerBeat, pruneHeartbeats } from '../../src/db/nodeHeartbeats.js';
+import { describeEachEngine } from '../support/databases.js';
+
+const at = (s: number) => new Date(Date.UTC(2026, 6, 14, 10, 0, s));
+
+describeEachEngine('node heartbeats', (getDb) => {
+  it('a beat records the boot once and moves beat_at on every later beat', async () => {
+    const { db } = getDb();
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: null, replaced: false });
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(20) });
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: at(20), replaced: false });
+    const rows = await db.selectFrom('node_heartbeats').selectAll().execute();
+    expect(rows).toEqual([{ owner: 'a@1', node_id: 'a', started_at: at(0), beat_at: at(20) }]);
+  });
+
+  it('a later boot of the same node marks the earlier one replaced; other nodes are not', async () => {
+    const { db } = getDb();
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
+    await beat(db, { owner: 'b@1', nodeId: 'b', now: at(1) });
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(30) });
+    await beat(db, { owner: 'a@2', nodeId: 'a', now: at(31) });
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: at(30), replaced: true });
+    expect(await ownerBeat(db, { owner: 'a@2' })).toEqual({ beatAt: at(31), replaced: false });
+    expect(await ownerBeat(db, { owner: 'b@1' })).toEqual({ beatAt: at(1), replaced: false });
+  });
+
+  it('prunes beats older than a moment, and only those', async () => {
+    const { db } = getDb();
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
+    await beat(db, { owner: 'b@1', nodeId: 'b', now: at(10) });
+    expect(await pruneHeartbeats(db, { before: at(5) })).toBe(1);
+    expect(
+      (await db.selectFrom('node_heartbeats').select('owner').execute()).map((r) => r.owner),
+    ).toEqual(['b@1']);
+  });
+
+  it('rejects a malformed owner or node with a typed error and writes nothing', async () => {
+    const { db } = getDb();
+    for (const [input, field] of [
+      [{ owner: 'no-boot', nodeId: 'a', now: at(0) }, 'owner'],
+      [{ owner: 'a@1@2', nodeId: 'a', now: at(0) }, 'owner'],
+      [{ owner: 'a@1', nodeId: 'a b', now: at(0) }, 'nodeId'],
+      [{ owner: 'a@1', nodeId: 'a', now: new Date(Number.NaN) }, 'now'],
+    ] as const) {
+      const e = await beat(db, input).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).field).toBe(field);
+    }
+    await expect(ownerBeat(db, { owner: '' })).rejects.toBeInstanceOf(ValidationError);
+    expect(await db.selectFrom('node_heartbeats').selectAll().execute()).toEqual([]);
+  });
+});
