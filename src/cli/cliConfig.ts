@@ -6,6 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { DEFAULT_NAMESPACE, NAMESPACE_PATTERN } from '../containers/namespace.js';
 
 const userName = z
   .string()
@@ -27,6 +28,12 @@ export const cliConfigSchema = z.strictObject({
   port: z.number().int().min(0).max(65_535),
   backend: z.enum(['auto', 'simulated', 'swarm']),
   dockerHost: z.string().min(1).optional(),
+  namespace: z
+    .string()
+    .regex(
+      NAMESPACE_PATTERN,
+      'must be 1-32 of a-z 0-9 -, starting and ending with a letter or digit',
+    ),
   nodeId: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, 'must be 1-100 of A-Z a-z 0-9 _ . : -'),
@@ -74,6 +81,7 @@ export function cliDefaults(): CliConfig {
     host: '127.0.0.1',
     port: 4100,
     backend: 'auto',
+    namespace: DEFAULT_NAMESPACE,
     nodeId: defaultNodeId(),
     caps: { maxRunning: 4, defaultUserCap: 2 },
     users: ['demo'],
@@ -167,6 +175,14 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'string',
     group: 'node',
     help: 'Docker engine address (unix://, tcp://)',
+  },
+  {
+    key: 'namespace',
+    flag: '--namespace',
+    env: 'ROUNDTABLE_NAMESPACE',
+    kind: 'string',
+    group: 'node',
+    help: 'the runs this deployment owns on a shared engine (a-z 0-9 -, default: default)',
   },
   {
     key: 'nodeId',

@@ -62,7 +62,7 @@ export async function openBackend(config: CliConfig): Promise<OpenedBackend> {
     });
     const speed = config.simulated.speed === 1 ? '' : `, ${config.simulated.speed}x speed`;
     return {
-      backend: new SimulatedBackend(cluster),
+      backend: new SimulatedBackend(cluster, { namespace: config.namespace }),
       cluster,
       close: () => clock.clearAll(),
       description: `simulated cluster (${nodes.length} machines${speed})`,
@@ -93,10 +93,10 @@ export async function openBackend(config: CliConfig): Promise<OpenedBackend> {
     );
   }
   return {
-    backend: new SwarmBackend({ docker }),
+    backend: new SwarmBackend({ docker, namespace: config.namespace }),
     cluster: null,
     close: () => {},
-    description: `Docker Swarm at ${where}`,
+    description: `Docker Swarm at ${where}, namespace ${config.namespace}`,
   };
 }
 

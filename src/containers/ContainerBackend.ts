@@ -89,6 +89,12 @@ export interface ContainerBackend {
   readonly kind: BackendKind;
   /** False for backends whose runs die with the process (local): never adopt. */
   readonly adoptable: boolean;
+  /**
+   * The deployment this backend belongs to (`roundtable.namespace` label):
+   * `listHandles` and `repin` see only this namespace's runs, so deployments
+   * sharing an engine never sweep or re-pin each other's.
+   */
+  readonly namespace: string;
 
   /** Creates the session's service or container and starts the command through the wrapper. */
   start(spec: RunSpec): Promise<StartResult>;
@@ -100,8 +106,8 @@ export interface ContainerBackend {
   readOutput(ref: RunRef): Promise<RunOutput>;
   /** Removes the service or container; removing an absent one succeeds. */
   remove(ref: RunRef): Promise<void>;
-  /** Every run this backend created (by label), for the stale-handle sweep. */
+  /** Every run of this namespace (by both labels), for the stale-handle sweep. */
   listHandles(): Promise<RunRef[]>;
-  /** Moves every run not on `image` onto it, replacing their containers. */
+  /** Moves every run of this namespace not on `image` onto it, replacing their containers. */
   repin(image: string): Promise<RepinResult[]>;
 }

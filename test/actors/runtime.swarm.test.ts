@@ -8,7 +8,6 @@
  * title; with CI=true a missing engine is a failure.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SwarmBackend } from '../../src/containers/docker/SwarmBackend.js';
 import type { DbHandle } from '../../src/db/connect.js';
 import { type Db, listSessionEvents } from '../../src/db/index.js';
 import { detectEngine, RUNNER_IMAGE } from '../containers/docker/engine.js';
@@ -19,6 +18,7 @@ import {
   POLL_MS,
   type SwarmNode,
   sessionsOf,
+  swarmBackend,
   sweepServices,
   truncateAll,
   waitFor,
@@ -37,7 +37,7 @@ const finished = (s: { status: string }) => s.status !== 'queued' && s.status !=
 
 if (engine.ok) {
   const { docker } = engine;
-  const backend = new SwarmBackend();
+  const backend = swarmBackend();
   let store: DbHandle;
   let db: Db;
   const nodes: SwarmNode[] = [];

@@ -9,11 +9,22 @@ import { type InspectionEvent, isMachineSnapshot } from 'xstate';
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime } from '../../src/actors/runtimeTypes.js';
 import { SwarmBackend } from '../../src/containers/docker/SwarmBackend.js';
-import { SESSION_LABEL } from '../../src/containers/wrapper.js';
+import { namespaceFilter } from '../../src/containers/namespace.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { type Db, listSessionsForTask, migrate, type Session } from '../../src/db/index.js';
 import { systemClock } from '../../src/supervisor/clock.js';
+import { testNamespace } from '../containers/testNamespace.js';
 import { truncateAll } from '../support/databases.js';
+
+/**
+ * This file's runs on the shared engine. The container suites run in other
+ * vitest workers at the same time; without it, each Reconciler's stale-handle
+ * sweep (and each suite's cleanup) removed the others' services.
+ */
+export const NAMESPACE = testNamespace('runtime');
+
+/** A Swarm backend in this file's namespace. */
+export const swarmBackend = (): SwarmBackend => new SwarmBackend({ namespace: NAMESPACE });
 
 /** Fast enough for a real engine, slow enough not to flood a shared 2-core machine. */
 export const POLL_MS = 300;
@@ -63,7 +74,7 @@ export async function bootNode(
   };
   const runtime = await createRuntime({
     db,
-    backend: new SwarmBackend(),
+    backend: swarmBackend(),
     clock: systemClock,
     caps: { maxRunning: 4, defaultUserCap: 4 },
     pollMs: options.pollMs ?? POLL_MS,
@@ -163,9 +174,9 @@ export async function killTaskContainer(
   return { killed: current.id, replacement };
 }
 
-/** Removes every service a runtime created (by the session label). */
+/** Removes every service this file's runtimes created (by session and namespace label). */
 export async function sweepServices(docker: Docker): Promise<void> {
-  const services = await docker.listServices({ filters: { label: [SESSION_LABEL] } });
+  const services = await docker.listServices({ filters: { label: namespaceFilter(NAMESPACE) } });
   await Promise.all(
     services.map((s) =>
       docker

@@ -94,6 +94,28 @@ describe('resolveConfig', () => {
     for (const s of cliConfig.SETTINGS) expect(s.flag ?? s.env).toBeDefined();
   });
 
+  it('takes the namespace from ROUNDTABLE_NAMESPACE or --namespace, default "default"', () => {
+    expect(resolveConfig({}).config.namespace).toBe('default');
+    expect(resolveConfig({ env: { ROUNDTABLE_NAMESPACE: 'team-a' } }).config.namespace).toBe(
+      'team-a',
+    );
+    const r = resolveConfig({
+      env: { ROUNDTABLE_NAMESPACE: 'team-a' },
+      flags: { '--namespace': 'staging' },
+    });
+    expect(r.config.namespace).toBe('staging');
+    expect(r.origins.namespace).toBe('--namespace');
+  });
+
+  it.each(['Prod', 'a=b', '-a', 'x'.repeat(33)])(
+    'rejects the namespace %j, naming its source',
+    (bad) => {
+      const e = errorOf(() => resolveConfig({ env: { ROUNDTABLE_NAMESPACE: bad } }));
+      expect(e.key).toBe('namespace');
+      expect(e.source).toBe('ROUNDTABLE_NAMESPACE');
+    },
+  );
+
   it('defaultNodeId keeps only what a node id may hold', () => {
     expect(cliConfig.defaultNodeId('my host (1)')).toBe('my-host--1-');
     expect(cliConfig.defaultNodeId('---')).toBe('node');

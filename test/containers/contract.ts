@@ -14,12 +14,15 @@ import type {
 import { ContainerError } from '../../src/containers/ContainerError.js';
 import { decide } from '../../src/machines/adoptPolicy.js';
 import { recoveryAction } from '../../src/machines/recoveryPolicy.js';
+import { testNamespace } from './testNamespace.js';
 
 export interface ContractFixture {
   backend: ContainerBackend;
   image: string;
   /** A second backend over the same engine: what the application sees after a restart. */
   restarted(): ContainerBackend;
+  /** Another backend over the same engine, in `namespace` (the fixture's own is different). */
+  inNamespace(namespace: string): ContainerBackend;
   /** A backend whose engine cannot be reached; absent when there is no engine (local). */
   unreachable?(): ContainerBackend;
   /** Awaits `p`, driving simulated time if the backend has any. */
@@ -130,6 +133,43 @@ export function containerContract(name: string, setup: () => ContractFixture): v
       const seen = await fx.settle(fx.backend.observe(ref));
       expect(seen.presence).toBe('absent');
       expect(await fx.settle(fx.backend.listHandles())).not.toContainEqual(ref);
+    });
+
+    it('never lists or re-pins the runs of another namespace on the same engine', async () => {
+      const other = fx.inNamespace(testNamespace('other'));
+      expect(other.namespace).not.toBe(fx.backend.namespace);
+      const { ref: mine } = await run('ns-mine', fx.commands.long('mine'));
+      const theirsId = newSessionId('ns-theirs');
+      const theirs = {
+        handle: (
+          await fx.settle(
+            other.start({ sessionId: theirsId, image: fx.image, command: fx.commands.long('b') }),
+          )
+        ).handle,
+        sessionId: theirsId,
+      };
+      try {
+        const mineSeen = await fx.settle(fx.backend.listHandles());
+        expect(mineSeen).toContainEqual(mine);
+        expect(mineSeen.map((r) => r.sessionId)).not.toContain(theirsId);
+        // A fresh namespace: its listing is exactly its one run, nobody else's.
+        expect(await fx.settle(other.listHandles())).toEqual([theirs]);
+        if (fx.newerImage) {
+          const repinned = await fx.settle(fx.backend.repin(fx.newerImage));
+          expect(repinned).toContainEqual({ ...mine, previousImage: fx.image });
+          expect(repinned.map((r) => r.sessionId)).not.toContain(theirsId);
+          // Still on the old image: had the first repin touched it, this would be empty.
+          expect(await fx.settle(other.repin(fx.newerImage))).toEqual([
+            { ...theirs, previousImage: fx.image },
+          ]);
+          expect(
+            (await fx.settle(fx.backend.repin(fx.newerImage))).map((r) => r.sessionId),
+          ).not.toContain(theirsId);
+        }
+      } finally {
+        await fx.settle(other.remove(theirs));
+      }
+      expect(await fx.settle(other.listHandles())).toEqual([]);
     });
 
     const unreachable = fx.unreachable?.bind(fx);

@@ -5,6 +5,7 @@
  * later `StartedAt` says so.
  */
 import type { RunRef, RunSpec } from '../ContainerBackend.js';
+import { namespaceFilter, runLabels } from '../namespace.js';
 import { SESSION_LABEL } from '../wrapper.js';
 import { type CurrentContainer, DockerRunBackend, KEEPALIVE_COMMAND } from './DockerRunBackend.js';
 import { parseStartedAt } from './SwarmBackend.js';
@@ -13,10 +14,11 @@ export class DockerBackend extends DockerRunBackend {
   readonly kind = 'docker' as const;
 
   protected async create(handle: string, spec: RunSpec): Promise<void> {
-    await this.createContainer(handle, spec.image, {
-      ...spec.labels,
-      [SESSION_LABEL]: spec.sessionId,
-    });
+    await this.createContainer(
+      handle,
+      spec.image,
+      runLabels(this.namespace, spec.sessionId, spec.labels),
+    );
   }
 
   private async createContainer(
@@ -56,7 +58,11 @@ export class DockerBackend extends DockerRunBackend {
 
   protected async list(): Promise<Array<RunRef & { image: string }>> {
     const containers = await this.call('list containers', (abortSignal) =>
-      this.docker.listContainers({ all: true, filters: { label: [SESSION_LABEL] }, abortSignal }),
+      this.docker.listContainers({
+        all: true,
+        filters: { label: namespaceFilter(this.namespace) },
+        abortSignal,
+      }),
     );
     return containers.flatMap((c) => {
       const sessionId = c.Labels?.[SESSION_LABEL];

@@ -26,6 +26,7 @@ import type {
 } from '../ContainerBackend.js';
 import { ContainerError } from '../ContainerError.js';
 import { withDeadline } from '../deadline.js';
+import { DEFAULT_NAMESPACE, validateNamespace } from '../namespace.js';
 import { unknownOrAbsent } from '../observation.js';
 import { notAttached, RunTracker } from '../RunTracker.js';
 import {
@@ -56,6 +57,11 @@ export interface DockerBackendOptions {
   /** How long `attach` waits by default. */
   attachTimeoutMs?: number;
   outputLimitBytes?: number;
+  /**
+   * Which runs are this backend's: it labels what it creates with it, and
+   * lists and re-pins only those. Defaults to `'default'`.
+   */
+  namespace?: string;
 }
 
 const DEFAULTS = {
@@ -96,6 +102,7 @@ export function dockerClient(host?: string): Docker {
 export abstract class DockerRunBackend implements ContainerBackend {
   abstract readonly kind: BackendKind;
   readonly adoptable = true;
+  readonly namespace: string;
   protected readonly docker: Docker;
   protected readonly clock: Clock;
   protected readonly callTimeoutMs: number;
@@ -105,6 +112,7 @@ export abstract class DockerRunBackend implements ContainerBackend {
   private readonly trackers = new Map<string, RunTracker>();
 
   constructor(options: DockerBackendOptions = {}) {
+    this.namespace = validateNamespace(options.namespace ?? DEFAULT_NAMESPACE);
     this.docker = options.docker ?? dockerClient(options.host);
     this.clock = options.clock ?? systemClock;
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULTS.callTimeoutMs;
@@ -118,6 +126,7 @@ export abstract class DockerRunBackend implements ContainerBackend {
   /** The running container; null when none runs now; throws `not_found` if the handle is gone. */
   protected abstract currentContainer(handle: string): Promise<CurrentContainer | null>;
   protected abstract destroy(handle: string): Promise<void>;
+  /** This namespace's runs, filtered by the engine (both labels), never after the fact. */
   protected abstract list(): Promise<Array<RunRef & { image: string }>>;
   /** Moves the handle onto `image`; the engine replaces its container. */
   protected abstract repinOne(handle: string, image: string): Promise<void>;

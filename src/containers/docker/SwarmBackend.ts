@@ -6,6 +6,7 @@
  */
 import type { RunRef, RunSpec } from '../ContainerBackend.js';
 import { isContainerError } from '../ContainerError.js';
+import { namespaceFilter, runLabels } from '../namespace.js';
 import { SESSION_LABEL } from '../wrapper.js';
 import { type CurrentContainer, DockerRunBackend, KEEPALIVE_COMMAND } from './DockerRunBackend.js';
 
@@ -20,7 +21,7 @@ export class SwarmBackend extends DockerRunBackend {
       // The two-argument form: with one argument dockerode sends the spec as the auth header.
       this.docker.createService(undefined as never, {
         Name: handle,
-        Labels: { ...spec.labels, [SESSION_LABEL]: spec.sessionId },
+        Labels: runLabels(this.namespace, spec.sessionId, spec.labels),
         TaskTemplate: {
           ContainerSpec: {
             Image: spec.image,
@@ -71,7 +72,10 @@ export class SwarmBackend extends DockerRunBackend {
 
   protected async list(): Promise<Array<RunRef & { image: string }>> {
     const services = await this.call('list services', (abortSignal) =>
-      this.docker.listServices({ filters: { label: [SESSION_LABEL] }, abortSignal }),
+      this.docker.listServices({
+        filters: { label: namespaceFilter(this.namespace) },
+        abortSignal,
+      }),
     );
     return services.flatMap((s) => {
       const sessionId = s.Spec?.Labels?.[SESSION_LABEL];

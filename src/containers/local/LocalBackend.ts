@@ -24,6 +24,7 @@ import type {
   StartResult,
 } from '../ContainerBackend.js';
 import { ContainerError } from '../ContainerError.js';
+import { DEFAULT_NAMESPACE, validateNamespace } from '../namespace.js';
 import { notAttached, RunTracker } from '../RunTracker.js';
 import {
   handleFor,
@@ -44,6 +45,11 @@ export interface LocalBackendOptions {
   outputLimitBytes?: number;
   /** Added to every run's environment (the host's own env is not passed through). */
   baseEnv?: Readonly<Record<string, string>>;
+  /**
+   * Names the run directory (`roundtable-local-<ns>-*`). Local runs are
+   * children of this instance, so it only ever lists its own anyway.
+   */
+  namespace?: string;
 }
 
 interface LocalRun {
@@ -54,6 +60,7 @@ interface LocalRun {
 export class LocalBackend implements ContainerBackend {
   readonly kind = 'local' as const;
   readonly adoptable = false;
+  readonly namespace: string;
   /** The run directory: every wrapper file of this instance lives here. */
   readonly dir: string;
   private readonly runs = new Map<string, LocalRun>();
@@ -66,7 +73,10 @@ export class LocalBackend implements ContainerBackend {
 
   constructor(options: LocalBackendOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.dir = mkdtempSync(join(options.baseDir ?? tmpdir(), 'roundtable-local-'));
+    this.namespace = validateNamespace(options.namespace ?? DEFAULT_NAMESPACE);
+    this.dir = mkdtempSync(
+      join(options.baseDir ?? tmpdir(), `roundtable-local-${this.namespace}-`),
+    );
     this.attachTimeoutMs = options.attachTimeoutMs ?? 4 * 60 * 60 * 1000;
     this.outputLimitBytes = options.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
     this.baseEnv = options.baseEnv ?? { PATH: process.env.PATH ?? '/usr/bin:/bin' };

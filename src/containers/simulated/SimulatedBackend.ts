@@ -16,6 +16,7 @@ import type {
 } from '../ContainerBackend.js';
 import { ContainerError, isContainerError } from '../ContainerError.js';
 import { withDeadline } from '../deadline.js';
+import { DEFAULT_NAMESPACE, namespaceFilter, runLabels, validateNamespace } from '../namespace.js';
 import { toContainerError, unknownOrAbsent } from '../observation.js';
 import { notAttached, RunTracker } from '../RunTracker.js';
 import {
@@ -25,7 +26,6 @@ import {
   outputPath,
   parseMarker,
   runOutputFrom,
-  SESSION_LABEL,
   validateSessionId,
   wrapperArgv,
   wrapperEnv,
@@ -38,6 +38,11 @@ export interface SimulatedBackendOptions {
   /** How long `attach` waits by default. */
   attachTimeoutMs?: number;
   outputLimitBytes?: number;
+  /**
+   * Which runs are this backend's; one cluster can host several namespaces,
+   * as one engine can. Defaults to `'default'`.
+   */
+  namespace?: string;
 }
 
 const DEFAULTS = { callTimeoutMs: 10_000, attachTimeoutMs: 4 * 60 * 60 * 1000 };
@@ -45,6 +50,7 @@ const DEFAULTS = { callTimeoutMs: 10_000, attachTimeoutMs: 4 * 60 * 60 * 1000 };
 export class SimulatedBackend implements ContainerBackend {
   readonly kind = 'simulated' as const;
   readonly adoptable = true;
+  readonly namespace: string;
   private readonly trackers = new Map<string, RunTracker>();
   private readonly callTimeoutMs: number;
   private readonly attachTimeoutMs: number;
@@ -54,6 +60,7 @@ export class SimulatedBackend implements ContainerBackend {
     readonly cluster: SimulatedCluster,
     options: SimulatedBackendOptions = {},
   ) {
+    this.namespace = validateNamespace(options.namespace ?? DEFAULT_NAMESPACE);
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULTS.callTimeoutMs;
     this.attachTimeoutMs = options.attachTimeoutMs ?? DEFAULTS.attachTimeoutMs;
     this.outputLimitBytes = options.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
@@ -73,7 +80,7 @@ export class SimulatedBackend implements ContainerBackend {
         sessionId: spec.sessionId,
         image: spec.image,
         env,
-        labels: { ...spec.labels, [SESSION_LABEL]: spec.sessionId },
+        labels: runLabels(this.namespace, spec.sessionId, spec.labels),
       }),
       `create ${handle}`,
     );
@@ -152,13 +159,21 @@ export class SimulatedBackend implements ContainerBackend {
     this.trackers.delete(ref.sessionId);
   }
 
+  /** This namespace's services, filtered by the cluster as Docker filters by label. */
+  private ownServices() {
+    return this.call(
+      this.cluster.api.listServices({ label: namespaceFilter(this.namespace) }),
+      'list services',
+    );
+  }
+
   async listHandles(): Promise<RunRef[]> {
-    const services = await this.call(this.cluster.api.listServices(), 'list services');
+    const services = await this.ownServices();
     return services.map((s) => ({ handle: s.name, sessionId: s.sessionId }));
   }
 
   async repin(image: string): Promise<RepinResult[]> {
-    const services = await this.call(this.cluster.api.listServices(), 'list services');
+    const services = await this.ownServices();
     const repinned: RepinResult[] = [];
     for (const s of services) {
       if (s.image === image) continue;

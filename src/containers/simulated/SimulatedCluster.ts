@@ -158,13 +158,16 @@ export class SimulatedCluster {
           container: c ? { id: c.id, node: c.node, startedAt: c.startedAt } : null,
         };
       }),
-    listServices: () =>
+    /** Docker's label filter: every term (`key` or `key=value`) must hold. */
+    listServices: (filters: { label?: readonly string[] } = {}) =>
       this.call(() =>
-        [...this.services.values()].map((s) => ({
-          name: s.name,
-          sessionId: s.sessionId,
-          image: s.image,
-        })),
+        [...this.services.values()]
+          .filter((s) => hasLabels(s, filters.label))
+          .map((s) => ({
+            name: s.name,
+            sessionId: s.sessionId,
+            image: s.image,
+          })),
       ),
     updateImage: (name: string, image: string) =>
       this.call(() => {
@@ -327,4 +330,12 @@ export class SimulatedCluster {
     done.catch(() => undefined);
     return { startedAt, done };
   }
+}
+
+function hasLabels(service: SimService, terms: readonly string[] = []): boolean {
+  return terms.every((term) => {
+    const eq = term.indexOf('=');
+    if (eq < 0) return Object.hasOwn(service.labels, term);
+    return service.labels[term.slice(0, eq)] === term.slice(eq + 1);
+  });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DockerBackend } from '../../../src/containers/docker/DockerBackend.js';
 import { containerContract } from '../contract.js';
+import { testNamespace } from '../testNamespace.js';
 import { detectEngine, RUNNER_IMAGE } from './engine.js';
 import { busyboxCommands, eventuallyReal } from './realFixture.js';
 
@@ -8,14 +9,18 @@ const engine = await detectEngine({ swarm: false });
 
 if (engine.ok) {
   const { docker } = engine;
+  // This file's own runs: the Swarm suite, the plain Docker suite and the
+  // runtime suite share the engine and run in parallel workers.
+  const namespace = testNamespace('docker');
   const newerImage = 'roundtable-runner:repin-test-docker';
   await docker.getImage(RUNNER_IMAGE).tag({ repo: 'roundtable-runner', tag: 'repin-test-docker' });
 
   containerContract('plain Docker (real engine)', () => ({
-    backend: new DockerBackend(),
+    backend: new DockerBackend({ namespace }),
     image: RUNNER_IMAGE,
     newerImage,
-    restarted: () => new DockerBackend(),
+    restarted: () => new DockerBackend({ namespace }),
+    inNamespace: (other) => new DockerBackend({ namespace: other }),
     unreachable: () => new DockerBackend({ host: 'unix:///nonexistent/roundtable-docker.sock' }),
     settle: (p) => p,
     eventually: eventuallyReal,

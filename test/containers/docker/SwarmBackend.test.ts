@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SwarmBackend } from '../../../src/containers/docker/SwarmBackend.js';
 import { containerContract } from '../contract.js';
+import { testNamespace } from '../testNamespace.js';
 import { detectEngine, RUNNER_IMAGE } from './engine.js';
 import { busyboxCommands, eventuallyReal } from './realFixture.js';
 
@@ -8,14 +9,18 @@ const engine = await detectEngine({ swarm: true });
 
 if (engine.ok) {
   const { docker } = engine;
+  // This file's own runs: the Swarm suite, the plain Docker suite and the
+  // runtime suite share the engine and run in parallel workers.
+  const namespace = testNamespace('swarm');
   const newerImage = 'roundtable-runner:repin-test';
   await docker.getImage(RUNNER_IMAGE).tag({ repo: 'roundtable-runner', tag: 'repin-test' });
 
   containerContract('Docker Swarm (real engine)', () => ({
-    backend: new SwarmBackend(),
+    backend: new SwarmBackend({ namespace }),
     image: RUNNER_IMAGE,
     newerImage,
-    restarted: () => new SwarmBackend(),
+    restarted: () => new SwarmBackend({ namespace }),
+    inNamespace: (other) => new SwarmBackend({ namespace: other }),
     unreachable: () => new SwarmBackend({ host: 'unix:///nonexistent/roundtable-docker.sock' }),
     settle: (p) => p,
     eventually: eventuallyReal,

@@ -5,8 +5,8 @@ import { LocalBackend } from '../../../src/containers/local/LocalBackend.js';
 import { type ContractFixture, containerContract, newSessionId } from '../contract.js';
 
 const backends: LocalBackend[] = [];
-function make(): LocalBackend {
-  const backend = new LocalBackend();
+function make(namespace?: string): LocalBackend {
+  const backend = new LocalBackend(namespace === undefined ? {} : { namespace });
   backends.push(backend);
   return backend;
 }
@@ -20,7 +20,8 @@ function localFixture(): ContractFixture {
   return {
     backend,
     image: 'host',
-    restarted: make,
+    restarted: () => make(),
+    inNamespace: make,
     settle: (p) => p,
     eventually: async (check, deadlineMs) => {
       const until = Date.now() + deadlineMs;

@@ -34,14 +34,17 @@ export function simulatedFixture(): ContractFixture & {
   const clock = new SimulatedClock();
   clock.set(Date.parse('2026-07-14T10:00:00Z'));
   const cluster = new SimulatedCluster({ clock, nodes: ['node-1', 'node-2', 'node-3'] });
-  const backend = new SimulatedBackend(cluster);
+  const namespace = 'sim-a';
+  const backend = new SimulatedBackend(cluster, { namespace });
   return {
     cluster,
     clock,
     backend,
     image: 'runner:1',
     newerImage: 'runner:2',
-    restarted: () => new SimulatedBackend(cluster),
+    restarted: () => new SimulatedBackend(cluster, { namespace }),
+    // One cluster, several namespaces, as one engine hosts several deployments.
+    inNamespace: (other) => new SimulatedBackend(cluster, { namespace: other }),
     unreachable: () => {
       const dead = new SimulatedCluster({ clock });
       dead.failApi(Number.POSITIVE_INFINITY);
