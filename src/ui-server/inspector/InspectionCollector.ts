@@ -5,7 +5,15 @@
  * watching a frame costs a map lookup and a ring write.
  */
 import type { ActorRefLike, InspectionEvent } from 'xstate';
+import type { MonitorEvent } from '../../supervisor/events.js';
 import { isCleanExit } from '../../supervisor/exitReason.js';
+import {
+  applyMonitorEvent,
+  downLine,
+  isMonitorEvent,
+  learnWatcher,
+  MONITOR_SHELL_ID,
+} from './inspectorMonitors.js';
 import {
   applySupervisorEvent,
   EMPTY_TREE,
@@ -69,6 +77,8 @@ type InspectorActorRef = ActorRefLike & {
 
 export class InspectionCollector {
   readonly actors = new Map<string, ActorRecord>();
+  /** Live supervisors' inspection shells by sessionId: how the exit API reaches a supervisor. */
+  readonly shells = new Map<string, ActorRefLike>();
   readonly timeline: Ring<TimelineEntry>;
   tree: InspectorTree = EMPTY_TREE;
   /** Bumped when the tree or the set (or status) of actors changes. */
@@ -79,6 +89,12 @@ export class InspectionCollector {
   private readonly dead: string[] = [];
   private readonly opts: CollectorOptions;
   private counts = { frames: 0, evicted: 0, observerErrors: 0 };
+  /**
+   * The actor the last frame delivered an event to, while nothing else has
+   * happened since: a monitor made now, by a callback that names no actor,
+   * was made while that actor handled the event (a watcher inferred).
+   */
+  private lastEventTo: string | null = null;
   private lastError: unknown;
 
   constructor(options: Partial<CollectorOptions> & Pick<CollectorOptions, 'clock'>) {
@@ -94,6 +110,15 @@ export class InspectionCollector {
   readonly observer = (ev: InspectionEvent): void => {
     this.counts.frames += 1;
     try {
+      if ((ev.actorRef as InspectorActorRef).id === MONITOR_SHELL_ID) {
+        // The monitor shell is bookkeeping, not an actor worth a row.
+        if (ev.type === '@xstate.event' && isMonitorEvent(ev.event)) {
+          this.onMonitorEvent(ev.event);
+          this.changed?.();
+        }
+        return;
+      }
+      this.track(ev);
       switch (ev.type) {
         case '@xstate.actor':
           this.record(ev.actorRef);
@@ -124,6 +149,34 @@ export class InspectionCollector {
     lastError: unknown;
   } {
     return { ...this.counts, actors: this.actors.size, lastError: this.lastError };
+  }
+
+  private track(ev: InspectionEvent): void {
+    const to = ev.actorRef.sessionId;
+    if (ev.type === '@xstate.event') {
+      this.lastEventTo = to;
+      const e = ev.event as { type: string; ref?: unknown };
+      // A DOWN names its monitor: its receiver is the watcher.
+      if (e.type === 'DOWN' && typeof e.ref === 'string' && e.ref in this.tree.monitors) {
+        this.tree = { ...this.tree, monitors: learnWatcher(this.tree.monitors, e.ref, to) };
+        this.treeVersion += 1;
+      }
+    } else if (ev.type !== '@xstate.microstep' && ev.type !== '@xstate.action') {
+      this.lastEventTo = null;
+    } else if (to !== this.lastEventTo) this.lastEventTo = null;
+  }
+
+  private onMonitorEvent(event: MonitorEvent): void {
+    const at = this.opts.clock.now();
+    if (event.type === 'roundtable.down') {
+      const watcher =
+        event.watcherSessionId ?? this.tree.monitors[event.ref]?.watcherSessionId ?? null;
+      const name = watcher === null ? null : (this.actors.get(watcher)?.id ?? watcher);
+      this.timeline.push(downLine({ ...event, watcherSessionId: watcher }, name, at));
+    }
+    const guess = event.type === 'roundtable.monitor' ? this.lastEventTo : null;
+    this.tree = { ...this.tree, monitors: applyMonitorEvent(this.tree.monitors, event, at, guess) };
+    this.treeVersion += 1;
   }
 
   private record(ref: ActorRefLike): ActorRecord {
@@ -164,6 +217,8 @@ export class InspectionCollector {
     rec.version += 1;
     if (isSupervisorEvent(event)) {
       rec.supervisor = true;
+      if (event.type === 'roundtable.supervisor.shutdown') this.shells.delete(rec.sessionId);
+      else this.shells.set(rec.sessionId, ref);
       if (event.type === 'roundtable.child.exited') {
         // XState reports no snapshot when an actor errors; the exit is our news.
         const child = this.tree.supervisors[rec.sessionId]?.children.find(

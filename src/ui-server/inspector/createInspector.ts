@@ -18,13 +18,14 @@ import type { InspectionEvent } from 'xstate';
 import { type Principal, tokenOf } from '../authenticate.js';
 import { InspectionCollector } from './InspectionCollector.js';
 import { InspectorHub } from './InspectorHub.js';
+import { handleExitRoute } from './inspectorExitApi.js';
 import {
   type InspectorOptions,
   type ResolvedInspectorOptions,
   resolveInspectorOptions,
 } from './inspectorOptions.js';
 import { INSPECTOR_HTML, inspectorScript } from './inspectorPage.js';
-import { INSPECT_SUBPROTOCOL, INSPECT_WS_PATH } from './inspectorProtocol.js';
+import { INSPECT_EXIT_PATH, INSPECT_SUBPROTOCOL, INSPECT_WS_PATH } from './inspectorProtocol.js';
 
 /** What the routes need from the server they are mounted on. */
 export interface InspectorMount {
@@ -108,6 +109,20 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
     return {
       handleHttp(req, res) {
         const path = pathOf(req);
+        if (path === INSPECT_EXIT_PATH) {
+          if (closing) {
+            res.writeHead(503, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ error: { code: 'unavailable', message: 'server closing' } }));
+          } else {
+            handleExitRoute(req, res, {
+              authenticate: mount.authenticate,
+              collector,
+              maxBody: opts.maxPayload,
+              logger: opts.logger,
+            });
+          }
+          return true;
+        }
         if (path !== '/inspect' && path !== '/inspect.js') return false;
         if (req.method !== 'GET') {
           res.writeHead(405, { allow: 'GET', 'content-type': 'application/json' });

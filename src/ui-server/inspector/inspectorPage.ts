@@ -76,13 +76,24 @@ export const INSPECTOR_HTML = `<!doctype html>
   td { border-top: 1px solid #eee; padding: 2px 3px; vertical-align: top; }
   .alarm { color: #a11; }
   .muted { color: #888; }
+  #monitor-list { list-style: none; padding: 0; margin: .2rem 0 0; font-size: 11px; }
+  #monitor-list li { padding: 1px 0; }
+  #monitor-list li.inferred .arrow { border-bottom: 1px dashed #888; }
+  .actions { display: flex; gap: .4rem; align-items: center; margin: 0 0 .4rem; }
+  .actions button { font: inherit; padding: 1px 8px; }
+  #exit-result.alarm { color: #a11; }
 </style>
 </head>
 <body>
 <header><strong>roundtable inspector</strong><span class="status" id="status">connecting</span></header>
 <main>
-<section><h2>Supervision tree</h2><div id="tree"></div><p class="muted" id="monitors"></p></section>
-<section><h2 id="actor-title">Select an actor</h2><div id="chart"></div>
+<section><h2>Supervision tree</h2><div id="tree"></div>
+<h2>Monitors</h2><p class="muted" id="monitors"></p><ul id="monitor-list"></ul></section>
+<section><h2 id="actor-title">Select an actor</h2>
+<div class="actions" id="actions" hidden><select id="exit-reason" aria-label="exit reason">
+<option value="kill">kill</option><option value="shutdown">shutdown</option><option value="normal">normal</option><option value="error">error</option>
+</select><button id="exit" type="button">Exit this child</button><span id="exit-result" class="muted"></span></div>
+<div id="chart"></div>
 <h2>Context</h2><pre id="context"></pre>
 <h2>Last events</h2><table id="events"></table></section>
 <section><h2>System events</h2><table id="timeline"></table></section>

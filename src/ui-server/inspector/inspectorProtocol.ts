@@ -26,6 +26,22 @@ export const BEARER_SUBPROTOCOL_PREFIX = 'roundtable.bearer.';
 /** Where the topic lives on the UI server. */
 export const INSPECT_WS_PATH = '/inspect/ws';
 
+/** `POST` here `{ sessionId | path, reason }` to exit a supervised child (admin). */
+export const INSPECT_EXIT_PATH = '/inspect/api/exit';
+
+/** The `error.code` of a rejected exit request. */
+export type InspectApiErrorCode =
+  | 'bad_json'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'not_running'
+  | 'ambiguous'
+  | 'payload_too_large'
+  | 'method_not_allowed'
+  | 'unavailable';
+
 /** One actor in the tree frame's flat list. */
 export interface ActorSummary {
   sessionId: string;

@@ -7,6 +7,7 @@
  */
 import type { SupervisorEvent } from '../../supervisor/events.js';
 import { describeExitReason, type ExitReason, isCleanExit } from '../../supervisor/exitReason.js';
+import type { MonitorMap } from './inspectorMonitors.js';
 
 /** Exits kept per child. */
 export const RECENT_EXITS = 5;
@@ -50,9 +51,11 @@ export interface SupervisorNode {
 export interface InspectorTree {
   /** By the supervisor's own sessionId. */
   supervisors: Record<string, SupervisorNode>;
+  /** Live monitors by ref (inspectorMonitors.ts). */
+  monitors: MonitorMap;
 }
 
-export const EMPTY_TREE: InspectorTree = { supervisors: {} };
+export const EMPTY_TREE: InspectorTree = { supervisors: {}, monitors: {} };
 
 /** True for the event types this fold understands. */
 export function isSupervisorEvent(event: { type: string }): event is SupervisorEvent {
@@ -110,10 +113,10 @@ function dropSubtree(tree: InspectorTree, sessionId: string): InspectorTree {
   delete supervisors[sessionId];
   for (const c of sup.children) {
     if (c.sessionId && supervisors[c.sessionId]) {
-      supervisors = dropSubtree({ supervisors }, c.sessionId).supervisors;
+      supervisors = dropSubtree({ ...tree, supervisors }, c.sessionId).supervisors;
     }
   }
-  return { supervisors };
+  return { ...tree, supervisors };
 }
 
 /**
@@ -192,7 +195,7 @@ export function applySupervisorEvent(
       next = { ...sup, status: 'shutdown', reason: describe(event.reason) };
       break;
   }
-  return { supervisors: { ...base.supervisors, [sessionId]: next } };
+  return { ...base, supervisors: { ...base.supervisors, [sessionId]: next } };
 }
 
 /**

@@ -14,7 +14,8 @@ export type TimelineKind =
   | 'give_up'
   | 'intensity'
   | 'shutdown'
-  | 'grant';
+  | 'grant'
+  | 'down';
 
 /** One line of the timeline. */
 export interface TimelineEntry {

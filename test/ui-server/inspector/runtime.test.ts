@@ -113,6 +113,16 @@ describe('inspector on the runtime', () => {
       expect(actor.context).toMatchObject({ sessionId: session.id, userId: 'alice' });
       // The ContainerRun it invoked is listed under it.
       expect(tree.actors.some((a) => a.parentId === runner.sessionId)).toBe(true);
+
+      // The RunnerPool monitors the runner: an edge pool -> runner.
+      const pool = tree.tree.supervisors[runtime.root.sessionId]!.children.find(
+        (ch) => ch.id === 'runnerPool',
+      )!;
+      const edges = Object.values(tree.tree.monitors).filter(
+        (m) => m.targetSessionId === runner.sessionId,
+      );
+      expect(edges).toHaveLength(1);
+      expect(edges[0]).toMatchObject({ watcherSessionId: pool.sessionId, targetId: session.id });
       expect(errors).toEqual([]);
     } finally {
       c.close();

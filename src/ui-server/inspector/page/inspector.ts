@@ -6,12 +6,14 @@
  */
 import {
   BEARER_SUBPROTOCOL_PREFIX,
+  INSPECT_EXIT_PATH,
   INSPECT_SUBPROTOCOL,
   INSPECT_WS_PATH,
   type InspectServerFrame,
 } from '../inspectorProtocol.js';
 import type { TimelineEntry } from '../timeline.js';
 import { highlight, renderChart } from './renderChart.js';
+import { renderMonitors } from './renderMonitors.js';
 import { type Pick, renderTree, type TreeView } from './renderTree.js';
 
 type Frame<T extends InspectServerFrame['type']> = Extract<InspectServerFrame, { type: T }>;
@@ -50,6 +52,9 @@ function select(sessionId: string | null, path: string | null): void {
   $('events').replaceChildren();
   $('context').textContent = '';
   $('actor-title').textContent = sessionId === null ? 'Select an actor' : sessionId;
+  // Only a supervised child can be exited: its supervisor restarts it.
+  $('actions').hidden = path === null;
+  $('exit-result').textContent = '';
   socket?.send(JSON.stringify({ type: 'select', sessionId }));
   drawTree();
 }
@@ -61,7 +66,36 @@ function onPick(p: Pick): void {
 function drawTree(): void {
   if (!view) return;
   $('tree').replaceChildren(renderTree(view, selected, onPick));
-  $('monitors').textContent = 'Monitors: not in the inspection stream yet (see docs/inspector.md).';
+  const list = renderMonitors(view);
+  $('monitors').textContent =
+    list.length === 0 ? 'none' : `${list.length} live (watcher → target; dashed: watcher inferred)`;
+  $('monitor-list').replaceChildren(...list);
+}
+
+/** Exits the selected child through the admin API (its supervisor then applies its policy). */
+async function exitSelected(token: string): Promise<void> {
+  const out = $('exit-result');
+  if (selectedPath === null) return;
+  const picked = ($('exit-reason') as HTMLSelectElement).value;
+  const reason = picked === 'error' ? { error: 'exited from the inspector' } : picked;
+  out.className = 'muted';
+  out.textContent = 'exiting…';
+  try {
+    const res = await fetch(INSPECT_EXIT_PATH, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: selectedPath, reason }),
+    });
+    const body = (await res.json()) as {
+      reason?: string;
+      error?: { code: string; message: string };
+    };
+    if (!res.ok) throw new Error(`${body.error?.code ?? res.status}: ${body.error?.message ?? ''}`);
+    out.textContent = `exited: ${body.reason}`;
+  } catch (err) {
+    out.className = 'alarm';
+    out.textContent = (err as Error).message;
+  }
 }
 
 function followRestart(): void {
@@ -184,4 +218,7 @@ function connect(token: string, attempt: number): void {
 
 const token = readToken();
 if (token === null) status.textContent = 'no token: open /inspect#token=<admin token>';
-else connect(token, 0);
+else {
+  $('exit').addEventListener('click', () => void exitSelected(token));
+  connect(token, 0);
+}
