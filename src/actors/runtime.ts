@@ -15,6 +15,7 @@ import type { AnyActorRef } from 'xstate';
 import {
   cancel as cancelRow,
   createTaskWithSession,
+  endBeat,
   getTask,
   getTaskForUser,
   listSessionsForTask,
@@ -421,6 +422,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await top.shutdown();
         dead = true;
         pool.close();
+        // Stopped on purpose: other nodes need not wait out the staleness
+        // window to adopt the runs this boot leaves behind.
+        // A store that is down by now only costs them the window: reported.
+        await endBeat(db, { owner }).catch(o.onError);
       })();
       return stopping;
     },

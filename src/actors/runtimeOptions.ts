@@ -67,6 +67,12 @@ export type ResolvedRuntimeOptions = Omit<RuntimeOptions, keyof typeof RUNTIME_D
  * ```ts
  * const base = { db: {}, backend: {}, clock: {}, caps: { maxRunning: 2, defaultUserCap: 1 }, nodeId: 'n1' }
  * resolveRuntimeOptions(base).reconcileMs // => 60000
+ * resolveRuntimeOptions(base).heartbeatMs // => 20000
+ * resolveRuntimeOptions({ ...base, reconcileMs: 3000 }).heartbeatMs // => 1000
+ * resolveRuntimeOptions(base).heartbeatStaleBeats // => 3
+ * resolveRuntimeOptions(base).passTimeoutMs // => 600000
+ * resolveRuntimeOptions({ ...base, heartbeatStaleBeats: 0 }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ ...base, passTimeoutMs: -1 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, pollMS: 5 }) // throws RUNTIME_INVALID_OPTION
  * resolveRuntimeOptions({ ...base, pollMs: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, nodeId: 'a@b' }) // throws RuntimeOptionError

@@ -173,7 +173,11 @@ export interface Runtime {
   liveRunners(): string[];
   /** I/O calls in flight right now (the harness waits for 0 to call the system settled). */
   busy(): number;
-  /** Stops the tree in reverse start order (Reconciler, runners, pool). Idempotent. */
+  /**
+   * Stops the tree in reverse start order (Reconciler, heartbeat, runners,
+   * pool), then deletes this boot's heartbeat row so other nodes adopt its
+   * runs at once. Idempotent.
+   */
   stop(): Promise<void>;
   /** Kills every actor at once with no cleanup, as a replaced app container would die. */
   kill(): void;

@@ -31,6 +31,7 @@ export { MIGRATIONS, type MigrateResult, type Migration, migrate } from './migra
 export {
   type BeatInput,
   beat,
+  endBeat,
   type OwnerBeat,
   ownerBeat,
   pruneHeartbeats,

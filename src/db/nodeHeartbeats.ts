@@ -61,6 +61,12 @@ export async function ownerBeat(db: Db, input: { owner: string }): Promise<Owner
   return { beatAt: row.beat_at, replaced: row.replaced === true };
 }
 
+/** Deletes a boot's row: it stopped on purpose, so its runs are orphans at once. */
+export async function endBeat(db: Db, input: { owner: string }): Promise<void> {
+  const o = parseOrThrow(owner, input.owner, 'owner');
+  await db.deleteFrom('node_heartbeats').where('owner', '=', o).execute();
+}
+
 /** Deletes beats older than `before` (boots long gone). Returns how many. */
 export async function pruneHeartbeats(db: Db, input: { before: Date }): Promise<number> {
   const before = parseOrThrow(f.now, input.before, 'before');

@@ -3,56 +3,18 @@
  * fails too. Driven through a Kysely whose driver answers the lock queries
  * itself, so the failing unlock is certain and no server is needed.
  */
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-} from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ReconcilerUnlockError, withReconcilerLock } from '../../src/actors/reconciler.js';
-import type { Db } from '../../src/db/index.js';
+import { fakeDb as fakeKysely } from './fakeDb.js';
 
 function fakeDb(options: { lockFree: boolean; unlockFails: boolean }) {
-  const seen: string[] = [];
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-      seen.push(query.sql);
-      if (query.sql.includes('pg_try_advisory_lock')) {
-        return { rows: [{ ok: options.lockFree } as R] };
-      }
-      if (query.sql.includes('pg_advisory_unlock') && options.unlockFails) {
-        throw new Error('Connection terminated unexpectedly');
-      }
-      return { rows: [] };
-    },
-    // biome-ignore lint/correctness/useYield: no streaming in this fake
-    async *streamQuery() {
-      throw new Error('not streamed');
-    },
-  };
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    beginTransaction: async () => {},
-    commitTransaction: async () => {},
-    rollbackTransaction: async () => {},
-    releaseConnection: async () => {},
-    destroy: async () => {},
-  };
-  const db = new Kysely({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  }) as unknown as Db;
-  return { db, seen };
+  return fakeKysely(async (sql) => {
+    if (sql.includes('pg_try_advisory_lock')) return { rows: [{ ok: options.lockFree }] };
+    if (sql.includes('pg_advisory_unlock') && options.unlockFails) {
+      throw new Error('Connection terminated unexpectedly');
+    }
+    return { rows: [] };
+  });
 }
 
 describe('withReconcilerLock when the unlock fails', () => {

@@ -119,4 +119,34 @@ describe('createFairSlotPool', () => {
     expect(pool.enqueue('ann', 'a2', waiter())).toBeNull();
     pool.close();
   });
+
+  it('a reload while a grant is not yet claimed keeps it granted: the slot is not handed out twice', async () => {
+    const rows = {
+      queued: [
+        { sessionId: 'a1', userId: 'ann', since: 1 },
+        { sessionId: 'b1', userId: 'bob', since: 2 },
+      ],
+      running: [] as Array<{ sessionId: string; userId: string; since: number }>,
+    };
+    const store = {
+      loadRows: async () => rows,
+      loadCaps: async () => new Map<string, number>(),
+      saveCap: async () => {},
+    };
+    const pool = createFairSlotPool({ maxRunning: 1, defaultUserCap: 1 }, () => 0, store);
+    await flush();
+    const [a, b] = [waiter(), waiter()];
+    expect(pool.enqueue('ann', 'a1', a)).toBe(0);
+    expect(pool.enqueue('bob', 'b1', b)).toBe(1);
+    await flush();
+    expect(slots(a)).toEqual(['a1']);
+    // a1's claim is still in flight: its row says queued. A reload must not regrant.
+    pool.reload();
+    await flush();
+    expect(pool.holders()).toEqual(['a1']);
+    expect(pool.position('b1')).toBe(1);
+    expect(slots(b)).toEqual([]);
+    expect(slots(a)).toEqual(['a1']);
+    pool.close();
+  });
 });

@@ -13,9 +13,6 @@ import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBacken
 import { ownerBeat } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
-import { runDocExamples } from '../support/docExamples.js';
-
-runDocExamples(new URL('../../src/actors/runtimeHeartbeat.ts', import.meta.url), heartbeat);
 
 let h: TestRuntime | undefined;
 const others: Runtime[] = [];
@@ -132,6 +129,23 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
     await h.advance(120_000);
     expect((await h.sessions()).find((r) => r.id === sessionId)?.status).toBe('succeeded');
     expect(h.errors).toEqual([]);
+  });
+
+  test('a node that stops on purpose deletes its beat: another node adopts its runs at once', async () => {
+    h = await createTestRuntime({ db: getDb().db, nodeId: 'nodeA', reconcileMs: RECONCILE });
+    const { sessionId } = await h.runtime.createTask('ann', agent(120));
+    await h.advance(5_000);
+    const b = await bootB(h, []);
+    await settleAll([h.runtime, b]);
+    expect((await h.sessions())[0]?.owner).toBe('nodeA@boot1');
+    await h.runtime.stop();
+    expect((await ownerBeat(getDb().db, { owner: 'nodeA@boot1' })).beatAt).toBeNull();
+    await b.reconcile();
+    await settleAll([b]);
+    expect((await h.sessions()).find((s) => s.id === sessionId)?.owner).toBe('nodeB@b1');
+    await advance(h, [b], 150_000);
+    expect((await h.sessions()).find((s) => s.id === sessionId)?.status).toBe('succeeded');
+    expect(h.execLog(sessionId)).toHaveLength(1);
   });
 
   test("another node sees a node's earlier boot as gone as soon as that node has booted again", async () => {

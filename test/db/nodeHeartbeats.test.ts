@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { ValidationError } from '../../src/db/errors.js';
-import { beat, ownerBeat, pruneHeartbeats } from '../../src/db/nodeHeartbeats.js';
+import { beat, endBeat, ownerBeat, pruneHeartbeats } from '../../src/db/nodeHeartbeats.js';
 import { describeEachEngine } from '../support/databases.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 6, 14, 10, 0, s));
@@ -25,6 +25,14 @@ describeEachEngine('node heartbeats', (getDb) => {
     expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: at(30), replaced: true });
     expect(await ownerBeat(db, { owner: 'a@2' })).toEqual({ beatAt: at(31), replaced: false });
     expect(await ownerBeat(db, { owner: 'b@1' })).toEqual({ beatAt: at(1), replaced: false });
+  });
+
+  it('a boot that stops on purpose ends its beat', async () => {
+    const { db } = getDb();
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
+    await endBeat(db, { owner: 'a@1' });
+    await endBeat(db, { owner: 'a@1' });
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: null, replaced: false });
   });
 
   it('prunes beats older than a moment, and only those', async () => {
