@@ -3,14 +3,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import type { MachineInfo } from './machine.js';
 import type { PgbenchResult } from './pgbench.js';
 import { SCRIPT_TEXT } from './pgbench.js';
+import type { QueryProfile } from './queryProfile.js';
 import type { LatencyResult } from './scenarios/latency.js';
 import type { RecoveryResult } from './scenarios/recovery.js';
 import type { ThroughputRun } from './scenarios/throughput.js';
 import { type Bar, barChart } from './svgChart.js';
-import type { RecoveryDoc } from './types.js';
+import type { RecoveryDoc, ScenarioName } from './types.js';
 
 export interface SystemResult {
   name: string;
+  /** What the report calls it; absent in reports written before labels existed. */
+  label?: string;
+  /** Scenarios this system does not take part in. */
+  skipped?: ScenarioName[];
   version?: string;
   node?: string;
   settings?: Readonly<Record<string, string>>;
@@ -45,19 +50,73 @@ const f1 = (n: number): string => n.toFixed(1);
 const f2 = (n: number): string => n.toFixed(2);
 
 function label(r: SystemResult): string {
-  // Until the runtime lands, the roundtable rows measure the src/db path
-  // driven by the bench's stand-in dispatcher; the label must say so.
+  if (r.label !== undefined) return r.label;
+  // Reports written before the runtime landed measured the src/db path
+  // under the bench's stand-in dispatcher under these names.
   if (r.name === 'roundtable') return 'roundtable (src/db path)';
   if (r.name === 'roundtable-caps100') return 'roundtable (src/db path), caps on, 100 users';
   return r.name;
 }
 
-export function chartOf(report: PeersReport): string {
-  const bars: Bar[] = report.results.map((r) =>
-    r.throughput !== undefined
-      ? { label: label(r), value: r.throughput.medianJobsPerSecond }
-      : { label: label(r), value: 0, note: r.unavailable ?? 'failed, see report' },
+const skips = (r: SystemResult, s: ScenarioName): boolean => r.skipped?.includes(s) ?? false;
+
+/** Per-job statement counts of a system's first throughput run, most frequent first. */
+function profileOf(r: SystemResult): { profile: QueryProfile; jobs: number } | undefined {
+  const run = r.throughput?.runs[0];
+  return run?.profile === undefined ? undefined : { profile: run.profile, jobs: run.jobs };
+}
+
+function profileSection(p: PeersReport): string[] {
+  const rows = p.results.flatMap((r) => {
+    const got = profileOf(r);
+    return got === undefined ? [] : [{ r, ...got }];
+  });
+  if (rows.length === 0) return [];
+  const L: string[] = [];
+  L.push('');
+  L.push('## Where the writes go');
+  L.push('');
+  L.push(
+    "Every statement the worker process sent through `pg` in the first throughput run (counted by wrapping `pg.Client.prototype.query` in the worker; the server has no pg_stat_statements preloaded), divided by the jobs. It includes the worker's start-up and its background loops over the run, and not the enqueues of systems that enqueue from the bench process (pg-boss, graphile-worker, roundtable store path: their enqueue is one bulk statement per 1,000 jobs or, for the store path, one statement per job). A write transaction is a BEGIN..COMMIT with at least one INSERT/UPDATE/DELETE, or one such statement on its own: each is a commit the server must flush to disk, which is what bounds a queue on this server (see the pgbench ceiling).",
   );
+  L.push('');
+  L.push('| system | statements/job | write transactions/job | read-only transactions/job |');
+  L.push('|---|---:|---:|---:|');
+  for (const { r, profile, jobs } of rows) {
+    const total = Object.values(profile.statements).reduce((a, b) => a + b, 0);
+    L.push(
+      `| ${label(r)} | ${f2(total / jobs)} | ${f2(profile.writeTransactions / jobs)} | ${f2(profile.readTransactions / jobs)} |`,
+    );
+  }
+  for (const { r, profile, jobs } of rows) {
+    L.push('');
+    L.push(`### ${label(r)}: statements per job`);
+    L.push('');
+    const top = Object.entries(profile.statements)
+      .sort((a, b) => b[1] - a[1])
+      .filter(([, n]) => n / jobs >= 0.01);
+    L.push(top.map(([k, n]) => `\`${k}\` ${f2(n / jobs)}`).join(', '));
+    if (!r.name.startsWith('roundtable')) continue;
+    L.push('');
+    L.push('| per job | statement |');
+    L.push('|---:|---|');
+    const shapes = Object.entries(profile.shapes ?? {})
+      .sort((a, b) => b[1] - a[1])
+      .filter(([, n]) => n / jobs >= 0.05);
+    for (const [text, n] of shapes)
+      L.push(`| ${f2(n / jobs)} | \`${text.replaceAll('|', '\\|')}\` |`);
+  }
+  return L;
+}
+
+export function chartOf(report: PeersReport): string {
+  const bars: Bar[] = report.results
+    .filter((r) => !skips(r, 'throughput'))
+    .map((r) =>
+      r.throughput !== undefined
+        ? { label: label(r), value: r.throughput.medianJobsPerSecond }
+        : { label: label(r), value: 0, note: r.unavailable ?? 'failed, see report' },
+    );
   const top = report.ceiling.reduce((a, c) => (c.insertsPerSecond > a.insertsPerSecond ? c : a));
   bars.push({ label: `pgbench INSERT, ${top.clients} clients`, value: top.insertsPerSecond });
   return barChart(
@@ -88,20 +147,24 @@ export function renderReport(p: PeersReport): string {
       continue;
     }
     const t = r.throughput;
+    const na = 'n/a';
     const rec =
       r.recovery !== undefined
         ? `${f2(r.recovery.recoveredMs / 1000)} s (${r.recovery.restarted} re-run, ${r.recovery.failed} failed)`
-        : (r.recoveryUnavailable ?? 'failed, see below');
+        : (r.recoveryUnavailable ??
+          (skips(r, 'recovery') ? 'not measured for this row' : 'failed, see below'));
+    const tpFail = skips(r, 'throughput') ? na : 'failed';
+    const latFail = skips(r, 'latency') ? na : 'failed';
     L.push(
       [
         '',
         label(r),
         r.node ?? '',
-        t ? f0(t.medianJobsPerSecond) : 'failed',
+        t ? f0(t.medianJobsPerSecond) : tpFail,
         t ? `${f0(t.jobs)} x ${t.runs.length}` : '',
         t ? f2(t.medianCommitsPerJob) : '',
         t ? f2(t.medianTuplesPerJob) : '',
-        r.latency ? `${f1(r.latency.medianMs)} ms` : 'failed',
+        r.latency ? `${f1(r.latency.medianMs)} ms` : latFail,
         r.latency ? `${f1(r.latency.p99Ms)} ms` : '',
         rec,
         '',
@@ -126,7 +189,7 @@ export function renderReport(p: PeersReport): string {
     `- **latency**: ${p.latency.rate} jobs/s for ${p.latency.seconds} s, each enqueued alone; time from just before the enqueue call to the first line of the handler, same worker settings as the throughput test.`,
   );
   L.push(
-    `- **recovery**: a worker process holding ${f0(p.recoveryJobs)} running jobs is SIGKILLed while a standby worker process (started after the jobs were taken) is up; time from the kill until every job has started again in the standby or is marked failed.`,
+    `- **recovery**: a worker process holding ${f0(p.recoveryJobs)} running jobs is SIGKILLed while a standby worker process (started after the jobs were taken) is up, or, for the row that says so, a new worker process of the same node is started right after the kill (its start-up is in the time); time from the kill until every job has started again in the standby or is marked failed for good.`,
   );
   L.push('');
   L.push('## Settings and recovery, per system');
@@ -150,9 +213,19 @@ export function renderReport(p: PeersReport): string {
         `- throughput runs (jobs/s): ${r.throughput.runs.map((x) => f0(x.jobsPerSecond)).join(', ')}`,
       );
     }
+    if (r.recovery?.timeline) {
+      L.push(
+        `- recovery timeline (from the rows, s after the kill): ${Object.entries(
+          r.recovery.timeline,
+        )
+          .map(([k, v]) => `${k} ${Number.isNaN(v) ? 'none' : f2(v / 1000)}`)
+          .join('; ')}`,
+      );
+    }
     if (r.latency) L.push(`- latency max: ${f1(r.latency.maxMs)} ms over ${r.latency.jobs} jobs`);
     for (const e of r.errors) L.push(`- **error**: ${e}`);
   }
+  L.push(...profileSection(p));
   L.push('');
   L.push('## Machine');
   L.push('');
@@ -172,7 +245,7 @@ export function renderReport(p: PeersReport): string {
   L.push(`- run at ${p.date}, took ${p.durationS} s`);
   L.push('');
   L.push(
-    'Rerun: `npm run bench:peers` (a Postgres server at PEERS_PG_URL, default postgres://postgres@127.0.0.1:5432, trust auth, allowed to create databases; pgbench on PATH or in /usr/lib/postgresql/15/bin). PEERS_JOBS, PEERS_RUNS, PEERS_RT_JOBS, PEERS_RT_RUNS and PEERS_ONLY change the sizes and the systems.',
+    'Rerun: `npm run bench:peers` (a Postgres server at PEERS_PG_URL, default postgres://postgres@127.0.0.1:5432, trust auth, allowed to create databases; pgbench on PATH or in /usr/lib/postgresql/15/bin). PEERS_JOBS, PEERS_RUNS, PEERS_RT_JOBS, PEERS_RT_RUNS and PEERS_ONLY (pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-restart, roundtable-store) change the sizes and the systems.',
   );
   return `${L.join('\n')}\n`;
 }

@@ -10,6 +10,11 @@ export interface WorkerMode {
   concurrency: number;
   /** `noop` returns at once; `hold` never returns (the recovery test kills it). */
   job: 'noop' | 'hold';
+  /**
+   * Which worker of a recovery test this is: the one that is killed or the
+   * one that takes over (roundtable gives them different node ids).
+   */
+  role?: 'primary' | 'standby';
 }
 
 /** The enqueueing side, opened in the bench process. */
@@ -22,6 +27,14 @@ export interface QueueClient {
   pending(): Promise<number>;
   /** Keys of jobs that the system has marked failed for good. */
   failedKeys(): Promise<string[]>;
+  /**
+   * After a recovery test: when the steps of the recovery happened, in ms
+   * after `killedAt` (read from the system's own rows), for the report.
+   */
+  recoveryTimeline?(
+    killedAt: Date,
+    deadWorkerIds: readonly string[],
+  ): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -29,8 +42,17 @@ export interface QueueClient {
 export interface WorkerHandle {
   /** Identifiers the system gave this worker (used by recovery hooks). */
   ids: string[];
+  /**
+   * Enqueues in the worker's own process, for a system whose jobs are
+   * submitted through the worker (roundtable: an application calls
+   * `runtime.submit` in the node process). The bench forwards over IPC.
+   */
+  enqueue?(keys: readonly string[]): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** The scenarios run.ts knows; a system may take part in some only. */
+export type ScenarioName = 'throughput' | 'latency' | 'recovery';
 
 /** What a system's documentation says about a worker that dies mid-job. */
 export interface RecoveryDoc {
@@ -43,6 +65,21 @@ export interface RecoveryDoc {
 export interface BenchSystem {
   /** Stable name, also the key the worker child process looks adapters up by. */
   readonly name: string;
+  /** What the report calls it (defaults to `name`). */
+  readonly label?: string;
+  /** Scenarios this system takes part in (default: all). */
+  readonly scenarios?: readonly ScenarioName[];
+  /**
+   * Jobs are enqueued through the worker process (`WorkerHandle.enqueue`),
+   * not through `client()`; `client()` then only reads progress.
+   */
+  readonly enqueuesInWorker?: boolean;
+  /**
+   * When the recovery test starts the standby: `before_kill` (a second node,
+   * already up) or `after_kill` (the same node restarted, as a deploy does).
+   * Default `before_kill`.
+   */
+  readonly recoveryStandby?: 'before_kill' | 'after_kill';
   /** Package name and exact version. */
   readonly version: string;
   /** Settings used, as shown in the report. */

@@ -4,12 +4,17 @@
  * batched every 10 ms (the timestamps are taken in the handler, so batching
  * does not move them). Running workers in a child is what lets the recovery
  * test SIGKILL one, and keeps the enqueueing side's CPU out of the worker.
+ * For a system that enqueues through its worker (roundtable's runtime), the
+ * parent's `enqueue` messages are run here. Every statement the worker sends
+ * through `pg` is counted (queryProfile.ts) and handed back on stop.
  */
 
+import { installQueryProfile, queryProfile } from './queryProfile.js';
 import { systemByName } from './systems/index.js';
 import type { WorkerMode } from './types.js';
 import type { ChildMessage, ParentMessage } from './workerProtocol.js';
 
+installQueryProfile();
 const [name, url, modeJson] = process.argv.slice(2);
 if (
   name === undefined ||
@@ -43,14 +48,28 @@ const worker = await system.startWorker(url, mode, (key) => {
 send({ type: 'ready', ids: worker.ids, node: process.version, pid: process.pid });
 
 process.on('message', (m: ParentMessage) => {
-  if (m.type !== 'stop') return;
+  if (m.type === 'enqueue') {
+    const enqueue = worker.enqueue;
+    const done =
+      enqueue === undefined
+        ? Promise.reject(new Error(`${name} does not enqueue in its worker`))
+        : enqueue.call(worker, m.keys);
+    void done.then(
+      () => send({ type: 'enqueued', id: m.id }),
+      (e: unknown) =>
+        send({ type: 'enqueued', id: m.id, error: e instanceof Error ? e.stack : String(e) }),
+    );
+    return;
+  }
   void worker.stop().then(
     () => {
       flush();
       clearInterval(flusher);
       // Exit explicitly: a library may leave a timer behind, and the parent
       // only waits a bounded time before it SIGKILLs.
-      process.send?.({ type: 'stopped' } satisfies ChildMessage, () => process.exit(0));
+      process.send?.({ type: 'stopped', profile: queryProfile() } satisfies ChildMessage, () =>
+        process.exit(0),
+      );
     },
     (e: unknown) => {
       process.stderr.write(`worker stop failed: ${String(e)}\n`);

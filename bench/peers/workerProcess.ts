@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { QueryProfile } from './queryProfile.js';
 import type { WorkerMode } from './types.js';
 import type { ChildMessage } from './workerProtocol.js';
 
@@ -19,6 +20,10 @@ export interface WorkerProcess {
   startCount(): number;
   /** Resolves when `pred` holds after a start batch; rejects at the deadline. */
   waitFor(pred: () => boolean, deadlineMs: number, what: string): Promise<void>;
+  /** Enqueues through the worker (systems with `enqueuesInWorker`); resolves when it has. */
+  enqueue(keys: readonly string[], deadlineMs?: number): Promise<void>;
+  /** Statements the worker sent, handed over by a graceful stop (undefined after a kill). */
+  profile(): QueryProfile | undefined;
   stop(deadlineMs?: number): Promise<void>;
   kill(): Promise<void>;
 }
@@ -40,8 +45,17 @@ export async function startWorkerProcess(
   });
   const starts = new Map<string, number>();
   let count = 0;
+  let profile: QueryProfile | undefined;
+  let nextEnqueue = 1;
+  const enqueues = new Map<number, (error?: string) => void>();
   const waiters = new Set<() => void>();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      for (const settle of enqueues.values()) settle('the worker process exited');
+      enqueues.clear();
+      resolve();
+    }),
+  );
 
   const ready = new Promise<{ ids: string[]; node: string }>((resolve, reject) => {
     const timer = setTimeout(
@@ -62,6 +76,11 @@ export async function startWorkerProcess(
           if (!starts.has(k)) starts.set(k, m.at[i]!);
         });
         for (const w of waiters) w();
+      } else if (m.type === 'enqueued') {
+        enqueues.get(m.id)?.(m.error);
+        enqueues.delete(m.id);
+      } else if (m.type === 'stopped') {
+        profile = m.profile;
       }
     });
   });
@@ -91,6 +110,24 @@ export async function startWorkerProcess(
         waiters.add(check);
       });
     },
+    enqueue(keys, deadlineMs = 600_000) {
+      const id = nextEnqueue++;
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          enqueues.delete(id);
+          reject(
+            new DeadlineError(`${system}: enqueue of ${keys.length} not done in ${deadlineMs} ms`),
+          );
+        }, deadlineMs);
+        enqueues.set(id, (error) => {
+          clearTimeout(timer);
+          if (error === undefined) resolve();
+          else reject(new Error(`${system} worker enqueue failed: ${error}`));
+        });
+        child.send({ type: 'enqueue', id, keys: [...keys] });
+      });
+    },
+    profile: () => profile,
     async stop(deadlineMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.send({ type: 'stop' });

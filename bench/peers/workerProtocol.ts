@@ -1,8 +1,10 @@
 /** Messages between the bench process and a worker child process. */
+import type { QueryProfile } from './queryProfile.js';
 
 export type ChildMessage =
   | { type: 'ready'; ids: string[]; node: string; pid: number }
   | { type: 'started'; keys: string[]; at: number[] }
-  | { type: 'stopped' };
+  | { type: 'enqueued'; id: number; error?: string }
+  | { type: 'stopped'; profile: QueryProfile };
 
-export type ParentMessage = { type: 'stop' };
+export type ParentMessage = { type: 'stop' } | { type: 'enqueue'; id: number; keys: string[] };

@@ -7,6 +7,7 @@ import { median, percentile } from '../../stats.js';
 import { createScratch, dropScratch } from '../scratchDb.js';
 import type { BenchSystem } from '../types.js';
 import { startWorkerProcess } from '../workerProcess.js';
+import { enqueuerFor } from './enqueuer.js';
 import { CONCURRENCY } from './throughput.js';
 
 export interface LatencyResult {
@@ -32,8 +33,9 @@ export async function latencyRun(
       recovery: false,
     });
     const client = await system.client(url);
+    const enqueue = enqueuerFor(system, client, worker);
     // One untimed job first, so connection set-up is not in the first sample.
-    await client.enqueueOne('warmup');
+    await enqueue.one('warmup');
     await worker.waitFor(() => worker.starts.has('warmup'), 10_000, 'warm-up job');
 
     const jobs = ratePerSecond * seconds;
@@ -46,7 +48,7 @@ export async function latencyRun(
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const key = `l${i}`;
       enqueuedAt.set(key, performance.timeOrigin + performance.now());
-      sends.push(client.enqueueOne(key));
+      sends.push(enqueue.one(key));
     }
     await Promise.all(sends);
     await worker.waitFor(

@@ -1,19 +1,24 @@
 /**
  * Recovery: a worker process holds 1,000 running jobs and is SIGKILLed. A
- * standby worker process (started after the jobs were taken, so it holds
- * none) is already up, as a second node or a restarted one would be. The
- * clock runs from the kill until every one of the 1,000 jobs has started in
- * the standby or is marked failed by the system.
+ * standby worker process takes over: by default it is already up (started
+ * after the jobs were taken, so it holds none), as a second node would be;
+ * with `recoveryStandby: 'after_kill'` it is started right after the kill, as
+ * a restarted node would be, and its start-up is inside the time. The clock
+ * runs from the kill until every one of the 1,000 jobs has started in the
+ * standby or is marked failed for good by the system.
  */
 import { createScratch, dropScratch } from '../scratchDb.js';
 import type { BenchSystem, WorkerMode } from '../types.js';
-import { startWorkerProcess } from '../workerProcess.js';
+import { startWorkerProcess, type WorkerProcess } from '../workerProcess.js';
+import { enqueuerFor } from './enqueuer.js';
 
 export interface RecoveryResult {
   jobs: number;
   recoveredMs: number;
   restarted: number;
   failed: number;
+  /** The system's own steps, ms after the kill (see `QueueClient.recoveryTimeline`). */
+  timeline?: Record<string, number>;
 }
 
 export async function recoveryRun(
@@ -27,44 +32,55 @@ export async function recoveryRun(
     concurrency: jobs,
     job: 'hold',
     recovery: true,
+    role: 'primary',
   };
+  const standbyMode = { ...mode, role: 'standby' as const };
+  const afterKill = system.recoveryStandby === 'after_kill';
   try {
     await system.setup(url, { recovery: true });
     const client = await system.client(url);
     const victim = await startWorkerProcess(system.name, url, mode);
     const keys = Array.from({ length: jobs }, (_, i) => `r${i}`);
-    await client.enqueueMany(keys);
-    await victim.waitFor(() => victim.starts.size >= jobs, 60_000, `${jobs} jobs running`);
-    const standby = await startWorkerProcess(system.name, url, mode);
+    await enqueuerFor(system, client, victim).many(keys);
+    await victim.waitFor(() => victim.starts.size >= jobs, 120_000, `${jobs} jobs running`);
+    let standby: WorkerProcess | undefined = afterKill
+      ? undefined
+      : await startWorkerProcess(system.name, url, standbyMode);
     try {
       const t0 = performance.now();
+      const killedAt = new Date();
       await victim.kill();
       await system.onWorkerDeath?.(url, victim.ids);
+      standby ??= await startWorkerProcess(system.name, url, standbyMode);
+      const s = standby;
 
       let failed = new Set<string>();
-      const covered = (): boolean => keys.every((k) => standby.starts.has(k) || failed.has(k));
+      const covered = (): boolean => keys.every((k) => s.starts.has(k) || failed.has(k));
       for (;;) {
         failed = new Set(await client.failedKeys());
         if (covered()) break;
         if (performance.now() - t0 > deadlineMs) {
           throw new Error(
-            `${system.name}: ${standby.starts.size} restarted, ${failed.size} failed of ${jobs} after ${deadlineMs} ms`,
+            `${system.name}: ${s.starts.size} restarted, ${failed.size} failed of ${jobs} after ${deadlineMs} ms`,
           );
         }
         await Promise.race([
-          standby.waitFor(covered, 100, 'coverage').catch(() => undefined),
+          s.waitFor(covered, 100, 'coverage').catch(() => undefined),
           new Promise((r) => setTimeout(r, 100)),
         ]);
       }
       const recoveredMs = performance.now() - t0;
+      const timeline = await client.recoveryTimeline?.(killedAt, victim.ids);
       return {
+        ...(timeline ? { timeline } : {}),
         jobs,
         recoveredMs,
-        restarted: keys.filter((k) => standby.starts.has(k)).length,
-        failed: keys.filter((k) => failed.has(k) && !standby.starts.has(k)).length,
+        restarted: keys.filter((k) => s.starts.has(k)).length,
+        failed: keys.filter((k) => failed.has(k) && !s.starts.has(k)).length,
       };
     } finally {
-      await standby.kill();
+      await standby?.kill();
+      await victim.kill();
       await client.close();
     }
   } finally {

@@ -4,9 +4,12 @@
  * says no job is left. The same run counts the server's commits and written
  * tuples for the writes-per-job figure.
  */
+
+import type { QueryProfile } from '../queryProfile.js';
 import { createScratch, dropScratch, readCounters, waitForNoBackends } from '../scratchDb.js';
 import type { BenchSystem } from '../types.js';
 import { startWorkerProcess } from '../workerProcess.js';
+import { enqueuerFor } from './enqueuer.js';
 
 export const CONCURRENCY = 20;
 const POLL_MS = 20;
@@ -20,6 +23,8 @@ export interface ThroughputRun {
   /** Inserted + updated + deleted tuples per job. */
   tuplesPerJob: number;
   node: string;
+  /** Statements the worker process sent through pg over the whole run (set-up included). */
+  profile?: QueryProfile;
 }
 
 export async function throughputRun(
@@ -42,7 +47,7 @@ export async function throughputRun(
     const before = await readCounters(db);
 
     const t0 = performance.now();
-    await client.enqueueMany(keys);
+    await enqueuerFor(system, client, worker).many(keys);
     let polls = 0;
     for (;;) {
       polls++;
@@ -66,6 +71,7 @@ export async function throughputRun(
       commitsPerJob: (after.xactCommit - before.xactCommit - polls) / jobs,
       tuplesPerJob: (after.tupWritten - before.tupWritten) / jobs,
       node: worker.node,
+      ...(worker.profile() ? { profile: worker.profile() } : {}),
     };
   } finally {
     await dropScratch(db);

@@ -2,13 +2,20 @@
 import type { BenchSystem, UnavailableSystem } from '../types.js';
 import { graphileWorker } from './graphileWorker.js';
 import { pgBoss } from './pgBoss.js';
-import { roundtable, roundtableCaps } from './roundtable.js';
+import {
+  roundtableRestart,
+  roundtableRuntime,
+  roundtableRuntimeCaps,
+} from './roundtableRuntime.js';
+import { roundtableStore } from './roundtableStore.js';
 
 export const SYSTEMS: readonly (BenchSystem | UnavailableSystem)[] = [
   pgBoss,
   graphileWorker,
-  roundtable,
-  roundtableCaps,
+  roundtableRuntime,
+  roundtableRuntimeCaps,
+  roundtableRestart,
+  roundtableStore,
 ];
 
 export function systemByName(name: string): BenchSystem | UnavailableSystem {

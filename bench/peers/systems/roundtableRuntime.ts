@@ -1,0 +1,257 @@
+/**
+ * roundtable's real runtime (`createRuntime`: fair RunnerPool, one
+ * TaskRunner per session, heartbeat, Reconciler) on the Postgres server, with
+ * the simulated container backend on real time. A job is one
+ * `runtime.submit` made in the worker process (where an application calls
+ * it: the node process; the bench forwards its enqueues over IPC), whose
+ * command is the bench's own `bench <key> <noop|hold>`: the simulated
+ * cluster calls the command's script when the exec starts, which is where
+ * the bench marks the job started, and `noop` exits 0 at once.
+ *
+ * Recovery: the simulated cluster lives in the worker process and dies with
+ * it, so no run survives a SIGKILL and nothing can be adopted: the standby's
+ * Reconciler sees each orphaned running row, observes its service absent on
+ * its own cluster, and fails it as `owner_lost` with a new attempt queued in
+ * the same transaction (failAndRequeue), which its pool then runs. Two ways
+ * the standby learns the owner is gone (docs/runtime.md):
+ * - `roundtable`: another node (`bench-b`), already up. The victim counts as
+ *   alive until its heartbeat row is `heartbeatMs * heartbeatStaleBeats` old,
+ *   then the next periodic pass fails and re-queues (defaults: 20 s x 3 +
+ *   up to 60 s);
+ * - `roundtable-restart`: the same node (`bench-a`) booted again after the
+ *   kill, as a deploy or a process manager would: another boot of this node
+ *   is gone at once, so the boot pass does it.
+ */
+
+import { createRuntime } from '../../../src/actors/runtime.js';
+import { RUNTIME_DEFAULTS } from '../../../src/actors/runtimeOptions.js';
+import type { Clock } from '../../../src/containers/Clock.js';
+import type { SimCommandRegistry } from '../../../src/containers/simulated/commands.js';
+import { SimulatedBackend } from '../../../src/containers/simulated/SimulatedBackend.js';
+import { SimulatedCluster } from '../../../src/containers/simulated/SimulatedCluster.js';
+import { connect, migrate } from '../../../src/db/index.js';
+import type { BenchSystem, QueueClient, ScenarioName, WorkerHandle } from '../types.js';
+
+const SUBMIT_LANES = 8;
+const HOLD_MS = 3_600_000;
+const NODES = { primary: 'bench-a', standbyOtherNode: 'bench-b' };
+
+interface Variant {
+  name: string;
+  label: string;
+  users: number;
+  /** Per-user cap; `null`: one user whose cap is the global limit. */
+  userCap: number | null;
+  scenarios?: readonly ScenarioName[];
+  standby: 'other_node' | 'restart';
+}
+
+/** Real time, remembering pending timers so a stopped worker can clear the cluster's. */
+function realClock(): Clock & { clearAll(): void } {
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  return {
+    now: () => Date.now(),
+    setTimeout(fn, ms) {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        fn();
+      }, ms);
+      timers.add(t);
+      return t;
+    },
+    clearTimeout(id) {
+      timers.delete(id as ReturnType<typeof setTimeout>);
+      clearTimeout(id as ReturnType<typeof setTimeout>);
+    },
+    clearAll() {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+    },
+  };
+}
+
+const reconcileS = RUNTIME_DEFAULTS.reconcileMs / 1000;
+const heartbeatS = reconcileS / 3;
+
+function makeRuntimeSystem(v: Variant): BenchSystem {
+  const standbyText =
+    v.standby === 'other_node'
+      ? `a second node (nodeId ${NODES.standbyOtherNode}) already up when the worker (nodeId ${NODES.primary}) is SIGKILLed; it counts the dead node alive until its heartbeat row is ${heartbeatS} s x 3 beats old, then its next periodic pass (every ${reconcileS} s) fails each run as owner_lost and queues attempt 2 (the simulated cluster died with the process, so there is nothing to adopt); expected ${heartbeatS * 3}-${heartbeatS * 3 + reconcileS} s plus the re-queue work`
+      : `the same node (nodeId ${NODES.primary}) started again in a new process right after the SIGKILL (a deploy, or a process manager restarting it): the previous boot of this node is gone at once, so the boot pass fails each run as owner_lost and queues attempt 2, which the new boot runs; the time includes the new process's start-up (Node + tsx + connect + migrate check)`;
+  return {
+    name: v.name,
+    label: v.label,
+    enqueuesInWorker: true,
+    recoveryStandby: v.standby === 'restart' ? 'after_kill' : 'before_kill',
+    ...(v.scenarios ? { scenarios: v.scenarios } : {}),
+    version: 'roundtable 0.1.0 (createRuntime at this commit)',
+    settings: {
+      runtime: `createRuntime on the server (src/db connect(), pool max 10), caps maxRunning 20 (recovery test: 1000), ${v.userCap === null ? 'one user, defaultUserCap = maxRunning' : `${v.users} users round-robin, defaultUserCap ${v.userCap}`}; every other option its default (reconcileMs ${RUNTIME_DEFAULTS.reconcileMs}, heartbeatMs reconcileMs/3, heartbeatStaleBeats 3, reconcileLock false); real-time clock (Date.now/setTimeout)`,
+      backend: `SimulatedBackend over an in-process SimulatedCluster (2 machines) on the same clock; the job's command is the bench's \`bench <key> noop\` (exits 0 at once; the job counts as started when its exec starts)`,
+      enqueue: `runtime.submit(userId, { title: key, image, command }) in the worker process, ${SUBMIT_LANES} at a time for the throughput batch, one per message for latency; the bench process forwards each batch over IPC and only reads progress from the rows`,
+    },
+    recovery: {
+      defaultBehaviour: `the Reconciler fails or adopts runs whose owner is gone: a restarted node at its boot pass, another node after the dead one's heartbeat is ${heartbeatS * 3} s stale, at its next pass (every ${reconcileS} s); a container still present is adopted, an absent one is failed as owner_lost and queued again as attempt 2`,
+      measuredWith: `documented defaults; ${standbyText}`,
+    },
+
+    async setup(url) {
+      const h = await connect({ databaseUrl: url, poolMax: 1 });
+      try {
+        await migrate(h.db);
+      } finally {
+        await h.close();
+      }
+    },
+
+    async client(url): Promise<QueueClient> {
+      const h = await connect({ databaseUrl: url, poolMax: 2 });
+      const viaWorker = (): Promise<void> =>
+        Promise.reject(new Error(`${v.name} enqueues through its worker (runtime.submit)`));
+      return {
+        enqueueMany: viaWorker,
+        enqueueOne: viaWorker,
+        async pending() {
+          const r = await h.db
+            .selectFrom('sessions')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('status', 'in', ['queued', 'running'])
+            .executeTakeFirstOrThrow();
+          return Number(r.n);
+        },
+        // Failed for good: no attempt of the task is queued, running or done
+        // (a failed attempt followed by a queued one is a recovery, not a failure).
+        async failedKeys() {
+          const rows = await h.db
+            .selectFrom('tasks as t')
+            .select('t.title')
+            .where(({ not, exists, selectFrom }) =>
+              not(
+                exists(
+                  selectFrom('sessions as s')
+                    .select('s.id')
+                    .whereRef('s.task_id', '=', 't.id')
+                    .where('s.status', 'not in', ['failed', 'cancelled']),
+                ),
+              ),
+            )
+            .execute();
+          return rows.map((r) => r.title);
+        },
+        async recoveryTimeline(killedAt, deadIds) {
+          const ms = (d: Date | string | null | undefined): number =>
+            d === null || d === undefined ? Number.NaN : new Date(d).getTime() - killedAt.getTime();
+          const beat = await h.db
+            .selectFrom('node_heartbeats')
+            .select('beat_at')
+            .where('owner', 'in', [...deadIds])
+            .executeTakeFirst();
+          const lost = await h.db
+            .selectFrom('sessions')
+            .select((eb) => [
+              eb.fn.min('finished_at').as('first'),
+              eb.fn.max('finished_at').as('last'),
+            ])
+            .where('failure_reason', '=', 'owner_lost')
+            .executeTakeFirstOrThrow();
+          const again = await h.db
+            .selectFrom('sessions')
+            .select((eb) => [
+              eb.fn.min('started_at').as('first'),
+              eb.fn.max('started_at').as('last'),
+            ])
+            .where('attempt', '=', 2)
+            .executeTakeFirstOrThrow();
+          return {
+            'dead worker last heartbeat': ms(beat?.beat_at),
+            'first run failed as owner_lost': ms(lost.first),
+            'last run failed as owner_lost': ms(lost.last),
+            'first attempt 2 started': ms(again.first),
+            'last attempt 2 started': ms(again.last),
+          };
+        },
+        close: () => h.close(),
+      };
+    },
+
+    async startWorker(url, mode, onStart): Promise<WorkerHandle> {
+      const h = await connect({ databaseUrl: url });
+      const clock = realClock();
+      const commands: SimCommandRegistry = {
+        bench: ([key = '?', job = 'noop']) => {
+          onStart(key);
+          return { output: [], durationMs: job === 'hold' ? HOLD_MS : 0, exitCode: 0 };
+        },
+      };
+      const cluster = new SimulatedCluster({ clock, nodes: ['sim-1', 'sim-2'], commands });
+      let errors = 0;
+      const runtime = await createRuntime({
+        db: h.db,
+        backend: new SimulatedBackend(cluster),
+        clock,
+        caps: {
+          maxRunning: mode.concurrency,
+          defaultUserCap: v.userCap ?? mode.concurrency,
+        },
+        nodeId:
+          mode.role === 'standby' && v.standby === 'other_node'
+            ? NODES.standbyOtherNode
+            : NODES.primary,
+        onError: (e) => {
+          // Reported, never silent; a flood is cut to the first few.
+          if (++errors <= 5) process.stderr.write(`${v.name} runtime error: ${String(e)}\n`);
+        },
+      });
+      let n = 0;
+      const submitOne = async (key: string): Promise<void> => {
+        const userId = `u${n++ % v.users}`;
+        await runtime.submit(userId, {
+          title: key,
+          image: 'bench',
+          command: ['bench', key, mode.job],
+        });
+      };
+      return {
+        ids: [runtime.owner],
+        async enqueue(keys) {
+          let next = 0;
+          const lane = async (): Promise<void> => {
+            while (next < keys.length) await submitOne(keys[next++]!);
+          };
+          await Promise.all(Array.from({ length: Math.min(SUBMIT_LANES, keys.length) }, lane));
+        },
+        async stop() {
+          await runtime.stop();
+          clock.clearAll();
+          await h.close();
+        },
+      };
+    },
+  };
+}
+
+export const roundtableRuntime = makeRuntimeSystem({
+  name: 'roundtable',
+  label: 'roundtable (runtime)',
+  users: 1,
+  userCap: null,
+  standby: 'other_node',
+});
+
+export const roundtableRuntimeCaps = makeRuntimeSystem({
+  name: 'roundtable-caps100',
+  label: 'roundtable (runtime), caps on, 100 users',
+  users: 100,
+  userCap: 1,
+  scenarios: ['throughput', 'latency'],
+  standby: 'other_node',
+});
+
+export const roundtableRestart = makeRuntimeSystem({
+  name: 'roundtable-restart',
+  label: 'roundtable (runtime), recovery by restarting the node',
+  users: 1,
+  userCap: null,
+  scenarios: ['recovery'],
+  standby: 'restart',
+});
