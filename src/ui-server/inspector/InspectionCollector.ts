@@ -246,12 +246,29 @@ export class InspectionCollector {
     rec.version += 1;
     this.treeVersion += 1;
     if (DEAD.has(was)) return false;
+    this.forgetMonitorsOf(rec.sessionId);
     this.dead.push(rec.sessionId);
     if (this.dead.length > this.opts.keepDead) {
       const gone = this.dead.shift()!;
       if (this.actors.delete(gone)) this.counts.evicted += 1;
     }
     return true;
+  }
+
+  /**
+   * An ended watcher monitors nothing (Erlang drops a dead process's
+   * monitors); a callback that forwarded to it may still hold the monitor
+   * until the target exits, but the edge is no longer worth drawing.
+   */
+  private forgetMonitorsOf(sessionId: string): void {
+    const monitors = this.tree.monitors;
+    let kept: typeof monitors | null = null;
+    for (const [ref, m] of Object.entries(monitors)) {
+      if (m.watcherSessionId !== sessionId) continue;
+      kept ??= { ...monitors };
+      delete kept[ref];
+    }
+    if (kept !== null) this.tree = { ...this.tree, monitors: kept };
   }
 
   private onSnapshot(ref: ActorRefLike, snapshot: unknown): void {

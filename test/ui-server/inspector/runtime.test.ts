@@ -123,6 +123,41 @@ describe('inspector on the runtime', () => {
       );
       expect(edges).toHaveLength(1);
       expect(edges[0]).toMatchObject({ watcherSessionId: pool.sessionId, targetId: session.id });
+
+      // Crash the runner through the admin API: the pool gets DOWN (on the
+      // timeline), the runner is restarted, and the pool monitors the new one.
+      const res = await fetch(`${server.url}/inspect/api/exit`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: runner.sessionId, reason: 'kill' }),
+      });
+      expect(res.status).toBe(200);
+      await settle();
+      inspector.flush();
+      const after = await c.take(
+        'tree',
+        (f) =>
+          Object.values(f.tree.supervisors)
+            .find((s) => s.id === 'taskRunners')
+            ?.children.some((ch) => ch.id === session.id && ch.restartCount === 1) ?? false,
+      );
+      const again = Object.values(after.tree.supervisors)
+        .find((s) => s.id === 'taskRunners')!
+        .children.find((ch) => ch.id === session.id)!;
+      expect(again.sessionId).not.toBe(runner.sessionId);
+      const newEdges = Object.values(after.tree.monitors).filter((m) => m.targetId === session.id);
+      expect(newEdges.map((m) => [m.watcherSessionId, m.targetSessionId])).toEqual([
+        [pool.sessionId, again.sessionId],
+      ]);
+      // A flush sends the tree, then the timeline.
+      const down = await c.take('timeline', (f) => f.entries.some((e) => e.kind === 'down'));
+      expect(down.entries.find((e) => e.kind === 'down')).toMatchObject({
+        subject: session.id,
+        sessionId: pool.sessionId,
+        text: expect.stringMatching(/^DOWN to runnerPool: killed/),
+        alarm: true,
+      });
+
       expect(errors).toEqual([]);
     } finally {
       c.close();

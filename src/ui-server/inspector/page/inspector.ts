@@ -44,6 +44,8 @@ let socket: WebSocket | null = null;
 const time = (at: number) => new Date(at).toISOString().slice(11, 23);
 
 function select(sessionId: string | null, path: string | null): void {
+  // Following the same child to its next incarnation keeps the exit's result shown.
+  if (path === null || path !== selectedPath) $('exit-result').textContent = '';
   selected = sessionId;
   selectedPath = path;
   chart = null;
@@ -54,7 +56,6 @@ function select(sessionId: string | null, path: string | null): void {
   $('actor-title').textContent = sessionId === null ? 'Select an actor' : sessionId;
   // Only a supervised child can be exited: its supervisor restarts it.
   $('actions').hidden = path === null;
-  $('exit-result').textContent = '';
   socket?.send(JSON.stringify({ type: 'select', sessionId }));
   drawTree();
 }
