@@ -17,12 +17,7 @@ import {
   NotFoundError,
 } from './errors.js';
 import type { SupervisorEvent } from './events.js';
-import {
-  type ExitSignal,
-  exitIncarnation,
-  exitReasonOfSignal,
-  registerShell,
-} from './exitChild.js';
+import { type ExitSignal, exitOneChild, registerShell } from './exitChild.js';
 import type { ExitReason } from './exitReason.js';
 import { fromTemplate, type StartArgs } from './fromTemplate.js';
 import { inspectionShell } from './inspectionShell.js';
@@ -48,7 +43,6 @@ import type { ExitSource } from './watchExit.js';
 
 export type { ChildCounts, ChildInfo } from './ChildTable.js';
 
-export type { ExitSignal } from './exitChild.js';
 export type { StartArgs } from './fromTemplate.js';
 
 export class Supervisor implements ExitSource, NestedSupervisor {
@@ -186,22 +180,14 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   }
 
   /**
-   * OTP's `exit(Pid, Reason)` on a child: it is stopped now with `reason`
-   * (`kill` exits with `killed`), then restarted or not by its restart type,
-   * counting toward the intensity. Rejects with `NotFoundError` for an
-   * unknown id, `NoProcError` when the child is not running (a restart is
-   * pending, or it stayed stopped).
+   * OTP's `exit(Pid, Reason)` on a child (exitChild.ts): stopped now with
+   * `reason`, then restarted or not by its restart type, counting toward the
+   * intensity. Rejects with `NotFoundError` or `NoProcError` (not running).
    */
   exitChild(id: string, reason: ExitSignal = 'kill'): Promise<void> {
-    return this.mailbox.call(this.admit, () => {
-      const child = this.children.get(id);
-      if (!child) throw new NotFoundError(id);
-      const spawned = child.spawned;
-      if (!spawned) throw new NoProcError(id);
-      const why = exitReasonOfSignal(reason);
-      exitIncarnation(spawned, why);
-      return this.handleExit(child, spawned, why);
-    });
+    return this.mailbox.call(this.admit, () =>
+      exitOneChild(this.children.get(id), id, reason, (c, sp, why) => this.handleExit(c, sp, why)),
+    );
   }
 
   /** Stops every child in reverse start order, then exits with `shutdown`. */

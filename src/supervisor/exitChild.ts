@@ -5,6 +5,8 @@
  * `terminateChild`, the spec stays: this is a crash on demand, for operators
  * and tests, not a removal.
  */
+import type { ChildRecord } from './ChildTable.js';
+import { NoProcError, NotFoundError } from './errors.js';
 import type { ExitReason } from './exitReason.js';
 import type { Spawned } from './spawnChild.js';
 import { recordExitReason } from './watchExit.js';
@@ -41,6 +43,26 @@ export function exitReasonOfSignal(signal: ExitSignal): ExitReason {
 export function exitIncarnation(spawned: Spawned, reason: ExitReason): void {
   if (reason !== 'killed') recordExitReason(spawned.ref, reason);
   spawned.kill();
+}
+
+/**
+ * The supervisor's `exitChild` job, run in its mailbox: exits `child`'s
+ * running incarnation, then hands the exit to `handleExit` as if the child
+ * had ended by itself (the kill released the incarnation, so its own end is
+ * not reported a second time).
+ */
+export function exitOneChild(
+  child: ChildRecord | undefined,
+  id: string,
+  signal: ExitSignal,
+  handleExit: (child: ChildRecord, spawned: Spawned, reason: ExitReason) => void | Promise<void>,
+): void | Promise<void> {
+  if (!child) throw new NotFoundError(id);
+  const spawned = child.spawned;
+  if (!spawned) throw new NoProcError(id);
+  const reason = exitReasonOfSignal(signal);
+  exitIncarnation(spawned, reason);
+  return handleExit(child, spawned, reason);
 }
 
 /** What the inspector may do to a supervisor it found in the inspection stream. */
