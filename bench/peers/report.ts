@@ -159,7 +159,7 @@ export function renderReport(p: PeersReport): string {
       [
         '',
         label(r),
-        r.node ?? '',
+        r.node ?? (r.unavailable === undefined ? p.machine.node : ''),
         t ? f0(t.medianJobsPerSecond) : tpFail,
         t ? `${f0(t.jobs)} x ${t.runs.length}` : '',
         t ? f2(t.medianCommitsPerJob) : '',
@@ -202,7 +202,7 @@ export function renderReport(p: PeersReport): string {
       continue;
     }
     L.push('');
-    L.push(`- version: ${r.version}; worker process on Node ${r.node ?? 'unknown'}`);
+    L.push(`- version: ${r.version}; worker process on Node ${r.node ?? p.machine.node}`);
     for (const [k, v] of Object.entries(r.settings ?? {})) L.push(`- ${k}: ${v}`);
     if (r.recoveryDoc) {
       L.push(`- recovery, documented default: ${r.recoveryDoc.defaultBehaviour}`);
