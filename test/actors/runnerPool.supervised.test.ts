@@ -70,7 +70,9 @@ describe('RunnerPool under the supervisor', () => {
     store.failNext = true;
     pool.rebuild();
     // The failed load is the pool's crash: it escalates to the supervisor.
-    await expect(waitFor(first, () => false, { timeout: 5_000 })).rejects.toThrow('connection reset');
+    await expect(waitFor(first, () => false, { timeout: 5_000 })).rejects.toThrow(
+      'connection reset',
+    );
     await waitFor(current(), (s) => s !== undefined && s.value === 'ready', { timeout: 5_000 });
     expect(current()).not.toBe(first);
 
