@@ -12,4 +12,4 @@ if [ ! -x /usr/bin/chromium ]; then
     ci_install_chromium || { echo "ci: chromium install failed" >&2; exit 1; }
   fi
 fi
-/usr/bin/chromium --version
+dpkg-query -W chromium
