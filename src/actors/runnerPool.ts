@@ -57,6 +57,12 @@ export interface RunnerPoolInput {
   onUnwaitedGrant?: (grant: Grant) => void;
   /** How a grant reaches its waiter. Default: sent in the step that made it. */
   deliver?: (waiter: PoolWaiter, event: RunnerSlotEvent) => void;
+  /**
+   * Called in every step that changed the index (positions may have moved).
+   * Must not call the pool back synchronously: schedule the work (the board
+   * recomputes its positions once per microtask).
+   */
+  onChange?: () => void;
 }
 
 export type RunnerPoolEvent =
@@ -201,6 +207,12 @@ function applyRows(
   );
 }
 
+/** The next version, telling `onChange` that the index moved. */
+function bump(ctx: RunnerPoolContext): number {
+  ctx.input.onChange?.();
+  return ctx.version + 1;
+}
+
 /** Takes back every monitor (the pool is stopping; its waiters outlive it). */
 export function forgetWaiters(ctx: RunnerPoolContext): void {
   for (const id of [...ctx.waiters.keys()]) unwatch(ctx, id);
@@ -229,18 +241,18 @@ export const runnerPoolMachine = setup({
         const slot: RunnerSlotEvent = { type: 'runner_slot', sessionId: event.sessionId };
         if (ctx.input.deliver) ctx.input.deliver(event.waiter, slot);
         else event.waiter.send(slot);
-        return { lastPosition: 0, version: ctx.version + 1 };
+        return { lastPosition: 0, version: bump(ctx) };
       }
       const r = ctx.index.enqueue(event.userId, event.sessionId, at);
       deliver(ctx, r.grants);
-      return { lastPosition: r.position, version: ctx.version + 1 };
+      return { lastPosition: r.position, version: bump(ctx) };
     }),
     hold: assign(({ context: ctx, event, self }) => {
       if (event.type !== 'hold') return {};
       watch(ctx, self, event.sessionId, event.waiter);
       ctx.touched.set(event.sessionId, 'live');
       ctx.index.hold(event.userId, event.sessionId, ctx.input.now());
-      return { version: ctx.version + 1 };
+      return { version: bump(ctx) };
     }),
     release: assign(({ context: ctx, event }) => {
       let sessionId: string | undefined;
@@ -254,12 +266,12 @@ export const runnerPoolMachine = setup({
       unwatch(ctx, sessionId);
       ctx.touched.set(sessionId, 'gone');
       deliver(ctx, ctx.index.release(sessionId, ctx.input.now()));
-      return { version: ctx.version + 1 };
+      return { version: bump(ctx) };
     }),
     setCap: assign(({ context: ctx, event }) => {
       if (event.type !== 'set_cap') return {};
       deliver(ctx, ctx.index.setUserCap(event.userId, event.max, ctx.input.now()));
-      return { version: ctx.version + 1 };
+      return { version: bump(ctx) };
     }),
     beginLoad: assign({ touched: () => new Map<string, 'live' | 'gone'>() }),
   },
@@ -288,7 +300,7 @@ export const runnerPoolMachine = setup({
         const live = new Map<string, 'live' | 'gone'>([...ctx.touched]);
         for (const id of ctx.waiters.keys()) live.set(id, 'live');
         applyRows(ctx, event.rows, event.overrides, live);
-        return { version: ctx.version + 1 };
+        return { version: bump(ctx) };
       }),
     },
   },
@@ -307,7 +319,7 @@ export const runnerPoolMachine = setup({
             const live = new Map<string, 'live' | 'gone'>([...ctx.touched]);
             for (const id of ctx.waiters.keys()) if (!live.has(id)) live.set(id, 'live');
             applyRows(ctx, event.output.rows, event.output.overrides, live);
-            return { touched: new Map(), version: ctx.version + 1 };
+            return { touched: new Map(), version: bump(ctx) };
           }),
         },
         // A failed load is the supervisor's business: the error escalates.

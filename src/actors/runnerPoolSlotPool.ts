@@ -44,10 +44,15 @@ export function createFairSlotPool(
   const enqueuedAt = new Map<string, number>();
   let samples: number[] = [];
   let closed = false;
+  const listeners = new Set<() => void>();
   const input: RunnerPoolInput = {
     caps: { globalMax: caps.maxRunning, perUserMax: caps.defaultUserCap },
     now,
     ...(onUnwaitedGrant === undefined ? {} : { onUnwaitedGrant }),
+    // Every incarnation shares this input, so a restart keeps the listeners.
+    onChange: () => {
+      if (!closed) for (const l of listeners) l();
+    },
     // The port's promise: a grant never re-enters the caller that caused it.
     deliver: (waiter: PoolWaiter, event: RunnerSlotEvent) => {
       const since = enqueuedAt.get(event.sessionId);
@@ -111,6 +116,7 @@ export function createFairSlotPool(
       const p = withPool(() => client.positionOf(sessionId), null);
       return p === 0 ? null : p;
     },
+    placeOf: (sessionId) => withPool(() => client.positionOf(sessionId), null),
     snapshot(): RuntimePoolSnapshot {
       const index = context()?.index;
       if (index === undefined) {
@@ -136,6 +142,10 @@ export function createFairSlotPool(
       const index = context()?.index;
       if (index === undefined) return [];
       return [...index.entries()].filter(([, s]) => s.state === 'running').map(([id]) => id);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     drainWaitSamples() {
       const out = samples;

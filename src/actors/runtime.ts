@@ -38,6 +38,7 @@ import { dbPoolStore } from './runnerPoolStore.js';
 import { createBoardIndex } from './runtimeBoard.js';
 import { heartbeatLiveness, heartbeatLogic } from './runtimeHeartbeat.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
+import type { SlotWaiter } from './runtimePool.js';
 import {
   type CreatedTask,
   type Runtime,
@@ -80,7 +81,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return ref !== undefined && 'send' in ref ? (ref as AnyActorRef) : undefined;
     },
   );
-  const board = createBoardIndex(db);
+  const board = createBoardIndex(db, pool);
   const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
   let inFlight = 0;
   let dead = false;
@@ -257,6 +258,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       throw new RuntimeCommandError('not_found', `task ${taskId} has no session`);
     return last;
   };
+  /**
+   * The place the pool gives a session that was just queued, asked at once
+   * with its runner as the waiter (the runner's own enqueue, after it read
+   * its row, then keeps that place: same session, same waiter). 0 when it was
+   * granted at once. Only while the pool is down (or the runner could not
+   * start) does the answer fall back to the database's first-come order.
+   */
+  const placeInLine = async (session: Pick<Session, 'id' | 'userId'>): Promise<number> => {
+    const ref = runners()?.child(session.id);
+    if (ref !== undefined && 'send' in ref && !dead) {
+      const place = pool.enqueue(session.userId, session.id, ref as SlotWaiter);
+      if (place !== null) return place;
+    }
+    return (await queuePosition(db, session.id)) ?? 1;
+  };
   const alive = () => {
     if (dead) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
   };
@@ -285,9 +301,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
       throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
     }
-    const position = (await queuePosition(db, created.session.id)) ?? 1;
-    await board.refresh(created.task.id);
     await startRunner(created.session);
+    const position = await placeInLine(created.session);
+    await board.refresh(created.task.id);
     return { ...created, position };
   };
 
@@ -370,9 +386,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         column: 'queued',
         now: new Date(now()),
       });
-      const position = (await queuePosition(db, next.id)) ?? 1;
-      await board.refresh(taskId);
       await startRunner(next);
+      const position = await placeInLine(next);
+      await board.refresh(taskId);
       return { sessionId: next.id, position };
     },
     async setUserCap(userId, maxRunning) {
@@ -422,6 +438,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await top.shutdown();
         dead = true;
         pool.close();
+        board.close();
         // Stopped on purpose: other nodes need not wait out the staleness
         // window to adopt the runs this boot leaves behind.
         // A store that is down by now only costs them the window: reported.
@@ -433,6 +450,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       dead = true;
       top.kill();
       pool.close();
+      board.close();
     },
   };
   return runtime;

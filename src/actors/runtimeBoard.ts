@@ -5,9 +5,14 @@
  * which is how other nodes' changes arrive). `cards()` must be synchronous
  * (the server stamps a sequence number on a snapshot), hence the cache.
  *
- * Positions are the global line in dispatch order (enqueued_at, id), the
- * database's order; when one card leaves the line every card behind it
- * moves, and each of those is emitted too.
+ * Positions are the RunnerPool's (docs/runner-pool.md), the order the pool
+ * will really grant in, not the database's first-come order (DESIGN.md rule
+ * 4: the board must not promise a place the pool will not honour). The pool
+ * tells every change of its index; the board recomputes the positions of its
+ * queued cards once per microtask however many changes a step made (one grant
+ * moves every card behind it, so a pass is O(queued · log n) and coalescing is
+ * what keeps a burst cheap), and emits only the cards whose position moved.
+ * `cards()` reads the pool's positions live, so a snapshot is never behind it.
  */
 import type { Db, Session, Task } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
@@ -17,12 +22,22 @@ import type { RuntimeCard, RuntimeColumn } from './runtimeTypes.js';
 export const CARD_OUTPUT_LINES = 20;
 export const CARD_LINE_CHARS = 500;
 
+/** Where the board reads positions: the runtime's slot pool. */
+export interface BoardPositions {
+  /** 0: holds (or was just granted) a slot; n: place in line; null: not in the pool. */
+  placeOf(sessionId: string): number | null;
+  /** Told after every change of the pool's index (not re-entrantly safe: schedule). */
+  subscribe(listener: () => void): () => void;
+}
+
 interface Entry {
   task: Task;
   session: Session;
   lines: string[];
   /** An unfinished last line, still growing. */
   partial: string;
+  /** The position last emitted for a queued card. */
+  position: number | null;
 }
 
 export interface BoardIndex {
@@ -33,6 +48,8 @@ export interface BoardIndex {
   /** Reloads one task's card. */
   refresh(taskId: string): Promise<void>;
   appendOutput(sessionId: string, chunk: string): void;
+  /** Stops listening to the pool. */
+  close(): void;
 }
 
 const columnOf = (s: Session): RuntimeColumn =>
@@ -49,24 +66,53 @@ export function cutLine(line: string): string {
   return line.length <= CARD_LINE_CHARS ? line : `${line.slice(0, CARD_LINE_CHARS - 1)}…`;
 }
 
-export function createBoardIndex(db: Db): BoardIndex {
+const byBoardOrder = (a: Entry, b: Entry) =>
+  a.task.createdAt.getTime() - b.task.createdAt.getTime() || (a.task.id < b.task.id ? -1 : 1);
+
+export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
   const entries = new Map<string, Entry>();
   const bySession = new Map<string, string>();
+  /** Task ids whose card is in the queued column. */
+  const queued = new Set<string>();
   const listeners = new Set<(card: RuntimeCard) => void>();
-  let emitted = new Map<string, string>();
+  const emitted = new Map<string, string>();
+  let pending = false;
 
-  const positions = (): Map<string, number> => {
-    const queued = [...entries.values()]
-      .filter((e) => e.session.status === 'queued')
+  /**
+   * A stand-in for sessions the pool does not know (yet: before its first
+   * load, or a row another node queued before this pool's next rebuild): the
+   * database's first-come order among the queued cards. Computed once per
+   * pass, and only when some card needs it.
+   */
+  const dbRanks = (): Map<string, number> => {
+    const line = [...queued]
+      .map((id) => entries.get(id)?.session)
+      .filter((s): s is Session => s !== undefined)
       .sort(
         (a, b) =>
-          a.session.enqueuedAt.getTime() - b.session.enqueuedAt.getTime() ||
-          (a.session.id < b.session.id ? -1 : a.session.id > b.session.id ? 1 : 0),
+          a.enqueuedAt.getTime() - b.enqueuedAt.getTime() ||
+          (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
       );
-    return new Map(queued.map((e, i) => [e.session.id, i + 1]));
+    return new Map(line.map((s, i) => [s.id, i + 1]));
   };
 
-  const toCard = (e: Entry, position: number | undefined): RuntimeCard => {
+  /** The pool's position; else the one last shown; else the database's order. */
+  const positionsOf = (list: Iterable<Entry>): Map<string, number> => {
+    const out = new Map<string, number>();
+    let ranks: Map<string, number> | undefined;
+    for (const e of list) {
+      const place = pool?.placeOf(e.session.id) ?? null;
+      if (place !== null) out.set(e.task.id, place);
+      else if (e.position !== null) out.set(e.task.id, e.position);
+      else {
+        ranks ??= dbRanks();
+        out.set(e.task.id, ranks.get(e.session.id) ?? 1);
+      }
+    }
+    return out;
+  };
+
+  const toCard = (e: Entry, position: number | null): RuntimeCard => {
     const s = e.session;
     const lines = e.partial === '' ? e.lines : [...e.lines, cutLine(e.partial)];
     return {
@@ -95,46 +141,72 @@ export function createBoardIndex(db: Db): BoardIndex {
     };
   };
 
-  const allCards = (): RuntimeCard[] => {
-    const pos = positions();
-    return [...entries.values()]
-      .sort(
-        (a, b) =>
-          a.task.createdAt.getTime() - b.task.createdAt.getTime() ||
-          (a.task.id < b.task.id ? -1 : 1),
-      )
-      .map((e) => toCard(e, pos.get(e.session.id)));
-  };
-
-  /** Emits every card that differs from what listeners last saw, in board order. */
-  const publish = () => {
-    const next = new Map<string, string>();
+  /** Emits the given cards that differ from what listeners last saw, in board order. */
+  const publish = (taskIds: Iterable<string>) => {
     const changed: RuntimeCard[] = [];
-    for (const card of allCards()) {
+    const list = [...new Set(taskIds)]
+      .map((id) => entries.get(id))
+      .filter((e): e is Entry => e !== undefined)
+      .sort(byBoardOrder);
+    for (const e of list) {
+      const card = toCard(e, e.position);
       const json = JSON.stringify(card);
-      next.set(card.taskId, json);
-      if (emitted.get(card.taskId) !== json) changed.push(card);
+      if (emitted.get(card.taskId) === json) continue;
+      emitted.set(card.taskId, json);
+      changed.push(card);
     }
-    emitted = next;
     for (const card of changed) for (const l of listeners) l(card);
   };
+
+  /** Brings the queued cards' positions up to the pool's; returns the ones that moved. */
+  const reposition = (only?: Iterable<string>): string[] => {
+    const ids = only === undefined ? [...queued] : [...only].filter((id) => queued.has(id));
+    const list = ids.map((id) => entries.get(id)).filter((e): e is Entry => e !== undefined);
+    const next = positionsOf(list);
+    const moved: string[] = [];
+    for (const e of list) {
+      const p = next.get(e.task.id) ?? null;
+      if (p !== e.position) {
+        e.position = p;
+        moved.push(e.task.id);
+      }
+    }
+    return moved;
+  };
+
+  const unsubscribePool = pool?.subscribe(() => {
+    if (pending) return;
+    pending = true;
+    queueMicrotask(() => {
+      pending = false;
+      publish(reposition());
+    });
+  });
 
   const put = (task: Task, session: Session) => {
     const prev = entries.get(task.id);
     const same = prev?.session.id === session.id;
+    const isQueued = session.status === 'queued';
     entries.set(task.id, {
       task,
       session,
       lines: same ? prev.lines : [],
       partial: same ? prev.partial : '',
+      position: isQueued && same ? prev.position : null,
     });
+    if (prev !== undefined && !same) bySession.delete(prev.session.id);
     bySession.set(session.id, task.id);
+    if (isQueued) queued.add(task.id);
+    else queued.delete(task.id);
   };
 
   return {
     cards(userId) {
-      const cards = allCards();
-      return userId === null ? cards : cards.filter((c) => c.userId === userId);
+      const list = [...entries.values()]
+        .filter((e) => userId === null || e.task.userId === userId)
+        .sort(byBoardOrder);
+      const pos = positionsOf(list.filter((e) => e.session.status === 'queued'));
+      return list.map((e) => toCard(e, pos.get(e.task.id) ?? null));
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -153,11 +225,16 @@ export function createBoardIndex(db: Db): BoardIndex {
           .execute()
       ).map(toSession);
       const latest = new Map(sessions.map((s) => [s.taskId, s]));
+      const ids: string[] = [];
       for (const t of tasks) {
         const s = latest.get(t.id);
-        if (s) put(t, s);
+        if (s) {
+          put(t, s);
+          ids.push(t.id);
+        }
       }
-      publish();
+      reposition();
+      publish(ids);
     },
     async refresh(taskId) {
       const taskRow = await db
@@ -174,7 +251,8 @@ export function createBoardIndex(db: Db): BoardIndex {
         .executeTakeFirst();
       if (taskRow === undefined || sessionRow === undefined) return;
       put(toTask(taskRow), toSession(sessionRow));
-      publish();
+      reposition([taskId]);
+      publish([taskId]);
     },
     appendOutput(sessionId, chunk) {
       const taskId = bySession.get(sessionId);
@@ -183,7 +261,10 @@ export function createBoardIndex(db: Db): BoardIndex {
       const parts = (e.partial + chunk).split('\n');
       e.partial = parts.pop() ?? '';
       e.lines = [...e.lines, ...parts.map(cutLine)].slice(-CARD_OUTPUT_LINES);
-      publish();
+      publish([e.task.id]);
+    },
+    close() {
+      unsubscribePool?.();
     },
   };
 }

@@ -45,11 +45,23 @@ export interface SlotPool {
   setUserCap(userId: string, maxRunning: number | null): void;
   /** 1-based position of a queued session in this pool's line, or null. */
   position(sessionId: string): number | null;
+  /**
+   * The pool's answer for any session: 0 when it holds a slot (or was just
+   * granted one), its position when queued, null when the pool does not
+   * know it (or is restarting).
+   */
+  placeOf(sessionId: string): number | null;
   snapshot(): RuntimePoolSnapshot;
   /** Sessions currently counted as holding a runner. */
   holders(): string[];
   /** Waits that ended (grant) since the last call, in seconds. */
   drainWaitSamples(): number[];
+  /**
+   * Called after every change of the index (a grant, an arrival, a release,
+   * a cap change, a rebuild), from inside the pool's step: positions may
+   * have moved. The listener must not call the pool back synchronously.
+   */
+  subscribe(listener: () => void): () => void;
   /** Forgets every waiter and monitor (the pool's owner is stopping). Idempotent. */
   close(): void;
 }

@@ -96,6 +96,11 @@ export interface RuntimeCard {
   sessionId: string;
   attempt: number;
   status: Session['status'];
+  /**
+   * Set while the row is queued. `position` is the RunnerPool's (1 = next
+   * grant; 0 = granted, the claim is being written and the card turns
+   * running next).
+   */
   queued: { position: number; since: string } | null;
   running: { since: string } | null;
   failure: { reason: string; recoverable: boolean } | null;
@@ -133,7 +138,11 @@ export interface RuntimeMetricsSnapshot {
 export interface CreatedTask {
   task: Task;
   session: Session;
-  /** 1-based place in the global line at the moment of creation. */
+  /**
+   * The RunnerPool's answer at creation (docs/runner-pool.md): 0 when the
+   * session was granted a runner at once, else its 1-based place in the
+   * pool's fair order (the order grants will really follow).
+   */
   position: number;
 }
 
