@@ -1,5 +1,6 @@
 /**
- * Model-based test: random crashes, normal exits, kills and clock advances
+ * Model-based test: random crashes, normal exits, kills, `exitChild` calls
+ * (OTP's exit/2: kill, normal, shutdown) and clock advances
  * against a small reference model of OTP's supervisor. After every step the
  * live children, restart counts and whether the supervisor gave up match.
  */
@@ -31,12 +32,14 @@ interface Real {
   clock: SimulatedClock;
 }
 
-type ExitKind = 'crash' | 'normal' | 'kill';
+type ExitKind = 'crash' | 'normal' | 'kill' | 'exit_kill' | 'exit_normal' | 'exit_shutdown';
+
+const CLEAN: ReadonlySet<ExitKind> = new Set(['normal', 'exit_normal', 'exit_shutdown']);
 
 function modelExit(m: Model, id: string, kind: ExitKind): void {
   m.live.delete(id);
   const type = m.types[id]!;
-  const restart = type === 'permanent' || (type === 'transient' && kind !== 'normal');
+  const restart = type === 'permanent' || (type === 'transient' && !CLEAN.has(kind));
   if (!restart) {
     if (type === 'temporary') m.order = m.order.filter((o) => o !== id);
     return;
@@ -95,7 +98,10 @@ class ExitCommand implements fc.AsyncCommand<Model, Real> {
     const ref = r.sup.child(id) as AnyActorRef;
     if (this.kind === 'crash') ref.send({ type: 'CRASH' });
     else if (this.kind === 'normal') ref.send({ type: 'EXIT' });
-    else ref.stop();
+    else if (this.kind === 'kill') ref.stop();
+    else if (this.kind === 'exit_kill') await r.sup.exitChild(id, 'kill');
+    else if (this.kind === 'exit_normal') await r.sup.exitChild(id, 'normal');
+    else await r.sup.exitChild(id, { shutdown: 'model' });
     await settle(20);
     modelExit(m, id, this.kind);
     check(m, r);
@@ -131,7 +137,17 @@ test.prop(
     fc.commands(
       [
         fc
-          .tuple(fc.nat(7), fc.constantFrom<ExitKind>('crash', 'normal', 'kill'))
+          .tuple(
+            fc.nat(7),
+            fc.constantFrom<ExitKind>(
+              'crash',
+              'normal',
+              'kill',
+              'exit_kill',
+              'exit_normal',
+              'exit_shutdown',
+            ),
+          )
           .map(([i, k]) => new ExitCommand(i, k)),
         fc.integer({ min: 1, max: 3000 }).map((ms) => new AdvanceCommand(ms)),
       ],

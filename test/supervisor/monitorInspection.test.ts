@@ -3,6 +3,7 @@
  * lets `monitor()` find the observer through the target (or the watcher),
  * with no argument from the caller.
  */
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, createActor, type InspectionEvent } from 'xstate';
 import {
@@ -148,4 +149,60 @@ describe('monitors seen by an inspector', () => {
     b.stop();
     await settle();
   });
+});
+
+describe('monitor events, property', () => {
+  type Op =
+    | { kind: 'monitor'; watcher: number; target: number }
+    | { kind: 'demonitor'; pick: number; flush: boolean }
+    | { kind: 'exit'; target: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ kind: fc.constant('monitor' as const), watcher: fc.nat(2), target: fc.nat(2) }),
+    fc.record({ kind: fc.constant('demonitor' as const), pick: fc.nat(20), flush: fc.boolean() }),
+    fc.record({ kind: fc.constant('exit' as const), target: fc.nat(2) }),
+  );
+
+  test.prop([fc.array(op, { maxLength: 30 }), fc.boolean()], { numRuns: 60 })(
+    'every monitor is told once, and ends told once: down iff its DOWN was delivered',
+    async (ops, settleBetween) => {
+      const r = recorder();
+      const sup = await startSupervisor(
+        {
+          children: [0, 1, 2].map((i) => ({
+            id: `w${i}`,
+            start: { logic: worker },
+            restart: 'temporary' as const,
+          })),
+        },
+        { inspect: r.inspect },
+      );
+      const actors = [0, 1, 2].map((i) => sup.child(`w${i}`) as AnyActorRef);
+      const refs: string[] = [];
+      const delivered = new Set<string>();
+      for (const o of ops) {
+        if (o.kind === 'monitor') {
+          const target = actors[o.target]!;
+          refs.push(monitor((d) => delivered.add(d.ref), target));
+        } else if (o.kind === 'demonitor' && refs.length > 0) {
+          demonitor(refs[o.pick % refs.length] as never, { flush: o.flush });
+        } else if (o.kind === 'exit') {
+          const a = actors[o.target]!;
+          if (a.getSnapshot().status === 'active') a.send({ type: 'EXIT' });
+        }
+        if (settleBetween) await settle();
+      }
+      await settle();
+      for (const a of actors) if (a.getSnapshot().status === 'active') a.send({ type: 'EXIT' });
+      await settle();
+      for (const ref of refs) {
+        const told = r.seen.filter((e) => e.ref === ref).map((e) => e.type);
+        expect(told[0]).toBe('roundtable.monitor');
+        expect(told).toHaveLength(2);
+        expect(told[1]).toBe(delivered.has(ref) ? 'roundtable.down' : 'roundtable.demonitor');
+      }
+      const last: unknown = r.snapshots.at(-1) ?? { live: 0 };
+      expect(last).toEqual({ live: 0 });
+      await sup.shutdown();
+    },
+  );
 });
