@@ -86,7 +86,7 @@ export function renderTree(
     if (c.sessionId) li.dataset.session = c.sessionId;
     const nested = c.sessionId ? view.tree.supervisors[c.sessionId] : undefined;
     if (nested) {
-      li.append(supervisor(nested.sessionId, c.restartCount));
+      li.append(supervisor(nested.sessionId, c.restartCount, `${supSession}/${c.id}`));
       return li;
     }
     const actor = c.sessionId ? byId.get(c.sessionId) : undefined;
@@ -116,7 +116,8 @@ export function renderTree(
     return li;
   };
 
-  const supervisor = (sessionId: string, restarts = 0): HTMLElement => {
+  /** `path`: set for a nested supervisor (its parent can exit and restart it). */
+  const supervisor = (sessionId: string, restarts = 0, path: string | null = null): HTMLElement => {
     const s = view.tree.supervisors[sessionId]!;
     shown.add(sessionId);
     const wrap = document.createElement('div');
@@ -130,7 +131,7 @@ export function renderTree(
       n.textContent = `↻ ${restarts}`;
       r.append(n);
     }
-    r.addEventListener('click', () => onPick({ sessionId, path: null }));
+    r.addEventListener('click', () => onPick({ sessionId, path }));
     wrap.append(r);
     const ul = document.createElement('ul');
     for (const c of s.children) ul.append(child(sessionId, s.id, c));
