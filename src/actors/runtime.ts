@@ -16,6 +16,7 @@ import {
   cancel as cancelRow,
   createTaskWithSession,
   endBeat,
+  getSessionOutput,
   getTask,
   getTaskForUser,
   listSessionsForTask,
@@ -404,6 +405,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       pool.setUserCap(userId, maxRunning);
     },
     poolSnapshot: () => pool.snapshot(),
+    sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
     metrics() {
       const snap = pool.snapshot();
       return {

@@ -14,6 +14,7 @@
  * what keeps a burst cheap), and emits only the cards whose position moved.
  * `cards()` reads the pool's positions live, so a snapshot is never behind it.
  */
+import { sql } from 'kysely';
 import type { Db, Session, Task } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
 import type { RuntimeCard, RuntimeColumn } from './runtimeTypes.js';
@@ -38,6 +39,8 @@ interface Entry {
   partial: string;
   /** The position last emitted for a queued card. */
   position: number | null;
+  /** The stored output was looked for already (a finished card after a restart). */
+  restored: boolean;
 }
 
 export interface BoardIndex {
@@ -68,6 +71,30 @@ export function cutLine(line: string): string {
 
 const byBoardOrder = (a: Entry, b: Entry) =>
   a.task.createdAt.getTime() - b.task.createdAt.getTime() || (a.task.id < b.task.id ? -1 : 1);
+
+/** Characters of a stored output the board reads back: enough for its last lines. */
+export const RESTORE_TAIL_CHARS = CARD_OUTPUT_LINES * (CARD_LINE_CHARS + 1) * 4;
+
+/**
+ * The last `n` lines of a tail read from a stored output. The tail's first
+ * line is dropped when it may be the end of a longer line (the tail did not
+ * start the output), unless it is all there is. Pure.
+ *
+ * @example
+ * ```ts
+ * lastLines('a\nb\nc\n', 2, true) // => ['b', 'c']
+ * lastLines('a\nb\nc', 5, true) // => ['a', 'b', 'c']
+ * lastLines('…rt of a\nb', 5, false) // => ['b']
+ * lastLines('one long line', 5, false) // => ['one long line']
+ * lastLines('', 5, true) // => []
+ * ```
+ */
+export function lastLines(tail: string, n: number, whole: boolean): string[] {
+  const lines = tail.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  if (!whole && lines.length > 1) lines.shift();
+  return lines.slice(-n);
+}
 
 export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
   const entries = new Map<string, Entry>();
@@ -193,11 +220,51 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
       lines: same ? prev.lines : [],
       partial: same ? prev.partial : '',
       position: isQueued && same ? prev.position : null,
+      restored: same ? prev.restored : false,
     });
     if (prev !== undefined && !same) bySession.delete(prev.session.id);
     bySession.set(session.id, task.id);
     if (isQueued) queued.add(task.id);
     else queued.delete(task.id);
+  };
+
+  /**
+   * A finished card with no output in memory (this boot did not run it: a
+   * restart, or another node ran it) reads the tail of the output stored on
+   * its row, once.
+   */
+  const restoreOutput = async (taskIds: readonly string[]) => {
+    const want = taskIds
+      .map((id) => entries.get(id))
+      .filter(
+        (e): e is Entry =>
+          e !== undefined &&
+          !e.restored &&
+          e.lines.length === 0 &&
+          e.partial === '' &&
+          e.session.status !== 'queued' &&
+          e.session.status !== 'running',
+      );
+    if (want.length === 0) return;
+    for (const e of want) e.restored = true;
+    const rows = await db
+      .selectFrom('session_outputs')
+      .select([
+        'session_id',
+        sql<string>`right(text, ${RESTORE_TAIL_CHARS})`.as('tail'),
+        sql<boolean>`length(text) <= ${RESTORE_TAIL_CHARS}`.as('whole'),
+      ])
+      .where(
+        'session_id',
+        'in',
+        want.map((e) => e.session.id),
+      )
+      .execute();
+    for (const r of rows) {
+      const e = entries.get(bySession.get(r.session_id) ?? '');
+      if (e === undefined || e.session.id !== r.session_id || e.lines.length > 0) continue;
+      e.lines = lastLines(r.tail, CARD_OUTPUT_LINES, r.whole).map(cutLine);
+    }
   };
 
   return {
@@ -233,6 +300,7 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
           ids.push(t.id);
         }
       }
+      await restoreOutput(ids);
       reposition();
       publish(ids);
     },
@@ -251,6 +319,7 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
         .executeTakeFirst();
       if (taskRow === undefined || sessionRow === undefined) return;
       put(toTask(taskRow), toSession(sessionRow));
+      await restoreOutput([taskId]);
       reposition([taskId]);
       publish([taskId]);
     },

@@ -10,7 +10,7 @@
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
-import type { Db, Session, Task } from '../db/index.js';
+import type { Db, Session, SessionOutput, Task } from '../db/index.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
@@ -174,6 +174,11 @@ export interface Runtime {
   // ---- for applications and the harness -----------------------------------
   /** Like `createTask`, with the rows. */
   submit(userId: string, input: RuntimeTaskInput): Promise<CreatedTask>;
+  /**
+   * The output stored on one of `userId`'s finished sessions (whole up to
+   * 16 MiB, a cut marked; docs/data.md), or null: none stored, or not theirs.
+   */
+  sessionOutput(userId: string, sessionId: string): Promise<SessionOutput | null>;
   /** Runs one Reconciler pass now (the tick as an event) and resolves when it is done. */
   reconcile(): Promise<void>;
   /** Supervisor events of the whole tree, for the inspector. */

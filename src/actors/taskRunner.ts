@@ -6,12 +6,13 @@
  * of finishing a session twice.
  */
 import { fromCallback, fromPromise } from 'xstate';
-import type { ContainerBackend, RunRef } from '../containers/ContainerBackend.js';
+import type { ContainerBackend, RunOutput, RunRef } from '../containers/ContainerBackend.js';
 import {
   adopt,
   claimWithinCaps,
   type Db,
   finish,
+  finishWithOutput,
   getSession,
   getTask,
   recordHandle,
@@ -72,6 +73,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
    * would end with no output at all.
    */
   const streamed = new Map<string, number>();
+  /** The output each run's finalize stores on its row (as the backend read it, uncut by us). */
+  const outputs = new Map<string, RunOutput>();
 
   /** The row, if this boot still owns it while running. */
   const ownedRow = async (sessionId: string): Promise<Session | null> => {
@@ -150,12 +153,13 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       ),
       readOutput: fromPromise(({ input }) =>
         deps.track(
-          backend.readOutput(input).then((o) =>
+          backend.readOutput(input).then((o) => {
+            outputs.set(input.sessionId, o);
             // Cut output is marked, never silent (DESIGN.md).
-            o.truncated
+            return o.truncated
               ? `[roundtable: output cut to its last ${o.text.length} characters]\n${o.text}`
-              : o.text,
-          ),
+              : o.text;
+          }),
         ),
       ),
     },
@@ -167,6 +171,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   ): Promise<'finished' | 'gone'> => {
     const seen = streamed.get(sessionId) ?? 0;
     streamed.delete(sessionId);
+    const read = outputs.get(sessionId);
+    outputs.delete(sessionId);
     const s = await ownedRow(sessionId);
     if (s === null) return 'gone';
     const at = now();
@@ -184,7 +190,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       } else if (outcome.outcome === 'exited') {
         if (outcome.output.length > seen) deps.onOutput(sessionId, outcome.output.slice(seen));
         const ok = outcome.exitCode === 0;
-        await finish(
+        // The whole output goes on the row with the finish (one transaction).
+        await finishWithOutput(
           db,
           ok
             ? { sessionId, epoch: s.epoch, status: 'succeeded', exitCode: 0, now: at }
@@ -199,6 +206,11 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
                 userRecoverable: false,
                 now: at,
               },
+          read ?? {
+            text: outcome.output,
+            totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
+            truncated: false,
+          },
         );
         await updateTaskColumn(db, {
           userId: s.userId,
@@ -300,6 +312,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
         deps.track(
           (async () => {
             streamed.delete(input.sessionId);
+            outputs.delete(input.sessionId);
             const s = await getSession(db, input.sessionId);
             const handle = s.handle ?? input.handle;
             deps.onChanged(s.taskId);

@@ -42,6 +42,15 @@ export { parseRunSpec, RUN_SPEC_LIMITS, type RunSpec } from './runSpec.js';
 export type { BackendKind, Database, SessionKind, SessionStatus } from './schema.js';
 export { SESSION_STATUSES } from './schema.js';
 export {
+  cutMarker,
+  finishWithOutput,
+  fitOutput,
+  getSessionOutput,
+  type RunOutputInput,
+  SESSION_OUTPUT_LIMIT_BYTES,
+  type SessionOutput,
+} from './sessionOutputs.js';
+export {
   countRunning,
   getSession,
   type ListQueuedOptions,

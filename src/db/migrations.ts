@@ -103,6 +103,21 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX node_heartbeats_node_idx ON node_heartbeats (node_id, started_at)',
     ],
   },
+  {
+    version: 3,
+    name: 'session_outputs',
+    statements: [
+      // A finished run's output, written with its finish (one transaction),
+      // so it outlives every process (docs/data.md, session_outputs).
+      `CREATE TABLE session_outputs (
+        session_id text PRIMARY KEY REFERENCES sessions (id),
+        text text NOT NULL CHECK (octet_length(text) <= ${16 * 1024 * 1024}),
+        total_bytes bigint NOT NULL CHECK (total_bytes >= 0),
+        truncated boolean NOT NULL,
+        created_at timestamptz NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** What `migrate` did. */

@@ -83,6 +83,15 @@ export interface NodeHeartbeatsTable {
   beat_at: Timestamp;
 }
 
+export interface SessionOutputsTable {
+  session_id: string;
+  text: string;
+  /** bigint; pg returns int8 as a string. */
+  total_bytes: ColumnType<string | number, number, number>;
+  truncated: boolean;
+  created_at: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -96,5 +105,6 @@ export interface Database {
   session_events: SessionEventsTable;
   user_caps: UserCapsTable;
   node_heartbeats: NodeHeartbeatsTable;
+  session_outputs: SessionOutputsTable;
   schema_migrations: SchemaMigrationsTable;
 }
