@@ -25,7 +25,8 @@ export interface ReconcilerOptions extends ReconcilerDeps {
   /** Deadline of one pass. */
   passTimeoutMs: number;
   track<T>(work: Promise<T>): Promise<T>;
-  onPass?(report: PassReport | null): void;
+  /** After every pass that ran (`null`: a periodic pass skipped, another node held the lock). */
+  onPass?(report: PassReport | null, pass: { boot: boolean }): void;
 }
 
 /** Giving the lock back failed (the pass's own outcome is kept beside it). */
@@ -156,7 +157,7 @@ export function reconcilerLogic(options: ReconcilerOptions) {
           throw new ReconcilerLockBusyError(
             'another node holds the reconciler lock; the boot pass will run again',
           );
-        options.onPass?.(report);
+        options.onPass?.(report, { boot: input.boot });
       }),
     },
     actions: {

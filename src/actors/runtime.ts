@@ -30,9 +30,10 @@ import {
   ValidationError,
 } from '../db/index.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
-import { isCleanExit } from '../supervisor/exitReason.js';
+import { type ExitReason, isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
 import { reconcilerLogic } from './reconciler.js';
+import type { PassReport } from './reconcilerSteps.js';
 import type { PoolStore } from './runnerPool.js';
 import { createFairSlotPool } from './runnerPoolSlotPool.js';
 import { dbPoolStore } from './runnerPoolStore.js';
@@ -44,7 +45,9 @@ import {
   type CreatedTask,
   type Runtime,
   RuntimeCommandError,
+  type RuntimeExit,
   type RuntimeOptions,
+  RuntimeStoppedError,
 } from './runtimeTypes.js';
 import { taskRunnerLogic } from './taskRunner.js';
 
@@ -88,6 +91,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let dead = false;
   let restartsTotal = 0;
   const giveUps: Record<string, number> = {};
+  // `booted` and `exited`: settled once each; nobody need listen.
+  let bootedSettle: { resolve(r: PassReport): void; reject(e: Error): void } | undefined;
+  const booted = new Promise<PassReport>((resolve, reject) => {
+    bootedSettle = { resolve, reject };
+  });
+  booted.catch(() => undefined);
+  let exitedResolve: (exit: RuntimeExit) => void = () => {};
+  const exited = new Promise<RuntimeExit>((resolve) => {
+    exitedResolve = resolve;
+  });
+  /** Set by `stop()` / `kill()` before the root goes down: any other exit is the root giving up. */
+  let ending: 'stop' | 'kill' | undefined;
 
   const track = <T>(work: Promise<T>): Promise<T> => {
     inFlight += 1;
@@ -188,8 +203,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onGiveUp: (reason) => {
       giveUps[reason] = (giveUps[reason] ?? 0) + 1;
     },
-    onPass: () => {
-      if (!dead) void track(board.loadAll()).catch(report);
+    onPass: (passReport, pass) => {
+      if (dead) return;
+      const loaded = track(board.loadAll()).catch(report);
+      // The first boot pass that ran settles `booted`, once the board shows its result.
+      if (pass.boot && passReport !== null && bootedSettle !== undefined) {
+        const settle = bootedSettle;
+        bootedSettle = undefined;
+        void loaded.then(() => settle.resolve(passReport));
+      }
     },
   });
 
@@ -208,6 +230,34 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     { clock, ...(o.inspect ? { inspect: o.inspect } : {}) },
   );
   const top = root;
+
+  // The root gives up when its children crash faster than its intensity:
+  // it stops them all and exits, and nothing above restarts it. Tell it.
+  let lastCrash: { childId: string; reason: ExitReason } | null = null;
+  let intensity: { restarts: number; periodMs: number } | null = null;
+  top.subscribe((event) => {
+    if (event.supervisorId !== top.id) return;
+    if (event.type === 'roundtable.child.exited' && !isCleanExit(event.reason))
+      lastCrash = { childId: event.childId, reason: event.reason };
+    if (event.type === 'roundtable.supervisor.intensity_reached')
+      intensity = { restarts: event.intensity, periodMs: event.periodMs };
+  });
+  top.onExit((reason) => {
+    const exit: RuntimeExit =
+      ending === 'stop'
+        ? { kind: 'stopped' }
+        : ending === 'kill'
+          ? { kind: 'killed' }
+          : { kind: 'gave_up', reason, lastCrash, intensity };
+    if (exit.kind === 'gave_up') {
+      dead = true;
+      pool.close();
+      board.close();
+    }
+    bootedSettle?.reject(new RuntimeStoppedError(exit));
+    bootedSettle = undefined;
+    exitedResolve(exit);
+  });
 
   // Finished runners are forgotten (a transient child that exits normally
   // stays listed otherwise), and restarts are counted for /metrics.
@@ -312,6 +362,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const runtime: Runtime = {
     owner,
     root: top,
+    booted,
+    exited,
     cards: (userId) => board.cards(userId),
     subscribe: (listener) => board.subscribe(listener),
     async createTask(userId, input) {
@@ -437,6 +489,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     busy: () => inFlight,
     stop() {
       stopping ??= (async () => {
+        ending ??= 'stop';
         await top.shutdown();
         dead = true;
         pool.close();
@@ -449,6 +502,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return stopping;
     },
     kill() {
+      ending ??= 'kill';
       dead = true;
       top.kill();
       pool.close();
