@@ -220,10 +220,10 @@ function logSupervision(runtime: Runtime, ctx: CommandContext): void {
 }
 
 /**
- * Waits for a Reconciler pass (the boot pass, then the one this tick asks
- * for) with a progress line: on Swarm it observes every orphaned run, which
- * can take a while. Past its deadline, or if it fails, the node comes up
- * anyway: the Reconciler's own loop goes on every `reconcileMs`.
+ * Waits for the Reconciler's boot pass (`runtime.booted`, no extra pass) with
+ * a progress line: on Swarm it observes every orphaned run, which can take a
+ * while. Past its deadline, or if it fails (a failed boot pass is retried at
+ * the next period, so `booted` waits on), the node comes up anyway.
  */
 async function bootSweep(runtime: Runtime, ctx: CommandContext): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -233,7 +233,7 @@ async function bootSweep(runtime: Runtime, ctx: CommandContext): Promise<void> {
   try {
     const outcome = await withProgress(
       'boot sweep',
-      () => Promise.race([runtime.reconcile().then(() => 'done' as const), deadline]),
+      () => Promise.race([runtime.booted.then(() => 'done' as const), deadline]),
       ctx.progress,
       (o) =>
         o === 'late' ? `still running after ${BOOT_SWEEP_MS} ms; going on` : 'rows and runs agree',
