@@ -2,6 +2,8 @@
  * The CLI's exit codes, one place, documented in docs/operations.md. Scripts
  * branch on them, so a number never changes meaning.
  */
+import { describeRuntimeExit, type RuntimeExit } from '../actors/runtimeTypes.js';
+
 export const EXIT = {
   /** Done; also a clean stop after SIGINT or SIGTERM. */
   ok: 0,
@@ -61,6 +63,17 @@ export class CliError extends Error {
   ) {
     super(message, options);
     this.exitCode = EXIT_OF[code];
+  }
+}
+
+/**
+ * The runtime's root supervisor gave up (its children crashed faster than
+ * its intensity allows): the node is dead, `start` exits with 5.
+ */
+export class NodeGaveUpError extends CliError {
+  override readonly name = 'NodeGaveUpError';
+  constructor(readonly exit: RuntimeExit) {
+    super('CLI_NODE', describeRuntimeExit(exit));
   }
 }
 

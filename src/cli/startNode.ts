@@ -9,12 +9,11 @@ import type { Runtime, RuntimeCard } from '../actors/runtimeTypes.js';
 import type { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
 import type { DbHandle } from '../db/index.js';
 import { systemClock } from '../supervisor/clock.js';
-import { describeExitReason } from '../supervisor/exitReason.js';
 import type { UiServer } from '../ui-server/createUiServer.js';
 import { createInspector } from '../ui-server/inspector/createInspector.js';
 import { type BoardTokens, loadBoardTokens, tokensByToken } from './boardTokens.js';
 import type { CommandContext } from './commandContext.js';
-import { CliError } from './exitCodes.js';
+import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
 import { openBackend } from './openBackend.js';
 import { describeStore, openStore } from './openStore.js';
@@ -36,7 +35,7 @@ export interface RunningNode {
   /** One line per fact, for the banner. */
   readonly backendDescription: string;
   readonly storeDescription: string;
-  /** Rejects when the supervision tree gives up on its own (never after `stop`). */
+  /** Rejects with `NodeGaveUpError` when the tree gives up on its own (`runtime.exited`; never after `stop`). */
   readonly failed: Promise<never>;
   /** Stops the tree (UI server first), closes the store, releases the data directory. Idempotent. */
   stop(): Promise<void>;
@@ -146,12 +145,8 @@ export async function startNode(
 
     let stopping: Promise<void> | undefined;
     const failed = new Promise<never>((_, reject) => {
-      runtime.root.onExit((reason) => {
-        if (stopping === undefined) {
-          reject(
-            new CliError('CLI_NODE', `the supervision tree gave up: ${describeExitReason(reason)}`),
-          );
-        }
+      void runtime.exited.then((exit) => {
+        if (exit.kind === 'gave_up' && stopping === undefined) reject(new NodeGaveUpError(exit));
       });
     });
     failed.catch(() => undefined);

@@ -221,6 +221,53 @@ describe('on a PGlite directory', () => {
     expect(() => readFileSync(join(dir, 'node.json'))).toThrow();
   }, 90_000);
 
+  it('a root that gives up is fatal: logged, the store closed, exit 5', async () => {
+    const node = capture({ ROUNDTABLE_SIM_SPEED: '50' });
+    const running = runCli(['start', '--port', '0', ...flags()], node.io);
+    let exitCode: number | undefined;
+    void running.then((code) => {
+      exitCode = code;
+    });
+    const deadline = Date.now() + 60_000;
+    while (!node.out().includes('"msg":"ready"')) {
+      if (Date.now() > deadline) throw new Error(`no ready record: ${node.err()} ${node.out()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ready = node
+      .out()
+      .split('\n')
+      .map((l) => (l ? JSON.parse(l) : {}))
+      .find((r) => r.msg === 'ready');
+    const admin = String(ready.board).split('#token=')[1];
+    // The operator's exit button, four times in a row: the root allows 3 restarts in 5 s.
+    for (let i = 0; i < 10 && exitCode === undefined; i += 1) {
+      try {
+        const res = await fetch(`${ready.url}/inspect/api/exit`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ path: 'root/runnerPool', reason: 'kill' }),
+        });
+        await res.body?.cancel();
+      } catch {
+        break; // the board went down with the tree
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await running).toBe(5);
+    const records = node
+      .out()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    const fatal = records.find((r) => r.level === 60);
+    expect(fatal?.msg).toMatch(/^the root supervisor gave up: more than 3 restarts in 5000 ms/);
+    expect(fatal?.exit).toMatchObject({ kind: 'gave_up', lastCrash: { childId: 'runnerPool' } });
+    expect(records.at(-1)?.msg).toBe('stopped after a fatal error');
+    // The store is closed and the directory released: another process may open it.
+    const after = capture();
+    expect(await runCli(['migrate', ...flags()], after.io)).toBe(0);
+  }, 90_000);
+
   it('a port in use fails the start with exit 5 and frees the directory', async () => {
     const { createServer } = await import('node:net');
     const blocker = createServer();

@@ -5,7 +5,7 @@
  */
 import { type BannerInfo, bannerLines, boardUrls } from '../banner.js';
 import type { CommandContext } from '../commandContext.js';
-import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
+import { CliError, EXIT, type ExitCode, NodeGaveUpError } from '../exitCodes.js';
 import { type RunningNode, startNode } from '../startNode.js';
 
 /** A terminal's Ctrl-C reaches us directly and again through npm and tsx: one press, several copies. */
@@ -70,8 +70,14 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
       await Promise.race([stopRequested, node.failed]);
     } catch (error) {
       stopWorkload?.();
-      logger.fatal({ err: error }, (error as Error).message);
+      // Fatal: nothing restarts a root. Logged first (the reason must reach
+      // the operator even if the stop hangs), then the store is closed, then exit 5.
+      logger.fatal(
+        { err: error, ...(error instanceof NodeGaveUpError ? { exit: error.exit } : {}) },
+        (error as Error).message,
+      );
       await stopWithin(ctx, node);
+      logger.info('stopped after a fatal error');
       return error instanceof CliError ? error.exitCode : EXIT.node;
     }
     stopWorkload?.();
