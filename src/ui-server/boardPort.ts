@@ -21,7 +21,9 @@ export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'can
  *
  * Contract for the runtime:
  * - `queued` is non-null exactly when the session waits for a runner;
- *   `position` is 1-based within the global line (1 = next to be granted).
+ *   `position` is 1-based within the global line (1 = next to be granted);
+ *   0 means the pool has just granted it a runner and the claim is being
+ *   written (the row still says queued): the page shows it as starting.
  * - `running` is non-null exactly when the session holds a runner.
  * - `failure` is non-null exactly when `status` is `failed`.
  * - `lastOutput` holds at most {@link CARD_OUTPUT_LINES} lines of at most

@@ -27,7 +27,10 @@ export function renderCard(card: BoardCard, now: number, onRetry: (taskId: strin
   node.dataset.status = card.status;
   node.append(el('div', 'title', card.title));
   const attempt = card.attempt > 1 ? ` · attempt ${card.attempt}` : '';
-  if (card.queued) {
+  if (card.queued && card.queued.position === 0) {
+    // Granted by the pool, row not yet claimed: it holds a runner, it is not in line.
+    node.append(el('div', 'meta starting', `starting · got a runner${attempt}`));
+  } else if (card.queued) {
     const wait = `waiting · position ${card.queued.position} · ${since(card.queued.since, now)}`;
     node.append(el('div', 'meta waiting', wait + attempt));
   } else if (card.running) {
