@@ -5,8 +5,9 @@
  */
 export interface Clock {
   now(): number;
-  // biome-ignore lint/suspicious/noExplicitAny: matches xstate's Clock, whose callbacks take any args
-  setTimeout(fn: (...args: any[]) => void, ms: number): unknown;
+  // xstate's Clock takes `(...args: any[]) => void`; method parameters are
+  // bivariant, so this narrower type still accepts a SimulatedClock.
+  setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(id: unknown): void;
 }
 
