@@ -19,6 +19,7 @@ import {
   getSessionOutput,
   getTask,
   getTaskForUser,
+  inTransaction,
   listSessionsForTask,
   NotFoundError,
   queuePosition,
@@ -26,6 +27,7 @@ import {
   type Session,
   StaleStatusError,
   setUserCap,
+  type Task,
   updateTaskColumn,
   ValidationError,
 } from '../db/index.js';
@@ -116,6 +118,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const changed = (taskId: string) => {
     if (!dead) void track(board.refresh(taskId)).catch(report);
   };
+  const changedRows = (session: Session, task?: Task, outputShown?: boolean) => {
+    if (!dead)
+      void track(board.apply(session, task, { outputShown: outputShown ?? false })).catch(report);
+  };
+  /**
+   * Rows this node just wrote for a session it starts a runner for: the
+   * runner's first look at its row takes it from here instead of reading it
+   * back (taken once; a restarted runner reads).
+   */
+  const fresh = new Map<string, Session>();
+  const startFresh = async (session: Session): Promise<void> => {
+    fresh.set(session.id, session);
+    try {
+      await startRunner(session);
+    } finally {
+      // Taken by the runner's first step by now, or it never started.
+      fresh.delete(session.id);
+    }
+  };
 
   const runners = (): Supervisor | undefined => {
     const sup = root?.child(RUNNERS);
@@ -164,9 +185,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     track,
     onOutput: (sessionId, chunk) => board.appendOutput(sessionId, chunk),
     onChanged: changed,
+    onRows: changedRows,
+    freshRow: (sessionId) => {
+      const row = fresh.get(sessionId);
+      fresh.delete(sessionId);
+      return row;
+    },
     onRequeued: (next, reason) => {
       giveUps[reason] = (giveUps[reason] ?? 0) + 1;
-      void track(startRunner(next)).catch(report);
+      void track(startFresh(next)).catch(report);
     },
     onError: report,
   });
@@ -352,9 +379,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
       throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
     }
-    await startRunner(created.session);
+    await startFresh(created.session);
     const position = await placeInLine(created.session);
-    await board.refresh(created.task.id);
+    await board.apply(created.session, created.task);
     return { ...created, position };
   };
 
@@ -373,20 +400,31 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     submit,
     async cancel(actor, taskId) {
       alive();
-      await taskFor(actor, taskId);
+      const task = await taskFor(actor, taskId);
       const s = await latestSession(taskId);
       if (s.status !== 'queued' && s.status !== 'running') {
         throw new RuntimeCommandError('conflict', `task ${taskId} is ${s.status}`);
       }
+      const expected = { status: s.status, epoch: s.epoch };
+      let after: { session: Session; task: Task };
       try {
         // The row decides first; the runner (if any) then only cleans up.
-        await cancelRow(db, {
-          sessionId: s.id,
-          expected: { status: s.status, epoch: s.epoch },
-          reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
-          node: owner,
-          now: new Date(now()),
-        });
+        // The card's column moves in the same commit.
+        after = await inTransaction(db, async (tx) => ({
+          session: await cancelRow(tx, {
+            sessionId: s.id,
+            expected,
+            reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
+            node: owner,
+            now: new Date(now()),
+          }),
+          task: await updateTaskColumn(tx, {
+            userId: task.userId,
+            taskId,
+            column: 'failed',
+            now: new Date(now()),
+          }),
+        }));
       } catch (error) {
         if (error instanceof StaleStatusError) {
           throw new RuntimeCommandError('conflict', `task ${taskId} moved on; try again`, {
@@ -395,12 +433,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         }
         throw error;
       }
-      await updateTaskColumn(db, {
-        userId: s.userId,
-        taskId,
-        column: 'failed',
-        now: new Date(now()),
-      });
       const ref = runners()?.child(s.id);
       if (ref !== undefined && 'send' in ref) (ref as AnyActorRef).send({ type: 'cancel' });
       else {
@@ -408,22 +440,33 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         if (s.handle !== null)
           await backend.remove({ sessionId: s.id, handle: s.handle }).catch(report);
       }
-      await board.refresh(taskId);
+      await board.apply(after.session, after.task);
     },
     async retry(actor, taskId) {
       alive();
-      await taskFor(actor, taskId);
+      const task = await taskFor(actor, taskId);
       const last = await latestSession(taskId);
       if (last.status !== 'failed' && last.status !== 'cancelled') {
         throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`);
       }
+      const expected = { sessionId: last.id, status: last.status, epoch: last.epoch };
       let next: Session;
+      let moved: Task;
       try {
-        next = await retryTask(db, {
-          taskId,
-          expected: { sessionId: last.id, status: last.status, epoch: last.epoch },
-          now: new Date(now()),
-        });
+        // The new attempt and the card's column, one commit.
+        ({ next, moved } = await inTransaction(db, async (tx) => ({
+          next: await retryTask(tx, {
+            taskId,
+            expected,
+            now: new Date(now()),
+          }),
+          moved: await updateTaskColumn(tx, {
+            userId: task.userId,
+            taskId,
+            column: 'queued',
+            now: new Date(now()),
+          }),
+        })));
       } catch (error) {
         if (error instanceof StaleStatusError) {
           throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`, {
@@ -432,16 +475,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         }
         throw error;
       }
-      const t = await getTask(db, taskId);
-      await updateTaskColumn(db, {
-        userId: t.userId,
-        taskId,
-        column: 'queued',
-        now: new Date(now()),
-      });
-      await startRunner(next);
+      await startFresh(next);
       const position = await placeInLine(next);
-      await board.refresh(taskId);
+      await board.apply(next, moved);
       return { sessionId: next.id, position };
     },
     async setUserCap(userId, maxRunning) {

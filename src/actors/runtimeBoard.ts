@@ -43,6 +43,14 @@ interface Entry {
   restored: boolean;
 }
 
+export interface ApplyOptions {
+  /**
+   * The run's whole output already went through `appendOutput` (this boot
+   * ran it and finished it): a finished card need not read its stored output.
+   */
+  outputShown?: boolean;
+}
+
 export interface BoardIndex {
   cards(userId: string | null): RuntimeCard[];
   subscribe(listener: (card: RuntimeCard) => void): () => void;
@@ -50,6 +58,12 @@ export interface BoardIndex {
   loadAll(): Promise<void>;
   /** Reloads one task's card. */
   refresh(taskId: string): Promise<void>;
+  /**
+   * Shows rows a write just returned (a compare-and-set's new row, a created
+   * task), with no read: the card is the row, not a copy of it. Without a
+   * task (and none cached) it reads the card like `refresh`.
+   */
+  apply(session: Session, task?: Task, options?: ApplyOptions): Promise<void>;
   appendOutput(sessionId: string, chunk: string): void;
   /** Stops listening to the pool. */
   close(): void;
@@ -67,6 +81,34 @@ const columnOf = (s: Session): RuntimeColumn =>
 /** Cuts a line to the card's limit, marking the cut. */
 export function cutLine(line: string): string {
   return line.length <= CARD_LINE_CHARS ? line : `${line.slice(0, CARD_LINE_CHARS - 1)}…`;
+}
+
+/** queued < running < a final status: the order a session's statuses come in. */
+const stage = (s: Session): number => (s.status === 'queued' ? 0 : s.status === 'running' ? 1 : 2);
+
+/**
+ * Whether `next` is a later version of the card's session than `prev`.
+ * Rows only move forward (attempt, then epoch, then status, then time), so a
+ * read or write that answers late can never put an older row back.
+ *
+ * @example
+ * ```ts
+ * const row = (attempt: number, epoch: number, status: string, at: number) => ({ attempt, epoch, status, updatedAt: new Date(at) }) as never;
+ * isNewer(row(1, 1, 'running', 5), row(1, 1, 'succeeded', 5)) // => true
+ * isNewer(row(1, 1, 'succeeded', 5), row(1, 1, 'running', 9)) // => false
+ * isNewer(row(1, 2, 'running', 5), row(1, 1, 'running', 9)) // => false
+ * isNewer(row(1, 1, 'failed', 5), row(2, 0, 'queued', 6)) // => true
+ * isNewer(row(1, 1, 'running', 5), row(1, 1, 'running', 5)) // => true
+ * ```
+ */
+export function isNewer(prev: Session, next: Session): boolean {
+  return (
+    (next.attempt - prev.attempt ||
+      next.epoch - prev.epoch ||
+      stage(next) - stage(prev) ||
+      next.updatedAt.getTime() - prev.updatedAt.getTime() ||
+      1) > 0
+  );
 }
 
 const byBoardOrder = (a: Entry, b: Entry) =>
@@ -210,8 +252,12 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
     });
   });
 
-  const put = (task: Task, session: Session) => {
+  /** Returns false (and changes nothing) when the card already shows a later row. */
+  const put = (task: Task, session: Session): boolean => {
     const prev = entries.get(task.id);
+    if (prev !== undefined && !isNewer(prev.session, session)) return false;
+    if (prev !== undefined && prev.task.updatedAt.getTime() > task.updatedAt.getTime())
+      task = prev.task;
     const same = prev?.session.id === session.id;
     const isQueued = session.status === 'queued';
     entries.set(task.id, {
@@ -226,6 +272,14 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
     bySession.set(session.id, task.id);
     if (isQueued) queued.add(task.id);
     else queued.delete(task.id);
+    return true;
+  };
+
+  /** Brings one card up to date after `put`. */
+  const show = async (taskId: string) => {
+    await restoreOutput([taskId]);
+    reposition([taskId]);
+    publish([taskId]);
   };
 
   /**
@@ -267,6 +321,23 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
     }
   };
 
+  const refresh = async (taskId: string): Promise<void> => {
+    const taskRow = await db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('id', '=', taskId)
+      .executeTakeFirst();
+    const sessionRow = await db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('task_id', '=', taskId)
+      .orderBy('attempt', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (taskRow === undefined || sessionRow === undefined) return;
+    if (put(toTask(taskRow), toSession(sessionRow))) await show(taskId);
+  };
+
   return {
     cards(userId) {
       const list = [...entries.values()]
@@ -304,24 +375,14 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
       reposition();
       publish(ids);
     },
-    async refresh(taskId) {
-      const taskRow = await db
-        .selectFrom('tasks')
-        .selectAll()
-        .where('id', '=', taskId)
-        .executeTakeFirst();
-      const sessionRow = await db
-        .selectFrom('sessions')
-        .selectAll()
-        .where('task_id', '=', taskId)
-        .orderBy('attempt', 'desc')
-        .limit(1)
-        .executeTakeFirst();
-      if (taskRow === undefined || sessionRow === undefined) return;
-      put(toTask(taskRow), toSession(sessionRow));
-      await restoreOutput([taskId]);
-      reposition([taskId]);
-      publish([taskId]);
+    refresh,
+    async apply(session, task, options = {}) {
+      const known = task ?? entries.get(session.taskId)?.task;
+      if (known === undefined) return refresh(session.taskId);
+      if (!put(known, session)) return;
+      const e = entries.get(session.taskId);
+      if (options.outputShown === true && e !== undefined) e.restored = true;
+      await show(session.taskId);
     },
     appendOutput(sessionId, chunk) {
       const taskId = bySession.get(sessionId);

@@ -15,9 +15,11 @@ import {
   finishWithOutput,
   getSession,
   getTask,
+  inTransaction,
   recordHandle,
   type Session,
   StaleStatusError,
+  type Task,
   updateTaskColumn,
 } from '../db/index.js';
 import type { GiveUpReason } from '../machines/adoptPolicy.js';
@@ -44,8 +46,15 @@ export interface TaskRunnerDeps {
   now: () => number;
   /** Live output of a run this boot started. */
   onOutput(sessionId: string, chunk: string): void;
-  /** A row of this task changed (board refresh). */
+  /** A row of this task changed and was not returned to us (board refresh). */
   onChanged(taskId: string): void;
+  /**
+   * A write returned this task's new rows: the board shows them with no read.
+   * `outputShown`: the run's whole output went through `onOutput` already.
+   */
+  onRows(session: Session, task?: Task, outputShown?: boolean): void;
+  /** The row the runtime just wrote for a session it starts a runner for, once; else undefined. */
+  freshRow(sessionId: string): Session | undefined;
   /** A give-up queued a new attempt: start its runner. */
   onRequeued(session: Session, reason: GiveUpReason | 'owner_lost'): void;
   /** Errors that must be seen but must not crash the runner (a failed removal). */
@@ -75,10 +84,18 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   const streamed = new Map<string, number>();
   /** The output each run's finalize stores on its row (as the backend read it, uncut by us). */
   const outputs = new Map<string, RunOutput>();
+  /**
+   * Each session's row as this boot's last read or write of it returned it.
+   * Only a write of ours moves a row we own on (every later write is fenced
+   * by its epoch), so reading it back would only tell us what we know; if
+   * another node moved it meanwhile, our next fenced write fails as stale,
+   * exactly as it would after a fresh read that came a moment too early.
+   */
+  const rows = new Map<string, Session>();
 
   /** The row, if this boot still owns it while running. */
   const ownedRow = async (sessionId: string): Promise<Session | null> => {
-    const s = await getSession(db, sessionId);
+    const s = rows.get(sessionId) ?? (await getSession(db, sessionId));
     return s.status === 'running' && s.owner === deps.owner ? s : null;
   };
 
@@ -104,7 +121,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
               labels: { 'roundtable.user': s.userId, 'roundtable.task': s.taskId },
             });
             alive(signal);
-            await recordHandle(db, {
+            const recorded = await recordHandle(db, {
               sessionId: s.id,
               epoch: s.epoch,
               backend: backend.kind,
@@ -112,7 +129,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
               startedAt: started.startedAt,
               now: now(),
             });
-            deps.onChanged(s.taskId);
+            rows.set(s.id, recorded);
+            deps.onRows(recorded);
             return started;
           })(),
         ),
@@ -174,72 +192,77 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     const read = outputs.get(sessionId);
     outputs.delete(sessionId);
     const s = await ownedRow(sessionId);
+    rows.delete(sessionId);
     if (s === null) return 'gone';
     const at = now();
+    /** The rows the finish returned; null: it did not happen (stale). */
+    let after: { session: Session; task: Task; outputShown: boolean } | null = null;
+    /** The session's status change and its card's column, one commit. */
+    const withColumn = (column: string, write: (tx: Db) => Promise<Session>) =>
+      inTransaction(db, async (tx) => {
+        const session = await write(tx);
+        const task = await updateTaskColumn(tx, {
+          userId: s.userId,
+          taskId: s.taskId,
+          column,
+          now: at,
+        });
+        return { session, task };
+      });
     try {
       if (outcome.outcome === 'gave_up' || outcome.outcome === 'orphaned') {
         const reason = outcome.outcome === 'gave_up' ? outcome.reason : 'owner_lost';
-        const next = await failAndRequeue(db, s, reason, at);
-        await updateTaskColumn(db, {
-          userId: s.userId,
-          taskId: s.taskId,
-          column: 'queued',
-          now: at,
-        });
-        deps.onRequeued(next, reason);
+        const next = await withColumn('queued', (tx) => failAndRequeue(tx, s, reason, at));
+        after = { ...next, outputShown: false };
+        deps.onRequeued(next.session, reason);
       } else if (outcome.outcome === 'exited') {
         if (outcome.output.length > seen) deps.onOutput(sessionId, outcome.output.slice(seen));
         const ok = outcome.exitCode === 0;
         // The whole output goes on the row with the finish (one transaction).
-        await finishWithOutput(
-          db,
-          ok
-            ? { sessionId, epoch: s.epoch, status: 'succeeded', exitCode: 0, now: at }
-            : {
-                sessionId,
-                epoch: s.epoch,
-                status: 'failed',
-                exitCode: outcome.exitCode,
-                reason: 'exit_code',
-                // The command itself said no: running it again as is would say
-                // no again. Only a give-up of the infrastructure is recoverable.
-                userRecoverable: false,
-                now: at,
-              },
-          read ?? {
-            text: outcome.output,
-            totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
-            truncated: false,
-          },
+        const done = await withColumn(ok ? 'done' : 'failed', (tx) =>
+          finishWithOutput(
+            tx,
+            ok
+              ? { sessionId, epoch: s.epoch, status: 'succeeded', exitCode: 0, now: at }
+              : {
+                  sessionId,
+                  epoch: s.epoch,
+                  status: 'failed',
+                  exitCode: outcome.exitCode,
+                  reason: 'exit_code',
+                  // The command itself said no: running it again as is would say
+                  // no again. Only a give-up of the infrastructure is recoverable.
+                  userRecoverable: false,
+                  now: at,
+                },
+            read ?? {
+              text: outcome.output,
+              totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
+              truncated: false,
+            },
+          ),
         );
-        await updateTaskColumn(db, {
-          userId: s.userId,
-          taskId: s.taskId,
-          column: ok ? 'done' : 'failed',
-          now: at,
-        });
+        after = { ...done, outputShown: true };
       } else {
-        await finish(db, {
-          sessionId,
-          epoch: s.epoch,
-          status: 'failed',
-          exitCode: outcome.exitCode,
-          reason: outcome.error.code.toLowerCase(),
-          userRecoverable: true,
-          now: at,
-        });
-        await updateTaskColumn(db, {
-          userId: s.userId,
-          taskId: s.taskId,
-          column: 'failed',
-          now: at,
-        });
+        const failed = await withColumn('failed', (tx) =>
+          finish(tx, {
+            sessionId,
+            epoch: s.epoch,
+            status: 'failed',
+            exitCode: outcome.exitCode,
+            reason: outcome.error.code.toLowerCase(),
+            userRecoverable: true,
+            now: at,
+          }),
+        );
+        after = { ...failed, outputShown: false };
       }
     } catch (error) {
       if (isStale(error)) return 'gone';
       throw error;
     } finally {
-      deps.onChanged(s.taskId);
+      if (after === null) deps.onChanged(s.taskId);
+      else deps.onRows(after.session, after.task, after.outputShown);
     }
     // The run is over and recorded: its service is garbage. A failed removal
     // is reported; the Reconciler's stale-handle sweep tries again.
@@ -253,9 +276,11 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     actors: {
       loadRow: fromPromise(({ input }) =>
         deps.track(
-          getSession(db, input.sessionId).then(
-            (s): RunnerRow => ({ status: s.status, handle: s.handle }),
-          ),
+          (async (): Promise<RunnerRow> => {
+            const s = deps.freshRow(input.sessionId) ?? (await getSession(db, input.sessionId));
+            rows.set(s.id, s);
+            return { status: s.status, handle: s.handle };
+          })(),
         ),
       ),
       enqueue: fromPromise(async ({ input }) =>
@@ -273,7 +298,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
               sessionId: input.sessionId,
             });
             if (outcome.kind === 'claimed') {
-              deps.onChanged(outcome.session.taskId);
+              rows.set(outcome.session.id, outcome.session);
+              deps.onRows(outcome.session);
               return { kind: 'claimed' };
             }
             if (outcome.kind === 'not_queued' || outcome.kind === 'none_eligible')
@@ -296,8 +322,9 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
                 owner: deps.owner,
                 now: now(),
               });
+              rows.set(fenced.id, fenced);
               pool.hold(input.userId, input.sessionId, input.waiter);
-              deps.onChanged(s.taskId);
+              deps.onRows(fenced);
               return { kind: 'adopted', handle: fenced.handle, startedAt: fenced.startedAt };
             } catch (error) {
               if (isStale(error)) return { kind: 'gone' };
@@ -313,6 +340,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
           (async () => {
             streamed.delete(input.sessionId);
             outputs.delete(input.sessionId);
+            rows.delete(input.sessionId);
             const s = await getSession(db, input.sessionId);
             const handle = s.handle ?? input.handle;
             deps.onChanged(s.taskId);

@@ -2,3 +2,71 @@ import * as board from '../../src/actors/runtimeBoard.js';
 import { runDocExamples } from '../support/docExamples.js';
 
 runDocExamples(new URL('../../src/actors/runtimeBoard.ts', import.meta.url), board);
+
+import { expect, test } from 'vitest';
+import type { Db, Session, Task } from '../../src/db/index.js';
+
+/** A store that fails any read: `apply` with the rows in hand must not touch it. */
+const noReads = new Proxy({} as Db, {
+  get(_, key) {
+    throw new Error(`board read the store (${String(key)})`);
+  },
+});
+const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
+const task: Task = {
+  id: 'task_1',
+  userId: 'u1',
+  title: 't',
+  spec: { image: 'i', command: ['c'] },
+  column: 'queued',
+  createdAt: at(0),
+  updatedAt: at(0),
+};
+const row = (over: Partial<Session>): Session => ({
+  id: 'session_1',
+  taskId: task.id,
+  userId: 'u1',
+  kind: 'run',
+  status: 'queued',
+  attempt: 1,
+  enqueuedAt: at(0),
+  claimedAt: null,
+  backend: null,
+  handle: null,
+  owner: null,
+  epoch: 0,
+  startedAt: null,
+  finishedAt: null,
+  exitCode: null,
+  failureReason: null,
+  userRecoverable: false,
+  updatedAt: at(0),
+  ...over,
+});
+
+test('apply shows the rows a write returned, with no read, and never an older row after a newer one', async () => {
+  const index = board.createBoardIndex(noReads);
+  const seen: string[] = [];
+  index.subscribe((c) => seen.push(c.status));
+  await index.apply(row({}), task);
+  const running = row({
+    status: 'running',
+    epoch: 1,
+    owner: 'n',
+    claimedAt: at(1),
+    updatedAt: at(1),
+  });
+  await index.apply(running);
+  // A late answer carrying the queued row must not move the card back.
+  await index.apply(row({}), task);
+  expect(index.cards(null)[0]?.status).toBe('running');
+  index.appendOutput('session_1', 'hi\n');
+  const done = { ...running, status: 'succeeded' as const, exitCode: 0, updatedAt: at(2) };
+  await index.apply(done, { ...task, column: 'done', updatedAt: at(2) }, { outputShown: true });
+  await index.apply(running);
+  const [card] = index.cards(null);
+  expect(card?.column).toBe('done');
+  expect(card?.lastOutput).toEqual(['hi']);
+  expect(seen).toEqual(['queued', 'running', 'running', 'succeeded']);
+  index.close();
+});
