@@ -108,6 +108,7 @@ describe.skipIf(skipReason !== null)('board page on the real runtime, in chromiu
   const errors: unknown[] = [];
   /** Every card of alice's the runtime published, in order. */
   const story: BoardCard[] = [];
+  let storyComplete = false;
 
   /** Turns of the event loop until no I/O is in flight (never real time as such). */
   const settle = async () => {
@@ -156,7 +157,7 @@ describe.skipIf(skipReason !== null)('board page on the real runtime, in chromiu
     return locator.waitFor({ timeout: STEP_MS }).catch(async (err: unknown) => {
       const board = await page
         .locator('main')
-        .innerText({ timeout: 1000 })
+        .textContent({ timeout: 1000 })
         .catch(() => '?');
       throw new Error(
         `no ${column} card ${taskId} with ${JSON.stringify(texts)}; page:\n${board}`,
@@ -292,21 +293,21 @@ describe.skipIf(skipReason !== null)('board page on the real runtime, in chromiu
     expect(await page.locator('article', { hasText: 'bob’s' }).count()).toBe(0);
 
     unsubscribe();
+    storyComplete = true;
     expect(storyProblems(story)).toEqual([]);
     expect(pageErrors).toEqual([]);
     expect(errors).toEqual([]);
   }, 40_000);
 
-  // Known bug of the runtime (the fake board finishes a card synchronously and
-  // hides it): when a run ends, the finished card is re-read from the database
-  // (runtime.ts `changed` -> board.refresh, two queries) while the slot is
-  // released at once, so the pool's grant of the next card ("starting", position
-  // 0) is published before the finished card leaves "running": for one database
-  // round trip the board says a user with a cap of 1 holds two runners, and
-  // patches arrive out of commit order (BoardSource.subscribe promises commit
-  // order). When it is fixed this test fails: turn it into a plain `it`.
-  it.fails('never shows a user with a cap of 1 holding two runners (known bug: finish published after the next grant)', () => {
-    expect(story.length).toBeGreaterThan(0);
+  // The fake board finishes a card synchronously; the runtime did not: up to
+  // 8bfbeb8 a finished card was re-read from the database (board.refresh) while
+  // its slot was released at once, so the next card's grant ("starting",
+  // position 0) was published before the finish, out of commit order, and for
+  // one round trip the board said a user with a cap of 1 held two runners.
+  // 5f05a99 feeds the board from the rows the writes return; this keeps it so.
+  it('never shows a user with a cap of 1 holding two runners (a finish is published before the next grant)', () => {
+    // A scenario that broke off is reported by the test above, not here.
+    if (!storyComplete) throw new Error('the scenario did not finish: nothing to check');
     expect(heldAtOnce(story)).toEqual([]);
   });
 });
