@@ -127,9 +127,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    * runner's first look at its row takes it from here instead of reading it
    * back (taken once; a restarted runner reads).
    */
-  const fresh = new Map<string, Session>();
-  const startFresh = async (session: Session): Promise<void> => {
-    fresh.set(session.id, session);
+  const fresh = new Map<string, { session: Session; task: Task }>();
+  const startFresh = async (session: Session, task: Task): Promise<void> => {
+    fresh.set(session.id, { session, task });
     try {
       await startRunner(session);
     } finally {
@@ -191,9 +191,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       fresh.delete(sessionId);
       return row;
     },
-    onRequeued: (next, reason) => {
+    onRequeued: (next, task, reason) => {
       giveUps[reason] = (giveUps[reason] ?? 0) + 1;
-      void track(startFresh(next)).catch(report);
+      void track(startFresh(next, task)).catch(report);
     },
     onError: report,
   });
@@ -379,7 +379,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
       throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
     }
-    await startFresh(created.session);
+    await startFresh(created.session, created.task);
     const position = await placeInLine(created.session);
     await board.apply(created.session, created.task);
     return { ...created, position };
@@ -475,7 +475,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         }
         throw error;
       }
-      await startFresh(next);
+      await startFresh(next, moved);
       const position = await placeInLine(next);
       await board.apply(next, moved);
       return { sessionId: next.id, position };

@@ -53,10 +53,10 @@ export interface TaskRunnerDeps {
    * `outputShown`: the run's whole output went through `onOutput` already.
    */
   onRows(session: Session, task?: Task, outputShown?: boolean): void;
-  /** The row the runtime just wrote for a session it starts a runner for, once; else undefined. */
-  freshRow(sessionId: string): Session | undefined;
+  /** The rows the runtime just wrote for a session it starts a runner for, once; else undefined. */
+  freshRow(sessionId: string): { session: Session; task?: Task } | undefined;
   /** A give-up queued a new attempt: start its runner. */
-  onRequeued(session: Session, reason: GiveUpReason | 'owner_lost'): void;
+  onRequeued(session: Session, task: Task, reason: GiveUpReason | 'owner_lost'): void;
   /** Errors that must be seen but must not crash the runner (a failed removal). */
   onError(error: unknown): void;
   /** Counts in-flight I/O, so the harness knows when the system is settled. */
@@ -92,6 +92,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
    * exactly as it would after a fresh read that came a moment too early.
    */
   const rows = new Map<string, Session>();
+  /** Each session's task as the runtime's write returned it: for the run spec, which never changes. */
+  const specs = new Map<string, Task>();
 
   /** The row, if this boot still owns it while running. */
   const ownedRow = async (sessionId: string): Promise<Session | null> => {
@@ -111,7 +113,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
                 { status: 'running', epoch: -1 },
                 { status: 'moved', epoch: -1 },
               );
-            const task = await getTask(db, s.taskId);
+            const task = specs.get(s.id) ?? (await getTask(db, s.taskId));
+            specs.delete(s.id);
             alive(signal);
             const started = await backend.start({
               sessionId: s.id,
@@ -193,6 +196,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     outputs.delete(sessionId);
     const s = await ownedRow(sessionId);
     rows.delete(sessionId);
+    specs.delete(sessionId);
     if (s === null) return 'gone';
     const at = now();
     /** The rows the finish returned; null: it did not happen (stale). */
@@ -214,7 +218,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
         const reason = outcome.outcome === 'gave_up' ? outcome.reason : 'owner_lost';
         const next = await withColumn('queued', (tx) => failAndRequeue(tx, s, reason, at));
         after = { ...next, outputShown: false };
-        deps.onRequeued(next.session, reason);
+        deps.onRequeued(next.session, next.task, reason);
       } else if (outcome.outcome === 'exited') {
         if (outcome.output.length > seen) deps.onOutput(sessionId, outcome.output.slice(seen));
         const ok = outcome.exitCode === 0;
@@ -277,8 +281,10 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       loadRow: fromPromise(({ input }) =>
         deps.track(
           (async (): Promise<RunnerRow> => {
-            const s = deps.freshRow(input.sessionId) ?? (await getSession(db, input.sessionId));
+            const fresh = deps.freshRow(input.sessionId);
+            const s = fresh?.session ?? (await getSession(db, input.sessionId));
             rows.set(s.id, s);
+            if (fresh?.task !== undefined) specs.set(s.id, fresh.task);
             return { status: s.status, handle: s.handle };
           })(),
         ),
@@ -341,6 +347,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
             streamed.delete(input.sessionId);
             outputs.delete(input.sessionId);
             rows.delete(input.sessionId);
+            specs.delete(input.sessionId);
             const s = await getSession(db, input.sessionId);
             const handle = s.handle ?? input.handle;
             deps.onChanged(s.taskId);

@@ -49,39 +49,51 @@ export async function claimWithinCaps(db: Db, input: ClaimWithinCapsInput): Prom
     await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot})`.execute(
       tx,
     );
-    const total = await tx
-      .selectFrom('sessions')
-      .select(sql<string>`count(*)`.as('n'))
-      .where('status', '=', 'running')
-      .executeTakeFirstOrThrow();
-    const running = Number(total.n);
-    if (running >= i.globalCap) return { kind: 'at_global_cap', running };
-
     let candidate: Session;
     if (i.sessionId !== undefined) {
+      // One statement: the running total, the session, its user's running
+      // count and cap. The total comes from a one-row subquery the session is
+      // left-joined to, so an unknown session at the global cap still answers
+      // at_global_cap, as the cap is checked first.
       const row = await tx
-        .selectFrom('sessions')
-        .selectAll()
-        .where('id', '=', i.sessionId)
-        .executeTakeFirst();
-      if (row === undefined) throw new NotFoundError('session', i.sessionId);
-      candidate = toSession(row);
+        .selectFrom(
+          tx
+            .selectFrom('sessions')
+            .select(sql<string>`count(*)`.as('total'))
+            .where('status', '=', 'running')
+            .as('g'),
+        )
+        .leftJoin('sessions as s', (j) => j.on('s.id', '=', i.sessionId ?? ''))
+        .selectAll('s')
+        .select([
+          'g.total',
+          sql<
+            string | null
+          >`(SELECT count(*) FROM sessions r WHERE r.status = 'running' AND r.user_id = s.user_id)`.as(
+            'user_running',
+          ),
+          sql<
+            number | null
+          >`(SELECT c.max_running FROM user_caps c WHERE c.user_id = s.user_id)`.as('user_cap'),
+        ])
+        .executeTakeFirstOrThrow();
+      const running = Number(row.total);
+      if (running >= i.globalCap) return { kind: 'at_global_cap', running };
+      if (row.id === null) throw new NotFoundError('session', i.sessionId);
+      const { total: _t, user_running, user_cap, ...session } = row;
+      candidate = toSession(session as Parameters<typeof toSession>[0]);
       if (candidate.status !== 'queued') return { kind: 'not_queued', session: candidate };
-      const userRunning = await tx
+      const cap = user_cap ?? i.defaultUserCap;
+      const n = Number(user_running ?? 0);
+      if (n >= cap) return { kind: 'at_user_cap', userId: candidate.userId, running: n, cap };
+    } else {
+      const total = await tx
         .selectFrom('sessions')
         .select(sql<string>`count(*)`.as('n'))
         .where('status', '=', 'running')
-        .where('user_id', '=', candidate.userId)
         .executeTakeFirstOrThrow();
-      const capRow = await tx
-        .selectFrom('user_caps')
-        .select('max_running')
-        .where('user_id', '=', candidate.userId)
-        .executeTakeFirst();
-      const cap = capRow?.max_running ?? i.defaultUserCap;
-      const n = Number(userRunning.n);
-      if (n >= cap) return { kind: 'at_user_cap', userId: candidate.userId, running: n, cap };
-    } else {
+      const running = Number(total.n);
+      if (running >= i.globalCap) return { kind: 'at_global_cap', running };
       // Running rows are few (bounded by the global cap), so the per-user
       // counts are a small hash; the queue is walked in index order and the
       // LIMIT stops at the first eligible row.
