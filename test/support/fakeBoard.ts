@@ -175,7 +175,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       status: ok ? 'succeeded' : 'failed',
       running: null,
       exitCode,
-      failure: ok ? null : { reason: `exited with ${exitCode}`, recoverable: true },
+      failure: ok ? null : { reason: 'exit_code', recoverable: true },
     });
   }
 

@@ -41,8 +41,12 @@ export function renderCard(card: BoardCard, now: number, onRetry: (taskId: strin
     node.append(el('div', 'meta cancelled', `cancelled${attempt}`));
   }
   if (card.failure) {
-    const kind = card.failure.recoverable ? 'recoverable' : 'not recoverable';
-    node.append(el('div', 'why', `failed: ${card.failure.reason} (${kind})`));
+    // Recoverable means the runner, not the command, failed (a replaced
+    // container, a lost owner): the runtime queues it again by itself. A
+    // command's own failure can still be retried by hand, so no "not".
+    const exit = card.exitCode === null ? '' : ` · exit ${card.exitCode}`;
+    const kind = card.failure.recoverable ? ' (recoverable)' : '';
+    node.append(el('div', 'why', `failed: ${card.failure.reason}${exit}${kind}`));
   }
   if (card.lastOutput.length > 0 && card.column !== 'queued') {
     node.append(el('pre', 'output', card.lastOutput.join('\n')));

@@ -95,7 +95,7 @@ describe.skipIf(skipReason !== null)('board page in chromium', () => {
     h.board.finish('t2', 137);
     const failed = card('failed', 't2');
     await failed
-      .filter({ hasText: 'failed: exited with 137 (recoverable)' })
+      .filter({ hasText: 'failed: exit_code · exit 137 (recoverable)' })
       .waitFor({ timeout: STEP_MS });
     await card('running', 't3').waitFor({ timeout: STEP_MS });
     mkdirSync(new URL('../../artifacts/', import.meta.url), { recursive: true });

@@ -259,7 +259,7 @@ describe.skipIf(skipReason !== null)('board page on the real runtime, in chromiu
     // A command that exits non-zero lands in failed, with its reason.
     await advance(21_000);
     await waitCard('done', agent, 'succeeded · exit 0');
-    await waitCard('failed', flaky, 'failed: exit_code', 'Error: snapshot mismatch');
+    await waitCard('failed', flaky, 'failed: exit_code · exit 2', 'Error: snapshot mismatch');
 
     // Another task holds the runner while the failed one is retried from the page.
     const gaveUp = await create(ALICE, 'agent that gives up', ['agent', '10', '4']);
