@@ -1,0 +1,27 @@
+/**
+ * roundtable: the public entry point of the package. The layers below have
+ * entry points of their own (`roundtable/supervisor`, `roundtable/machines`,
+ * `roundtable/testing`, `roundtable/client`); this one assembles a node.
+ */
+export { createRuntime } from './actors/runtime.js';
+export {
+  describeRuntimeExit,
+  type Runtime,
+  type RuntimeCaps,
+  type RuntimeCard,
+  RuntimeCommandError,
+  type RuntimeExit,
+  type RuntimeOptions,
+  RuntimeStoppedError,
+  type RuntimeTaskInput,
+} from './actors/runtimeTypes.js';
+export type { ContainerBackend } from './containers/ContainerBackend.js';
+export { ContainerError } from './containers/ContainerError.js';
+export { DockerBackend } from './containers/docker/DockerBackend.js';
+export { SwarmBackend } from './containers/docker/SwarmBackend.js';
+export { LocalBackend } from './containers/local/LocalBackend.js';
+export { SimulatedBackend } from './containers/simulated/SimulatedBackend.js';
+export { SimulatedCluster } from './containers/simulated/SimulatedCluster.js';
+export { connect, migrate } from './db/index.js';
+export { createUiServer, type UiServer } from './ui-server/createUiServer.js';
+export { createInspector } from './ui-server/inspector/createInspector.js';

@@ -1,0 +1,4 @@
+/** roundtable/machines: the pure statecharts and policies, with no I/O. */
+export * from './adoptPolicy.js';
+export * from './containerRun.js';
+export * from './recoveryPolicy.js';

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+
+// The package's entry points, imported by name as a user would (package
+// self-reference through the `exports` map), so a broken map fails here.
+describe('package entry points', () => {
+  it('roundtable assembles a node', async () => {
+    const m = await import('roundtable');
+    expect(typeof m.createRuntime).toBe('function');
+    expect(typeof m.connect).toBe('function');
+    expect(typeof m.migrate).toBe('function');
+    expect(typeof m.SwarmBackend).toBe('function');
+    expect(typeof m.SimulatedBackend).toBe('function');
+    expect(typeof m.createUiServer).toBe('function');
+    expect(typeof m.createInspector).toBe('function');
+  });
+
+  it('roundtable/supervisor and roundtable/machines stand alone', async () => {
+    const sup = await import('roundtable/supervisor');
+    expect(typeof sup.startSupervisor).toBe('function');
+    expect(typeof sup.monitor).toBe('function');
+    const machines = await import('roundtable/machines');
+    expect(machines.decide('2026-07-14T12:47:00Z', '2026-07-14T10:44:00Z', 0, 900_000)).toEqual({
+      kind: 'give_up',
+      reason: 'container_replaced',
+    });
+    expect(typeof machines.containerRunMachine).toBe('object');
+  });
+
+  it('roundtable/testing and roundtable/client', async () => {
+    const testing = await import('roundtable/testing');
+    expect(typeof testing.createTestRuntime).toBe('function');
+    const client = await import('roundtable/client');
+    expect(typeof client.connectBoard).toBe('function');
+    expect(typeof client.createBoardStore).toBe('function');
+  });
+});
