@@ -12,7 +12,7 @@ import {
   claimWithinCaps,
   type Db,
   finish,
-  finishWithOutput,
+  finishRun,
   getSession,
   getTask,
   inTransaction,
@@ -222,29 +222,28 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       } else if (outcome.outcome === 'exited') {
         if (outcome.output.length > seen) deps.onOutput(sessionId, outcome.output.slice(seen));
         const ok = outcome.exitCode === 0;
-        // The whole output goes on the row with the finish (one transaction).
-        const done = await withColumn(ok ? 'done' : 'failed', (tx) =>
-          finishWithOutput(
-            tx,
-            ok
-              ? { sessionId, epoch: s.epoch, status: 'succeeded', exitCode: 0, now: at }
-              : {
-                  sessionId,
-                  epoch: s.epoch,
-                  status: 'failed',
-                  exitCode: outcome.exitCode,
-                  reason: 'exit_code',
-                  // The command itself said no: running it again as is would say
-                  // no again. Only a give-up of the infrastructure is recoverable.
-                  userRecoverable: false,
-                  now: at,
-                },
-            read ?? {
-              text: outcome.output,
-              totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
-              truncated: false,
-            },
-          ),
+        // The finish, its output and the card's column: one statement.
+        const done = await finishRun(
+          db,
+          ok
+            ? { sessionId, epoch: s.epoch, status: 'succeeded', exitCode: 0, now: at }
+            : {
+                sessionId,
+                epoch: s.epoch,
+                status: 'failed',
+                exitCode: outcome.exitCode,
+                reason: 'exit_code',
+                // The command itself said no: running it again as is would say
+                // no again. Only a give-up of the infrastructure is recoverable.
+                userRecoverable: false,
+                now: at,
+              },
+          read ?? {
+            text: outcome.output,
+            totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
+            truncated: false,
+          },
+          ok ? 'done' : 'failed',
         );
         after = { ...done, outputShown: true };
       } else {

@@ -17,6 +17,7 @@ export {
   type Engine,
 } from './connect.js';
 export * from './errors.js';
+export { finishRun } from './finishRun.js';
 export {
   assertId,
   assertName,

@@ -103,7 +103,8 @@ export async function recordHandle(db: Db, input: RecordHandleInput): Promise<Se
   throw new StaleStatusError(i.sessionId, { status: 'running', epoch: i.epoch }, actual);
 }
 
-const finishInput = z.discriminatedUnion('status', [
+/** `finish`'s input; `finishRun` takes the same. */
+export const finishInput = z.discriminatedUnion('status', [
   z.strictObject({
     sessionId: f.sessionId,
     epoch: f.epoch,
