@@ -3,7 +3,7 @@
  * `src/ui-server/page/board.ts` with esbuild into memory. The bundle is built
  * once per process and shared by every server in it.
  */
-import { build } from 'esbuild';
+import { cachedBrowserBundle } from './browserBundle.js';
 
 /** A failed page build; `cause` holds esbuild's error. */
 export class PageBundleError extends Error {
@@ -11,32 +11,11 @@ export class PageBundleError extends Error {
   readonly code = 'UI_PAGE_BUNDLE';
 }
 
-let cached: Promise<string> | null = null;
-
 /** The bundled page script (cached; a failed build is not cached, so a retry rebuilds). */
-export function pageScript(): Promise<string> {
-  if (cached === null) {
-    const entry = new URL('./page/board.ts', import.meta.url).pathname;
-    cached = build({
-      entryPoints: [entry],
-      bundle: true,
-      write: false,
-      format: 'esm',
-      platform: 'browser',
-      target: 'es2022',
-      minify: true,
-      legalComments: 'none',
-      logLevel: 'silent',
-    }).then(
-      (result) => result.outputFiles[0]!.text,
-      (err: unknown) => {
-        cached = null;
-        throw new PageBundleError('bundling the board page failed', { cause: err });
-      },
-    );
-  }
-  return cached;
-}
+export const pageScript = cachedBrowserBundle(
+  new URL('./page/board.ts', import.meta.url),
+  (cause) => new PageBundleError('bundling the board page failed', { cause }),
+);
 
 /** The page's HTML. The token comes from the URL fragment, never sent to the server in a URL. */
 export const PAGE_HTML = `<!doctype html>

@@ -2,7 +2,7 @@
  * The inspector page: its HTML and its script, bundled from
  * `page/inspector.ts` with esbuild into memory, once per process.
  */
-import { build } from 'esbuild';
+import { cachedBrowserBundle } from '../browserBundle.js';
 
 /** A failed page build; `cause` holds esbuild's error. */
 export class InspectorBundleError extends Error {
@@ -10,32 +10,11 @@ export class InspectorBundleError extends Error {
   readonly code = 'INSPECTOR_PAGE_BUNDLE';
 }
 
-let cached: Promise<string> | null = null;
-
 /** The bundled script (cached; a failed build is not, so a retry rebuilds). */
-export function inspectorScript(): Promise<string> {
-  if (cached === null) {
-    const entry = new URL('./page/inspector.ts', import.meta.url).pathname;
-    cached = build({
-      entryPoints: [entry],
-      bundle: true,
-      write: false,
-      format: 'esm',
-      platform: 'browser',
-      target: 'es2022',
-      minify: true,
-      legalComments: 'none',
-      logLevel: 'silent',
-    }).then(
-      (result) => result.outputFiles[0]!.text,
-      (err: unknown) => {
-        cached = null;
-        throw new InspectorBundleError('bundling the inspector page failed', { cause: err });
-      },
-    );
-  }
-  return cached;
-}
+export const inspectorScript = cachedBrowserBundle(
+  new URL('./page/inspector.ts', import.meta.url),
+  (cause) => new InspectorBundleError('bundling the inspector page failed', { cause }),
+);
 
 /** The page's HTML. The admin token comes from the URL fragment (`/inspect#token=...`). */
 export const INSPECTOR_HTML = `<!doctype html>
