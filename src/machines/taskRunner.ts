@@ -73,6 +73,20 @@ const notProvided = (name: string) => new Error(`taskRunner: provide the '${name
 /** Cancel is accepted in every state but the last two. */
 const onCancel = { cancel: { target: '#taskRunner.cancelling' } } as const;
 
+// A restarted pool knows no holders: a runner past the line (starting,
+// adopting, running, finalizing) tells it again that it holds its slot.
+const rejoinOnPoolRestart = {
+  pool_restarted: {
+    actions: {
+      type: 'rejoin',
+      params: ({ context }: { context: TaskRunnerContext }) => ({
+        sessionId: context.sessionId,
+        userId: context.userId,
+      }),
+    },
+  },
+} as const;
+
 /**
  * The TaskRunner statechart. Its output is `{ ending, outcome }`, a
  * `normal` exit for its supervisor (a transient child is not restarted).
@@ -177,12 +191,7 @@ export const taskRunnerMachine = setup({
     starting: {
       on: {
         ...onCancel,
-        pool_restarted: {
-          actions: {
-            type: 'rejoin',
-            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
-          },
-        },
+        ...rejoinOnPoolRestart,
       },
       invoke: {
         src: 'claim',
@@ -216,12 +225,7 @@ export const taskRunnerMachine = setup({
     adopting: {
       on: {
         ...onCancel,
-        pool_restarted: {
-          actions: {
-            type: 'rejoin',
-            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
-          },
-        },
+        ...rejoinOnPoolRestart,
       },
       invoke: {
         src: 'adopt',
@@ -257,12 +261,7 @@ export const taskRunnerMachine = setup({
     running: {
       on: {
         ...onCancel,
-        pool_restarted: {
-          actions: {
-            type: 'rejoin',
-            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
-          },
-        },
+        ...rejoinOnPoolRestart,
       },
       invoke: {
         src: 'containerRun',
@@ -283,12 +282,7 @@ export const taskRunnerMachine = setup({
       // the row, and exactly one wins; the loser's write is a stale error.
       on: {
         ...onCancel,
-        pool_restarted: {
-          actions: {
-            type: 'rejoin',
-            params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
-          },
-        },
+        ...rejoinOnPoolRestart,
       },
       invoke: {
         src: 'finalize',

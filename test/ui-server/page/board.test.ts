@@ -3,19 +3,14 @@
  * playwright-core (never a downloaded browser). Skipped, with the reason
  * printed, when chromium is missing outside CI; in CI a missing chromium fails.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
 import { FakeBoard } from '../../support/fakeBoard.js';
 import { ALICE, type Harness, spec, startHarness } from '../wsHarness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-const skipReason =
-  !available && !process.env.CI
-    ? `${CHROMIUM} is missing (apt-get install -y chromium; CI installs it)`
-    : null;
-if (skipReason) process.stdout.write(`board page browser test skipped: ${skipReason}\n`);
+const skipReason = chromiumSkipReason('board page browser test');
 
 const STEP_MS = 5000;
 
@@ -29,19 +24,7 @@ describe.skipIf(skipReason !== null)('board page in chromium', () => {
   beforeAll(async () => {
     // Real timestamps, so the page's waiting and running times read sensibly.
     h = await startHarness({}, new FakeBoard({ maxRunning: 2, now: () => Date.now() }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      timeout: 20_000,
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
   });
 

@@ -9,10 +9,10 @@
  * playwright deadline. Between two moves of the clock the board is still, so
  * each wait looks at one settled state.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pino } from 'pino';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../src/actors/runtime.js';
 import type { Runtime } from '../../../src/actors/runtimeTypes.js';
@@ -23,13 +23,9 @@ import { connect, type DbHandle, migrate } from '../../../src/db/index.js';
 import { TestClock } from '../../../src/testing/TestClock.js';
 import type { BoardCard } from '../../../src/ui-server/boardPort.js';
 import { createUiServer, type UiServer } from '../../../src/ui-server/createUiServer.js';
+import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skipReason =
-  !existsSync(CHROMIUM) && !process.env.CI
-    ? `${CHROMIUM} is missing (apt-get install -y chromium; CI installs it)`
-    : null;
-if (skipReason) process.stdout.write(`board runtime browser test skipped: ${skipReason}\n`);
+const skipReason = chromiumSkipReason('board runtime browser test');
 
 const TOKENS = {
   users: { 'alice-token-0123456789': 'alice', 'bob-token-0123456789ab': 'bob' },
@@ -195,19 +191,7 @@ describe.skipIf(skipReason !== null)('board page on the real runtime, in chromiu
       host: '127.0.0.1',
       logger: pino({ level: 'silent' }),
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      timeout: 20_000,
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   }, 60_000);
 

@@ -6,10 +6,10 @@
  * The workload runs on the real clock here (the browser lives in real time);
  * every wait is a playwright deadline, never a sleep.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Supervisor, startSupervisor } from '../../../../src/supervisor/Supervisor.js';
 import { createAuthenticator } from '../../../../src/ui-server/authenticate.js';
@@ -18,14 +18,10 @@ import {
   type Inspector,
   type InspectorRoutes,
 } from '../../../../src/ui-server/inspector/createInspector.js';
+import { chromiumSkipReason, launchChromium } from '../../../support/chromium.js';
 import { job } from '../fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skipReason =
-  !existsSync(CHROMIUM) && !process.env.CI
-    ? `${CHROMIUM} is missing (apt-get install -y chromium; CI installs it)`
-    : null;
-if (skipReason) process.stdout.write(`inspector page browser test skipped: ${skipReason}\n`);
+const skipReason = chromiumSkipReason('inspector page browser test');
 
 const ADMIN = 'admin-token-0123456789';
 const STEP_MS = 5000;
@@ -75,19 +71,7 @@ describe.skipIf(skipReason !== null)('inspector page in chromium', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      timeout: 20_000,
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
   });
 

@@ -10,10 +10,10 @@
  * The runtime runs on a virtual clock the test moves; the inspector and the
  * browser live in real time, and every wait is a playwright deadline.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pino } from 'pino';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../../src/actors/runtime.js';
 import type { Runtime } from '../../../../src/actors/runtimeTypes.js';
@@ -26,13 +26,9 @@ import {
   createInspector,
   type Inspector,
 } from '../../../../src/ui-server/inspector/createInspector.js';
+import { chromiumSkipReason, launchChromium } from '../../../support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skipReason =
-  !existsSync(CHROMIUM) && !process.env.CI
-    ? `${CHROMIUM} is missing (apt-get install -y chromium; CI installs it)`
-    : null;
-if (skipReason) process.stdout.write(`inspector runtime browser test skipped: ${skipReason}\n`);
+const skipReason = chromiumSkipReason('inspector runtime browser test');
 
 const ADMIN = 'admin-token-0123456789';
 const STEP_MS = 10_000;
@@ -97,19 +93,7 @@ describe.skipIf(skipReason !== null)('inspector page on the real runtime, in chr
       logger: pino({ level: 'silent' }),
       inspector,
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      timeout: 20_000,
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
   });
 
