@@ -78,7 +78,8 @@ async function batched(db: Db, count: number): Promise<number> {
 }
 
 async function truncate(db: Db): Promise<void> {
-  await sql`TRUNCATE tasks, sessions, session_events RESTART IDENTITY`.execute(db);
+  // CASCADE: every table that references sessions (outputs, history) empties with it.
+  await sql`TRUNCATE tasks, sessions, session_events RESTART IDENTITY CASCADE`.execute(db);
 }
 
 async function measure(
