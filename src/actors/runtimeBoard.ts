@@ -17,11 +17,13 @@
 import { sql } from 'kysely';
 import type { Db, Session, Task } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
+import { capLine, endOutput, pushOutput } from '../machines/outputTail.js';
 import type { RuntimeCard, RuntimeColumn } from './runtimeTypes.js';
 
 /** Most output lines a card carries, and the longest line before it is cut. */
 export const CARD_OUTPUT_LINES = 20;
 export const CARD_LINE_CHARS = 500;
+const CARD_OUTPUT = { lines: CARD_OUTPUT_LINES, chars: CARD_LINE_CHARS };
 
 /** Where the board reads positions: the runtime's slot pool. */
 export interface BoardPositions {
@@ -34,8 +36,8 @@ export interface BoardPositions {
 interface Entry {
   task: Task;
   session: Session;
-  lines: string[];
-  /** An unfinished last line, still growing. */
+  lines: readonly string[];
+  /** An unfinished last line's head (machines/outputTail.ts); '' once the run ended. */
   partial: string;
   /** The position last emitted for a queued card. */
   position: number | null;
@@ -80,7 +82,7 @@ const columnOf = (s: Session): RuntimeColumn =>
 
 /** Cuts a line to the card's limit, marking the cut. */
 export function cutLine(line: string): string {
-  return line.length <= CARD_LINE_CHARS ? line : `${line.slice(0, CARD_LINE_CHARS - 1)}…`;
+  return capLine(line, CARD_LINE_CHARS);
 }
 
 /** queued < running < a final status: the order a session's statuses come in. */
@@ -260,11 +262,15 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
       task = prev.task;
     const same = prev?.session.id === session.id;
     const isQueued = session.status === 'queued';
+    const output = same ? { lines: prev.lines, partial: prev.partial } : { lines: [], partial: '' };
+    // A finished run's last line grows no more: nothing of it is kept beyond the card's lines.
+    const { lines, partial } =
+      isQueued || session.status === 'running' ? output : endOutput(output, CARD_OUTPUT);
     entries.set(task.id, {
       task,
       session,
-      lines: same ? prev.lines : [],
-      partial: same ? prev.partial : '',
+      lines,
+      partial,
       position: isQueued && same ? prev.position : null,
       restored: same ? prev.restored : false,
     });
@@ -388,9 +394,7 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
       const taskId = bySession.get(sessionId);
       const e = taskId === undefined ? undefined : entries.get(taskId);
       if (e === undefined || e.session.id !== sessionId) return;
-      const parts = (e.partial + chunk).split('\n');
-      e.partial = parts.pop() ?? '';
-      e.lines = [...e.lines, ...parts.map(cutLine)].slice(-CARD_OUTPUT_LINES);
+      ({ lines: e.lines, partial: e.partial } = pushOutput(e, chunk, CARD_OUTPUT));
       publish([e.task.id]);
     },
     close() {
