@@ -3,6 +3,10 @@
  * terminateChild, shutdown) run one at a time, and a job that returns a
  * promise holds the mailbox until it settles, so an exit that arrives while
  * siblings are being stopped waits its turn instead of interleaving.
+ *
+ * A job that throws or rejects frees the mailbox like any other: the jobs
+ * behind it still run (a wedged mailbox would never restart a child nor
+ * finish a shutdown). The failure goes to `onJobFailed`, once.
  */
 
 export type Job = () => void | Promise<void>;
@@ -11,8 +15,12 @@ export class Mailbox {
   private readonly queue: Job[] = [];
   private busy = false;
 
-  /** `onJobRejected` runs when a job's promise rejects: a supervisor bug. */
-  constructor(private readonly onJobRejected: () => void) {}
+  /**
+   * `onJobFailed` gets what a job threw or rejected with (a supervisor bug,
+   * or a fault in what it was given). It must not throw; if it does, the
+   * throw is not caught here either, but the mailbox is already free.
+   */
+  constructor(private readonly onJobFailed: (error: unknown) => void) {}
 
   /** No job running and none waiting: a job posted now runs at once. */
   get idle(): boolean {
@@ -73,23 +81,31 @@ export class Mailbox {
       const job = this.queue.shift();
       if (!job) return;
       this.busy = true;
-      const r = job();
+      let r: void | Promise<void>;
+      try {
+        r = job();
+      } catch (error) {
+        this.busy = false;
+        this.onJobFailed(error);
+        continue;
+      }
       if (r instanceof Promise) {
         r.then(
-          () => {
-            this.busy = false;
-            this.drain();
-          },
-          // A job rejecting is a supervisor bug; die loudly rather than hang.
-          (error: unknown) => {
-            this.busy = false;
-            this.onJobRejected();
-            throw error;
-          },
+          () => this.release(),
+          (error: unknown) => this.release(error, true),
         );
         return;
       }
       this.busy = false;
     }
+  }
+
+  /** An async job settled: free the mailbox, report a failure, run the rest. */
+  private release(error?: unknown, failed = false): void {
+    this.busy = false;
+    // Reported before the next job runs, so a supervisor that crashes on it
+    // refuses the calls queued behind the failed job.
+    if (failed) this.onJobFailed(error);
+    this.drain();
   }
 }

@@ -3,7 +3,8 @@
  * turns every way they can end into an exit reason, and restarts them by
  * OTP's rules. Its jobs (exits, startChild, shutdown) go through a Mailbox;
  * what happens after an exit is the RestartHandler's; stopping one child by
- * its shutdown spec is stopChild's.
+ * its shutdown spec is stopChild's; telling listeners, guarded so that a
+ * throwing subscriber cannot stop a restart, is SupervisorOutbox's.
  */
 import type { AnyActorRef } from 'xstate';
 import { type ChildCounts, type ChildInfo, type ChildRecord, ChildTable } from './ChildTable.js';
@@ -15,6 +16,7 @@ import {
   MaxChildrenError,
   NoProcError,
   NotFoundError,
+  SupervisorJobError,
 } from './errors.js';
 import type { SupervisorEvent } from './events.js';
 import { type ExitSignal, exitOneChild, registerShell } from './exitChild.js';
@@ -24,6 +26,7 @@ import { inspectionShell } from './inspectionShell.js';
 import { Mailbox } from './Mailbox.js';
 import { noteInspected } from './monitorInspection.js';
 import { RestartHandler } from './RestartHandler.js';
+import { SupervisorOutbox } from './SupervisorOutbox.js';
 import {
   type ExitSink,
   type NestedFactory,
@@ -50,13 +53,12 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   readonly sessionId: string;
   private readonly spec: ResolvedSupervisorSpec;
   private readonly children = new ChildTable();
-  private readonly mailbox = new Mailbox(() => this.kill());
+  private readonly mailbox = new Mailbox((error) => this.crash(error));
   private readonly restarter: RestartHandler;
   private state: 'new' | 'running' | 'stopping' | 'exited' = 'new';
   private reason: ExitReason | undefined;
-  private readonly exitListeners = new Set<(reason: ExitReason) => void>();
-  private readonly listeners = new Set<(event: SupervisorEvent) => void>();
   private readonly shell: AnyActorRef | undefined;
+  private readonly out: SupervisorOutbox;
   private seq = 0;
   /** Where every child's incarnation reports its exit; the child record is the token. */
   private readonly sink: ExitSink<ChildRecord> = {
@@ -76,7 +78,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
       runtime,
       children: this.children,
       isRunning: () => this.state === 'running',
-      emit: (event) => this.emit(event),
+      emit: (event) => this.out.emit(event),
       spawn: (child) => this.spawn(child),
       terminate: (child) => this.terminate(child),
       stopAll: (reason) => this.stopAll(reason),
@@ -84,6 +86,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     });
     this.shell = inspectionShell(this.id, runtime);
     this.sessionId = this.shell?.sessionId ?? this.id;
+    this.out = new SupervisorOutbox(this.id, this.shell, runtime.onError);
     if (this.shell && runtime.inspect) {
       registerShell(this.shell, this);
       noteInspected(this, runtime.inspect);
@@ -110,10 +113,13 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     return { ok: true };
   }
 
-  /** Registers a listener for the typed system events. */
+  /**
+   * Registers a listener for the typed system events. A listener that
+   * throws is reported to the runtime's `onError` as a `ListenerError`; the
+   * supervisor carries on as if it had returned.
+   */
   subscribe(listener: (event: SupervisorEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.out.events.add(listener);
   }
 
   exitReason(): ExitReason | undefined {
@@ -122,17 +128,30 @@ export class Supervisor implements ExitSource, NestedSupervisor {
 
   onExit(listener: (reason: ExitReason) => void): () => void {
     if (this.reason !== undefined) {
-      const reason = this.reason;
-      queueMicrotask(() => listener(reason));
+      this.out.tellLate(listener, this.reason);
       return () => {};
     }
-    this.exitListeners.add(listener);
-    return () => this.exitListeners.delete(listener);
+    return this.out.exits.add(listener);
   }
 
-  /** The children in start order, as OTP's which_children. */
+  /**
+   * The children in start order, as OTP's which_children, as the table
+   * stands now: an exit already queued behind a running job (a graceful
+   * stop, a group restart) is not in it yet. `await sync()` first for
+   * OTP's answer, which is a call served in mailbox order.
+   */
   whichChildren(): ChildInfo[] {
     return this.children.whichChildren();
+  }
+
+  /**
+   * Resolves once the mailbox has run every job queued before this call
+   * (exits already reported, restarts, `startChild`, `terminateChild`), so
+   * `whichChildren()` then answers as OTP's call would. Never rejects, also
+   * after the exit. A backoff restart waits on the clock, not in the mailbox.
+   */
+  sync(): Promise<void> {
+    return new Promise((resolve) => this.mailbox.post(resolve));
   }
 
   countChildren(): ChildCounts {
@@ -201,15 +220,30 @@ export class Supervisor implements ExitSource, NestedSupervisor {
 
   /** Kills every child at once, in reverse order, and exits with `killed`. */
   kill(): void {
+    this.killAll('killed');
+  }
+
+  // ---- internals -------------------------------------------------------
+
+  private killAll(reason: ExitReason): void {
     if (this.state === 'exited') return;
     this.state = 'stopping';
     for (const id of this.children.reversedIds()) {
       if (killChild(this.children.get(id)!, this.runtime.clock)) this.reportStopped(id, 'killed');
     }
-    this.exit('killed');
+    this.exit(reason);
   }
 
-  // ---- internals -------------------------------------------------------
+  /**
+   * A job failed: our state may be half-updated, so carrying on could leave
+   * a child "restarting" for ever. Crash as an OTP supervisor does (kill the
+   * children, exit abnormally) and let the parent restart the subtree from
+   * its specs; calls queued behind the job then get NoProcError.
+   */
+  private crash(error: unknown): void {
+    this.out.report(new SupervisorJobError(this.id, error));
+    this.killAll({ error });
+  }
 
   /** A call is refused once the supervisor is no longer running. */
   private readonly admit = (): Error | undefined =>
@@ -236,8 +270,8 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     const { name } = child.spec;
     if (name && this.runtime.registry) this.runtime.registry.register(name, result.spawned.ref);
     if (this.runtime.inspect) noteInspected(result.spawned.ref, this.runtime.inspect);
-    if (!this.observed) return undefined;
-    this.emit({
+    if (!this.out.observed) return undefined;
+    this.out.emit({
       type: 'roundtable.child.started',
       supervisorId: this.id,
       childId: child.spec.id,
@@ -265,8 +299,8 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   }
 
   private readonly reportStopped = (childId: string, reason: ExitReason): void => {
-    if (this.observed)
-      this.emit({ type: 'roundtable.child.exited', supervisorId: this.id, childId, reason });
+    if (this.out.observed)
+      this.out.emit({ type: 'roundtable.child.exited', supervisorId: this.id, childId, reason });
   };
 
   private async stopAll(reason: ExitReason): Promise<void> {
@@ -288,21 +322,9 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     this.reason = reason;
     for (const c of this.children.values())
       if (c.spec.name) this.runtime.registry?.unregister(c.spec.name);
-    this.emit({ type: 'roundtable.supervisor.shutdown', supervisorId: this.id, reason });
+    this.out.emit({ type: 'roundtable.supervisor.shutdown', supervisorId: this.id, reason });
     this.shell?.stop();
-    const listeners = [...this.exitListeners];
-    this.exitListeners.clear();
-    for (const l of listeners) l(reason);
-  }
-
-  /** Whether anyone sees events: building them is skipped otherwise. */
-  private get observed(): boolean {
-    return this.shell !== undefined || this.listeners.size > 0;
-  }
-
-  private emit(event: SupervisorEvent): void {
-    this.shell?.send(event);
-    for (const l of this.listeners) l(event);
+    this.out.exited(reason);
   }
 }
 

@@ -96,3 +96,38 @@ export class CallExitError extends SupervisorError {
     });
   }
 }
+
+/**
+ * A `subscribe` or `onExit` listener threw. The supervisor goes on (the event
+ * was delivered to every other listener, the restart it announced still
+ * happens) and hands this to the runtime's `onError`; `cause` is the throw.
+ */
+export class ListenerError extends SupervisorError {
+  readonly code = 'LISTENER_FAILED';
+  override readonly name = 'ListenerError';
+  constructor(
+    readonly supervisorId: string,
+    /** The event type the listener was given, or `exit` for an `onExit` listener. */
+    readonly eventType: string,
+    cause: unknown,
+  ) {
+    super(`a listener of supervisor ${supervisorId} threw on ${eventType}`, { cause });
+  }
+}
+
+/**
+ * One of the supervisor's own jobs (an exit, a restart, a shutdown step)
+ * threw or rejected: a fault in the supervisor or in what its runtime
+ * injects (registry, clock, random). The supervisor crashes, as an OTP
+ * supervisor would, and its parent decides; this goes to `onError`.
+ */
+export class SupervisorJobError extends SupervisorError {
+  readonly code = 'SUPERVISOR_JOB_FAILED';
+  override readonly name = 'SupervisorJobError';
+  constructor(
+    readonly supervisorId: string,
+    cause: unknown,
+  ) {
+    super(`a job of supervisor ${supervisorId} failed; the supervisor exits`, { cause });
+  }
+}

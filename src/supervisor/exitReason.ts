@@ -6,7 +6,10 @@
  * stopped by a supervisor (`shutdown`, or `killed` once its deadline passed).
  */
 
-/** Why an actor exited. `{ error }` is the only shape that carries a thrown value. */
+/**
+ * Why an actor exited. `{ error }` carries a thrown value, or any exit term
+ * that is none of the other shapes (abnormal, as any such reason is in OTP).
+ */
 export type ExitReason =
   | 'normal'
   | 'shutdown'
@@ -17,7 +20,8 @@ export type ExitReason =
 
 /**
  * True for the exits OTP calls normal: `normal`, `shutdown` and
- * `{ shutdown: detail }`. A transient child is restarted on anything else.
+ * `{ shutdown: detail }`, and for nothing else, as in OTP: a transient
+ * child is restarted on any other reason. The one place that decides it.
  *
  * @example
  * ```ts
@@ -25,40 +29,71 @@ export type ExitReason =
  * isCleanExit('shutdown') // => true
  * isCleanExit({ shutdown: 'drained' }) // => true
  * isCleanExit('killed') // => false
+ * isCleanExit('noproc') // => false
  * isCleanExit({ error: new Error('boom') }) // => false
+ * isCleanExit({ error: 'crash' }) // => false
  * ```
  */
 export function isCleanExit(reason: ExitReason): boolean {
+  if (reason === 'normal' || reason === 'shutdown') return true;
+  // Checked on the value, not the type: a reason can come from outside
+  // (an output, the inspector), and only `{ shutdown }` alone is clean.
   return (
-    reason === 'normal' ||
-    reason === 'shutdown' ||
-    (typeof reason === 'object' && 'shutdown' in reason)
+    typeof reason === 'object' && reason !== null && 'shutdown' in reason && !('error' in reason)
   );
 }
 
 /**
+ * Reads any exit term as an `ExitReason`. The known shapes are kept; any
+ * other term is abnormal, as any OTP reason other than `normal`, `shutdown`
+ * and `{shutdown, _}` is, and is kept as `{ error: term }` so it is shown.
+ *
+ * @example
+ * ```ts
+ * toExitReason('normal') // => 'normal'
+ * toExitReason('killed') // => 'killed'
+ * toExitReason('noproc') // => 'noproc'
+ * toExitReason({ shutdown: 'drained' }) // => { shutdown: 'drained' }
+ * toExitReason({ error: 'bad row' }) // => { error: 'bad row' }
+ * toExitReason('crash') // => { error: 'crash' }
+ * toExitReason({ code: 3 }) // => { error: { code: 3 } }
+ * toExitReason(null) // => { error: null }
+ * isCleanExit(toExitReason('crash')) // => false
+ * ```
+ */
+export function toExitReason(term: unknown): ExitReason {
+  if (term === 'normal' || term === 'shutdown' || term === 'killed' || term === 'noproc')
+    return term;
+  if (typeof term === 'object' && term !== null) {
+    if ('shutdown' in term && !('error' in term))
+      return { shutdown: (term as { shutdown: unknown }).shutdown };
+    if ('error' in term) return { error: (term as { error: unknown }).error };
+  }
+  return { error: term };
+}
+
+/**
  * Reads the exit reason a `done` actor chose. The convention: an output
- * `{ exit: reason }` names the reason; any other output is a `normal` exit.
+ * `{ exit: reason }` names the reason (read by `toExitReason`, so an
+ * unknown one is abnormal); an output with no `exit` (or `exit: undefined`)
+ * is a result, and the exit is `normal`.
  *
  * @example
  * ```ts
  * exitReasonFromOutput(undefined) // => 'normal'
  * exitReasonFromOutput({ result: 42 }) // => 'normal'
+ * exitReasonFromOutput({ exit: undefined }) // => 'normal'
  * exitReasonFromOutput({ exit: 'shutdown' }) // => 'shutdown'
  * exitReasonFromOutput({ exit: { shutdown: 'drained' } }) // => { shutdown: 'drained' }
  * exitReasonFromOutput({ exit: { error: 'bad row' } }) // => { error: 'bad row' }
- * exitReasonFromOutput({ exit: 'sideways' }) // => 'normal'
+ * exitReasonFromOutput({ exit: 'crash' }) // => { error: 'crash' }
+ * exitReasonFromOutput({ exit: 'sideways' }) // => { error: 'sideways' }
  * ```
  */
 export function exitReasonFromOutput(output: unknown): ExitReason {
   if (typeof output !== 'object' || output === null || !('exit' in output)) return 'normal';
   const exit = (output as { exit: unknown }).exit;
-  if (exit === 'normal' || exit === 'shutdown' || exit === 'killed') return exit;
-  if (typeof exit === 'object' && exit !== null) {
-    if ('shutdown' in exit) return { shutdown: (exit as { shutdown: unknown }).shutdown };
-    if ('error' in exit) return { error: (exit as { error: unknown }).error };
-  }
-  return 'normal';
+  return exit === undefined ? 'normal' : toExitReason(exit);
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { ChildSpec } from './childSpec.js';
 import { type SupervisorClock, systemClock } from './clock.js';
-import { ChildSpecError } from './errors.js';
+import { ChildSpecError, type SupervisorError } from './errors.js';
 import type { Registry } from './Registry.js';
 import { DEFAULT_INTENSITY, DEFAULT_PERIOD_MS } from './restartIntensity.js';
 import type { AutoShutdown, Strategy } from './restartPolicy.js';
@@ -33,6 +33,14 @@ export interface SupervisorRuntime {
   registry?: Registry;
   /** Jitter source for backoff; injectable for tests. */
   random: () => number;
+  /**
+   * Where the tree reports what it cannot hand to anyone else: a listener
+   * that threw (`ListenerError`), or one of its own jobs that failed
+   * (`SupervisorJobError`, the supervisor then exits with `{ error }`).
+   * Default: `console.error`. It must not throw (a throw is rethrown as
+   * uncaught, on a microtask).
+   */
+  onError: (error: SupervisorError) => void;
 }
 
 export interface ResolvedSupervisorSpec {
@@ -110,7 +118,15 @@ export function resolveSupervisorSpec(spec: SupervisorSpec): ResolvedSupervisorS
   };
 }
 
-/** The runtime with its defaults: the system clock and Math.random. */
+/** The default `onError`: written out, since nobody asked for the error. */
+const printError = (error: SupervisorError): void => console.error(error);
+
+/** The runtime with its defaults: the system clock, Math.random, console.error. */
 export function resolveRuntime(runtime: Partial<SupervisorRuntime> = {}): SupervisorRuntime {
-  return { clock: systemClock, random: Math.random, ...runtime };
+  return {
+    clock: systemClock,
+    random: Math.random,
+    ...runtime,
+    onError: runtime.onError ?? printError,
+  };
 }

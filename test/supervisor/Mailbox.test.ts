@@ -133,3 +133,70 @@ describe('Mailbox', () => {
     ).resolves.toBe(42);
   });
 });
+
+describe('Mailbox: a failing job frees it', () => {
+  it('a job that throws is reported and the jobs behind it still run', () => {
+    const failed: unknown[] = [];
+    const mailbox = new Mailbox((e) => failed.push(e));
+    const ran: string[] = [];
+    const boom = new Error('sync boom');
+    mailbox.post(() => {
+      ran.push('a');
+      throw boom;
+    });
+    mailbox.post(() => {
+      ran.push('b');
+    });
+    expect(ran).toEqual(['a', 'b']);
+    expect(failed).toEqual([boom]);
+    expect(mailbox.idle).toBe(true);
+  });
+
+  it('a job that throws while others wait: the waiting ones run in order', async () => {
+    const failed: unknown[] = [];
+    const mailbox = new Mailbox((e) => failed.push(e));
+    const ran: string[] = [];
+    let release = () => {};
+    mailbox.post(() => new Promise<void>((r) => (release = r)));
+    mailbox.post(() => {
+      ran.push('throws');
+      throw new Error('queued boom');
+    });
+    const answer = mailbox.call(
+      () => undefined,
+      () => 'answered',
+    );
+    expect(ran).toEqual([]);
+    release();
+    await expect(answer).resolves.toBe('answered');
+    expect(ran).toEqual(['throws']);
+    expect(failed).toHaveLength(1);
+    expect(mailbox.idle).toBe(true);
+  });
+
+  it('a job that rejects is reported once, leaves no unhandled rejection, and frees the mailbox', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const failed: unknown[] = [];
+      const mailbox = new Mailbox((e) => failed.push(e));
+      const boom = new Error('async boom');
+      mailbox.post(async () => {
+        await Promise.resolve();
+        throw boom;
+      });
+      const after = mailbox.call(
+        () => undefined,
+        () => 42,
+      );
+      await expect(after).resolves.toBe(42);
+      expect(failed).toEqual([boom]);
+      expect(mailbox.idle).toBe(true);
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -1,6 +1,7 @@
 /**
- * Model-based test: random crashes, normal exits, kills, `exitChild` calls
- * (OTP's exit/2: kill, normal, shutdown) and clock advances
+ * Model-based test: random crashes, normal exits, finishes with a chosen
+ * reason (`{ shutdown }`, clean; an unknown term, abnormal as in OTP),
+ * kills, `exitChild` calls (OTP's exit/2: kill, normal, shutdown) and clock advances
  * against a small reference model of OTP's supervisor. After every step the
  * live children, restart counts and whether the supervisor gave up match.
  */
@@ -32,9 +33,33 @@ interface Real {
   clock: SimulatedClock;
 }
 
-type ExitKind = 'crash' | 'normal' | 'kill' | 'exit_kill' | 'exit_normal' | 'exit_shutdown';
+type ExitKind =
+  | 'crash'
+  | 'normal'
+  | 'done_shutdown'
+  | 'done_odd'
+  | 'kill'
+  | 'exit_kill'
+  | 'exit_normal'
+  | 'exit_shutdown';
+const EXIT_KINDS: ExitKind[] = [
+  'crash',
+  'normal',
+  'done_shutdown',
+  'done_odd',
+  'kill',
+  'exit_kill',
+  'exit_normal',
+  'exit_shutdown',
+];
 
-const CLEAN: ReadonlySet<ExitKind> = new Set(['normal', 'exit_normal', 'exit_shutdown']);
+// OTP: normal, shutdown and {shutdown, _} are clean; every other reason is not.
+const CLEAN: ReadonlySet<ExitKind> = new Set([
+  'normal',
+  'done_shutdown',
+  'exit_normal',
+  'exit_shutdown',
+]);
 
 function modelExit(m: Model, id: string, kind: ExitKind): void {
   m.live.delete(id);
@@ -98,6 +123,9 @@ class ExitCommand implements fc.AsyncCommand<Model, Real> {
     const ref = r.sup.child(id) as AnyActorRef;
     if (this.kind === 'crash') ref.send({ type: 'CRASH' });
     else if (this.kind === 'normal') ref.send({ type: 'EXIT' });
+    else if (this.kind === 'done_shutdown') ref.send({ type: 'EXIT', exit: { shutdown: 'done' } });
+    // An output naming a reason no shape matches: abnormal, a transient child restarts.
+    else if (this.kind === 'done_odd') ref.send({ type: 'EXIT', exit: 'crash' });
     else if (this.kind === 'kill') ref.stop();
     else if (this.kind === 'exit_kill') await r.sup.exitChild(id, 'kill');
     else if (this.kind === 'exit_normal') await r.sup.exitChild(id, 'normal');
@@ -137,17 +165,7 @@ test.prop(
     fc.commands(
       [
         fc
-          .tuple(
-            fc.nat(7),
-            fc.constantFrom<ExitKind>(
-              'crash',
-              'normal',
-              'kill',
-              'exit_kill',
-              'exit_normal',
-              'exit_shutdown',
-            ),
-          )
+          .tuple(fc.nat(7), fc.constantFrom<ExitKind>(...EXIT_KINDS))
           .map(([i, k]) => new ExitCommand(i, k)),
         fc.integer({ min: 1, max: 3000 }).map((ms) => new AdvanceCommand(ms)),
       ],

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, type InspectionEvent, SimulatedClock } from 'xstate';
 import {
   type ChildSpec,
@@ -10,22 +10,11 @@ import {
   type SupervisorEvent,
   startSupervisor,
 } from '../../src/supervisor/index.js';
+import { expectNoUncaught } from './noUncaught.js';
 import { failsAtStart, graceful, rejects, settle, stubborn, worker } from './workers.js';
 
 // Every test here also proves the Node process saw no uncaught error.
-const uncaught: unknown[] = [];
-const onUncaught = (e: unknown) => uncaught.push(e);
-beforeEach(() => {
-  uncaught.length = 0;
-  process.on('uncaughtException', onUncaught);
-  process.on('unhandledRejection', onUncaught);
-});
-afterEach(async () => {
-  await new Promise((r) => setImmediate(r));
-  process.off('uncaughtException', onUncaught);
-  process.off('unhandledRejection', onUncaught);
-  expect(uncaught).toEqual([]);
-});
+expectNoUncaught();
 
 const send = (sup: Supervisor, id: string, event: { type: string; [k: string]: unknown }) =>
   (sup.child(id) as AnyActorRef).send(event);

@@ -1,21 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, SimulatedClock } from 'xstate';
 import { type ExitReason, fromSafeCallback, startSupervisor } from '../../src/supervisor/index.js';
+import { expectNoUncaught } from './noUncaught.js';
 import { settle } from './workers.js';
 
-const uncaught: unknown[] = [];
-const onUncaught = (e: unknown) => uncaught.push(e);
-beforeEach(() => {
-  uncaught.length = 0;
-  process.on('uncaughtException', onUncaught);
-  process.on('unhandledRejection', onUncaught);
-});
-afterEach(async () => {
-  await new Promise((r) => setImmediate(r));
-  process.off('uncaughtException', onUncaught);
-  process.off('unhandledRejection', onUncaught);
-  expect(uncaught).toEqual([]);
-});
+// Every test here also proves the Node process saw no uncaught error.
+expectNoUncaught();
 
 const makeFailures = (clock: SimulatedClock) => ({
   sync: fromSafeCallback(() => {
