@@ -1,17 +1,15 @@
 /**
- * The WebSocket side of the board: one patch log per view (each user, plus the
- * admin's view of everyone), fan-out of card changes, inbound frame checks,
- * flood limits and the heartbeat.
+ * The WebSocket side of the board: one view per user (plus the admin's view
+ * of everyone), fan-out of card changes, inbound frame checks, flood limits,
+ * the per-user subscribe and unsent-bytes budgets, and the heartbeat.
  *
  * A patch is serialised once per view and the same string goes to every
- * subscriber of that view, so fan-out costs one `send` per client.
+ * subscriber of that view, so fan-out costs one `send` per client; a
+ * snapshot is serialised once per (view, seq) and shared the same way.
  */
 import type { WebSocket } from 'ws';
 import {
-  CLIENT_FRAME_TYPES,
   CLOSE_CODES,
-  type ClientFrame,
-  clientFrameSchema,
   type ErrorCode,
   PROTOCOL_VERSION,
   type ResumePoint,
@@ -19,24 +17,18 @@ import {
 } from '../client/boardProtocol.js';
 import { type Principal, viewerOf } from './authenticate.js';
 import type { BoardCard, BoardSource } from './boardPort.js';
-import { PatchLog } from './patchLog.js';
-import { fullBucket, type TokenBucket, take } from './tokenBucket.js';
+import { type BoardConnection, BoardView } from './boardView.js';
+import { parseClientFrame } from './parseClientFrame.js';
+import { fullBucket, take } from './tokenBucket.js';
 import type { UiServerClock, UiServerLimits, UiServerLogger } from './uiServerOptions.js';
 
-interface View {
-  userId: string | null;
-  log: PatchLog;
-  subscribers: Set<Connection>;
-}
-
-interface Connection {
-  ws: WebSocket;
-  view: View;
-  subscribed: boolean;
-  bucket: TokenBucket;
-  strikes: number;
-  alive: boolean;
-}
+/**
+ * Close codes of the hub beyond `CLOSE_CODES` of the protocol (documented in
+ * docs/board-protocol.md): 4008 for a socket closed because its user's
+ * sockets hold more than `maxUserBufferedBytes` unsent, 1011 for a frame the
+ * server failed on.
+ */
+export const HUB_CLOSE_CODES = { slowConsumer: 4008, internalError: 1011 } as const;
 
 const ADMIN_VIEW = '\u0000admin';
 
@@ -44,15 +36,18 @@ const ADMIN_VIEW = '\u0000admin';
 export interface HubStats {
   connections: number;
   framesSent: number;
+  /** Sockets closed with 4008 since start. */
+  slowConsumersClosed: number;
 }
 
 /** Owns every board WebSocket connection of one server. */
 export class BoardHub {
-  private readonly views = new Map<string, View>();
-  private readonly connections = new Set<Connection>();
+  private readonly views = new Map<string, BoardView>();
+  private readonly connections = new Set<BoardConnection>();
   private readonly unsubscribe: () => void;
   private readonly timer: unknown;
   private framesSent = 0;
+  private slowClosed = 0;
 
   constructor(
     private readonly deps: {
@@ -74,7 +69,11 @@ export class BoardHub {
 
   /** Open connections. */
   stats(): HubStats {
-    return { connections: this.connections.size, framesSent: this.framesSent };
+    return {
+      connections: this.connections.size,
+      framesSent: this.framesSent,
+      slowConsumersClosed: this.slowClosed,
+    };
   }
 
   /** Takes over an authenticated socket. */
@@ -87,28 +86,32 @@ export class BoardHub {
       return;
     }
     const { limits, clock } = this.deps;
-    const conn: Connection = {
+    const conn: BoardConnection = {
       ws,
       view,
-      subscribed: false,
       bucket: fullBucket(
         { burst: limits.floodBurst, perSecond: limits.floodPerSecond },
         clock.now(),
       ),
       strikes: 0,
       alive: true,
+      closeTimer: null,
     };
     this.connections.add(conn);
+    view.connections.add(conn);
     ws.on('pong', () => {
       conn.alive = true;
     });
-    ws.on('message', (data, isBinary) => this.receive(conn, data, isBinary));
+    ws.on('message', (data, isBinary) => this.receiveGuarded(conn, data, isBinary));
     ws.on('error', (err) => {
       // ws closes the socket itself (1009 for an oversized frame, 1002 for a
       // protocol error); log it so nothing is swallowed.
       this.deps.logger.warn({ err, userId: viewer }, 'board socket error');
     });
-    ws.on('close', () => this.detach(conn));
+    ws.on('close', () => {
+      this.deps.clock.clearTimeout(conn.closeTimer);
+      this.detach(conn);
+    });
     this.send(conn, {
       type: 'hello',
       v: PROTOCOL_VERSION,
@@ -132,22 +135,31 @@ export class BoardHub {
 
   /** Stops the heartbeat and the source subscription, closes every socket with 1001. Idempotent. */
   close(): void {
-    this.deps.clock.clearInterval(this.timer);
+    const { clock } = this.deps;
+    clock.clearInterval(this.timer);
     this.unsubscribe();
+    for (const view of this.views.values()) {
+      clock.clearTimeout(view.drainTimer);
+      view.drainTimer = null;
+      view.pending.clear();
+    }
     for (const conn of this.connections) conn.ws.close(CLOSE_CODES.goingAway, 'server closing');
   }
 
-  private newView(userId: string | null): View {
-    return {
+  private newView(userId: string | null): BoardView {
+    const { limits, epoch, clock } = this.deps;
+    return new BoardView(
       userId,
-      log: new PatchLog(this.deps.epoch, this.deps.limits.resumeBuffer),
-      subscribers: new Set(),
-    };
+      epoch,
+      limits.resumeBuffer,
+      { burst: limits.subscribeBurst, perSecond: limits.subscribePerSecond },
+      clock.now(),
+    );
   }
 
-  private detach(conn: Connection): void {
+  private detach(conn: BoardConnection): void {
     this.connections.delete(conn);
-    conn.view.subscribers.delete(conn);
+    conn.view.remove(conn);
   }
 
   private publish(card: BoardCard): void {
@@ -156,15 +168,27 @@ export class BoardHub {
     const targets = [this.views.get(ADMIN_VIEW), this.views.get(card.userId)];
     for (const view of targets) {
       if (view === undefined) continue;
-      const { frame } = view.log.append(render);
+      const frame = view.append(render);
       if (view.subscribers.size === 0) continue;
       // Encoded once for the whole view rather than once per socket by ws.
       const bytes = Buffer.from(frame);
       for (const conn of view.subscribers) this.sendRaw(conn, bytes);
+      this.enforceBudget(view);
     }
   }
 
-  private receive(conn: Connection, data: unknown, isBinary: boolean): void {
+  /** A frame the hub fails on closes that socket (1011), never the process. */
+  private receiveGuarded(conn: BoardConnection, data: unknown, isBinary: boolean): void {
+    try {
+      this.receive(conn, data, isBinary);
+    } catch (err) {
+      this.deps.logger.error({ err, userId: conn.view.userId }, 'board: failed on a frame');
+      this.detach(conn);
+      conn.ws.close(HUB_CLOSE_CODES.internalError, 'internal error');
+    }
+  }
+
+  private receive(conn: BoardConnection, data: unknown, isBinary: boolean): void {
     const { limits, clock } = this.deps;
     const taken = take(
       conn.bucket,
@@ -190,35 +214,83 @@ export class BoardHub {
     } else this.subscribe(conn, frame.resume);
   }
 
-  private subscribe(conn: Connection, resume: ResumePoint | undefined): void {
+  /**
+   * Serves a subscribe within the user's budget, or keeps it (the latest per
+   * socket, in arrival order) until the budget refills. Nothing is refused:
+   * a client whose subscribe is dropped would wait for a snapshot forever.
+   */
+  private subscribe(conn: BoardConnection, resume: ResumePoint | undefined): void {
     const { view } = conn;
-    conn.subscribed = true;
+    const now = this.deps.clock.now();
+    if (view.pending.size === 0 && view.takeSubscribe(now)) {
+      this.serve(conn, resume);
+      return;
+    }
+    view.pending.set(conn, resume);
+    this.scheduleDrain(view);
+  }
+
+  private scheduleDrain(view: BoardView): void {
+    if (view.drainTimer !== null) return;
+    const { clock } = this.deps;
+    view.drainTimer = clock.setTimeout(() => {
+      view.drainTimer = null;
+      for (const [conn, resume] of view.pending) {
+        if (!view.takeSubscribe(clock.now())) break;
+        view.pending.delete(conn);
+        this.serve(conn, resume);
+      }
+      if (view.pending.size > 0) this.scheduleDrain(view);
+    }, view.msUntilSubscribe(clock.now()));
+  }
+
+  private serve(conn: BoardConnection, resume: ResumePoint | undefined): void {
+    const { view } = conn;
     view.subscribers.add(conn);
     const decision = resume ? view.log.resume(resume) : { kind: 'snapshot' as const };
     if (decision.kind === 'replay') {
-      this.send(conn, { type: 'resumed', epoch: view.log.epoch, seq: resume!.seq });
+      this.sendRaw(
+        conn,
+        JSON.stringify({ type: 'resumed', epoch: view.log.epoch, seq: resume!.seq }),
+      );
       for (const patch of decision.patches) this.sendRaw(conn, patch.frame);
-      return;
+    } else {
+      this.sendRaw(
+        conn,
+        view.snapshotFrame((userId) => this.deps.source.cards(userId)),
+      );
     }
-    // Synchronous read: no patch can be appended between reading the cards and
-    // stamping them with the log's sequence number.
-    this.send(conn, {
-      type: 'snapshot',
-      epoch: view.log.epoch,
-      seq: view.log.seq,
-      cards: this.deps.source.cards(view.userId),
-    });
+    this.enforceBudget(view);
   }
 
-  private fail(conn: Connection, code: ErrorCode, message: string): void {
+  /** Closes the view's slowest sockets (4008) while its unsent bytes exceed the budget. */
+  private enforceBudget(view: BoardView): void {
+    const { limits, clock, logger } = this.deps;
+    for (const conn of view.overBudget(limits.maxUserBufferedBytes)) {
+      logger.warn(
+        { userId: view.userId, buffered: conn.ws.bufferedAmount },
+        'board: slow consumer closed (user over its unsent-bytes budget)',
+      );
+      this.slowClosed += 1;
+      this.detach(conn);
+      conn.ws.close(HUB_CLOSE_CODES.slowConsumer, 'slow consumer');
+      // A reader that stopped never reads the close frame behind its backlog:
+      // cut it after the grace so the memory is freed now, not at ws's 30 s.
+      conn.closeTimer = clock.setTimeout(() => conn.ws.terminate(), limits.slowCloseGraceMs);
+    }
+  }
+
+  private fail(conn: BoardConnection, code: ErrorCode, message: string): void {
     this.send(conn, { type: 'error', code, message });
   }
 
-  private send(conn: Connection, frame: ServerFrame): void {
+  /** One frame to one socket, then the budget of its view. */
+  private send(conn: BoardConnection, frame: ServerFrame): void {
     this.sendRaw(conn, JSON.stringify(frame));
+    this.enforceBudget(conn.view);
   }
 
-  private sendRaw(conn: Connection, frame: string | Buffer): void {
+  private sendRaw(conn: BoardConnection, frame: string | Buffer): void {
     if (conn.ws.readyState !== conn.ws.OPEN) return;
     if (conn.ws.bufferedAmount > this.deps.limits.maxBufferedBytes) {
       // A consumer this far behind is as good as dead; it reconnects and resumes.
@@ -230,26 +302,4 @@ export class BoardHub {
     conn.ws.send(frame, { binary: false });
     this.framesSent += 1;
   }
-}
-
-/** Checks one inbound frame: a valid client frame, or the error frame's code and message. */
-function parseClientFrame(
-  data: unknown,
-  isBinary: boolean,
-): ClientFrame | { code: ErrorCode; message: string } {
-  if (isBinary) return { code: 'bad_frame', message: 'binary frames are not part of protocol v1' };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(String(data));
-  } catch (err) {
-    return { code: 'bad_json', message: `not JSON: ${(err as Error).message}` };
-  }
-  const type = (parsed as { type?: unknown } | null)?.type;
-  if (typeof type !== 'string' || !CLIENT_FRAME_TYPES.includes(type)) {
-    return { code: 'unknown_type', message: `unknown frame type ${JSON.stringify(type) ?? ''}` };
-  }
-  const frame = clientFrameSchema.safeParse(parsed);
-  if (frame.success) return frame.data;
-  const issue = frame.error.issues[0]!;
-  return { code: 'bad_frame', message: `${issue.path.join('.') || type}: ${issue.message}` };
 }

@@ -1,8 +1,9 @@
 /**
  * The UI server: Node's http server and a `ws` server on one port. The upgrade
- * is a flat ladder of guards (404, 401, 503), each rejection written as a
- * status line before the socket is destroyed, so unauthenticated clients never
- * become WebSocket connections.
+ * is a flat ladder of guards (404, 400, 401, 503, 429), each rejection written
+ * as a status line before the socket is destroyed, so unauthenticated clients
+ * never become WebSocket connections. Both listeners are guarded: no request
+ * can throw out of them and end the process (listenerGuard.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -14,8 +15,16 @@ import { SUBPROTOCOL } from '../client/boardProtocol.js';
 import { createAuthenticator, tokenOf } from './authenticate.js';
 import { BoardHub } from './boardHub.js';
 import { createBoardMetrics } from './boardMetrics.js';
+import { ConnectionLimiter } from './connectionLimiter.js';
 import { handleHttp } from './httpApi.js';
 import type { Inspector } from './inspector/createInspector.js';
+import {
+  guardRequest,
+  guardUpgrade,
+  rejectUpgrade,
+  requestPath,
+  UiRequestError,
+} from './listenerGuard.js';
 import { pageScript } from './pageBundle.js';
 import { resolveUiServerOptions, type UiServerOptions } from './uiServerOptions.js';
 
@@ -32,23 +41,6 @@ export interface UiServer {
   connections(): number;
   /** Closes every socket (1001) and the listener. Idempotent. */
   close(): Promise<void>;
-}
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  404: 'Not Found',
-  503: 'Service Unavailable',
-};
-
-function reject(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ error: { code, message } });
-  socket.once('finish', () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n` +
-      'Connection: close\r\nContent-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
 }
 
 /**
@@ -84,39 +76,45 @@ export async function createUiServer(
     // Select the board protocol; never echo the bearer subprotocol (it holds the token).
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
+  const limiter = new ConnectionLimiter(limits);
   let closing = false;
 
-  const server = createServer((req, res) => {
-    if (inspectorRoutes?.handleHttp(req, res)) return;
-    void handleHttp(req, res, {
-      commands: opts.commands,
-      metrics,
-      authenticate,
-      maxHttpBody: limits.maxHttpBody,
-      connections: () => hub.stats().connections,
-      logger,
-    });
-  });
+  const server = createServer(
+    guardRequest((req, res) => {
+      if (inspectorRoutes?.handleHttp(req, res)) return;
+      return handleHttp(req, res, {
+        commands: opts.commands,
+        metrics,
+        authenticate,
+        maxHttpBody: limits.maxHttpBody,
+        connections: () => hub.stats().connections,
+        logger,
+      });
+    }, logger),
+  );
 
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (inspectorRoutes?.handleUpgrade(req, socket, head)) return;
-    socket.on('error', (err) => logger.warn({ err }, 'upgrade socket error'));
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/ws') return reject(socket, 404, 'not_found', 'the board socket is at /ws');
+    const refuse = (status: number, code: string, message: string) =>
+      rejectUpgrade(socket, status, code, message);
+    if (requestPath(req) !== '/ws') return refuse(404, 'not_found', 'the board socket is at /ws');
     if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
-      return reject(socket, 400, 'bad_request', 'only websocket upgrades');
+      return refuse(400, 'bad_request', 'only websocket upgrades');
     }
     const token = tokenOf(req);
     const principal = token === null ? null : authenticate(token);
-    if (principal === null) {
-      return reject(socket, 401, 'unauthorized', 'a valid bearer token is required');
+    if (principal === null) return refuse(401, 'unauthorized', 'a valid bearer token is required');
+    if (closing) return refuse(503, 'unavailable', 'server closing');
+    const admitted = limiter.admit(principal, req.socket.remoteAddress);
+    if (admitted instanceof UiRequestError) {
+      return refuse(admitted.status, admitted.code, admitted.message);
     }
-    if (closing) return reject(socket, 503, 'unavailable', 'server closing');
-    if (hub.stats().connections >= limits.maxConnections) {
-      return reject(socket, 503, 'unavailable', 'too many connections');
-    }
+    // The place is given back when the TCP socket is gone, whichever way:
+    // refused by ws (bad key), closed by either side, or cut.
+    socket.once('close', admitted);
     wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws, principal));
-  });
+  };
+  server.on('upgrade', guardUpgrade(upgrade, logger));
 
   await new Promise<void>((resolve, rejectListen) => {
     server.once('error', rejectListen);

@@ -1,6 +1,7 @@
 /**
  * A token bucket, as a pure value: the flood limit of one WebSocket
- * connection. The caller reads the clock and passes `now` in (milliseconds).
+ * connection, and the subscribe budget of one user over all their sockets.
+ * The caller reads the clock and passes `now` in (milliseconds).
  */
 
 /** Bucket state: tokens left and when they were last counted. */
@@ -49,4 +50,22 @@ export function take(
   const tokens = Math.min(limits.burst, bucket.tokens + (elapsed / 1000) * limits.perSecond);
   if (tokens >= 1) return { allowed: true, bucket: { tokens: tokens - 1, at: now } };
   return { allowed: false, bucket: { tokens, at: now } };
+}
+
+/**
+ * Milliseconds until `take` would allow one, at least 1 (a caller arms a
+ * timer with it; 0 would spin). 1 when a token is there already.
+ *
+ * @example
+ * ```ts
+ * msUntilToken({ tokens: 0, at: 0 }, { burst: 5, perSecond: 2 }, 0) // => 500
+ * msUntilToken({ tokens: 0.5, at: 0 }, { burst: 5, perSecond: 2 }, 0) // => 250
+ * msUntilToken({ tokens: 3, at: 0 }, { burst: 5, perSecond: 2 }, 0) // => 1
+ * ```
+ */
+export function msUntilToken(bucket: TokenBucket, limits: BucketLimits, now: number): number {
+  const elapsed = Math.max(0, now - bucket.at);
+  const tokens = Math.min(limits.burst, bucket.tokens + (elapsed / 1000) * limits.perSecond);
+  if (tokens >= 1) return 1;
+  return Math.max(1, Math.ceil(((1 - tokens) / limits.perSecond) * 1000));
 }

@@ -24,25 +24,53 @@ export const UI_SERVER_DEFAULTS = {
   resumeBuffer: 1024,
   /** Bytes queued to one socket before it counts as a dead slow consumer and is terminated. */
   maxBufferedBytes: 8 * 1024 * 1024,
-  /** Open WebSocket connections; the next upgrade gets 503. */
+  /**
+   * Bytes queued, summed over one user's sockets (the admin's apart): over it,
+   * that user's slowest sockets are closed with 4008 until it fits, so many
+   * stalled readers cannot pin memory each under `maxBufferedBytes`.
+   */
+  maxUserBufferedBytes: 16 * 1024 * 1024,
+  /** How long a socket closed with 4008 may take to read its close frame before it is cut. */
+  slowCloseGraceMs: 1000,
+  /** Open user WebSocket connections in all (the admin's are counted apart); the next upgrade gets 503. */
   maxConnections: 10_000,
+  /** Open sockets of one user; the next upgrade gets 429 `too_many_user_connections`. */
+  maxConnectionsPerUser: 50,
+  /** Open user sockets from one remote address; the next gets 429 `too_many_address_connections`. */
+  maxConnectionsPerAddress: 200,
+  /** Open admin sockets (never counted under the caps above); the next gets 429. */
+  maxAdminConnections: 20,
+  /**
+   * Subscribes one user may send at once, over all their sockets (each one
+   * can cost a whole snapshot); beyond it a subscribe waits for the budget.
+   */
+  subscribeBurst: 10,
+  /** Steady subscribes per second one user may send, over all their sockets. */
+  subscribePerSecond: 2,
 } as const;
 
 /** The server's limits; every field optional in the options. */
 export type UiServerLimits = { -readonly [K in keyof typeof UI_SERVER_DEFAULTS]: number };
 
-/** The clock the server reads; injected so tests drive the heartbeat and flood limits. */
+/**
+ * The clock the server reads; injected so tests drive the heartbeat, the
+ * flood and subscribe budgets and the slow-consumer grace.
+ */
 export interface UiServerClock {
   now(): number;
   setInterval(fn: () => void, ms: number): unknown;
   clearInterval(handle: unknown): void;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
 }
 
-/** The real clock. */
+/** The real clock. Its timers never keep a process alive on their own. */
 export const systemClock: UiServerClock = {
   now: () => Date.now(),
   setInterval: (fn, ms) => setInterval(fn, ms),
   clearInterval: (handle) => clearInterval(handle as ReturnType<typeof setInterval>),
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
 /** The part of a pino logger the server uses. */

@@ -11,7 +11,12 @@ import {
 } from '../../src/client/boardProtocol.js';
 import type { BoardCard } from '../../src/ui-server/boardPort.js';
 import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
-import type { UiServerClock, UiServerLimits } from '../../src/ui-server/uiServerOptions.js';
+import { createInspector } from '../../src/ui-server/inspector/createInspector.js';
+import type {
+  UiServerClock,
+  UiServerLimits,
+  UiServerLogger,
+} from '../../src/ui-server/uiServerOptions.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 
 export const TOKENS = {
@@ -22,32 +27,47 @@ export const ALICE = 'alice-token-0123456789';
 export const BOB = 'bob-token-0123456789ab';
 export const ADMIN = TOKENS.admin;
 
-/** A clock that moves only when told; intervals fire on `advance`. */
+/** A clock that moves only when told; intervals and timeouts fire on `advance`, in time order. */
 export class ManualClock implements UiServerClock {
   t = Date.parse('2026-11-01T10:00:00Z');
-  private intervals = new Map<number, { fn: () => void; ms: number; next: number }>();
+  private timers = new Map<number, { fn: () => void; every: number | null; next: number }>();
   private ids = 0;
   now = () => this.t;
   setInterval(fn: () => void, ms: number): unknown {
-    const id = ++this.ids;
-    this.intervals.set(id, { fn, ms, next: this.t + ms });
-    return id;
+    return this.arm(fn, ms, ms);
   }
   clearInterval(handle: unknown): void {
-    this.intervals.delete(handle as number);
+    this.timers.delete(handle as number);
+  }
+  setTimeout(fn: () => void, ms: number): unknown {
+    return this.arm(fn, ms, null);
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+  /** Timers armed and not yet fired or cleared. */
+  pending(): number {
+    return this.timers.size;
   }
   advance(ms: number): void {
     const end = this.t + ms;
     for (;;) {
-      const due = [...this.intervals.values()]
-        .filter((i) => i.next <= end)
-        .sort((a, b) => a.next - b.next)[0];
+      const due = [...this.timers.entries()]
+        .filter(([, i]) => i.next <= end)
+        .sort(([, a], [, b]) => a.next - b.next)[0];
       if (due === undefined) break;
-      this.t = due.next;
-      due.next += due.ms;
-      due.fn();
+      const [id, timer] = due;
+      this.t = timer.next;
+      if (timer.every === null) this.timers.delete(id);
+      else timer.next += timer.every;
+      timer.fn();
     }
     this.t = end;
+  }
+  private arm(fn: () => void, ms: number, every: number | null): number {
+    const id = ++this.ids;
+    this.timers.set(id, { fn, every, next: this.t + Math.max(0, ms) });
+    return id;
   }
 }
 
@@ -74,6 +94,24 @@ export async function startHarness(
     logger: pino({ level: 'silent' }),
   });
   return { server, board: fake, clock };
+}
+
+/** A server over a fresh fake board on the real clock, with the inspector mounted. */
+export function serveWithInspector(
+  logger: UiServerLogger,
+  limits: Partial<UiServerLimits> = {},
+): Promise<UiServer> {
+  const board = new FakeBoard({ maxRunning: 2 });
+  return createUiServer({
+    source: board,
+    commands: board,
+    tokens: TOKENS,
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+    limits,
+    inspector: createInspector({ logger }),
+  });
 }
 
 const DEADLINE_MS = 3000;

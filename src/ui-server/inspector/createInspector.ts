@@ -10,12 +10,17 @@
  * // in the http handler:    if (routes.handleHttp(req, res)) return
  * // in the upgrade handler: if (routes.handleUpgrade(req, socket, head)) return
  * ```
+ *
+ * Both handlers throw `UiRequestError` (400 `bad_target`) for a request
+ * target that is not a URL path; mount them inside `guardRequest` and
+ * `guardUpgrade` (listenerGuard.ts), which answer it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
 import { type Principal, tokenOf } from '../authenticate.js';
+import { rejectUpgrade, requestPath } from '../listenerGuard.js';
 import { InspectionCollector } from './InspectionCollector.js';
 import { InspectorHub } from './InspectorHub.js';
 import { handleExitRoute } from './inspectorExitApi.js';
@@ -53,27 +58,6 @@ export interface Inspector {
   close(): void;
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  503: 'Service Unavailable',
-};
-
-function rejectUpgrade(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ error: { code, message } });
-  socket.once('finish', () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n` +
-      'Connection: close\r\nContent-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-}
-
-function pathOf(req: IncomingMessage): string {
-  return new URL(req.url ?? '/', 'http://localhost').pathname;
-}
-
 /** Builds the inspector. Throws `InspectorConfigError` for bad options. */
 export function createInspector(options: InspectorOptions = {}): Inspector {
   const opts = resolveInspectorOptions(options);
@@ -108,7 +92,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
     });
     return {
       handleHttp(req, res) {
-        const path = pathOf(req);
+        const path = requestPath(req);
         if (path === INSPECT_EXIT_PATH) {
           if (closing) {
             res.writeHead(503, { 'content-type': 'application/json' });
@@ -153,7 +137,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
         return true;
       },
       handleUpgrade(req, socket, head) {
-        if (pathOf(req) !== INSPECT_WS_PATH) return false;
+        if (requestPath(req) !== INSPECT_WS_PATH) return false;
         socket.on('error', (err) => opts.logger.warn({ err }, 'inspector upgrade socket error'));
         if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
           rejectUpgrade(socket, 400, 'bad_request', 'only websocket upgrades');

@@ -12,21 +12,14 @@ import { NoProcError, NotFoundError } from '../../supervisor/errors.js';
 import { type ExitSignal, supervisorOfShell } from '../../supervisor/exitChild.js';
 import { describeExitReason } from '../../supervisor/exitReason.js';
 import { type Principal, tokenOf } from '../authenticate.js';
+import { UiRequestError } from '../listenerGuard.js';
 import type { InspectionCollector } from './InspectionCollector.js';
 import type { InspectApiErrorCode } from './inspectorProtocol.js';
 import type { InspectorTree } from './inspectorTree.js';
 
 /** A rejected exit request; `status` is the HTTP status it is answered with. */
-export class InspectorApiError extends Error {
+export class InspectorApiError extends UiRequestError<InspectApiErrorCode> {
   override readonly name = 'InspectorApiError';
-  constructor(
-    readonly status: number,
-    readonly code: InspectApiErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** The exit reason an operator chose with `{ error: message }`. */

@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthenticator } from '../authenticate.js';
+import { guardRequest, guardUpgrade, rejectUpgrade } from '../listenerGuard.js';
 import type { Inspector } from './createInspector.js';
 
 export interface InspectorServer {
@@ -26,18 +27,25 @@ export async function startInspectorServer(o: InspectorServerOptions): Promise<I
   const routes = o.inspector.attach({
     authenticate: createAuthenticator({ admin: o.tokens.admin, users: o.tokens.users ?? {} }),
   });
-  const server = createServer((req, res) => {
-    if (routes.handleHttp(req, res)) return;
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({ error: { code: 'not_found', message: 'the inspector is at /inspect' } }),
-    );
-  });
-  server.on('upgrade', (req, socket, head) => {
-    if (routes.handleUpgrade(req, socket, head)) return;
-    socket.once('finish', () => socket.destroy());
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-  });
+  // The inspector logs at warn only; a listener failure is worth that much too.
+  const log = o.inspector.options.logger;
+  const logger = { warn: log.warn.bind(log), error: log.warn.bind(log) };
+  const server = createServer(
+    guardRequest((req, res) => {
+      if (routes.handleHttp(req, res)) return;
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ error: { code: 'not_found', message: 'the inspector is at /inspect' } }),
+      );
+    }, logger),
+  );
+  server.on(
+    'upgrade',
+    guardUpgrade((req, socket, head) => {
+      if (routes.handleUpgrade(req, socket, head)) return;
+      rejectUpgrade(socket, 404, 'not_found', 'the inspector topic is at /inspect/ws');
+    }, logger),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => {

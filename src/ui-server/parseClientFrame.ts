@@ -1,0 +1,41 @@
+/**
+ * Checks one inbound board frame: a valid client frame, or the code and
+ * message of the `error` frame that answers it. Never throws, whatever the
+ * bytes.
+ */
+import {
+  CLIENT_FRAME_TYPES,
+  type ClientFrame,
+  clientFrameSchema,
+  type ErrorCode,
+} from '../client/boardProtocol.js';
+
+/**
+ * @example
+ * ```ts
+ * parseClientFrame('{"type":"ping","id":"a"}', false) // => { type: 'ping', id: 'a' }
+ * parseClientFrame('{"type":"nope"}', false).code // => 'unknown_type'
+ * parseClientFrame('{', false).code // => 'bad_json'
+ * parseClientFrame('{}', true).code // => 'bad_frame'
+ * ```
+ */
+export function parseClientFrame(
+  data: unknown,
+  isBinary: boolean,
+): ClientFrame | { code: ErrorCode; message: string } {
+  if (isBinary) return { code: 'bad_frame', message: 'binary frames are not part of protocol v1' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(data));
+  } catch (err) {
+    return { code: 'bad_json', message: `not JSON: ${(err as Error).message}` };
+  }
+  const type = (parsed as { type?: unknown } | null)?.type;
+  if (typeof type !== 'string' || !CLIENT_FRAME_TYPES.includes(type)) {
+    return { code: 'unknown_type', message: `unknown frame type ${JSON.stringify(type) ?? ''}` };
+  }
+  const frame = clientFrameSchema.safeParse(parsed);
+  if (frame.success) return frame.data;
+  const issue = frame.error.issues[0]!;
+  return { code: 'bad_frame', message: `${issue.path.join('.') || type}: ${issue.message}` };
+}
