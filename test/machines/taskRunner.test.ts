@@ -1,8 +1,10 @@
 /**
- * The TaskRunner statechart alone: every I/O actor is a deferred fake the
- * test answers, time is xstate's SimulatedClock. Every run reports to one
- * coverage recorder, and the last test checks that the runs took every
- * state and every declared transition of the chart.
+ * The TaskRunner statechart alone, on the dispatch engine: a runner starts
+ * only when its session already holds a slot (`granted`) or when it is asked
+ * to adopt an orphan (`adopt`); it never waits in line. Every I/O actor is a
+ * deferred fake the test answers, time is xstate's SimulatedClock. Every run
+ * reports to one coverage recorder, and the last test checks that the runs
+ * took every state and every declared transition of the chart.
  */
 import { describe, expect, it } from 'vitest';
 import { fromCallback, fromPromise } from 'xstate';
@@ -33,40 +35,39 @@ const EXITED: RunnerOutcome = { outcome: 'exited', exitCode: 0, output: 'all goo
 type Runner = ReturnType<typeof startRunner>;
 const value = (r: Runner) => r.actor.getSnapshot().value;
 
-/** loading -> waiting, with the pool's answer (the place in line). */
-async function toWaiting(r: Runner, position = 3) {
-  await settle();
-  r.fakes.loadRow.last().resolve({ status: 'queued', handle: null });
-  await settle();
-  r.fakes.enqueue.last().resolve(position);
-  await settle();
-  expect(value(r)).toBe('waiting');
-}
+/** Every fake I/O call not answered yet (the work in flight). */
+const unanswered = (r: Runner) =>
+  (
+    [
+      r.fakes.loadRow,
+      r.fakes.adopt,
+      r.fakes.containerRun,
+      r.fakes.finalize,
+      r.fakes.stopRun,
+    ] as Array<{
+      all: ReadonlyArray<{ answered: boolean; signal: AbortSignal; reject(e: unknown): void }>;
+    }>
+  )
+    .flatMap((c) => c.all)
+    .filter((c) => !c.answered);
 
-/** waiting -> starting (the pool granted the slot). */
-async function toStarting(r: Runner) {
-  await toWaiting(r);
-  r.actor.send({ type: 'runner_slot', sessionId: 's1' });
-  await settle();
-  expect(value(r)).toBe('starting');
-}
-
-/** starting -> running as the owner. */
+/** loading -> running as the owner (the tick granted the slot). */
 async function toRunningOwner(r: Runner) {
-  await toStarting(r);
-  r.fakes.claim.last().resolve({ kind: 'claimed' });
+  await settle();
+  r.fakes.loadRow.last().resolve({ kind: 'run' });
   await settle();
   expect(value(r)).toBe('running');
 }
 
-/** loading -> adopting (the row was running when the runner started). */
+/** loading -> adopting (the row is running and this runner may adopt it). */
 async function toAdopting(r: Runner) {
   await settle();
-  r.fakes.loadRow.last().resolve({ status: 'running', handle: 'svc-s1' });
+  r.fakes.loadRow.last().resolve({ kind: 'adopt' });
   await settle();
   expect(value(r)).toBe('adopting');
 }
 
+/** adopting -> running in adopt mode on the fenced row's run. */
 async function toRunningAdopt(r: Runner) {
   await toAdopting(r);
   r.fakes.adopt.last().resolve({ kind: 'adopted', handle: 'svc-s1', startedAt: STARTED_AT });
@@ -81,30 +82,21 @@ async function toFinalizing(r: Runner, outcome: RunnerOutcome = EXITED) {
   expect(value(r)).toBe('finalizing');
 }
 
-async function toBackingOff(r: Runner) {
-  await toStarting(r);
-  r.fakes.claim.last().resolve({ kind: 'at_cap' });
-  await settle();
-  expect(value(r)).toBe('backingOff');
-}
-
-describe('owner path', () => {
-  it('waits with its position, is granted the slot, claims, runs, finalizes, releases once', async () => {
+describe('granted: the session already holds its slot', () => {
+  it('loads the row, holds the slot once, runs, finalizes, releases the slot exactly once at the end', async () => {
     const r = startRunner({ inspect });
     await settle();
     expect(value(r)).toBe('loading');
-    expect(r.fakes.loadRow.last().input).toEqual({ sessionId: 's1' });
-    await toWaiting(r, 3);
-    expect(r.actor.getSnapshot().context.position).toBe(3);
-    const enqueued = r.fakes.enqueue.last().input;
-    expect(enqueued).toMatchObject({ sessionId: 's1', userId: 'alice' });
-    expect(enqueued.waiter).toBe(r.actor);
-    r.actor.send({ type: 'runner_slot', sessionId: 's1' });
+    expect(r.fakes.loadRow.last().input).toEqual({ sessionId: 's1', start: 'granted' });
+    // Nothing is held before the row says this is a run to start.
+    expect(r.fakes.held).toEqual([]);
+    r.fakes.loadRow.last().resolve({ kind: 'run' });
     await settle();
-    expect(r.actor.getSnapshot().context.position).toBeNull();
-    expect(r.fakes.claim.last().input).toEqual({ sessionId: 's1' });
-    r.fakes.claim.last().resolve({ kind: 'claimed' });
-    await settle();
+    expect(value(r)).toBe('running');
+    expect(r.fakes.held).toEqual(['s1']);
+    expect(r.fakes.adopt.count).toBe(0);
+    expect(r.actor.getSnapshot().context.mode).toBe('owner');
+    expect(r.fakes.containerRun.count).toBe(1);
     expect(r.fakes.containerRun.last().input).toEqual({
       sessionId: 's1',
       mode: 'owner',
@@ -115,6 +107,7 @@ describe('owner path', () => {
     });
     r.fakes.containerRun.last().resolve(EXITED);
     await settle();
+    expect(value(r)).toBe('finalizing');
     expect(r.fakes.finalize.last().input).toEqual({ sessionId: 's1', outcome: EXITED });
     expect(r.fakes.released).toEqual([]);
     r.fakes.finalize.last().resolve('finished');
@@ -122,7 +115,10 @@ describe('owner path', () => {
     const snap = r.actor.getSnapshot();
     expect(snap.status).toBe('done');
     expect(snap.output).toEqual({ ending: 'finished', outcome: EXITED });
+    expect(r.fakes.held).toEqual(['s1']);
     expect(r.fakes.released).toEqual(['s1']);
+    expect(r.fakes.finalize.count).toBe(1);
+    expect(r.fakes.stopRun.count).toBe(0);
     expect(r.errors).toEqual([]);
   });
 
@@ -132,86 +128,41 @@ describe('owner path', () => {
     expect(r.fakes.containerRun.last().input.ioTimeoutMs).toBe(7_000);
   });
 
-  it('a slot granted before the pool answered the position still starts the claim', async () => {
+  it('a row that is gone (finished, cancelled, or a live owner’s) ends the runner as gone, with no run started', async () => {
     const r = startRunner({ inspect });
     await settle();
-    r.fakes.loadRow.last().resolve({ status: 'queued', handle: null });
+    r.fakes.loadRow.last().resolve({ kind: 'gone' });
     await settle();
-    r.actor.send({ type: 'runner_slot', sessionId: 's1' });
-    await settle();
-    expect(value(r)).toBe('starting');
-    // The abandoned enqueue call answering late changes nothing.
-    r.fakes.enqueue.last().resolve(9);
-    await settle();
-    expect(value(r)).toBe('starting');
-    expect(r.actor.getSnapshot().context.position).toBeNull();
-  });
-
-  it('ignores a slot grant outside waiting: one claim only', async () => {
-    const r = startRunner({ inspect });
-    await toStarting(r);
-    r.actor.send({ type: 'runner_slot', sessionId: 's1' });
-    await settle();
-    expect(r.fakes.claim.count).toBe(1);
-    r.fakes.claim.last().resolve({ kind: 'claimed' });
-    await settle();
-    r.actor.send({ type: 'runner_slot', sessionId: 's1' });
-    await settle();
-    expect(value(r)).toBe('running');
-    expect(r.fakes.claim.count).toBe(1);
-  });
-
-  it('claim lost to another node: gives the slot back, waits a poll on the clock, queues again', async () => {
-    const r = startRunner({ inspect });
-    await toBackingOff(r);
+    const snap = r.actor.getSnapshot();
+    expect(snap.status).toBe('done');
+    expect(snap.output).toEqual({ ending: 'gone', outcome: null });
+    expect(r.fakes.adopt.count + r.fakes.containerRun.count + r.fakes.finalize.count).toBe(0);
+    expect(r.fakes.stopRun.count).toBe(0);
+    expect(r.fakes.held).toEqual([]);
+    // The granted slot goes back all the same (the exit action).
     expect(r.fakes.released).toEqual(['s1']);
-    // The pool re-reads the rows, which count the other node's run: index and rows agree.
-    expect(r.fakes.reloads).toBe(1);
-    expect(r.fakes.enqueue.count).toBe(1);
-    r.clock.increment(RUNNER_INPUT.pollMs - 1);
-    await settle();
-    expect(value(r)).toBe('backingOff');
-    r.clock.increment(1);
-    await settle();
-    expect(value(r)).toBe('waiting');
-    expect(r.fakes.enqueue.count).toBe(2);
-    r.fakes.enqueue.last().resolve(1);
-    r.actor.send({ type: 'runner_slot', sessionId: 's1' });
-    await settle();
-    r.fakes.claim.last().resolve({ kind: 'claimed' });
-    await settle();
-    expect(value(r)).toBe('running');
-    expect(r.fakes.claim.count).toBe(2);
+    expect(r.errors).toEqual([]);
   });
 
-  it('a claim that finds the row no longer queued ends the runner as gone, with no run', async () => {
-    const r = startRunner({ inspect });
-    await toStarting(r);
-    r.fakes.claim.last().resolve({ kind: 'gone' });
-    await settle();
-    expect(r.actor.getSnapshot().output).toEqual({ ending: 'gone', outcome: null });
-    expect(r.fakes.containerRun.count).toBe(0);
-    expect(r.fakes.released).toEqual(['s1']);
-  });
-
-  it.each(['succeeded', 'failed', 'cancelled'] as const)(
-    'a row already %s: the runner leaves at once as gone',
-    async (status) => {
-      const r = startRunner({ inspect });
-      await settle();
-      r.fakes.loadRow.last().resolve({ status, handle: 'svc-s1' });
-      await settle();
-      expect(r.actor.getSnapshot().output).toEqual({ ending: 'gone', outcome: null });
-      expect(r.fakes.enqueue.count + r.fakes.adopt.count).toBe(0);
-    },
-  );
-
-  it('a finish CAS lost to someone else ends the runner as gone', async () => {
+  it('a finish CAS lost to someone else ends the runner as gone, the outcome kept', async () => {
     const r = startRunner({ inspect });
     await toFinalizing(r);
     r.fakes.finalize.last().resolve('gone');
     await settle();
     expect(r.actor.getSnapshot().output).toEqual({ ending: 'gone', outcome: EXITED });
+    expect(r.fakes.released).toEqual(['s1']);
+  });
+
+  it('an event of the old engine (runner_slot) is not in the chart: it starts nothing', async () => {
+    const r = startRunner({ inspect });
+    await toRunningOwner(r);
+    // A removed event of the old engine is not part of the chart any more.
+    r.actor.send({ type: 'runner_slot', sessionId: 's1' } as never);
+    await settle();
+    expect(value(r)).toBe('running');
+    expect(r.fakes.loadRow.count).toBe(1);
+    expect(r.fakes.containerRun.count).toBe(1);
+    expect(r.fakes.held).toEqual(['s1']);
   });
 });
 
@@ -222,16 +173,21 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
       actors: { startRun: fromPromise<StartedRun, StartRunInput>(() => Promise.reject(cause)) },
     });
     const r = startRunner({ inspect, containerRun: child });
-    await toStarting(r);
-    r.fakes.claim.last().resolve({ kind: 'claimed' });
     await settle();
+    r.fakes.loadRow.last().resolve({ kind: 'run' });
+    await settle(10);
     expect(value(r)).toBe('finalizing');
+    expect(r.fakes.held).toEqual(['s1']);
     const outcome = r.fakes.finalize.last().input.outcome;
     expect(outcome).toMatchObject({ outcome: 'failed', exitCode: null });
     if (outcome.outcome !== 'failed') throw new Error('expected failed');
     expect(outcome.error).toBeInstanceOf(ContainerRunError);
     expect(outcome.error.code).toBe('START_FAILED');
     expect(outcome.error.cause).toBe(cause);
+    r.fakes.finalize.last().resolve('finished');
+    await settle();
+    expect(r.actor.getSnapshot().output).toEqual({ ending: 'finished', outcome });
+    expect(r.fakes.released).toEqual(['s1']);
   });
 
   it('owner run: exec output ends the child, and its outcome reaches finalize', async () => {
@@ -248,8 +204,8 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
       },
     });
     const r = startRunner({ inspect, containerRun: child });
-    await toStarting(r);
-    r.fakes.claim.last().resolve({ kind: 'claimed' });
+    await settle();
+    r.fakes.loadRow.last().resolve({ kind: 'run' });
     await settle(10);
     expect(r.fakes.finalize.last().input.outcome).toEqual({
       outcome: 'exited',
@@ -258,7 +214,7 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
     });
   });
 
-  it('adopted run that never shows its marker gives up (timeout) on the simulated clock; finalize gets the give-up (it fails and re-queues)', async () => {
+  it('adopted run that never shows its marker gives up (timeout) on the simulated clock; finalize gets the give-up', async () => {
     let looks = 0;
     const child = containerRunMachine.provide({
       actors: {
@@ -271,7 +227,7 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
     const r = startRunner({
       inspect,
       containerRun: child,
-      input: { pollMs: 1_000, adoptBudgetMs: 5_000 },
+      input: { start: 'adopt', pollMs: 1_000, adoptBudgetMs: 5_000 },
     });
     await toRunningAdopt(r);
     for (let t = 0; t < 10 && value(r) === 'running'; t++) {
@@ -287,122 +243,148 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
     r.fakes.finalize.last().resolve('finished');
     await settle();
     expect(r.actor.getSnapshot().output?.ending).toBe('finished');
+    expect(r.fakes.released).toEqual(['s1']);
   });
 });
 
 describe('adopt path', () => {
-  it('a running row is adopted: the fenced handle and start time drive an adopt-mode run', async () => {
-    const r = startRunner({ inspect });
+  it('the start kind reaches loadRow: an adopt start is asked as such', async () => {
+    const r = startRunner({ inspect, input: { start: 'adopt' } });
+    await settle();
+    expect(r.fakes.loadRow.last().input).toEqual({ sessionId: 's1', start: 'adopt' });
+  });
+
+  it('a row to adopt is fenced; the fenced handle and start time drive an adopt-mode run', async () => {
+    const r = startRunner({ inspect, input: { start: 'adopt' } });
     await toAdopting(r);
-    expect(r.fakes.enqueue.count).toBe(0);
-    expect(r.fakes.adopt.last().input).toMatchObject({ sessionId: 's1', userId: 'alice' });
-    expect(r.fakes.adopt.last().input.waiter).toBe(r.actor);
+    expect(r.fakes.adopt.count).toBe(1);
+    const adoptInput = r.fakes.adopt.last().input;
+    expect(adoptInput).toMatchObject({ sessionId: 's1', userId: 'alice' });
+    // The adopt actor holds the slot itself, for this runner.
+    expect(adoptInput.holder).toBe(r.actor);
+    expect(r.fakes.held).toEqual([]);
+    expect(r.fakes.containerRun.count).toBe(0);
     r.fakes.adopt.last().resolve({ kind: 'adopted', handle: 'svc-s1', startedAt: STARTED_AT });
     await settle();
-    expect(r.fakes.containerRun.last().input).toMatchObject({
+    expect(value(r)).toBe('running');
+    const ctx = r.actor.getSnapshot().context;
+    expect(ctx.mode).toBe('adopt');
+    expect(ctx.handle).toBe('svc-s1');
+    expect(ctx.sessionStartedAt).toBe(STARTED_AT);
+    expect(r.fakes.containerRun.last().input).toEqual({
+      sessionId: 's1',
       mode: 'adopt',
       handle: 'svc-s1',
       sessionStartedAt: STARTED_AT,
+      pollMs: RUNNER_INPUT.pollMs,
       budgetMs: RUNNER_INPUT.adoptBudgetMs,
     });
     const gaveUp: RunnerOutcome = { outcome: 'gave_up', reason: 'container_replaced' };
     r.fakes.containerRun.last().resolve(gaveUp);
     await settle();
-    expect(r.fakes.finalize.last().input.outcome).toEqual(gaveUp);
+    expect(r.fakes.finalize.last().input).toEqual({ sessionId: 's1', outcome: gaveUp });
     r.fakes.finalize.last().resolve('finished');
     await settle();
     expect(r.actor.getSnapshot().output).toEqual({ ending: 'finished', outcome: gaveUp });
-    expect(r.fakes.claim.count).toBe(0);
+    expect(r.fakes.held).toEqual([]);
+    expect(r.fakes.released).toEqual(['s1']);
+  });
+
+  it('a granted runner that finds its own run (it crashed and was restarted) adopts it too', async () => {
+    const r = startRunner({ inspect, input: { start: 'granted' } });
+    await toRunningAdopt(r);
+    expect(r.fakes.containerRun.last().input).toMatchObject({ mode: 'adopt', handle: 'svc-s1' });
   });
 
   it('an adopted row with no handle is finalized as orphaned, with nothing to poll', async () => {
-    const r = startRunner({ inspect });
+    const r = startRunner({ inspect, input: { start: 'adopt' } });
     await toAdopting(r);
     r.fakes.adopt.last().resolve({ kind: 'adopted', handle: null, startedAt: null });
     await settle();
     expect(value(r)).toBe('finalizing');
+    expect(r.actor.getSnapshot().context.outcome).toEqual({ outcome: 'orphaned' });
     expect(r.fakes.containerRun.count).toBe(0);
-    expect(r.fakes.finalize.last().input.outcome).toEqual({ outcome: 'orphaned' });
+    expect(r.fakes.finalize.last().input).toEqual({
+      sessionId: 's1',
+      outcome: { outcome: 'orphaned' },
+    });
+    r.fakes.finalize.last().resolve('finished');
+    await settle();
+    expect(r.actor.getSnapshot().output).toEqual({
+      ending: 'finished',
+      outcome: { outcome: 'orphaned' },
+    });
+    expect(r.fakes.released).toEqual(['s1']);
   });
 
-  it('an adopt CAS that finds the row moved on ends the runner as gone', async () => {
-    const r = startRunner({ inspect });
+  it('an adopt CAS that finds the row moved on ends the runner as gone, with no run', async () => {
+    const r = startRunner({ inspect, input: { start: 'adopt' } });
     await toAdopting(r);
     r.fakes.adopt.last().resolve({ kind: 'gone' });
     await settle();
     expect(r.actor.getSnapshot().output).toEqual({ ending: 'gone', outcome: null });
+    expect(r.fakes.containerRun.count + r.fakes.finalize.count).toBe(0);
     expect(r.fakes.released).toEqual(['s1']);
   });
 });
 
-describe('the pool restarted (it knows no waiter)', () => {
-  it('a waiting runner enqueues again and keeps waiting; the new answer is its position', async () => {
-    const r = startRunner({ inspect });
-    await toWaiting(r, 3);
-    r.actor.send({ type: 'pool_restarted' });
-    await settle();
-    expect(value(r)).toBe('waiting');
-    expect(r.actor.getSnapshot().context.position).toBeNull();
-    expect(r.fakes.enqueue.count).toBe(2);
-    expect(r.fakes.enqueue.last().input.waiter).toBe(r.actor);
-    expect(r.fakes.released).toEqual([]);
-    r.fakes.enqueue.last().resolve(2);
-    await settle();
-    expect(r.actor.getSnapshot().context.position).toBe(2);
-    expect(r.fakes.rejoined).toEqual([]);
-  });
-
-  it('a pool that is down answers no position (null); the runner still waits for its grant', async () => {
-    const r = startRunner({ inspect });
-    await settle();
-    r.fakes.loadRow.last().resolve({ status: 'queued', handle: null });
-    await settle();
-    r.fakes.enqueue.last().resolve(null);
-    await settle();
-    expect(value(r)).toBe('waiting');
-    expect(r.actor.getSnapshot().context.position).toBeNull();
-  });
-
-  const HOLDING: Array<[string, (r: Runner) => Promise<void>]> = [
-    ['starting', toStarting],
-    ['adopting', toAdopting],
-    ['running', toRunningOwner],
-    ['finalizing', (r) => toFinalizing(r)],
+describe('the pool restarted (it watches no holder)', () => {
+  const HOLDING: Array<[string, (r: Runner) => Promise<void>, number]> = [
+    ['running (owner)', toRunningOwner, 1],
+    ['running (adopt)', toRunningAdopt, 0],
+    ['finalizing', (r) => toFinalizing(r), 1],
   ];
   it.each(HOLDING)(
-    'in %s: tells the new pool it holds the slot, and carries on',
-    async (name, reach) => {
+    'in %s: holds the slot again, and carries on',
+    async (name, reach, heldBefore) => {
       const r = startRunner({ inspect });
       await reach(r);
-      const enqueues = r.fakes.enqueue.count;
+      expect(r.fakes.held.length).toBe(heldBefore);
+      const inFlight = unanswered(r);
       r.actor.send({ type: 'pool_restarted' });
       await settle();
-      expect(value(r)).toBe(name);
-      expect(r.fakes.rejoined).toEqual([{ sessionId: 's1', userId: 'alice' }]);
-      expect(r.fakes.enqueue.count).toBe(enqueues);
+      expect(value(r)).toBe(name.split(' ')[0]);
+      expect(r.fakes.held).toEqual(Array(heldBefore + 1).fill('s1'));
+      // The work in flight carries on: nothing was restarted or abandoned.
+      for (const call of inFlight) expect(call.signal.aborted).toBe(false);
+      expect(unanswered(r).length).toBe(inFlight.length);
       expect(r.fakes.released).toEqual([]);
+      // Each restart is told again.
+      r.actor.send({ type: 'pool_restarted' });
+      await settle();
+      expect(r.fakes.held).toEqual(Array(heldBefore + 2).fill('s1'));
     },
   );
 
-  it('loading and backing off ignore it (they enqueue or adopt on their own next)', async () => {
+  it('loading and adopting ignore it (they hold on their own next: the run transition, the adopt CAS)', async () => {
     const r = startRunner({ inspect });
     await settle();
     r.actor.send({ type: 'pool_restarted' });
-    await toBackingOff(r);
+    await settle();
+    expect(value(r)).toBe('loading');
+    expect(r.fakes.loadRow.count).toBe(1);
+    expect(r.fakes.loadRow.last().signal.aborted).toBe(false);
+    await toAdopting(r);
     r.actor.send({ type: 'pool_restarted' });
     await settle();
-    expect(value(r)).toBe('backingOff');
-    expect(r.fakes.rejoined).toEqual([]);
-    expect(r.fakes.enqueue.count).toBe(1);
+    expect(value(r)).toBe('adopting');
+    expect(r.fakes.adopt.count).toBe(1);
+    expect(r.fakes.adopt.last().signal.aborted).toBe(false);
+    expect(r.fakes.held).toEqual([]);
+    expect(r.fakes.released).toEqual([]);
+  });
+
+  it('is declared in running and finalizing only', () => {
+    const declared = declaredTransitions(taskRunnerMachine)
+      .filter((k) => k.includes("on 'pool_restarted'"))
+      .map((k) => k.split(' ')[0]?.replace('taskRunner.', ''));
+    expect(declared.sort()).toEqual(['finalizing', 'running']);
   });
 });
 
-/** Each state cancel is accepted in, how to get there, and the handle stopRun must get. */
+/** Each state cancel is accepted in, how to get there, the handle stopRun must get, and the I/O in flight. */
 const CANCELLABLE: Array<[string, (r: Runner) => Promise<void>, string | null, number]> = [
   ['loading', async () => settle(), null, 1],
-  ['waiting', (r) => toWaiting(r), null, 0],
-  ['starting', toStarting, null, 1],
-  ['backingOff', toBackingOff, null, 0],
   ['adopting', toAdopting, null, 1],
   ['running (owner)', toRunningOwner, null, 1],
   ['running (adopt)', toRunningAdopt, 'svc-s1', 1],
@@ -411,22 +393,11 @@ const CANCELLABLE: Array<[string, (r: Runner) => Promise<void>, string | null, n
 
 describe('cancel', () => {
   it.each(CANCELLABLE)(
-    'in %s: abandons the work in flight, stops the run, ends cancelled, releases the slot',
+    'in %s: abandons the work in flight, stops the run, ends cancelled, releases the slot once',
     async (_name, reach, handle, expectedInFlight) => {
       const r = startRunner({ inspect });
       await reach(r);
-      const inFlight = (
-        [
-          r.fakes.loadRow,
-          r.fakes.enqueue,
-          r.fakes.claim,
-          r.fakes.adopt,
-          r.fakes.containerRun,
-          r.fakes.finalize,
-        ] as Array<{ all: ReadonlyArray<{ answered: boolean; signal: AbortSignal }> }>
-      )
-        .flatMap((c) => c.all)
-        .filter((c) => !c.answered);
+      const inFlight = unanswered(r);
       expect(inFlight.length).toBe(expectedInFlight);
       r.actor.send({ type: 'cancel' });
       await settle();
@@ -434,20 +405,29 @@ describe('cancel', () => {
       expect(r.actor.getSnapshot().context.ending).toBe('cancelled');
       // The actor invoked by the state left is stopped: its signal is aborted.
       for (const call of inFlight) expect(call.signal.aborted).toBe(true);
+      expect(r.fakes.stopRun.count).toBe(1);
       expect(r.fakes.stopRun.last().input).toEqual({ sessionId: 's1', handle });
+      expect(r.fakes.released).toEqual([]);
       // A second cancel (the user clicks twice) starts no second stop.
       r.actor.send({ type: 'cancel' });
+      // Nor does a pool restart while cancelling hold the slot again.
+      const held = r.fakes.held.length;
+      r.actor.send({ type: 'pool_restarted' });
       await settle();
       expect(r.fakes.stopRun.count).toBe(1);
+      expect(r.fakes.held.length).toBe(held);
+      // The abandoned call answering late changes nothing.
+      for (const call of inFlight) call.reject(new Error('aborted'));
+      await settle();
+      expect(value(r)).toBe('cancelling');
       r.fakes.stopRun.last().resolve();
       await settle();
-      expect(r.actor.getSnapshot().status).toBe('done');
-      expect(r.actor.getSnapshot().output?.ending).toBe('cancelled');
-      expect(r.fakes.released.at(-1)).toBe('s1');
-      // Nothing fires later: the back-off timer, if any, was cancelled with its state.
+      const snap = r.actor.getSnapshot();
+      expect(snap.status).toBe('done');
+      expect(snap.output?.ending).toBe('cancelled');
+      expect(r.fakes.released).toEqual(['s1']);
       r.clock.increment(RUNNER_INPUT.pollMs * 10);
       await settle();
-      expect(r.fakes.enqueue.count).toBeLessThanOrEqual(1);
       expect(r.errors).toEqual([]);
     },
   );
@@ -458,6 +438,7 @@ describe('cancel', () => {
       .map((k) => k.split(' ')[0]?.replace('taskRunner.', ''));
     const tested = new Set(CANCELLABLE.map(([name]) => name.split(' ')[0]));
     expect([...tested].sort()).toEqual([...new Set(declared)].sort());
+    expect([...tested].sort()).toEqual(['adopting', 'finalizing', 'loading', 'running']);
   });
 });
 
@@ -468,22 +449,6 @@ describe('an I/O error crashes the runner (its supervisor restarts it)', () => {
       async (r) => {
         await settle();
         return r.fakes.loadRow.last();
-      },
-    ],
-    [
-      'enqueue',
-      async (r) => {
-        await settle();
-        r.fakes.loadRow.last().resolve({ status: 'queued', handle: null });
-        await settle();
-        return r.fakes.enqueue.last();
-      },
-    ],
-    [
-      'claim',
-      async (r) => {
-        await toStarting(r);
-        return r.fakes.claim.last();
       },
     ],
     [
@@ -510,7 +475,7 @@ describe('an I/O error crashes the runner (its supervisor restarts it)', () => {
     [
       'stopRun',
       async (r) => {
-        await toWaiting(r);
+        await toRunningOwner(r);
         r.actor.send({ type: 'cancel' });
         await settle();
         return r.fakes.stopRun.last();
@@ -529,14 +494,18 @@ describe('an I/O error crashes the runner (its supervisor restarts it)', () => {
           0,
         );
       const before = calls();
+      const heldBefore = r.fakes.held.length;
       const cause = new Error('connection reset');
       call.reject(cause);
       await settle();
       expect(r.actor.getSnapshot().status).toBe('error');
       expect(r.errors).toEqual([cause]);
+      r.actor.send({ type: 'pool_restarted' });
+      r.actor.send({ type: 'cancel' });
       r.clock.increment(RUNNER_INPUT.pollMs * 10);
       await settle();
       expect(calls()).toBe(before);
+      expect(r.fakes.held.length).toBe(heldBefore);
       // A crash runs no exit action: freeing the slot is the pool monitor's job.
       expect(r.fakes.released).toEqual([]);
     },
@@ -544,22 +513,31 @@ describe('an I/O error crashes the runner (its supervisor restarts it)', () => {
 });
 
 describe('transition coverage', () => {
-  it('the check can fail: a runner that only loads a finished row leaves most of the chart untaken', async () => {
+  it('the check can fail: a runner that only loads a gone row leaves most of the chart untaken', async () => {
     const partial = new MachineCoverage('taskRunner');
     const r = startRunner({ inspect: partial.inspect });
     await settle();
-    r.fakes.loadRow.last().resolve({ status: 'succeeded', handle: null });
+    r.fakes.loadRow.last().resolve({ kind: 'gone' });
     await settle();
     expect(r.actor.getSnapshot().status).toBe('done');
+    // The one transition taken is loadRow's third answer (gone).
     expect(partial.transitions.size).toBe(1);
+    const [taken] = [...partial.transitions];
+    expect(taken).toMatch(/^taskRunner\.loading on 'xstate\.done\.actor\..*' #2$/);
     expect(partial.missingTransitions(taskRunnerMachine).length).toBe(
       declaredTransitions(taskRunnerMachine).length - 1,
     );
-    expect(partial.missingStates(taskRunnerMachine)).toContain('taskRunner.backingOff');
+    expect(partial.missingStates(taskRunnerMachine)).toEqual(
+      expect.arrayContaining([
+        'taskRunner.adopting',
+        'taskRunner.running',
+        'taskRunner.cancelling',
+      ]),
+    );
   });
 
   it('every state and every declared transition was taken by the tests above', () => {
-    expect(declaredTransitions(taskRunnerMachine).length).toBeGreaterThanOrEqual(22);
+    expect(declaredTransitions(taskRunnerMachine).length).toBeGreaterThanOrEqual(15);
     expect(coverage.missingTransitions(taskRunnerMachine)).toEqual([]);
     expect(coverage.missingStates(taskRunnerMachine)).toEqual([]);
   });

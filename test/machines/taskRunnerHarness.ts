@@ -17,7 +17,6 @@ import {
 import type { ContainerRunInput, containerRunMachine } from '../../src/machines/containerRun.js';
 import {
   type AdoptResult,
-  type ClaimResult,
   type RunnerOutcome,
   type RunnerRow,
   type TaskRunnerInput,
@@ -127,24 +126,21 @@ export class Calls<I, O> {
 }
 
 export interface RunnerFakes {
-  loadRow: Calls<{ sessionId: string }, RunnerRow>;
-  enqueue: Calls<{ sessionId: string; userId: string; waiter: AnyActorRef }, number | null>;
-  claim: Calls<{ sessionId: string }, ClaimResult>;
-  adopt: Calls<{ sessionId: string; userId: string; waiter: AnyActorRef }, AdoptResult>;
+  loadRow: Calls<{ sessionId: string; start: TaskRunnerInput['start'] }, RunnerRow>;
+  adopt: Calls<{ sessionId: string; userId: string; holder: AnyActorRef }, AdoptResult>;
   containerRun: Calls<ContainerRunInput, RunnerOutcome>;
   finalize: Calls<{ sessionId: string; outcome: RunnerOutcome }, 'finished' | 'gone'>;
   stopRun: Calls<{ sessionId: string; handle: string | null }, void>;
+  /** Session ids `hold` was called with (the pool told this runner holds the slot), in order. */
+  held: string[];
   /** Session ids `releaseSlot` was called with, in order. */
   released: string[];
-  /** How many times the runner asked the pool to re-read the rows. */
-  reloads: number;
-  /** `rejoin` calls (a restarted pool told this runner holds a slot), in order. */
-  rejoined: Array<{ sessionId: string; userId: string }>;
 }
 
 export const RUNNER_INPUT: TaskRunnerInput = {
   sessionId: 's1',
   userId: 'alice',
+  start: 'granted',
   pollMs: 1_000,
   adoptBudgetMs: 10_000,
 };
@@ -164,21 +160,16 @@ export function startRunner(
   const clock = new SimulatedClock();
   const fakes: RunnerFakes = {
     loadRow: new Calls(),
-    enqueue: new Calls(),
-    claim: new Calls(),
     adopt: new Calls(),
     containerRun: new Calls(),
     finalize: new Calls(),
     stopRun: new Calls(),
+    held: [],
     released: [],
-    reloads: 0,
-    rejoined: [],
   };
   const machine = taskRunnerMachine.provide({
     actors: {
       loadRow: fakes.loadRow.logic(),
-      enqueue: fakes.enqueue.logic(),
-      claim: fakes.claim.logic(),
       adopt: fakes.adopt.logic(),
       // provide() types the child as the chart; any logic with its input and
       // output runs the same, so the fake stands in for it.
@@ -189,14 +180,11 @@ export function startRunner(
       stopRun: fakes.stopRun.logic(),
     },
     actions: {
+      hold: (_, params) => {
+        fakes.held.push(params.sessionId);
+      },
       releaseSlot: (_, params) => {
         fakes.released.push(params.sessionId);
-      },
-      reloadPool: () => {
-        fakes.reloads += 1;
-      },
-      rejoin: (_, params) => {
-        fakes.rejoined.push(params);
       },
     },
   });
