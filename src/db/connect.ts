@@ -4,80 +4,120 @@
  * through `createPgConfig`, at an embedded PGlite. The embedded default lives
  * on disk (`./.roundtable/pgdata`): a queue that forgets itself on restart
  * would break rule 1. `memory://` only when a caller asks (tests).
+ *
+ * Every server query has deadlines (rule 2): `statement_timeout`,
+ * `lock_timeout` and `idle_in_transaction_session_timeout` are sent in each
+ * connection's startup packet, so they hold from its first statement, and
+ * node-postgres' `query_timeout` gives up on a server that does not answer
+ * at all. On PGlite none of them apply; see `PGLITE_DEADLINES`.
  */
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { ConnectError, ValidationError } from './errors.js';
+import { type ConnectOptions, validateConnectOptions } from './connectOptions.js';
+import { deadlinePool } from './deadlinePool.js';
+import { ConnectError } from './errors.js';
+import {
+  type ListenState,
+  listenOnPglite,
+  listenOnServer,
+  REAL_TIMERS,
+  type ServerListenConfig,
+  type Unlisten,
+} from './listen.js';
 import type { Database } from './schema.js';
+
+export { CONNECT_DEFAULTS, type ConnectOptions } from './connectOptions.js';
 
 export type Engine = 'postgres' | 'pglite';
 
-export interface ConnectOptions {
-  /** A Postgres URL. When set, the server is used and PGlite is not loaded. */
-  databaseUrl?: string;
-  /** PGlite data directory; `memory://` for a throwaway store. */
-  dataDir?: string;
-  /**
-   * An already open PGlite to use instead of opening `dataDir`. The caller
-   * owns it: `close()` leaves it open. Used by tests to share one instance.
-   */
-  pglite?: PGlite;
-  /** Server pool size. PGlite always uses one connection (it has one backend). */
-  poolMax?: number;
-  /** Deadline for getting a server connection, in ms. */
-  connectTimeoutMs?: number;
-  /** Errors of idle pooled connections (a server restart); default: a process warning. */
-  onPoolError?: (error: Error) => void;
-}
+type StartListener = (
+  channel: string,
+  onPayload: (payload: string) => void,
+  onState?: (state: ListenState) => void,
+) => Promise<Unlisten>;
 
 /** An open store. */
 export interface DbHandle {
   db: Kysely<Database>;
   engine: Engine;
-  /** Closes the pool, and PGlite if this handle opened it. Idempotent. */
+  /**
+   * Calls `onPayload` with each NOTIFY on `channel` (a lower-case identifier,
+   * else `ValidationError`). On the server the listener has its own
+   * connection and reconnects by itself with capped backoff; `onState` says
+   * `lost` when it cannot hear (poll meanwhile: those notifications are gone)
+   * and `listening` when it can again. Resolves after the first attempt,
+   * with a function that stops listening and closes the connection.
+   *
+   * @example
+   * ```ts
+   * const stop = await handle.listen('session_queued', () => wake(), (s) => setPolling(s === 'lost'));
+   * await stop();
+   * ```
+   */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onState?: (state: ListenState) => void,
+  ): Promise<() => Promise<void>>;
+  /** Stops every listener, closes the pool, and PGlite if this handle opened it. Idempotent. */
   close(): Promise<void>;
 }
 
-/** Defaults, spread under the caller's options. */
-export const CONNECT_DEFAULTS = {
-  dataDir: './.roundtable/pgdata',
-  poolMax: 10,
-  connectTimeoutMs: 10_000,
-} as const;
-
-const KNOWN_OPTIONS = [
-  'databaseUrl',
-  'dataDir',
-  'pglite',
-  'poolMax',
-  'connectTimeoutMs',
-  'onPoolError',
-] as const;
+/**
+ * Why the deadlines do not apply on PGlite. Checked on PGlite 0.5: it accepts
+ * `SET statement_timeout` but never fires it (the WASM backend has no timer
+ * signals), and a query runs on the event loop's thread, so a client deadline
+ * could only fire after the query had finished anyway. Abandoning its one
+ * backend mid-transaction would also leave the next caller inside that
+ * transaction. With a single backend there is no other session to wait for a
+ * lock on, and no pool for an idle transaction to starve but its own.
+ */
+export const PGLITE_DEADLINES =
+  'none: no timer signals in WASM, one backend, queries block the loop';
 
 /**
  * Opens the store and checks it answers. Throws `ValidationError` for an
- * unknown option (with a suggestion) and `ConnectError`, with the driver's
- * error as `cause`, when the engine cannot be reached or opened. Does not
- * migrate: call `migrate(handle.db)`.
+ * unknown option (with a suggestion) or a bad deadline, and `ConnectError`,
+ * with the driver's error as `cause`, when the engine cannot be reached or
+ * opened. Does not migrate: call `migrate(handle.db)`.
  */
 export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
-  rejectUnknownKeys(options);
-  const o = { ...CONNECT_DEFAULTS, ...options };
+  const o = validateConnectOptions(options);
   const onPoolError = o.onPoolError ?? ((error: Error) => process.emitWarning(error));
 
   let pool: pg.Pool;
   let owned: PGlite | undefined;
+  let startListener: StartListener;
   let engine: Engine;
   if (o.databaseUrl !== undefined) {
     engine = 'postgres';
-    pool = new pg.Pool({
+    const serverConfig: pg.ClientConfig = {
       connectionString: o.databaseUrl,
-      max: o.poolMax,
       connectionTimeoutMillis: o.connectTimeoutMs,
-    });
+      // 0 sends nothing, which leaves the server's own setting in force.
+      statement_timeout: o.statementTimeoutMs,
+      lock_timeout: o.lockTimeoutMs,
+      idle_in_transaction_session_timeout: o.idleInTransactionTimeoutMs,
+      query_timeout: o.queryTimeoutMs === 0 ? undefined : o.queryTimeoutMs,
+      // So a dead peer under an idle connection is noticed by the OS too.
+      keepAlive: true,
+      fallback_application_name: 'roundtable',
+    };
+    pool = new pg.Pool({ ...serverConfig, max: o.poolMax });
+    const listenConfig: ServerListenConfig = {
+      client: { ...serverConfig, fallback_application_name: 'roundtable-listen' },
+      retryMinMs: o.listenRetryMinMs,
+      retryMaxMs: o.listenRetryMaxMs,
+      heartbeatMs: o.listenHeartbeatMs,
+      closeTimeoutMs: o.connectTimeoutMs,
+      timers: o.timers ?? REAL_TIMERS,
+      onError: onPoolError,
+    };
+    startListener = (channel, onPayload, onState) =>
+      listenOnServer(listenConfig, channel, onPayload, onState);
   } else {
     engine = 'pglite';
     let instance = o.pglite;
@@ -93,17 +133,40 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     // One backend, nothing to reconnect to: keep the single client rather
     // than ending it after the default 10 s idle and rebuilding it.
     pool = new pg.Pool({ ...createPgConfig(instance), idleTimeoutMillis: 0 });
+    const embedded = instance;
+    startListener = (channel, onPayload, onState) =>
+      listenOnPglite(embedded, channel, onPayload, onState, onPoolError);
   }
+  // pg-pool drops an idle client that errors (a server restart) and opens a
+  // new one on the next checkout; without a listener the error would crash.
   pool.on('error', onPoolError);
 
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: deadlinePool(pool) }) });
+  const listeners = new Set<Unlisten>();
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      await Promise.all([...listeners].map((stop) => stop()));
       await db.destroy();
       if (owned !== undefined && !owned.closed) await owned.close();
     })();
     return closing;
+  };
+
+  const listen: DbHandle['listen'] = async (channel, onPayload, onState) => {
+    if (closing !== undefined) throw new ConnectError(`the ${engine} store is closed`);
+    const stop = await startListener(channel, onPayload, onState);
+    if (closing !== undefined) {
+      // close() ran during the first attempt and could not see this one.
+      await stop();
+      throw new ConnectError(`the ${engine} store is closed`);
+    }
+    const unlisten = async () => {
+      listeners.delete(unlisten);
+      await stop();
+    };
+    listeners.add(unlisten);
+    return unlisten;
   };
 
   try {
@@ -112,17 +175,5 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     await close();
     throw new ConnectError(`cannot reach the ${engine} store`, { cause: error });
   }
-  return { db, engine, close };
-}
-
-function rejectUnknownKeys(options: object): void {
-  for (const key of Object.keys(options)) {
-    if ((KNOWN_OPTIONS as readonly string[]).includes(key)) continue;
-    const near = KNOWN_OPTIONS.find((k) => k.toLowerCase() === key.toLowerCase());
-    const hint = near ?? KNOWN_OPTIONS.find((k) => k.startsWith(key.slice(0, 4)));
-    throw new ValidationError(
-      key,
-      `unknown connect option${hint ? `; did you mean ${hint}?` : ''}`,
-    );
-  }
+  return { db, engine, listen, close };
 }

@@ -15,7 +15,9 @@ export {
   connect,
   type DbHandle,
   type Engine,
+  PGLITE_DEADLINES,
 } from './connect.js';
+export { QUERY_TIMEOUT_MARGIN_MS, validateConnectOptions } from './connectOptions.js';
 export * from './errors.js';
 export { finishRun } from './finishRun.js';
 export {
@@ -28,6 +30,13 @@ export {
   newId,
 } from './ids.js';
 export { TEXT_LIMITS } from './inputs.js';
+export {
+  assertChannel,
+  type ListenState,
+  type ListenTimers,
+  listenRetryDelay,
+  type Unlisten,
+} from './listen.js';
 export { MIGRATIONS, type MigrateResult, type Migration, migrate } from './migrations.js';
 export {
   type BeatInput,
@@ -90,4 +99,10 @@ export {
   updateTaskColumn,
 } from './tasks.js';
 export { type Db, inTransaction } from './transaction.js';
+export {
+  DbTimeoutError,
+  type DbTimeoutKind,
+  isTransientDbError,
+  transientReason,
+} from './transientErrors.js';
 export { getUserCaps, type SetUserCapInput, setUserCap } from './userCaps.js';

@@ -1,0 +1,82 @@
+/**
+ * The pool kysely sees: a `pg.Pool` whose deadline errors come out typed
+ * (`DbTimeoutError`) and whose connections are thrown away after a client
+ * deadline. node-postgres' `query_timeout` rejects the query but leaves the
+ * connection waiting for the server's answer; handed back to the pool it
+ * would stall the next caller behind a server that may never answer, so the
+ * connection is released with an error, which makes pg-pool destroy it.
+ */
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type pg from 'pg';
+import { toDbTimeoutError } from './transientErrors.js';
+
+/**
+ * Wraps `pool` for kysely's `PostgresDialect`. `end()` ends the pool.
+ *
+ * @example
+ * ```ts
+ * const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: deadlinePool(pool) }) });
+ * ```
+ */
+export function deadlinePool(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw toDbTimeoutError(error) ?? error;
+      }
+      return deadlineClient(client);
+    },
+    end: () => pool.end(),
+  };
+}
+
+function deadlineClient(client: pg.PoolClient): PostgresPoolClient {
+  // Why the connection must not go back to the pool, if it must not.
+  let broken: Error | undefined;
+  // pg-pool listens for errors only on idle clients. A checked-out one (say,
+  // inside a transaction) that the server ends between queries (a restart,
+  // the idle-in-transaction timeout) would throw from its 'error' event and
+  // take the process down; kept here, it becomes the next query's error.
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost ??= error;
+    broken ??= error;
+  };
+  client.on('error', onError);
+  function query<R>(
+    sql: string,
+    parameters: ReadonlyArray<unknown>,
+  ): Promise<PostgresQueryResult<R>>;
+  function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  function query<R>(
+    sqlOrCursor: string | PostgresCursor<R>,
+    parameters?: ReadonlyArray<unknown>,
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Cursors (kysely's `stream()`) go through as they are: pg reports their
+    // errors on `read()`, which this wrapper does not see.
+    if (typeof sqlOrCursor !== 'string') {
+      return client.query(sqlOrCursor as unknown as pg.Submittable) as unknown as PostgresCursor<R>;
+    }
+    return client.query(sqlOrCursor, parameters as unknown[]).then(
+      (result) => result as unknown as PostgresQueryResult<R>,
+      (error: unknown) => {
+        // After a lost connection every query fails with "not queryable";
+        // the error that ended the connection says why.
+        const cause = lost ?? error;
+        const timeout = toDbTimeoutError(cause);
+        if (timeout?.kind === 'client') broken = timeout;
+        throw timeout ?? cause;
+      },
+    );
+  }
+  return {
+    query,
+    release: (destroy?: boolean) => {
+      client.off('error', onError);
+      client.release(broken ?? (destroy === true ? true : undefined));
+    },
+  };
+}
