@@ -8,7 +8,7 @@
  * `ContainerError`s with a stable `code`.
  */
 import type { BackendKind, Presence } from '../machines/recoveryPolicy.js';
-import type { ContainerError } from './ContainerError.js';
+import type { ContainerError, ContainerErrorCode } from './ContainerError.js';
 
 export type { BackendKind, Presence };
 
@@ -82,6 +82,13 @@ export interface RepinResult extends RunRef {
 }
 
 /**
+ * Whether the engine answers right now. `code` is `unavailable` or `timeout`
+ * for an engine that cannot be reached; the runtime shows it on the board and
+ * holds starts until a ping is `ok` again.
+ */
+export type PingResult = { ok: true } | { ok: false; code: ContainerErrorCode; message: string };
+
+/**
  * Everything the runtime asks of the place where runs live. Every method has
  * a deadline and rejects only with `ContainerError` (observe never rejects).
  */
@@ -96,7 +103,13 @@ export interface ContainerBackend {
    */
   readonly namespace: string;
 
-  /** Creates the session's service or container and starts the command through the wrapper. */
+  /**
+   * Creates the session's service or container and starts the command through
+   * the wrapper. A failure says whose it is: `unavailable` or `timeout` (the
+   * engine cannot be reached or did not answer: try again later), `rejected`
+   * (the engine refused this spec, e.g. no such image: the message is the
+   * engine's reason), `invalid_argument` (refused before the engine was asked).
+   */
   start(spec: RunSpec): Promise<StartResult>;
   /** Live output and exit of a run this instance started; `not_attached` otherwise. */
   attach(ref: RunRef, options?: AttachOptions): Promise<RunExit>;
@@ -110,4 +123,6 @@ export interface ContainerBackend {
   listHandles(): Promise<RunRef[]>;
   /** Moves every run of this namespace not on `image` onto it, replacing their containers. */
   repin(image: string): Promise<RepinResult[]>;
+  /** One cheap engine round trip, bounded by the call deadline; never throws. */
+  ping(): Promise<PingResult>;
 }

@@ -15,6 +15,12 @@ export type ContainerErrorCode =
   | 'conflict'
   /** A caller passed something invalid (a bad session id, an empty command). */
   | 'invalid_argument'
+  /**
+   * The engine refused this run as specified (no such image, a bad mount or
+   * spec): starting it again unchanged fails the same way. The message is the
+   * engine's own reason, cut to `REASON_LIMIT` characters.
+   */
+  | 'rejected'
   /** Attach was asked for a run this backend instance did not start. */
   | 'not_attached'
   /** The run's exec vanished with its container before writing the marker. */
@@ -43,6 +49,28 @@ export class ContainerError extends Error {
     super(message, options);
     this.code = code;
   }
+}
+
+/** Longest engine reason a `rejected` message keeps: it ends up on a board card. */
+export const REASON_LIMIT = 300;
+
+/**
+ * The engine's reason as one trimmed line of at most `limit` characters, the
+ * cut marked with an ellipsis, so a huge or multi-line engine error cannot
+ * flood a card or a log line.
+ *
+ * @example
+ * ```ts
+ * cutReason('  No such image: runner:9 \n') // => 'No such image: runner:9'
+ * cutReason('a\n  b') // => 'a b'
+ * cutReason('x'.repeat(10), 5) // => 'xxxx…'
+ * cutReason('') // => 'no reason given'
+ * ```
+ */
+export function cutReason(text: string, limit = REASON_LIMIT): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line === '') return 'no reason given';
+  return line.length <= limit ? line : `${line.slice(0, limit - 1)}…`;
 }
 
 /** Narrows an unknown thrown value to a `ContainerError`. */

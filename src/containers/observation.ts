@@ -1,9 +1,9 @@
 /**
  * Turning engine failures into observations. The rule the adopt policy relies
  * on lives here once: only a definite "no such service" is `absent`; any
- * other failure is `unknown`.
+ * other failure is `unknown`. A ping is an observation of the engine itself.
  */
-import type { Observation } from './ContainerBackend.js';
+import type { Observation, PingResult } from './ContainerBackend.js';
 import { ContainerError, isContainerError } from './ContainerError.js';
 
 /**
@@ -31,4 +31,25 @@ export function unknownOrAbsent(error: unknown): Observation {
   const e = toContainerError(error, 'observe');
   if (e.code === 'not_found') return { presence: 'absent', containerStartedAt: null, marker: null };
   return { presence: 'unknown', containerStartedAt: null, marker: null, error: e };
+}
+
+/**
+ * Settles a ping probe (already bounded by a deadline) into a `PingResult`,
+ * so `ping` never throws: a failed probe is an answer, not an error.
+ *
+ * @example
+ * ```ts
+ * await pingResultOf(Promise.resolve('OK')) // => { ok: true }
+ * await pingResultOf(Promise.reject(new ContainerError('unavailable', 'ping: engine unavailable'))) // => { ok: false, code: 'unavailable', message: 'ping: engine unavailable' }
+ * (await pingResultOf(Promise.reject(new Error('boom')))).code // => 'engine'
+ * ```
+ */
+export async function pingResultOf(probe: Promise<unknown>): Promise<PingResult> {
+  try {
+    await probe;
+    return { ok: true };
+  } catch (error) {
+    const e = toContainerError(error, 'ping');
+    return { ok: false, code: e.code, message: e.message };
+  }
 }

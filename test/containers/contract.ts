@@ -25,6 +25,11 @@ export interface ContractFixture {
   inNamespace(namespace: string): ContainerBackend;
   /** A backend whose engine cannot be reached; absent when there is no engine (local). */
   unreachable?(): ContainerBackend;
+  /**
+   * An image the engine does not have and cannot get, so it refuses a run on
+   * it; absent when runs use no image (local).
+   */
+  unknownImage?: string;
   /** Awaits `p`, driving simulated time if the backend has any. */
   settle<T>(p: Promise<T>): Promise<T>;
   /** Re-checks until `check` returns a value, within `deadlineMs` of the backend's time. */
@@ -51,7 +56,7 @@ export function newSessionId(tag: string): string {
   return `ct-${tag}-${randomUUID().slice(0, 8)}`;
 }
 
-async function rejection(p: Promise<unknown>): Promise<ContainerError> {
+export async function rejection(p: Promise<unknown>): Promise<ContainerError> {
   try {
     await p;
   } catch (error) {
@@ -172,9 +177,54 @@ export function containerContract(name: string, setup: () => ContractFixture): v
       expect(await fx.settle(other.listHandles())).toEqual([]);
     });
 
+    it('answers a ping while its engine is up', async () => {
+      expect(await fx.settle(fx.backend.ping())).toEqual({ ok: true });
+    });
+
+    const unknownImage = fx.unknownImage;
+    if (unknownImage)
+      it('fails a start on an image the engine cannot get fast, as rejected, with its reason', async () => {
+        const sessionId = newSessionId('noimage');
+        const began = Date.now();
+        const refused = await rejection(
+          fx.settle(
+            fx.backend.start({
+              sessionId,
+              image: unknownImage,
+              command: fx.commands.print('x', 0),
+            }),
+          ),
+        );
+        expect(refused.code).toBe('rejected');
+        expect(refused.message).toMatch(/no such image/i);
+        expect(refused.message).toContain(unknownImage);
+        // Long before the 120 s start timeout: the engine's refusal ends the wait.
+        expect(Date.now() - began).toBeLessThan(30_000);
+        // Nothing left behind for the engine to retry or the sweep to find.
+        const handles = await fx.settle(fx.backend.listHandles());
+        expect(handles.map((r) => r.sessionId)).not.toContain(sessionId);
+      });
+
     const unreachable = fx.unreachable?.bind(fx);
     // A backend with no engine (local) has nothing to be unreachable.
-    if (unreachable)
+    if (unreachable) {
+      it('fails ping and start on an unreachable engine as unavailable or timeout', async () => {
+        const backend = unreachable();
+        const ping = await fx.settle(backend.ping());
+        expect(ping).toMatchObject({ ok: false, message: expect.any(String) });
+        expect(['unavailable', 'timeout']).toContain(ping.ok ? 'ok' : ping.code);
+        const start = await rejection(
+          fx.settle(
+            backend.start({
+              sessionId: newSessionId('down'),
+              image: fx.image,
+              command: fx.commands.print('x', 0),
+            }),
+          ),
+        );
+        expect(['unavailable', 'timeout']).toContain(start.code);
+      });
+
       it('reports an unreachable engine as unknown, never absent', async () => {
         const backend = unreachable();
         const seen = await fx.settle(
@@ -186,6 +236,7 @@ export function containerContract(name: string, setup: () => ContractFixture): v
         const list = await rejection(fx.settle(backend.listHandles()));
         expect(['unavailable', 'timeout']).toContain(list.code);
       });
+    }
 
     if (fx.backend.adoptable) {
       it('after a restart, observe finds the marker and readOutput the output', async () => {

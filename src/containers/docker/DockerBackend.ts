@@ -7,7 +7,12 @@
 import type { RunRef, RunSpec } from '../ContainerBackend.js';
 import { namespaceFilter, runLabels } from '../namespace.js';
 import { SESSION_LABEL } from '../wrapper.js';
-import { type CurrentContainer, DockerRunBackend, KEEPALIVE_COMMAND } from './DockerRunBackend.js';
+import {
+  type CurrentContainer,
+  DockerRunBackend,
+  KEEPALIVE_COMMAND,
+  type StartHold,
+} from './DockerRunBackend.js';
 import { parseStartedAt } from './SwarmBackend.js';
 
 export class DockerBackend extends DockerRunBackend {
@@ -48,6 +53,20 @@ export class DockerBackend extends DockerRunBackend {
     );
     if (!info.State.Running || info.State.Restarting) return null;
     return { id: info.Id, startedAt: parseStartedAt(info.State.StartedAt) };
+  }
+
+  /**
+   * The engine's `State.Error` is set when it could not start the container
+   * (an OCI runtime error: the image has no `sh`, a bad mount) and cleared by
+   * a start that works, so while it is set the spec is refused; the restart
+   * policy would only fail again. A container that exits is just not up yet.
+   */
+  protected async startHold(handle: string): Promise<StartHold | null> {
+    const info = await this.call(`inspect container ${handle}`, (abortSignal) =>
+      this.docker.getContainer(handle).inspect({ abortSignal }),
+    );
+    if (info.State.Error) return { refused: true, reason: info.State.Error };
+    return { refused: false, reason: `container ${info.State.Status}` };
   }
 
   protected async destroy(handle: string): Promise<void> {

@@ -10,13 +10,14 @@
  * container's `/tmp`, a replaced container provably lost them.
  */
 import { StringDecoder } from 'node:string_decoder';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { type Clock, systemClock } from '../Clock.js';
 import type {
   AttachOptions,
   BackendKind,
   ContainerBackend,
   Observation,
+  PingResult,
   RepinResult,
   RunExit,
   RunOutput,
@@ -27,7 +28,7 @@ import type {
 import { ContainerError } from '../ContainerError.js';
 import { withDeadline } from '../deadline.js';
 import { DEFAULT_NAMESPACE, validateNamespace } from '../namespace.js';
-import { unknownOrAbsent } from '../observation.js';
+import { pingResultOf, unknownOrAbsent } from '../observation.js';
 import { notAttached, RunTracker } from '../RunTracker.js';
 import {
   handleFor,
@@ -41,8 +42,10 @@ import {
   wrapperArgv,
   wrapperEnv,
 } from '../wrapper.js';
-import { classifyDockerError } from './dockerErrors.js';
+import { dockerClient, samePin } from './dockerClient.js';
+import { asStartRefusal, classifyDockerError } from './dockerErrors.js';
 import { collectExec, startExec } from './dockerExec.js';
+import { type CurrentContainer, type StartHold, waitForRunning } from './startWait.js';
 
 export interface DockerBackendOptions {
   /** A configured client; defaults to `new Docker()`, which reads `DOCKER_HOST`. */
@@ -81,23 +84,9 @@ export const KEEPALIVE_COMMAND = [
   'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done',
 ];
 
-/** A session's container as the subclass found it; null while none is running. */
-export interface CurrentContainer {
-  id: string;
-  startedAt: Date | null;
-}
-
-/** Builds a dockerode client from an address, so callers never import dockerode. */
-export function dockerClient(host?: string): Docker {
-  if (!host) return new Docker();
-  const url = new URL(host);
-  if (url.protocol === 'unix:') return new Docker({ socketPath: url.pathname });
-  return new Docker({
-    host: url.hostname,
-    port: url.port || 2375,
-    protocol: url.protocol === 'https:' ? 'https' : 'http',
-  });
-}
+export type { CurrentContainer, StartHold };
+// Re-exported: callers (the CLI, the subclasses) know this module as the Docker entry.
+export { dockerClient, samePin };
 
 export abstract class DockerRunBackend implements ContainerBackend {
   abstract readonly kind: BackendKind;
@@ -130,6 +119,8 @@ export abstract class DockerRunBackend implements ContainerBackend {
   protected abstract list(): Promise<Array<RunRef & { image: string }>>;
   /** Moves the handle onto `image`; the engine replaces its container. */
   protected abstract repinOne(handle: string, image: string): Promise<void>;
+  /** What keeps a just-created handle from running, if the engine says; null when it does not. */
+  protected abstract startHold(handle: string): Promise<StartHold | null>;
 
   /**
    * One engine call with its deadline and a typed error. The signal aborts the
@@ -151,39 +142,35 @@ export abstract class DockerRunBackend implements ContainerBackend {
     );
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
-  }
-
-  private async waitForContainer(handle: string): Promise<CurrentContainer> {
-    const until = this.clock.now() + this.startTimeoutMs;
-    for (;;) {
-      const current = await this.currentContainer(handle);
-      if (current) return current;
-      if (this.clock.now() >= until) {
-        throw new ContainerError(
-          'timeout',
-          `${handle} had no running container after ${this.startTimeoutMs} ms`,
-        );
-      }
-      await this.pause(DEFAULTS.pollMs);
-    }
-  }
-
   async start(spec: RunSpec): Promise<StartResult> {
     const handle = handleFor(spec.sessionId);
     const argv = wrapperArgv(spec.command);
     const env = wrapperEnv(spec.sessionId, spec.env);
-    await this.create(handle, spec);
-    const container = await this.waitForContainer(handle);
+    try {
+      await this.create(handle, spec);
+    } catch (error) {
+      // Nothing was created; a 400 or 404 here is the engine refusing the spec.
+      throw asStartRefusal(error);
+    }
     const tracker = new RunTracker(handle);
     const decoder = new StringDecoder('utf8');
-    const exec = await this.call(`exec in ${handle}`, () =>
-      startExec(this.docker, container.id, argv, env, {
-        stdout: (data) => tracker.push(decoder.write(data)),
-        stderr: (data) => tracker.push(data.toString('utf8')),
-      }),
-    );
+    const { container, exec } = await this.removedUnlessStarted(handle, async () => {
+      const container = await waitForRunning({
+        clock: this.clock,
+        handle,
+        timeoutMs: this.startTimeoutMs,
+        pollMs: DEFAULTS.pollMs,
+        current: () => this.currentContainer(handle),
+        hold: () => this.startHold(handle),
+      });
+      const exec = await this.call(`exec in ${handle}`, () =>
+        startExec(this.docker, container.id, argv, env, {
+          stdout: (data) => tracker.push(decoder.write(data)),
+          stderr: (data) => tracker.push(data.toString('utf8')),
+        }),
+      );
+      return { container, exec };
+    });
     // Taken after the engine accepted the exec, so clock skew is less likely to
     // make a container that started before the exec look newer than it.
     const startedAt = new Date(this.clock.now());
@@ -207,6 +194,31 @@ export abstract class DockerRunBackend implements ContainerBackend {
           ),
       );
     return { handle, startedAt };
+  }
+
+  /**
+   * Runs the rest of a start after `create`; if it fails, the handle is
+   * removed again, so a retry of the same session starts clean instead of
+   * meeting `conflict`, and Swarm stops retrying a rejected task every second.
+   */
+  private async removedUnlessStarted<T>(handle: string, rest: () => Promise<T>): Promise<T> {
+    try {
+      return await rest();
+    } catch (error) {
+      // Best effort: the engine may be down too, and then the stale-handle
+      // sweep (listHandles) removes what is left; the start's error is the news.
+      await this.destroy(handle).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** `docker ping`: the engine answers at all, within the call deadline. */
+  ping(): Promise<PingResult> {
+    // dockerode's ping takes `{ abortSignal }`; its types declare no options.
+    const ping = this.docker.ping as (opts: { abortSignal: AbortSignal }) => Promise<unknown>;
+    return pingResultOf(
+      this.call('ping', (abortSignal) => ping.call(this.docker, { abortSignal })),
+    );
   }
 
   attach(ref: RunRef, options: AttachOptions = {}): Promise<RunExit> {
@@ -304,18 +316,4 @@ export abstract class DockerRunBackend implements ContainerBackend {
     }
     return repinned;
   }
-}
-
-/**
- * Swarm may append the digest it resolved (`image@sha256:...`) to a pin.
- *
- * @example
- * ```ts
- * samePin('runner:2', 'runner:2') // => true
- * samePin('runner:2@sha256:abc', 'runner:2') // => true
- * samePin('runner:1', 'runner:2') // => false
- * ```
- */
-export function samePin(pinned: string, image: string): boolean {
-  return pinned === image || pinned.startsWith(`${image}@`);
 }

@@ -8,10 +8,32 @@ import type { RunRef, RunSpec } from '../ContainerBackend.js';
 import { isContainerError } from '../ContainerError.js';
 import { namespaceFilter, runLabels } from '../namespace.js';
 import { SESSION_LABEL } from '../wrapper.js';
-import { type CurrentContainer, DockerRunBackend, KEEPALIVE_COMMAND } from './DockerRunBackend.js';
+import {
+  type CurrentContainer,
+  DockerRunBackend,
+  KEEPALIVE_COMMAND,
+  type StartHold,
+} from './DockerRunBackend.js';
 
 /** Swarm durations are nanoseconds. */
 const SECOND_NS = 1_000_000_000;
+
+/** The part of a Swarm task we read (dockerode types tasks as `any`). */
+interface SwarmTask {
+  Status?: {
+    State?: string;
+    Err?: string;
+    Timestamp?: string;
+    ContainerStatus?: { ContainerID?: string };
+  };
+}
+
+/**
+ * Task states that mean the engine would not run the spec: `rejected` (it
+ * could not even create the container, e.g. "No such image") and `failed`
+ * (the container died before the run could start in it).
+ */
+const REFUSED_STATES = new Set(['rejected', 'failed']);
 
 export class SwarmBackend extends DockerRunBackend {
   readonly kind = 'swarm' as const;
@@ -40,7 +62,7 @@ export class SwarmBackend extends DockerRunBackend {
     await this.call(`inspect service ${handle}`, (abortSignal) =>
       this.docker.getService(handle).inspect({ abortSignal }),
     );
-    const tasks = await this.call(`list tasks of ${handle}`, (abortSignal) =>
+    const tasks: SwarmTask[] = await this.call(`list tasks of ${handle}`, (abortSignal) =>
       this.docker.listTasks({
         filters: { service: [handle], 'desired-state': ['running'] },
         abortSignal,
@@ -48,9 +70,7 @@ export class SwarmBackend extends DockerRunBackend {
     );
     const running = tasks
       .filter((t) => t.Status?.State === 'running' && t.Status.ContainerStatus?.ContainerID)
-      .sort(
-        (a, b) => Date.parse(b.Status?.Timestamp ?? '') - Date.parse(a.Status?.Timestamp ?? ''),
-      );
+      .sort((a, b) => timestampOf(b) - timestampOf(a));
     const id = running[0]?.Status?.ContainerStatus?.ContainerID;
     if (!id) return null;
     try {
@@ -64,6 +84,25 @@ export class SwarmBackend extends DockerRunBackend {
       if (isContainerError(error) && error.code === 'not_found') return null;
       throw error;
     }
+  }
+
+  /**
+   * A new service's tasks, newest first: one that Swarm rejected or that
+   * failed with an error is a refusal (Swarm would retry it every second,
+   * forever). Any task's error, or the newest's state, explains a wait.
+   * Only called for a service this start just created, so every task is ours.
+   */
+  protected async startHold(handle: string): Promise<StartHold | null> {
+    const tasks: SwarmTask[] = await this.call(`list tasks of ${handle}`, (abortSignal) =>
+      this.docker.listTasks({ filters: { service: [handle] }, abortSignal }),
+    );
+    const newest = [...tasks].sort((a, b) => timestampOf(b) - timestampOf(a));
+    const refused = newest.find((t) => REFUSED_STATES.has(t.Status?.State ?? '') && t.Status?.Err);
+    if (refused?.Status?.Err) return { refused: true, reason: refused.Status.Err };
+    const status = newest[0]?.Status;
+    if (!status) return null;
+    const reason = status.Err ? `${status.State}: ${status.Err}` : `task ${status.State}`;
+    return { refused: false, reason };
   }
 
   protected async destroy(handle: string): Promise<void> {
@@ -103,6 +142,11 @@ export class SwarmBackend extends DockerRunBackend {
       }),
     );
   }
+}
+
+function timestampOf(task: SwarmTask): number {
+  const ms = Date.parse(task.Status?.Timestamp ?? '');
+  return Number.isFinite(ms) ? ms : 0;
 }
 
 /** The pinned image of a service spec (the types model TaskSpec as a union without it). */

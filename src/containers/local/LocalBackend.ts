@@ -16,6 +16,7 @@ import type {
   AttachOptions,
   ContainerBackend,
   Observation,
+  PingResult,
   RepinResult,
   RunExit,
   RunOutput,
@@ -173,6 +174,11 @@ export class LocalBackend implements ContainerBackend {
 
   async listHandles(): Promise<RunRef[]> {
     return [...this.runs.keys()].map((sessionId) => ({ handle: handleFor(sessionId), sessionId }));
+  }
+
+  /** The host is the engine: if this code runs, so can a child process. */
+  async ping(): Promise<PingResult> {
+    return { ok: true };
   }
 
   /** Local runs use the host, not an image: nothing to re-pin. */

@@ -7,6 +7,7 @@ import type {
   AttachOptions,
   ContainerBackend,
   Observation,
+  PingResult,
   RepinResult,
   RunExit,
   RunOutput,
@@ -14,10 +15,10 @@ import type {
   RunSpec,
   StartResult,
 } from '../ContainerBackend.js';
-import { ContainerError, isContainerError } from '../ContainerError.js';
+import { ContainerError, cutReason, isContainerError } from '../ContainerError.js';
 import { withDeadline } from '../deadline.js';
 import { DEFAULT_NAMESPACE, namespaceFilter, runLabels, validateNamespace } from '../namespace.js';
-import { toContainerError, unknownOrAbsent } from '../observation.js';
+import { pingResultOf, toContainerError, unknownOrAbsent } from '../observation.js';
 import { notAttached, RunTracker } from '../RunTracker.js';
 import {
   handleFor,
@@ -74,7 +75,7 @@ export class SimulatedBackend implements ContainerBackend {
     const handle = handleFor(spec.sessionId);
     const argv = wrapperArgv(spec.command);
     const env = wrapperEnv(spec.sessionId, spec.env);
-    await this.call(
+    const created = await this.call(
       this.cluster.api.createService({
         name: handle,
         sessionId: spec.sessionId,
@@ -84,11 +85,19 @@ export class SimulatedBackend implements ContainerBackend {
       }),
       `create ${handle}`,
     );
+    if (created.taskError !== null) {
+      throw await this.removed(
+        handle,
+        new ContainerError('rejected', cutReason(created.taskError)),
+      );
+    }
     const tracker = new RunTracker(handle);
     const exec = await this.call(
       this.cluster.api.exec(handle, argv, env, (chunk) => tracker.push(chunk)),
       `exec in ${handle}`,
-    );
+    ).catch(async (error: unknown) => {
+      throw await this.removed(handle, error);
+    });
     this.trackers.set(spec.sessionId, tracker);
     exec.done.then(
       (exit) => tracker.exit(exit),
@@ -100,6 +109,25 @@ export class SimulatedBackend implements ContainerBackend {
         ),
     );
     return { handle, startedAt: new Date(exec.startedAt) };
+  }
+
+  /**
+   * Removes a service whose start failed and hands back the start's error, as
+   * the Docker backends do: a retry of the session then starts clean. The
+   * cluster accepts a service on an image it cannot run and rejects its task,
+   * as Swarm does; that is the `rejected` case.
+   */
+  private async removed(handle: string, error: unknown): Promise<unknown> {
+    // Best effort: the API may be down too, and then the sweep removes what is left.
+    await this.call(this.cluster.api.removeService(handle), `remove ${handle}`).catch(
+      () => undefined,
+    );
+    return error;
+  }
+
+  /** The cluster's ping: fails while `failApi` is on, times out under `hangApi`. */
+  ping(): Promise<PingResult> {
+    return pingResultOf(this.call(this.cluster.api.ping(), 'ping'));
   }
 
   attach(ref: RunRef, options: AttachOptions = {}): Promise<RunExit> {

@@ -11,6 +11,7 @@ import type { Clock } from '../Clock.js';
 import { ContainerError } from '../ContainerError.js';
 import { markerPath, outputPath, WRAPPER_SCRIPT } from '../wrapper.js';
 import { defaultCommands, type SimCommandRegistry, scriptFor } from './commands.js';
+import { playScript, type RunningExec } from './playScript.js';
 
 export interface SimContainer {
   id: string;
@@ -27,8 +28,10 @@ export interface SimService {
   image: string;
   env: Readonly<Record<string, string>>;
   labels: Readonly<Record<string, string>>;
-  /** Null between a container's death and its replacement. */
+  /** Null between a container's death and its replacement, or while its image is refused. */
   container: SimContainer | null;
+  /** Why the engine will not run the service's task (an image refused by `rejectImage`). */
+  taskError: string | null;
 }
 
 /** One exec the cluster ran, kept so tests can prove nothing ran twice. */
@@ -48,11 +51,6 @@ export interface SimulatedClusterOptions {
   commands?: SimCommandRegistry;
 }
 
-interface RunningExec {
-  timers: unknown[];
-  lose: () => void;
-}
-
 export class SimulatedCluster {
   readonly clock: Clock;
   private readonly nodes = new Map<string, { up: boolean }>();
@@ -65,6 +63,8 @@ export class SimulatedCluster {
   private nextNode = 0;
   private failUntil = -1;
   private hangUntil = -1;
+  /** Image to the reason every task on it is rejected with. */
+  private readonly refused = new Map<string, string>();
 
   constructor(options: SimulatedClusterOptions) {
     this.clock = options.clock;
@@ -78,6 +78,20 @@ export class SimulatedCluster {
   /** Every API call fails with `unavailable` until the clock reaches `untilMs`. */
   failApi(untilMs: number): void {
     this.failUntil = untilMs;
+  }
+
+  /**
+   * The engine cannot run `image` (as Swarm when no node can get it): a
+   * service on it is created, but its task is rejected with `reason` and no
+   * container starts, so `start` fails `rejected` with that reason. Until
+   * `acceptImage(image)`.
+   */
+  rejectImage(image: string, reason = `No such image: ${image}`): void {
+    this.refused.set(image, reason);
+  }
+
+  acceptImage(image: string): void {
+    this.refused.delete(image);
   }
 
   /** Every API call stalls for `forMs` from now, then answers. */
@@ -138,15 +152,17 @@ export class SimulatedCluster {
   // ---- the engine API, subject to faults ---------------------------------
 
   readonly api = {
-    createService: (spec: Omit<SimService, 'container'>) =>
+    createService: (spec: Omit<SimService, 'container' | 'taskError'>) =>
       this.call(() => {
         if (this.services.has(spec.name)) {
           throw new ContainerError('conflict', `service ${spec.name} already exists`);
         }
-        const service: SimService = { ...spec, container: null };
+        const service: SimService = { ...spec, container: null, taskError: null };
+        // Placed first: with no node up the call fails and leaves no service behind.
+        this.place(service);
         this.services.set(spec.name, service);
-        service.container = this.newContainer(service);
-        return { name: spec.name };
+        // Swarm says this through the task's status; one answer is enough here.
+        return { name: spec.name, taskError: service.taskError };
       }),
     inspectService: (name: string) =>
       this.call(() => {
@@ -156,6 +172,7 @@ export class SimulatedCluster {
         return {
           image: service.image,
           container: c ? { id: c.id, node: c.node, startedAt: c.startedAt } : null,
+          taskError: service.taskError,
         };
       }),
     /** Docker's label filter: every term (`key` or `key=value`) must hold. */
@@ -190,6 +207,8 @@ export class SimulatedCluster {
         return c.tmp.get(path) ?? null;
       }),
     /** Runs `argv` (the wrapper) in the service's current container. */
+    /** Docker's `/_ping`: answers, subject to the faults like every call. */
+    ping: () => this.call(() => 'OK' as const),
     exec: (
       name: string,
       argv: readonly string[],
@@ -234,8 +253,11 @@ export class SimulatedCluster {
     return node;
   }
 
-  private newContainer(service: SimService, avoid?: string): SimContainer {
-    return {
+  /** Starts the service's container, unless its image is refused: then the task is rejected. */
+  private place(service: SimService, avoid?: string): void {
+    service.taskError = this.refused.get(service.image) ?? null;
+    if (service.taskError !== null) return;
+    service.container = {
       id: `c${this.nextContainer++}`,
       node: this.pickNode(avoid),
       startedAt: this.clock.now(),
@@ -250,7 +272,7 @@ export class SimulatedCluster {
     service.container = null;
     const start = () => {
       if (this.services.get(service.name) !== service || service.container) return;
-      service.container = this.newContainer(service, old?.node);
+      this.place(service, old?.node);
     };
     if (delayMs <= 0) start();
     else this.clock.setTimeout(start, delayMs);
@@ -292,42 +314,15 @@ export class SimulatedCluster {
     const script = scriptFor(this.commands, command);
     const execs = this.running.get(container.id) ?? new Set<RunningExec>();
     this.running.set(container.id, execs);
-    const done = new Promise<{ exitCode: number }>((resolve, reject) => {
-      const exec: RunningExec = {
-        timers: [],
-        lose: () => {
-          for (const t of exec.timers) this.clock.clearTimeout(t);
-          reject(new ContainerError('exec_lost', `container ${container.id} of ${name} went away`));
-        },
-      };
-      execs.add(exec);
-      // Every timer is set up front (a clock jump fires them all at once);
-      // each emits all steps due by its time, so output stays in order and
-      // precedes the marker whatever order same-instant timers fire in.
-      const steps = [...script.output].sort((a, b) => a.atMs - b.atMs);
-      const endAt = Math.max(script.durationMs, ...steps.map((s) => s.atMs));
-      let emitted = 0;
-      const emitUpTo = (atMs: number) => {
-        for (let step = steps[emitted]; step && step.atMs <= atMs; step = steps[emitted]) {
-          emitted += 1;
-          container.tmp.set(out, (container.tmp.get(out) ?? '') + step.text);
-          onOutput(step.text);
-        }
-      };
-      for (const step of steps) {
-        exec.timers.push(this.clock.setTimeout(() => emitUpTo(step.atMs), step.atMs));
-      }
-      exec.timers.push(
-        this.clock.setTimeout(() => {
-          emitUpTo(Number.POSITIVE_INFINITY);
-          execs.delete(exec);
-          container.tmp.set(marker, `${script.exitCode}\n`);
-          resolve({ exitCode: script.exitCode });
-        }, endAt),
-      );
+    const done = playScript(script, {
+      clock: this.clock,
+      tmp: container.tmp,
+      outputPath: out,
+      markerPath: marker,
+      what: `container ${container.id} of ${name}`,
+      onOutput,
+      running: execs,
     });
-    // The owner may never await `done` (it restarted); a lost exec is not an unhandled error.
-    done.catch(() => undefined);
     return { startedAt, done };
   }
 }

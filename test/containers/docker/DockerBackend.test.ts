@@ -19,6 +19,8 @@ if (engine.ok) {
     backend: new DockerBackend({ namespace }),
     image: RUNNER_IMAGE,
     newerImage,
+    // Never built or pulled: the engine has no registry to get it from either.
+    unknownImage: 'roundtable-runner:no-such-tag',
     restarted: () => new DockerBackend({ namespace }),
     inNamespace: (other) => new DockerBackend({ namespace: other }),
     unreachable: () => new DockerBackend({ host: 'unix:///nonexistent/roundtable-docker.sock' }),

@@ -8,10 +8,7 @@ import * as base from '../../../src/containers/docker/DockerRunBackend.js';
 import { parseStartedAt, SwarmBackend } from '../../../src/containers/docker/SwarmBackend.js';
 import { runDocExamples } from '../../support/docExamples.js';
 
-runDocExamples(
-  new URL('../../../src/containers/docker/DockerRunBackend.ts', import.meta.url),
-  base,
-);
+runDocExamples(new URL('../../../src/containers/docker/dockerClient.ts', import.meta.url), base);
 
 it('reads Docker’s zero time as unknown, not as a start', () => {
   expect(parseStartedAt('0001-01-01T00:00:00Z')).toBeNull();

@@ -19,6 +19,8 @@ if (engine.ok) {
     backend: new SwarmBackend({ namespace }),
     image: RUNNER_IMAGE,
     newerImage,
+    // Never built or pulled: the engine has no registry to get it from either.
+    unknownImage: 'roundtable-runner:no-such-tag',
     restarted: () => new SwarmBackend({ namespace }),
     inNamespace: (other) => new SwarmBackend({ namespace: other }),
     unreachable: () => new SwarmBackend({ host: 'unix:///nonexistent/roundtable-docker.sock' }),

@@ -118,6 +118,73 @@ const fault: fc.Arbitrary<Fault> = fc.oneof(
   fc.record({ kind: fc.constant('hangApi' as const), ms: fc.integer({ min: 100, max: 20_000 }) }),
 );
 
+describe('SimulatedCluster engine refusals and health', () => {
+  it('rejectImage: start fails rejected with Docker’s reason, leaves nothing, until acceptImage', async () => {
+    const { cluster, backend, settle } = setup();
+    cluster.rejectImage('r:gone');
+    await expect(
+      settle(backend.start({ sessionId: 's1', image: 'r:gone', command: ['echo'] })),
+    ).rejects.toMatchObject({ code: 'rejected', message: 'No such image: r:gone' });
+    expect(cluster.serviceOf('s1')).toBeUndefined();
+    expect(cluster.execLog('s1')).toEqual([]);
+    cluster.acceptImage('r:gone');
+    const { handle } = await settle(
+      backend.start({ sessionId: 's1', image: 'r:gone', command: ['echo'] }),
+    );
+    expect(handle).toBe('rt-s1');
+  });
+
+  it('rejectImage takes any reason, as a bad spec would give', async () => {
+    const { cluster, backend, settle } = setup();
+    cluster.rejectImage('r:bad', 'invalid mount config for type "bind"');
+    await expect(
+      settle(backend.start({ sessionId: 's1', image: 'r:bad', command: ['echo'] })),
+    ).rejects.toMatchObject({ code: 'rejected', message: 'invalid mount config for type "bind"' });
+  });
+
+  it('a service rolled onto a rejected image gets no container: present, none running', async () => {
+    const { clock, cluster, backend, settle } = setup();
+    const { handle } = await settle(
+      backend.start({ sessionId: 's1', image: 'r:1', command: ['agent', '60'] }),
+    );
+    cluster.rejectImage('r:2');
+    cluster.rollImage('r:2');
+    clock.increment(5000);
+    expect(await settle(backend.observe({ handle, sessionId: 's1' }))).toEqual({
+      presence: 'present',
+      containerStartedAt: null,
+      marker: null,
+    });
+    expect(cluster.serviceOf('s1')?.taskError).toBe('No such image: r:2');
+  });
+
+  it('ping is ok, unavailable during failApi, timeout during hangApi, ok again after', async () => {
+    const { clock, cluster, backend, settle } = setup();
+    expect(await settle(backend.ping())).toEqual({ ok: true });
+    cluster.failApi(clock.now() + 10_000);
+    expect(await settle(backend.ping())).toEqual({
+      ok: false,
+      code: 'unavailable',
+      message: 'simulated API outage',
+    });
+    clock.increment(10_000);
+    expect(await settle(backend.ping())).toEqual({ ok: true });
+    cluster.hangApi(60_000);
+    expect(await settle(backend.ping())).toMatchObject({ ok: false, code: 'timeout' });
+  });
+
+  it('a start with no node up fails unavailable and leaves no service', async () => {
+    const { cluster, backend, settle } = setup();
+    cluster.killNode('n1');
+    cluster.killNode('n2');
+    cluster.killNode('n3');
+    await expect(
+      settle(backend.start({ sessionId: 's1', image: 'r:1', command: ['echo'] })),
+    ).rejects.toMatchObject({ code: 'unavailable' });
+    expect(await settle(backend.listHandles())).toEqual([]);
+  });
+});
+
 describe('SimulatedCluster under random faults', () => {
   test.prop([fc.array(fault, { maxLength: 12 })], { numRuns: 150 })(
     'runs every command once; the marker survives exactly when the container did',

@@ -36,12 +36,15 @@ export function simulatedFixture(): ContractFixture & {
   const cluster = new SimulatedCluster({ clock, nodes: ['node-1', 'node-2', 'node-3'] });
   const namespace = 'sim-a';
   const backend = new SimulatedBackend(cluster, { namespace });
+  const unknownImage = 'runner:missing';
+  cluster.rejectImage(unknownImage);
   return {
     cluster,
     clock,
     backend,
     image: 'runner:1',
     newerImage: 'runner:2',
+    unknownImage,
     restarted: () => new SimulatedBackend(cluster, { namespace }),
     // One cluster, several namespaces, as one engine hosts several deployments.
     inNamespace: (other) => new SimulatedBackend(cluster, { namespace: other }),
