@@ -2,3 +2,4 @@
 export * from './adoptPolicy.js';
 export * from './containerRun.js';
 export * from './recoveryPolicy.js';
+export * from './startFailurePolicy.js';
