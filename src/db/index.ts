@@ -18,6 +18,16 @@ export {
   PGLITE_DEADLINES,
 } from './connect.js';
 export { QUERY_TIMEOUT_MARGIN_MS, validateConnectOptions } from './connectOptions.js';
+export {
+  currentTick,
+  type DispatchChanges,
+  positionsOf,
+  type RepairResult,
+  readChanges,
+  readLines,
+  repairDispatch,
+  repairDispatchReport,
+} from './dispatchReads.js';
 export * from './errors.js';
 export { finishRun } from './finishRun.js';
 export {
@@ -86,6 +96,7 @@ export {
   recordHandle,
   requeue,
 } from './sessionTransitions.js';
+export { TICK_CHANNEL } from './sql/rtTick.js';
 export {
   type CreateTaskInput,
   createTasksWithSessions,
@@ -98,6 +109,9 @@ export {
   type UpdateTaskColumnInput,
   updateTaskColumn,
 } from './tasks.js';
+export { parseTickReply, tick } from './tick.js';
+export { MAX_TICK_OPS, validateTickOp } from './tickInput.js';
+export type * from './tickTypes.js';
 export { type Db, inTransaction } from './transaction.js';
 export {
   DbTimeoutError,

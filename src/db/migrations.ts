@@ -9,6 +9,10 @@ import { type Kysely, sql } from 'kysely';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { MigrationError } from './errors.js';
 import type { Database } from './schema.js';
+import { DISPATCH_SCHEMA } from './sql/dispatchSchema.js';
+import { RT_PLACE, RT_POSITION, RT_STATE_ROW } from './sql/rtPlace.js';
+import { RT_REPAIR } from './sql/rtRepair.js';
+import { RT_TICK } from './sql/rtTick.js';
 
 /** One schema step. Never edit a released one: add a new version instead. */
 export interface Migration {
@@ -117,6 +121,14 @@ export const MIGRATIONS: readonly Migration[] = [
         created_at timestamptz NOT NULL
       )`,
     ],
+  },
+  {
+    version: 4,
+    name: 'dispatch_engine',
+    // Grants decided in the database, in batched ticks, for every node at
+    // once (docs/data.md, "Dispatch"): turn keys and per-user counters in
+    // rows, and the tick and repair functions that keep them.
+    statements: [...DISPATCH_SCHEMA, RT_STATE_ROW, RT_POSITION, RT_PLACE, RT_TICK, RT_REPAIR],
   },
 ];
 

@@ -49,6 +49,10 @@ export interface Session {
   failureReason: string | null;
   userRecoverable: boolean;
   updatedAt: Date;
+  /** Migration 4: its turn in its user's line while queued (kept after), null if never placed by a tick. */
+  turn: number | null;
+  /** Migration 4: its user's join number when it was placed. */
+  joinSeq: number | null;
 }
 
 /** One status change in a session's history. `from` is null for its creation. */
@@ -66,6 +70,18 @@ export interface SessionEvent {
 const date = z.date().refine((d) => Number.isFinite(d.getTime()), 'invalid date');
 const status = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
 const int = z.number().int();
+/** int8 columns come back from pg as strings; absent in rows selected before migration 4. */
+const bigintOrNull = z
+  .union([
+    z
+      .string()
+      .regex(/^-?\d{1,16}$/)
+      .transform(Number),
+    z.number().int(),
+  ])
+  .nullable()
+  .optional()
+  .transform((v) => v ?? null);
 
 const taskRow = z.object({
   id: z.string(),
@@ -96,6 +112,8 @@ const sessionRow = z.object({
   failure_reason: z.string().nullable(),
   user_recoverable: z.boolean(),
   updated_at: date,
+  turn: bigintOrNull,
+  join_seq: bigintOrNull,
 });
 
 const eventRow = z.object({
@@ -153,6 +171,8 @@ export function toSession(row: Selectable<SessionsTable> | unknown): Session {
     failureReason: r.failure_reason,
     userRecoverable: r.user_recoverable,
     updatedAt: r.updated_at,
+    turn: r.turn,
+    joinSeq: r.join_seq,
   };
 }
 

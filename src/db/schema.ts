@@ -24,6 +24,9 @@ export type BackendKind = 'swarm' | 'docker' | 'local' | 'simulated';
 
 type Timestamp = ColumnType<Date, Date, Date>;
 type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
+/** int8: pg hands it back as a string; optional on insert (the pre-tick writers leave it null). */
+type NullableBigint = ColumnType<string | null, number | null | undefined, number | null>;
+type Bigint = ColumnType<string, number, number>;
 
 export interface TasksTable {
   id: string;
@@ -56,6 +59,10 @@ export interface SessionsTable {
   failure_reason: string | null;
   user_recoverable: ColumnType<boolean, boolean | undefined, boolean>;
   updated_at: Timestamp;
+  /** Migration 4: the queued session's turn in its user's line (bigint, read as a string). */
+  turn: NullableBigint;
+  /** Migration 4: its user's join number when it was queued. */
+  join_seq: NullableBigint;
 }
 
 export interface SessionEventsTable {
@@ -68,6 +75,8 @@ export interface SessionEventsTable {
   node: string | null;
   epoch: number;
   at: Timestamp;
+  /** Migration 4: the tick that wrote it; null for writes outside ticks. */
+  tick: NullableBigint;
 }
 
 export interface UserCapsTable {
@@ -92,6 +101,30 @@ export interface SessionOutputsTable {
   created_at: Timestamp;
 }
 
+/** Migration 4: one user's line in the dispatch order (docs/data.md, Dispatch). */
+export interface UserLinesTable {
+  user_id: string;
+  head_turn: Bigint;
+  queued: number;
+  running: number;
+  join_seq: Bigint;
+  max_running: number;
+  has_override: boolean;
+  tick: Bigint;
+  /** Generated: queued > 0 AND running < max_running. */
+  eligible: ColumnType<boolean, never, never>;
+}
+
+/** Migration 4: the one row of cluster-wide dispatch state. */
+export interface DispatchStateTable {
+  id: ColumnType<boolean, boolean | undefined, boolean>;
+  running: number;
+  global_cap: number;
+  default_user_cap: number;
+  tick: Bigint;
+  next_join_seq: Bigint;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -106,5 +139,7 @@ export interface Database {
   user_caps: UserCapsTable;
   node_heartbeats: NodeHeartbeatsTable;
   session_outputs: SessionOutputsTable;
+  user_lines: UserLinesTable;
+  dispatch_state: DispatchStateTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -89,6 +89,9 @@ async function insertTasks(
       failureReason: null,
       userRecoverable: false,
       updatedAt: i.now,
+      // Written outside a tick: no turn until rt_repair places it.
+      turn: null,
+      joinSeq: null,
     };
     return { task, session };
   });

@@ -1,0 +1,152 @@
+/**
+ * Reads over the dispatch state, off the lock. Every order-changing write is
+ * a tick (atomic, serialized), so one statement's snapshot sees a prefix of
+ * the tick sequence: each read here is one statement, and so exact as of
+ * some tick. Plus the Reconciler's drift repair, which takes the lock.
+ */
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { CorruptRowError } from './errors.js';
+import * as f from './inputs.js';
+import { parseOrThrow } from './parseOrThrow.js';
+import type { Session, Task } from './rows.js';
+import { arrayOf, lineFromJson, pairsFromJson } from './tickReply.js';
+import type { UserLine } from './tickTypes.js';
+import type { Db } from './transaction.js';
+
+const sinceTick = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+function tickOf(v: unknown): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new CorruptRowError('dispatch_state', 'id', 'tick');
+  return n;
+}
+
+/** The last tick that changed anything (dispatch_state.tick). */
+export async function currentTick(db: Db): Promise<number> {
+  // No row yet (a truncated store): nothing has happened.
+  const { rows } = await sql<{ tick: string }>`SELECT tick FROM dispatch_state`.execute(db);
+  return tickOf(rows[0]?.tick ?? 0);
+}
+
+/** What changed after a tick: the board's feed (NOTIFY says when, this says what). */
+export interface DispatchChanges {
+  /** The tick this read is exact as of; pass it as `sinceTick` next time. */
+  tick: number;
+  /** The latest attempt of every task a tick after `sinceTick` touched, with its task. */
+  sessions: { session: Session; task: Task }[];
+  /** Lines a tick after `sinceTick` changed, emptied ones included. */
+  lines: UserLine[];
+  /** Sessions running over every node (dispatch_state.running) as of `tick`. */
+  running: number;
+}
+
+/**
+ * Everything ticks after `sinceTick` changed, in one snapshot: the sessions
+ * through `session_events.tick` (every status change a tick makes writes
+ * one), the lines through `user_lines.tick`.
+ */
+export async function readChanges(db: Db, since: number): Promise<DispatchChanges> {
+  const s = parseOrThrow(sinceTick, since, 'sinceTick');
+  const { rows } = await sql<{ tick: string; running: number; sessions: unknown; lines: unknown }>`
+    SELECT coalesce((SELECT tick FROM dispatch_state), 0) AS tick,
+      coalesce((SELECT running FROM dispatch_state), 0) AS running,
+      (SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(ls), 'task', to_jsonb(t))
+          ORDER BY ls.enqueued_at, ls.id), '[]')
+       FROM (SELECT DISTINCT s.task_id FROM session_events e JOIN sessions s ON s.id = e.session_id
+             WHERE e.tick > ${s}::bigint) ch
+       CROSS JOIN LATERAL (SELECT * FROM sessions x WHERE x.task_id = ch.task_id
+                           ORDER BY x.attempt DESC LIMIT 1) ls
+       JOIN tasks t ON t.id = ch.task_id) AS sessions,
+      (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.user_id), '[]')
+       FROM user_lines l WHERE l.tick > ${s}::bigint) AS lines`.execute(db);
+  const row = rows[0];
+  return {
+    tick: tickOf(row?.tick),
+    sessions: pairsFromJson(row?.sessions, 'sessions'),
+    lines: arrayOf(row?.lines, 'lines', lineFromJson),
+    running: tickOf(row?.running),
+  };
+}
+
+/**
+ * Exact positions, read-only: 0 for a running session, the 1-based place in
+ * the global order for a queued one (O(active users) each, through the
+ * contiguous turns), null for a finished, unknown or untracked session
+ * (one written outside ticks and not yet repaired).
+ */
+export async function positionsOf(
+  db: Db,
+  sessionIds: readonly string[],
+): Promise<Map<string, number | null>> {
+  const ids = sessionIds.map((id, n) => parseOrThrow(f.sessionId, id, `sessionIds.${n}`));
+  const out = new Map<string, number | null>(ids.map((id) => [id, null]));
+  if (ids.length === 0) return out;
+  const { rows } = await sql<{ id: string; status: string; position: string | null }>`
+    SELECT s.id, s.status, rt_position(s.turn, s.join_seq) AS position
+    FROM sessions s WHERE s.id = ANY (${ids}::text[])`.execute(db);
+  for (const r of rows) {
+    out.set(r.id, r.status === 'running' ? 0 : r.status === 'queued' ? nullableInt(r) : null);
+  }
+  return out;
+}
+
+function nullableInt(r: { id: string; position: string | null }): number | null {
+  if (r.position === null) return null;
+  const n = Number(r.position);
+  if (!Number.isSafeInteger(n) || n < 1) throw new CorruptRowError('sessions', r.id, 'turn');
+  return n;
+}
+
+/** Every line with queued or running work: what the board's positions start from. */
+export async function readLines(db: Db): Promise<UserLine[]> {
+  const { rows } = await sql<{ lines: unknown }>`
+    SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.head_turn, l.join_seq, l.user_id), '[]') AS lines
+    FROM user_lines l WHERE l.queued > 0 OR l.running > 0`.execute(db);
+  return arrayOf(rows[0]?.lines, 'lines', lineFromJson);
+}
+
+/** What `repairDispatch` fixed. All empty and `running` null: nothing had drifted. */
+export interface RepairResult {
+  /** dispatch_state.tick after the repair (moved on only when something was fixed). */
+  tick: number;
+  /** Users whose queued turns were renumbered (not contiguous, or untracked sessions). */
+  renumbered: string[];
+  /** Users whose line counts, head, join number or cap were corrected. */
+  lines: string[];
+  /** The global running count, when it was wrong. */
+  running: { from: number; to: number } | null;
+}
+
+const repairReply = z.strictObject({
+  tick: z.number().int().min(0),
+  renumbered: z.array(z.string()),
+  lines: z.array(z.string()),
+  running: z.strictObject({ from: z.number().int(), to: z.number().int() }).nullable(),
+});
+
+/**
+ * Recomputes the dispatch counters and turns from the rows, under the
+ * tick's lock (`rt_repair`): the Reconciler calls it every pass, so drift
+ * from any write outside ticks is repaired within one pass.
+ */
+export async function repairDispatchReport(db: Db): Promise<RepairResult> {
+  const { rows } = await sql<{ r: unknown }>`SELECT rt_repair() AS r`.execute(db);
+  const parsed = repairReply.safeParse(rows[0]?.r);
+  if (!parsed.success) throw new CorruptRowError('rt_repair', '(reply)', '(reply)');
+  return parsed.data;
+}
+
+/**
+ * `repairDispatchReport` as one line per fix, for the Reconciler's pass
+ * report: `renumbered <user>`, `line <user>`, `running <from> -> <to>`.
+ * Empty: nothing had drifted.
+ */
+export async function repairDispatch(db: Db): Promise<string[]> {
+  const r = await repairDispatchReport(db);
+  return [
+    ...r.renumbered.map((u) => `renumbered ${u}`),
+    ...r.lines.map((u) => `line ${u}`),
+    ...(r.running === null ? [] : [`running ${r.running.from} -> ${r.running.to}`]),
+  ];
+}

@@ -1,0 +1,98 @@
+/**
+ * Two helpers of `rt_tick`, in SQL: the exact position formula, and the
+ * placement of new queued sessions in their users' lines (docs/runner-pool.md,
+ * "The order: turns").
+ */
+import { INITIAL_CAPS } from './dispatchSchema.js';
+
+/**
+ * `rt_position(turn, join_seq)`: 1 + the queued sessions whose key
+ * (turn, join_seq) is smaller. A user u's queued sessions hold the
+ * contiguous turns head_u .. head_u + queued_u - 1 (every tick keeps them
+ * so), so u contributes clamp(t - head_u + (join_u < j ? 1 : 0), 0, queued_u):
+ * O(active users), never O(queue depth). Lines whose head is past `t`
+ * contribute nothing, so the index on head_turn bounds the scan.
+ */
+export const RT_POSITION = `CREATE FUNCTION rt_position(p_turn bigint, p_join bigint) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN p_turn IS NULL OR p_join IS NULL THEN NULL ELSE 1 + coalesce(sum(greatest(0,
+    least(l.queued::bigint, p_turn - l.head_turn + CASE WHEN l.join_seq < p_join THEN 1 ELSE 0 END))), 0)::bigint END
+  FROM user_lines l WHERE l.queued > 0 AND l.head_turn <= p_turn
+$$`;
+
+/**
+ * `rt_place(rows, at_head, tick, now, default_cap, next_join)`: inserts new
+ * queued sessions (rows: ord, id, task_id, user_id, kind, attempt, reason),
+ * their history rows, and their users' line counts, set-based. Returns the
+ * next free join number.
+ *
+ * - A user with queued work: at the back (`at_head` false: turns from
+ *   head + queued on) or at the head (`at_head` true, a run the
+ *   infrastructure interrupted: head - k .. head - 1 in op order).
+ * - A user whose line is empty joins at the floor (the smallest head of a
+ *   non-empty line, 0 if none) with a fresh join number, in op order of
+ *   their first row. Joining never lowers the floor, so one floor serves
+ *   the whole batch.
+ *
+ * Must run under the dispatch lock (it reads then writes the lines).
+ */
+export const RT_PLACE = `CREATE FUNCTION rt_place(p_rows jsonb, p_head boolean, p_tick bigint,
+  p_now timestamptz, p_ucap integer, p_next_join bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+DECLARE v_joined bigint;
+BEGIN
+  WITH r AS (
+    SELECT * FROM jsonb_to_recordset(p_rows) AS x(ord integer, id text, task_id text, user_id text,
+      kind text, attempt integer, reason text)
+  ), fl AS (
+    SELECT coalesce(min(head_turn), 0) AS floor FROM user_lines WHERE queued > 0
+  ), ru AS (
+    SELECT g.user_id, g.first_ord, g.k, coalesce(l.queued, 0) > 0 AS has, l.head_turn, l.queued, l.join_seq
+    FROM (SELECT r.user_id, min(r.ord) AS first_ord, count(*) AS k FROM r GROUP BY r.user_id) g
+    LEFT JOIN user_lines l ON l.user_id = g.user_id
+  ), j AS (
+    SELECT ru.user_id, p_next_join + row_number() OVER (ORDER BY ru.first_ord) - 1 AS js
+    FROM ru WHERE NOT ru.has
+  ), b AS (
+    SELECT ru.user_id, ru.k,
+      CASE WHEN NOT ru.has THEN fl.floor WHEN p_head THEN ru.head_turn - ru.k
+           ELSE ru.head_turn + ru.queued END AS base,
+      CASE WHEN NOT ru.has THEN fl.floor WHEN p_head THEN ru.head_turn - ru.k
+           ELSE ru.head_turn END AS head,
+      coalesce(j.js, ru.join_seq) AS js
+    FROM ru CROSS JOIN fl LEFT JOIN j ON j.user_id = ru.user_id
+  ), ins AS (
+    INSERT INTO sessions (id, task_id, user_id, kind, status, attempt, enqueued_at, updated_at, turn, join_seq)
+    SELECT r.id, r.task_id, r.user_id, r.kind, 'queued', r.attempt, p_now, p_now,
+      b.base + row_number() OVER (PARTITION BY r.user_id ORDER BY r.ord) - 1, b.js
+    FROM r JOIN b ON b.user_id = r.user_id
+    RETURNING id
+  ), ev AS (
+    INSERT INTO session_events (session_id, from_status, to_status, reason, node, epoch, at, tick)
+    SELECT ins.id, NULL, 'queued', r.reason, NULL, 0, p_now, p_tick FROM ins JOIN r ON r.id = ins.id
+  ), ln AS (
+    INSERT INTO user_lines (user_id, head_turn, queued, running, join_seq, max_running, has_override, tick)
+    SELECT b.user_id, b.head, b.k, 0, b.js, coalesce(c.max_running, p_ucap), c.user_id IS NOT NULL, p_tick
+    FROM b LEFT JOIN user_caps c ON c.user_id = b.user_id
+    ON CONFLICT (user_id) DO UPDATE SET head_turn = EXCLUDED.head_turn,
+      queued = user_lines.queued + EXCLUDED.queued, join_seq = EXCLUDED.join_seq, tick = EXCLUDED.tick
+  )
+  SELECT count(*) INTO v_joined FROM j;
+  RETURN p_next_join + v_joined;
+END $$`;
+
+/**
+ * `rt_state_row()`: the dispatch_state row, created from the rows if it is
+ * missing (a TRUNCATE of every table, as the test harness does between
+ * tests, or a hand repair). Counts and caps as migration 4's backfill makes
+ * them; the tick that asked writes its caps over them. Under the lock.
+ */
+export const RT_STATE_ROW = `CREATE FUNCTION rt_state_row() RETURNS dispatch_state
+LANGUAGE sql VOLATILE AS $$
+  INSERT INTO dispatch_state (running, global_cap, default_user_cap, tick, next_join_seq)
+  SELECT (SELECT count(*) FROM sessions WHERE status = 'running'), ${INITIAL_CAPS.globalCap},
+    ${INITIAL_CAPS.defaultUserCap}, coalesce((SELECT max(tick) FROM user_lines), 0),
+    coalesce((SELECT max(join_seq) + 1 FROM user_lines), 0)
+  ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id
+  RETURNING *
+$$`;

@@ -1,0 +1,101 @@
+/**
+ * `tick(db, input)`: one dispatch tick (the contract: src/db/tickTypes.ts),
+ * one statement and one commit. The input is validated before any SQL
+ * (src/db/tickInput.ts); `rt_tick` (src/db/sql/rtTick.ts) applies every op
+ * and the grants under the dispatch lock; the reply is parsed with the lean
+ * row checks of src/db/tickReply.ts, a reply that breaks them is a
+ * `CorruptRowError`.
+ */
+import { sql } from 'kysely';
+import { CorruptRowError } from './errors.js';
+import { tickPayload } from './tickInput.js';
+import {
+  arrayOf,
+  lineFromJson,
+  pairsFromJson,
+  sessionFromJson,
+  taskFromJson,
+} from './tickReply.js';
+import type { TickInput, TickOutcome, TickResult } from './tickTypes.js';
+import type { Db } from './transaction.js';
+
+type Row = Record<string, unknown>;
+
+function corrupt(field: string): never {
+  throw new CorruptRowError('rt_tick', '(reply)', field);
+}
+
+function asObject(v: unknown, field: string): Row {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Row) : corrupt(field);
+}
+
+function count(v: unknown, field: string): number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : corrupt(field);
+}
+
+function position(v: unknown, field: string): number | null {
+  return v === null || v === undefined ? null : count(v, field);
+}
+
+function outcomeFromJson(v: unknown, n: number): TickOutcome {
+  const o = asObject(v, `outcomes.${n}`);
+  const ref = typeof o.ref === 'string' ? o.ref : corrupt(`outcomes.${n}.ref`);
+  switch (o.kind) {
+    case 'applied': {
+      const out: TickOutcome = {
+        ref,
+        kind: 'applied',
+        session: sessionFromJson(o.session),
+        task: o.task === null ? null : taskFromJson(o.task),
+        position: position(o.position, `outcomes.${n}.position`),
+      };
+      if (o.next !== null && o.next !== undefined) {
+        const next = asObject(o.next, `outcomes.${n}.next`);
+        out.next = {
+          session: sessionFromJson(next.session),
+          position: count(next.position, `outcomes.${n}.next.position`),
+        };
+      }
+      return out;
+    }
+    case 'stale': {
+      const a = asObject(o.actual, `outcomes.${n}.actual`);
+      const status = typeof a.status === 'string' ? a.status : corrupt(`outcomes.${n}.actual`);
+      return { ref, kind: 'stale', actual: { status, epoch: count(a.epoch, `outcomes.${n}`) } };
+    }
+    case 'not_found':
+      return { ref, kind: 'not_found' };
+    case 'cap':
+      return { ref, kind: 'cap', line: lineFromJson(o.line) };
+    default:
+      return corrupt(`outcomes.${n}.kind`);
+  }
+}
+
+/** Parses `rt_tick`'s reply. Exported for the benchmark (parse cost per job). */
+export function parseTickReply(reply: unknown): TickResult {
+  const r = asObject(reply, '(reply)');
+  const result: TickResult = {
+    tick: count(r.tick, 'tick'),
+    outcomes: arrayOf(r.outcomes, 'outcomes', (x) => x).map(outcomeFromJson),
+    granted: pairsFromJson(r.granted, 'granted'),
+    running: count(r.running, 'running'),
+    lines: arrayOf(r.lines, 'lines', lineFromJson),
+  };
+  if (r.owned !== null && r.owned !== undefined) result.owned = pairsFromJson(r.owned, 'owned');
+  return result;
+}
+
+/**
+ * Applies one tick: every op in the contract's order, then up to `want`
+ * grants to `owner`, in one commit. Throws `ValidationError` (naming
+ * `ops.<index>.<field>`) before any SQL for a bad input; a lost
+ * compare-and-set or an unknown id is an outcome, never an error.
+ */
+export async function tick(db: Db, input: TickInput): Promise<TickResult> {
+  const payload = tickPayload(input);
+  const { rows } = await sql<{
+    r: unknown;
+  }>`SELECT rt_tick(${JSON.stringify(payload)}::jsonb) AS r`.execute(db);
+  return parseTickReply(rows[0]?.r);
+}

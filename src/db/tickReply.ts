@@ -1,0 +1,160 @@
+/**
+ * Lean checked parsers for the JSON rows the dispatch functions return
+ * (`to_jsonb` of sessions, tasks and user_lines rows). The node parses one
+ * session and one task per job, so these are plain type checks instead of
+ * the zod row schemas of rows.ts (measured in bench/suites/tick.bench.ts);
+ * they check the same things that matter downstream (types, enums, finite
+ * dates, integer counters, the run spec's shape) and fail the same way: a
+ * `CorruptRowError` naming table, row id and field.
+ */
+import { CorruptRowError } from './errors.js';
+import type { Session, Task } from './rows.js';
+import type { RunSpec } from './runSpec.js';
+import type { BackendKind, SessionKind, SessionStatus } from './schema.js';
+import type { UserLine } from './tickTypes.js';
+
+type Row = Record<string, unknown>;
+
+const STATUSES = new Set(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
+const KINDS = new Set(['run', 'bootstrap']);
+const BACKENDS = new Set(['swarm', 'docker', 'local', 'simulated']);
+
+/** Reads one row's fields, naming the row in every failure. */
+class Fields {
+  readonly id: string;
+  constructor(
+    readonly table: string,
+    readonly row: Row,
+    idField = 'id',
+  ) {
+    const id = row[idField];
+    this.id = typeof id === 'string' ? id : '(no id)';
+    if (typeof id !== 'string') this.fail(idField);
+  }
+  fail(field: string): never {
+    throw new CorruptRowError(this.table, this.id, field);
+  }
+  str(k: string): string {
+    const v = this.row[k];
+    return typeof v === 'string' ? v : this.fail(k);
+  }
+  strOrNull(k: string): string | null {
+    const v = this.row[k];
+    return v === null ? null : typeof v === 'string' ? v : this.fail(k);
+  }
+  int(k: string, min = Number.MIN_SAFE_INTEGER): number {
+    const v = this.row[k];
+    return typeof v === 'number' && Number.isSafeInteger(v) && v >= min ? v : this.fail(k);
+  }
+  intOrNull(k: string): number | null {
+    return this.row[k] === null ? null : this.int(k);
+  }
+  bool(k: string): boolean {
+    const v = this.row[k];
+    return typeof v === 'boolean' ? v : this.fail(k);
+  }
+  date(k: string): Date {
+    const v = this.row[k];
+    const d = typeof v === 'string' ? new Date(v) : null;
+    return d !== null && Number.isFinite(d.getTime()) ? d : this.fail(k);
+  }
+  dateOrNull(k: string): Date | null {
+    return this.row[k] === null ? null : this.date(k);
+  }
+  oneOf<T extends string>(k: string, set: Set<string>): T {
+    const v = this.row[k];
+    return typeof v === 'string' && set.has(v) ? (v as T) : this.fail(k);
+  }
+}
+
+function asRow(table: string, v: unknown): Row {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Row;
+  throw new CorruptRowError(table, '(no id)', '(row)');
+}
+
+/** A `sessions` row as JSON -> `Session`. */
+export function sessionFromJson(v: unknown): Session {
+  const r = new Fields('sessions', asRow('sessions', v));
+  return {
+    id: r.id,
+    taskId: r.str('task_id'),
+    userId: r.str('user_id'),
+    kind: r.oneOf<SessionKind>('kind', KINDS),
+    status: r.oneOf<SessionStatus>('status', STATUSES),
+    attempt: r.int('attempt', 1),
+    enqueuedAt: r.date('enqueued_at'),
+    claimedAt: r.dateOrNull('claimed_at'),
+    backend: r.row.backend === null ? null : r.oneOf<BackendKind>('backend', BACKENDS),
+    handle: r.strOrNull('handle'),
+    owner: r.strOrNull('owner_node'),
+    epoch: r.int('epoch', 0),
+    startedAt: r.dateOrNull('started_at'),
+    finishedAt: r.dateOrNull('finished_at'),
+    exitCode: r.intOrNull('exit_code'),
+    failureReason: r.strOrNull('failure_reason'),
+    userRecoverable: r.bool('user_recoverable'),
+    updatedAt: r.date('updated_at'),
+    turn: r.row.turn === undefined ? null : r.intOrNull('turn'),
+    joinSeq: r.row.join_seq === undefined ? null : r.intOrNull('join_seq'),
+  };
+}
+
+function runSpec(r: Fields): RunSpec {
+  const s = r.row.run_spec;
+  if (typeof s !== 'object' || s === null || Array.isArray(s)) return r.fail('run_spec');
+  const { image, command, env } = s as Row;
+  if (typeof image !== 'string') return r.fail('run_spec.image');
+  if (
+    !Array.isArray(command) ||
+    command.length === 0 ||
+    !command.every((a) => typeof a === 'string')
+  )
+    return r.fail('run_spec.command');
+  if (env === undefined) return { image, command: command as string[] };
+  if (typeof env !== 'object' || env === null || Array.isArray(env)) return r.fail('run_spec.env');
+  for (const value of Object.values(env)) if (typeof value !== 'string') r.fail('run_spec.env');
+  return { image, command: command as string[], env: env as Record<string, string> };
+}
+
+/** A `tasks` row as JSON -> `Task`. */
+export function taskFromJson(v: unknown): Task {
+  const r = new Fields('tasks', asRow('tasks', v));
+  return {
+    id: r.id,
+    userId: r.str('user_id'),
+    title: r.str('title'),
+    spec: runSpec(r),
+    column: r.str('board_column'),
+    createdAt: r.date('created_at'),
+    updatedAt: r.date('updated_at'),
+  };
+}
+
+/** A `user_lines` row as JSON -> `UserLine`. */
+export function lineFromJson(v: unknown): UserLine {
+  const r = new Fields('user_lines', asRow('user_lines', v), 'user_id');
+  return {
+    userId: r.id,
+    headTurn: r.int('head_turn'),
+    queued: r.int('queued', 0),
+    running: r.int('running', 0),
+    joinSeq: r.int('join_seq'),
+    maxRunning: r.int('max_running', 0),
+    hasOverride: r.bool('has_override'),
+  };
+}
+
+/** `{ session, task }` pairs (grants, owned, the change feed). */
+export function pairsFromJson(v: unknown, what: string): { session: Session; task: Task }[] {
+  if (!Array.isArray(v)) throw new CorruptRowError('rt_tick', '(reply)', what);
+  return v.map((x) => {
+    const pair = asRow('rt_tick', x);
+    return { session: sessionFromJson(pair.session), task: taskFromJson(pair.task) };
+  });
+}
+
+/** A list of JSON rows, or a CorruptRowError naming the reply's field. */
+export function arrayOf<T>(v: unknown, what: string, parse: (x: unknown) => T): T[] {
+  if (!Array.isArray(v)) throw new CorruptRowError('rt_tick', '(reply)', what);
+  return v.map(parse);
+}
