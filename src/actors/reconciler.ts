@@ -12,10 +12,12 @@
  * pass can never hold the lock for ever.
  */
 import { sql } from 'kysely';
-import { fromPromise } from 'xstate';
+import { type AnyActorRef, fromPromise } from 'xstate';
 import { ADVISORY_LOCKS, type Db, LOCK_NAMESPACE } from '../db/index.js';
-import { reconcileLoopMachine } from '../machines/reconcileLoop.js';
+import { ReconcilerStoppedError, reconcileLoopMachine } from '../machines/reconcileLoop.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
+import { describeExitReason } from '../supervisor/exitReason.js';
+import { watchExit } from '../supervisor/watchExit.js';
 import { type PassReport, type ReconcilerDeps, reconcilePass } from './reconcilerSteps.js';
 
 export interface ReconcilerOptions extends ReconcilerDeps {
@@ -165,5 +167,44 @@ export function reconcilerLogic(options: ReconcilerOptions) {
         if (!(params.error instanceof ReconcilerLockBusyError)) options.onError(params.error);
       },
     },
+  });
+}
+
+export { ReconcilerStoppedError };
+
+/**
+ * Asks the Reconciler actor `ref` for a pass and settles once the pass that
+ * covers it has finished: resolves, or rejects with the pass's error. Like
+ * gen_server's call it watches the actor while it waits, because a stopped
+ * or crashed actor answers nobody: it rejects with ReconcilerStoppedError
+ * (`code` RECONCILER_STOPPED) when the actor stops, errors or is already
+ * gone (a tick sent to a stopped actor is dropped by XState). No deadline of
+ * its own: at most two passes (the running one, then the covering one) are
+ * waited for, and each has `passTimeoutMs`.
+ */
+export function requestPass(ref: AnyActorRef): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    let unwatch: (() => void) | undefined;
+    const settle = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      unwatch?.();
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    unwatch = watchExit(ref, (reason) =>
+      settle(
+        new ReconcilerStoppedError(
+          `the reconciler exited (${describeExitReason(reason)}) before the pass covering this tick finished`,
+          { cause: typeof reason === 'object' && 'error' in reason ? reason.error : undefined },
+        ),
+      ),
+    );
+    if (!unwatch) {
+      settle(new ReconcilerStoppedError('the reconciler is not running'));
+      return;
+    }
+    ref.send({ type: 'tick', done: settle });
   });
 }

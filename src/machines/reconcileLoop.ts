@@ -7,8 +7,16 @@
  * The pass itself is the provided `pass` actor; a failed pass is reported
  * through the provided `report` action and the loop goes on: a database
  * outage must not take the Reconciler, a permanent child, down with it.
+ *
+ * Every `done` is answered: by the pass that covers its tick, or, if the
+ * loop is stopped first, with a ReconcilerStoppedError. XState runs no exit
+ * action on stop, but it does stop invoked children, so a root-level child
+ * (`answerOnStop`) does it from its cleanup, reading the callers still in
+ * the loop's context. An actor that errors or was never running cannot
+ * answer: a caller that must hear back watches the actor too (the
+ * Reconciler's `requestPass`).
  */
-import { assign, fromPromise, setup } from 'xstate';
+import { type AnyActorRef, assign, fromCallback, fromPromise, setup } from 'xstate';
 
 export interface ReconcileLoopInput {
   periodMs: number;
@@ -16,6 +24,12 @@ export interface ReconcileLoopInput {
 
 /** `done` is called once the pass that covers this tick has finished. */
 export type ReconcileLoopEvent = { type: 'tick'; done?: (error?: unknown) => void };
+
+/** The loop ended before the pass covering a tick finished. */
+export class ReconcilerStoppedError extends Error {
+  override readonly name = 'ReconcilerStoppedError';
+  readonly code = 'RECONCILER_STOPPED';
+}
 
 interface Context {
   periodMs: number;
@@ -36,6 +50,15 @@ export const reconcileLoopMachine = setup({
     pass: fromPromise<void, { boot: boolean }>(async () => {
       throw new Error("reconcileLoop: provide the 'pass' actor");
     }),
+    // Lives as long as the loop; stopping the loop stops it, and its cleanup
+    // answers every caller the loop still holds.
+    answerOnStop: fromCallback<{ type: never }, { loop: AnyActorRef }>(({ input }) => () => {
+      const { waiting, covered } = (input.loop.getSnapshot() as { context: Context }).context;
+      const error = new ReconcilerStoppedError(
+        'the reconciler stopped before the pass covering this tick finished',
+      );
+      for (const done of [...covered, ...waiting]) done(error);
+    }),
   },
   actions: {
     report: (_: unknown, _params: { error: unknown }) => {},
@@ -52,6 +75,7 @@ export const reconcileLoopMachine = setup({
   id: 'reconciler',
   context: ({ input }) => ({ periodMs: input.periodMs, boot: true, waiting: [], covered: [] }),
   initial: 'reconciling',
+  invoke: { src: 'answerOnStop', input: ({ self }) => ({ loop: self }) },
   states: {
     idle: {
       after: { periodMs: { target: 'reconciling' } },

@@ -7,7 +7,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock } from 'xstate';
-import { reconcileLoopMachine } from '../../src/machines/reconcileLoop.js';
+import { ReconcilerStoppedError, reconcileLoopMachine } from '../../src/machines/reconcileLoop.js';
 import { Calls, declaredTransitions, MachineCoverage, settle } from './taskRunnerHarness.js';
 
 const coverage = new MachineCoverage('reconciler');
@@ -171,6 +171,38 @@ describe('reconcile loop', () => {
     expect(t.answer()).toBeUndefined();
     await l.finish();
     expect(t.answer()).toEqual({ error: undefined });
+  });
+});
+
+describe('stopping the loop', () => {
+  it('answers every caller it holds with a ReconcilerStoppedError: the covered and the waiting', async () => {
+    const l = startLoop();
+    await settle();
+    l.actor.send({ type: 'tick' }); // a tick with no caller: nothing to answer
+    const covered = l.tick(); // during the boot pass: covered by the next pass
+    await l.finish();
+    const waiting = l.tick(); // during that next pass, which hangs: waits for one more
+    await settle();
+    const pass = l.pending()[0];
+    expect(pass?.signal.aborted).toBe(false);
+    expect([covered.answer(), waiting.answer()]).toEqual([undefined, undefined]);
+    l.actor.stop();
+    for (const t of [covered, waiting]) {
+      expect(t.answer()?.error).toBeInstanceOf(ReconcilerStoppedError);
+      expect(t.answer()?.error).toMatchObject({ code: 'RECONCILER_STOPPED' });
+    }
+    expect(pass?.signal.aborted).toBe(true);
+    expect(l.crashes).toEqual([]);
+  });
+
+  it('a loop stopped while idle has nobody to answer', async () => {
+    const l = startLoop();
+    const t = l.tick();
+    await l.finish();
+    await l.finish();
+    expect(t.answer()).toEqual({ error: undefined });
+    l.actor.stop(); // `done called twice` would throw here
+    expect(l.crashes).toEqual([]);
   });
 });
 
