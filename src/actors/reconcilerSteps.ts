@@ -4,16 +4,20 @@
  * the previous step may have changed them, and that is the point.
  */
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
-import { type Db, listQueued, listRunning, type Session, StaleStatusError } from '../db/index.js';
+import { type Db, listRunning, newId, type Session } from '../db/index.js';
+import type { TickFinish, TickOutcome } from '../db/tickTypes.js';
 import { recoveryAction } from '../machines/recoveryPolicy.js';
-import type { SlotPool } from './runtimePool.js';
-import { failAndRequeue } from './runtimeRequeue.js';
 import type { OwnerLiveness } from './runtimeTypes.js';
 
 export interface ReconcilerDeps {
   db: Db;
   backend: ContainerBackend;
-  pool: SlotPool;
+  /** Writes through the dispatcher's next tick (fail and re-queue counts against the caps). */
+  submit(op: Omit<TickFinish, 'ref'>): Promise<TickOutcome>;
+  /** Recomputes the dispatch counters from the rows under the tick's lock; what it fixed. */
+  repair(): Promise<string[]>;
+  /** Asks the dispatcher for a tick: queued work may be grantable. */
+  poke(): void;
   /** This boot's owner name. */
   owner: string;
   now: () => number;
@@ -22,8 +26,8 @@ export interface ReconcilerDeps {
   runnerImage?: string | undefined;
   /** Sessions with a live TaskRunner in this boot. */
   liveRunners(): ReadonlySet<string>;
-  /** Starts a TaskRunner for a session (no-op when it has one). */
-  startRunner(session: Session): Promise<void>;
+  /** Starts a TaskRunner on the adopt path for an orphaned run (no-op when it has one). */
+  adoptRunner(session: Session): Promise<void>;
   /** Stops a session's TaskRunner, if any (its row was moved on under it). */
   stopRunner(sessionId: string): void;
   onChanged(taskId: string): void;
@@ -39,7 +43,8 @@ export interface PassReport {
   adopted: string[];
   failed: string[];
   removedHandles: string[];
-  started: string[];
+  /** Dispatch counters step 4 found wrong and repaired (should stay empty). */
+  repaired: string[];
 }
 
 const emptyReport = (): PassReport => ({
@@ -47,21 +52,32 @@ const emptyReport = (): PassReport => ({
   adopted: [],
   failed: [],
   removedHandles: [],
-  started: [],
+  repaired: [],
 });
 
-/** Fails and re-queues; a row that moved on meanwhile is simply not ours to fix. */
+/**
+ * Fails and re-queues at the head of its user's line (the infrastructure
+ * ended the run, not the user: it keeps its place), through the tick, so
+ * the freed slot is counted and granted in the same commit. A row that
+ * moved on meanwhile is simply not ours to fix.
+ */
 async function recover(deps: ReconcilerDeps, s: Session, reason: string): Promise<boolean> {
-  try {
-    const next = await failAndRequeue(deps.db, s, reason, new Date(deps.now()));
-    deps.onGiveUp(reason);
-    deps.onChanged(s.taskId);
-    await deps.startRunner(next);
-    return true;
-  } catch (error) {
-    if (error instanceof StaleStatusError) return false;
-    throw error;
-  }
+  const outcome = await deps.submit({
+    op: 'finish',
+    sessionId: s.id,
+    epoch: s.epoch,
+    status: 'failed',
+    exitCode: null,
+    reason,
+    userRecoverable: true,
+    output: null,
+    column: 'queued',
+    requeue: { sessionId: newId('session') },
+  });
+  if (outcome.kind !== 'applied') return false;
+  deps.onGiveUp(reason);
+  deps.onChanged(s.taskId);
+  return true;
 }
 
 /**
@@ -115,7 +131,7 @@ export async function adoptOrphans(
       presence,
     });
     if (action === 'adopt' && deps.backend.adoptable) {
-      await deps.startRunner(s);
+      await deps.adoptRunner(s);
       report.adopted.push(s.id);
     } else if (await recover(deps, s, 'owner_lost')) {
       report.failed.push(s.id);
@@ -150,36 +166,17 @@ export async function sweepStaleHandles(
 }
 
 /**
- * Step 4: rebuild the pool's index from the queued and running rows, then
- * give every queued session without a TaskRunner one (after a deploy,
- * queued work must be picked up again, in queue order, not just counted).
+ * Step 4: the dispatch counters (`user_lines`, `dispatch_state`) recomputed
+ * from the rows under the tick's lock, repairing any drift, then a tick:
+ * queued work after a deploy is granted by the database in its order, by
+ * whichever node has room, not restarted here.
  */
-export async function rebuildPool(
+export async function repairDispatch(
   deps: ReconcilerDeps,
   report = emptyReport(),
 ): Promise<PassReport> {
-  const queued = await listQueued(deps.db);
-  const running = await listRunning(deps.db);
-  // `since` orders arrivals the pool has not seen: the queue's own order.
-  deps.pool.rebuild({
-    queued: queued.map((s) => ({
-      sessionId: s.id,
-      userId: s.userId,
-      since: s.enqueuedAt.getTime(),
-    })),
-    running: running.map((s) => ({
-      sessionId: s.id,
-      userId: s.userId,
-      since: (s.claimedAt ?? s.enqueuedAt).getTime(),
-    })),
-  });
-  const live = deps.liveRunners();
-  for (const s of queued) {
-    deps.signal?.throwIfAborted();
-    if (live.has(s.id)) continue;
-    await deps.startRunner(s);
-    report.started.push(s.id);
-  }
+  report.repaired.push(...(await deps.repair()));
+  deps.poke();
   return report;
 }
 
@@ -191,7 +188,7 @@ export async function rebuildPool(
  * 2 before 3, so a run being adopted still has its service when the sweep
  *   looks (the sweep spares what running rows own), and the runs step 2
  *   failed lose theirs in the same pass;
- * 4 last, so the index is rebuilt from the rows as steps 1-3 left them.
+ * 4 last, so the counters are recomputed from the rows as steps 1-3 left them.
  */
 export async function reconcilePass(
   deps: ReconcilerDeps,
@@ -206,6 +203,6 @@ export async function reconcilePass(
   options.signal?.throwIfAborted();
   await sweepStaleHandles(d, report);
   options.signal?.throwIfAborted();
-  await rebuildPool(d, report);
+  await repairDispatch(d, report);
   return report;
 }

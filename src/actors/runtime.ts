@@ -2,47 +2,49 @@
  * `createRuntime`: assembles a node's supervision tree (DESIGN.md)
  *
  *   root (one_for_one)
- *   ├── runnerPool            permanent  holds the slot pool (an index over rows)
- *   ├── taskRunners           dynamic    one transient TaskRunner per session
+ *   ├── runnerPool            permanent  watches the holders of this node's slots (DOWN)
+ *   ├── taskRunners           dynamic    one transient TaskRunner per granted session
  *   ├── heartbeat             permanent  this boot's node_heartbeats row, every heartbeatMs
  *   └── reconciler            permanent  boot pass + every reconcileMs
  *
- * and exposes the board port and the commands an application needs. The
- * rows decide everything; the actors are a fast index over them, so `kill()`
- * (a deploy) loses nothing: the next boot's Reconciler finds it all again.
+ * beside the node's I/O shell: the dispatcher (the outbox every write rides
+ * to the database's batched tick, which decides every grant for every node),
+ * the tick feed (other nodes' ticks, by NOTIFY and by poll) and the board.
+ * The rows decide everything, so `kill()` (a deploy) loses nothing.
  */
 import type { AnyActorRef } from 'xstate';
 import {
-  cancel as cancelRow,
-  createTaskWithSession,
+  currentTick,
   endBeat,
   getSessionOutput,
   getTask,
   getTaskForUser,
-  inTransaction,
   listSessionsForTask,
   NotFoundError,
-  queuePosition,
-  retryTask,
+  newId,
+  readChanges,
+  repairDispatch,
   type Session,
-  StaleStatusError,
-  setUserCap,
-  type Task,
-  updateTaskColumn,
+  tick,
   ValidationError,
 } from '../db/index.js';
+import { validateTickOp } from '../db/tickInput.js';
+import { isTransientDbError } from '../db/transientErrors.js';
+import type { TickOutcome } from '../db/tickTypes.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { type ExitReason, isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
+import { Dispatcher } from './dispatcher.js';
+import { LineBook } from './lineBook.js';
 import { reconcilerLogic } from './reconciler.js';
 import type { PassReport } from './reconcilerSteps.js';
-import type { PoolStore } from './runnerPool.js';
-import { createFairSlotPool } from './runnerPoolSlotPool.js';
-import { dbPoolStore } from './runnerPoolStore.js';
+import { runnerPoolMachine } from './runnerPool.js';
 import { createBoardIndex } from './runtimeBoard.js';
+import { EngineGate } from './runtimeEngine.js';
+import { TickFeed } from './runtimeFeed.js';
 import { heartbeatLiveness, heartbeatLogic } from './runtimeHeartbeat.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
-import type { SlotWaiter } from './runtimePool.js';
+import { RunnerStarter } from './runtimeRunners.js';
 import {
   type CreatedTask,
   type Runtime,
@@ -56,56 +58,41 @@ import { taskRunnerLogic } from './taskRunner.js';
 const RUNNERS = 'taskRunners';
 const POOL = 'runnerPool';
 
+/** A command's outcome as the caller sees it: stale is a conflict, not found is not found. */
+function applied(outcome: TickOutcome, what: string) {
+  if (outcome.kind === 'applied') return outcome;
+  if (outcome.kind === 'stale')
+    throw new RuntimeCommandError(
+      'conflict',
+      `${what} moved on (now ${outcome.actual.status}); try again`,
+    );
+  throw new RuntimeCommandError('not_found', `${what} not found`);
+}
+
+/** Store failures a command surfaces: bad input is `invalid`, the rest `unavailable`. */
+function commandError(error: unknown): never {
+  if (error instanceof RuntimeCommandError) throw error;
+  if (error instanceof ValidationError)
+    throw new RuntimeCommandError('invalid', error.message, { cause: error });
+  if (error instanceof NotFoundError)
+    throw new RuntimeCommandError('not_found', error.message, { cause: error });
+  throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+}
+
 /** Starts a node. Resolves once the tree is up (the boot pass runs in the background). */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const o = resolveRuntimeOptions(options);
   const { db, backend, clock } = o;
   const owner = `${o.nodeId}@${o.bootId}`;
   const now = () => clock.now();
+  const isTransient = o.isTransient ?? isTransientDbError;
   let root: Supervisor | undefined;
-  // The pool's loads are I/O in flight like any other (the harness settles on them).
-  const rows = dbPoolStore(db);
-  const store: PoolStore = {
-    loadRows: () => track(rows.loadRows()),
-    loadCaps: () => track(rows.loadCaps()),
-    saveCap: (userId, max, at) => track(rows.saveCap(userId, max, at)),
-  };
-  // The fair RunnerPool, supervised: `actorOf` finds its current incarnation.
-  const pool = createFairSlotPool(
-    o.caps,
-    now,
-    store,
-    // A grant to a queued row nobody waits on yet (rebuilt from rows before
-    // its runner enqueued, or after a deploy): give it a runner, which
-    // enqueues and is told at once that it holds the slot.
-    (grant) => {
-      if (!dead)
-        void track(startRunner({ id: grant.sessionId, userId: grant.userId })).catch(report);
-    },
-    () => {
-      const ref = root?.child(POOL);
-      return ref !== undefined && 'send' in ref ? (ref as AnyActorRef) : undefined;
-    },
-  );
-  const board = createBoardIndex(db, pool);
-  const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
   let inFlight = 0;
   let dead = false;
   let restartsTotal = 0;
   const giveUps: Record<string, number> = {};
-  // `booted` and `exited`: settled once each; nobody need listen.
-  let bootedSettle: { resolve(r: PassReport): void; reject(e: Error): void } | undefined;
-  const booted = new Promise<PassReport>((resolve, reject) => {
-    bootedSettle = { resolve, reject };
-  });
-  booted.catch(() => undefined);
-  let exitedResolve: (exit: RuntimeExit) => void = () => {};
-  const exited = new Promise<RuntimeExit>((resolve) => {
-    exitedResolve = resolve;
-  });
-  /** Set by `stop()` / `kill()` before the root goes down: any other exit is the root giving up. */
-  let ending: 'stop' | 'kill' | undefined;
-
+  let waitSamples: number[] = [];
+  const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
   const track = <T>(work: Promise<T>): Promise<T> => {
     inFlight += 1;
     return work.finally(() => {
@@ -115,88 +102,156 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const report = (error: unknown) => {
     if (!dead) o.onError(error);
   };
-  const changed = (taskId: string) => {
-    if (!dead) void track(board.refresh(taskId)).catch(report);
-  };
-  const changedRows = (session: Session, task?: Task, outputShown?: boolean) => {
-    if (!dead)
-      void track(board.apply(session, task, { outputShown: outputShown ?? false })).catch(report);
-  };
-  /**
-   * Rows this node just wrote for a session it starts a runner for: the
-   * runner's first look at its row takes it from here instead of reading it
-   * back (taken once; a restarted runner reads).
-   */
-  const fresh = new Map<string, { session: Session; task: Task }>();
-  const startFresh = async (session: Session, task: Task): Promise<void> => {
-    fresh.set(session.id, { session, task });
-    try {
-      await startRunner(session);
-    } finally {
-      // Taken by the runner's first step by now, or it never started.
-      fresh.delete(session.id);
-    }
-  };
 
+  const lines = new LineBook();
+  const board = createBoardIndex(db, {
+    placeOf: (s: Session) =>
+      s.status === 'running'
+        ? 0
+        : s.status === 'queued' && s.turn !== null && s.joinSeq !== null
+          ? lines.positionOf(s.turn, s.joinSeq)
+          : null,
+    subscribe: (listener) => lines.subscribe(listener),
+  });
   const runners = (): Supervisor | undefined => {
     const sup = root?.child(RUNNERS);
     return sup !== undefined && 'whichChildren' in sup ? sup : undefined;
   };
-  const liveRunners = (): Set<string> =>
-    new Set(
-      (runners()?.whichChildren() ?? []).filter((c) => c.status !== 'stopped').map((c) => c.id),
-    );
+  const engine = new EngineGate({ backend, clock, onChange: () => dispatcher.poke(), onError: report, track });
 
-  const startRunner = async (session: Pick<Session, 'id' | 'userId'>): Promise<void> => {
-    const sup = runners();
-    if (dead || sup === undefined) return; // the next Reconciler pass tries again
-    const known = sup.whichChildren().find((c) => c.id === session.id);
-    if (known && known.status !== 'stopped') return;
-    try {
-      if (known) await sup.terminateChild(session.id);
-      await sup.startChild({
-        id: session.id,
-        restart: 'transient',
-        start: {
-          logic: runnerLogic,
-          input: {
-            sessionId: session.id,
-            userId: session.userId,
-            pollMs: o.pollMs,
-            adoptBudgetMs: o.adoptBudgetMs,
-            ioTimeoutMs: o.ioTimeoutMs,
-          },
-        },
-      });
-    } catch (error) {
-      // Two starters racing for one session: the first one won, which is fine.
-      if ((error as { code?: string }).code === 'ALREADY_STARTED') return;
-      throw error;
-    }
-  };
+  const dispatcher: Dispatcher = new Dispatcher({
+    owner,
+    caps: o.caps,
+    localMax: o.localMax ?? o.caps.maxRunning,
+    clock,
+    tick: (input) => tick(db, input),
+    isTransient,
+    backoff: { baseMs: 50, maxMs: 1_000 },
+    opDeadlineMs: o.storeDeadlineMs,
+    maxOpsPerTick: 500,
+    validate: (op) => {
+      validateTickOp(op);
+    },
+    mayGrant: () => !dead && engine.available(),
+    onTick(result) {
+      if (dead) return;
+      lines.apply(result.lines, result.running);
+      feed.own(result);
+      for (const x of result.outcomes) {
+        if (x.kind !== 'applied') continue;
+        void board.apply(x.session, x.task ?? undefined).catch(report);
+        if (x.next !== undefined) void board.apply(x.next.session, x.task ?? undefined).catch(report);
+      }
+    },
+    onGranted(grant) {
+      if (dead) return;
+      waitSamples.push(Math.max(0, now() - grant.session.enqueuedAt.getTime()) / 1000);
+      void board.apply(grant.session, grant.task).catch(report);
+      void track(starter.granted(grant)).catch(report);
+    },
+    onError: report,
+    track,
+  });
+  const feed = new TickFeed({
+    clock,
+    pollMs: o.dispatchPollMs,
+    ...(o.notifications ? { notifications: o.notifications } : {}),
+    currentTick: () => currentTick(db),
+    readChanges: (since) => readChanges(db, since),
+    onChanges(changes) {
+      if (dead) return;
+      lines.apply(changes.lines, changes.running);
+      for (const c of changes.sessions) void board.apply(c.session, c.task).catch(report);
+    },
+    onNewerTick: (t) => dispatcher.poke(t),
+    onError: report,
+    track,
+  });
 
   const runnerLogic = taskRunnerLogic({
     db,
     backend,
-    pool,
-    owner,
-    caps: o.caps,
-    now,
-    track,
-    onOutput: (sessionId, chunk) => board.appendOutput(sessionId, chunk),
-    onChanged: changed,
-    onRows: changedRows,
-    freshRow: (sessionId) => {
-      const row = fresh.get(sessionId);
-      fresh.delete(sessionId);
-      return row;
+    slots: {
+      submit: (op) => dispatcher.submit(op),
+      hold(sessionId, epoch, holder) {
+        dispatcher.hold(sessionId, epoch);
+        const pool = root?.child(POOL);
+        if (pool !== undefined && 'send' in pool)
+          (pool as AnyActorRef).send({ type: 'roundtable.pool.hold', sessionId, holder });
+      },
+      release(sessionId) {
+        dispatcher.drop(sessionId);
+        const pool = root?.child(POOL);
+        if (pool !== undefined && 'send' in pool)
+          (pool as AnyActorRef).send({ type: 'roundtable.pool.release', sessionId });
+      },
     },
-    onRequeued: (next, task, reason) => {
+    owner,
+    clock,
+    isTransient,
+    storeDeadlineMs: o.storeDeadlineMs,
+    onOutput: (sessionId, chunk) => board.appendOutput(sessionId, chunk),
+    onRows: (session, task, outputShown) => {
+      if (!dead)
+        void track(board.apply(session, task ?? undefined, { outputShown: outputShown ?? false })).catch(report);
+    },
+    grantOf: (sessionId) => starter.take(sessionId),
+    onStartFailure: (error, session) => engine.startFailed(error, session),
+    onRequeued: (reason) => {
       giveUps[reason] = (giveUps[reason] ?? 0) + 1;
-      void track(startFresh(next, task)).catch(report);
     },
     onError: report,
+    track,
   });
+  const starter = new RunnerStarter({
+    runners,
+    logic: runnerLogic,
+    input: { pollMs: o.pollMs, adoptBudgetMs: o.adoptBudgetMs, ioTimeoutMs: o.ioTimeoutMs },
+    isDead: () => dead,
+  });
+  /** Sessions this boot runs or is about to (granted, runner starting): the Reconciler leaves them be. */
+  const ours = (): Set<string> => {
+    const live = starter.live();
+    for (const id of dispatcher.heldIds()) live.add(id);
+    return live;
+  };
+
+  /**
+   * A holder died (DOWN). Its supervisor restarts a transient runner that
+   * crashed, and the new incarnation holds again; if none does by the time
+   * the supervisor has handled the exit, the slot goes back in the next
+   * tick: the run fails as `runner_lost` and its session is queued again at
+   * the head of its user's line.
+   */
+  const holderDown = (sessionId: string) => {
+    const epoch = dispatcher.heldEpoch(sessionId);
+    if (dead || epoch === undefined) return;
+    void track(
+      (async () => {
+        await runners()?.sync();
+        if (dead || starter.has(sessionId) || dispatcher.heldEpoch(sessionId) !== epoch) return;
+        const outcome = await dispatcher.submit({
+          op: 'finish',
+          sessionId,
+          epoch,
+          status: 'failed',
+          exitCode: null,
+          reason: 'runner_lost',
+          userRecoverable: true,
+          output: null,
+          column: 'queued',
+          requeue: { sessionId: newId('session') },
+        });
+        if (outcome.kind === 'applied' && outcome.session.handle !== null)
+          await backend.remove({ sessionId, handle: outcome.session.handle }).catch(report);
+      })(),
+    ).catch(report);
+  };
+
+  // The feed starts from the lines as they are now; the board from every row.
+  const start = await readChanges(db, 0);
+  lines.reset(start.lines, start.running ?? 0);
+  await board.loadAll();
 
   const beats = {
     db,
@@ -207,10 +262,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     now,
   };
   const heartbeat = heartbeatLogic({ ...beats, track, onError: report });
+  let bootedSettle: { resolve(r: PassReport): void; reject(e: Error): void } | undefined;
+  const booted = new Promise<PassReport>((resolve, reject) => {
+    bootedSettle = { resolve, reject };
+  });
+  booted.catch(() => undefined);
   const reconciler = reconcilerLogic({
     db,
     backend,
-    pool,
     owner,
     now,
     liveness: o.liveness ?? heartbeatLiveness(beats),
@@ -219,36 +278,53 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     clock,
     passTimeoutMs: o.passTimeoutMs,
     track,
-    liveRunners,
-    startRunner,
+    liveRunners: ours,
+    adoptRunner: (s) => starter.adopt(s),
+    submit: (op) => dispatcher.submit(op),
+    repair: () => repairDispatch(db),
+    poke: () => dispatcher.poke(),
     stopRunner: (sessionId) => {
       const ref = runners()?.child(sessionId);
       if (ref !== undefined && 'send' in ref) ref.send({ type: 'cancel' });
     },
-    onChanged: changed,
+    onChanged: (taskId) => {
+      if (!dead) void track(board.refresh(taskId)).catch(report);
+    },
     onError: report,
     onGiveUp: (reason) => {
       giveUps[reason] = (giveUps[reason] ?? 0) + 1;
     },
     onPass: (passReport, pass) => {
       if (dead) return;
-      const loaded = track(board.loadAll()).catch(report);
-      // The first boot pass that ran settles `booted`, once the board shows its result.
+      // The first boot pass that ran settles `booted`.
       if (pass.boot && passReport !== null && bootedSettle !== undefined) {
         const settle = bootedSettle;
         bootedSettle = undefined;
-        void loaded.then(() => settle.resolve(passReport));
+        settle.resolve(passReport);
       }
     },
   });
 
-  await board.loadAll();
+  let exitedResolve: (exit: RuntimeExit) => void = () => {};
+  const exited = new Promise<RuntimeExit>((resolve) => {
+    exitedResolve = resolve;
+  });
+  /** Set by `stop()` / `kill()` before the root goes down: any other exit is the root giving up. */
+  let ending: 'stop' | 'kill' | undefined;
+  const shutDownShell = () => {
+    dead = true;
+    dispatcher.stop();
+    feed.stop();
+    engine.stop();
+    board.close();
+  };
+
   root = await startSupervisor(
     {
       id: 'root',
       strategy: 'one_for_one',
       children: [
-        { id: POOL, start: { logic: pool.start.logic, input: pool.start.input } },
+        { id: POOL, start: { logic: runnerPoolMachine, input: { onDown: holderDown } } },
         { id: RUNNERS, start: { supervisor: { children: [], intensity: 20, periodMs: 5_000 } } },
         { id: 'heartbeat', start: { logic: heartbeat } },
         { id: 'reconciler', start: { logic: reconciler, input: { periodMs: o.reconcileMs } } },
@@ -257,6 +333,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     { clock, ...(o.inspect ? { inspect: o.inspect } : {}) },
   );
   const top = root;
+  await feed.start(start.tick);
+  dispatcher.poke();
 
   // The root gives up when its children crash faster than its intensity:
   // it stops them all and exits, and nothing above restarts it. Tell it.
@@ -276,11 +354,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         : ending === 'kill'
           ? { kind: 'killed' }
           : { kind: 'gave_up', reason, lastCrash, intensity };
-    if (exit.kind === 'gave_up') {
-      dead = true;
-      pool.close();
-      board.close();
-    }
+    if (exit.kind === 'gave_up') shutDownShell();
     bootedSettle?.reject(new RuntimeStoppedError(exit));
     bootedSettle = undefined;
     exitedResolve(exit);
@@ -303,15 +377,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (event.type === 'roundtable.child.started' && event.childId === RUNNERS) {
       watchRunners(runners());
     }
-    // A restarted pool knows no waiter: every live runner enqueues or holds
-    // again (its row kept its place; the new pool loaded the rows).
+    // A restarted pool watches no holder: every live runner holds again.
     if (
       event.type === 'roundtable.child.started' &&
       event.childId === POOL &&
       event.restartCount > 0 &&
       !dead
     ) {
-      for (const id of liveRunners()) {
+      for (const id of starter.live()) {
         const ref = runners()?.child(id);
         if (ref !== undefined && 'send' in ref)
           (ref as AnyActorRef).send({ type: 'pool_restarted' });
@@ -319,40 +392,23 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
   });
 
+  const alive = () => {
+    if (dead) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
+  };
   const taskFor = async (actor: string | null, taskId: string) => {
     try {
       return actor === null ? await getTask(db, taskId) : await getTaskForUser(db, actor, taskId);
     } catch (error) {
-      if (error instanceof NotFoundError || error instanceof ValidationError) {
-        throw new RuntimeCommandError('not_found', `task ${taskId} not found`, { cause: error });
-      }
-      throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+      if (error instanceof ValidationError) commandError(new NotFoundError('task', taskId));
+      return commandError(error);
     }
   };
   const latestSession = async (taskId: string): Promise<Session> => {
-    const sessions = await listSessionsForTask(db, taskId);
+    const sessions = await listSessionsForTask(db, taskId).catch(commandError);
     const last = sessions[sessions.length - 1];
     if (last === undefined)
       throw new RuntimeCommandError('not_found', `task ${taskId} has no session`);
     return last;
-  };
-  /**
-   * The place the pool gives a session that was just queued, asked at once
-   * with its runner as the waiter (the runner's own enqueue, after it read
-   * its row, then keeps that place: same session, same waiter). 0 when it was
-   * granted at once. Only while the pool is down (or the runner could not
-   * start) does the answer fall back to the database's first-come order.
-   */
-  const placeInLine = async (session: Pick<Session, 'id' | 'userId'>): Promise<number> => {
-    const ref = runners()?.child(session.id);
-    if (ref !== undefined && 'send' in ref && !dead) {
-      const place = pool.enqueue(session.userId, session.id, ref as SlotWaiter);
-      if (place !== null) return place;
-    }
-    return (await queuePosition(db, session.id)) ?? 1;
-  };
-  const alive = () => {
-    if (dead) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
   };
 
   const submit = async (
@@ -360,9 +416,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     input: Parameters<Runtime['submit']>[1],
   ): Promise<CreatedTask> => {
     alive();
-    let created: Awaited<ReturnType<typeof createTaskWithSession>>;
-    try {
-      created = await createTaskWithSession(db, {
+    const outcome = await dispatcher
+      .submit({
+        op: 'enqueue',
+        taskId: newId('task'),
+        sessionId: newId('session'),
         userId,
         title: input.title,
         spec: {
@@ -370,19 +428,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           command: input.command,
           ...(input.env ? { env: input.env } : {}),
         },
-        column: 'queued',
-        now: new Date(now()),
-      });
-    } catch (error) {
-      if (error instanceof ValidationError) {
-        throw new RuntimeCommandError('invalid', error.message, { cause: error });
-      }
-      throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
-    }
-    await startFresh(created.session, created.task);
-    const position = await placeInLine(created.session);
-    await board.apply(created.session, created.task);
-    return { ...created, position };
+      })
+      .catch(commandError);
+    const done = applied(outcome, 'task');
+    if (done.task === null) throw new RuntimeCommandError('unavailable', 'the tick returned no task');
+    return { task: done.task, session: done.session, position: done.position ?? 0 };
   };
 
   let stopping: Promise<void> | undefined;
@@ -400,47 +450,27 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     submit,
     async cancel(actor, taskId) {
       alive();
-      const task = await taskFor(actor, taskId);
+      await taskFor(actor, taskId);
       const s = await latestSession(taskId);
       if (s.status !== 'queued' && s.status !== 'running') {
         throw new RuntimeCommandError('conflict', `task ${taskId} is ${s.status}`);
       }
-      const expected = { status: s.status, epoch: s.epoch };
-      let after: { session: Session; task: Task };
-      try {
-        // The row decides first; the runner (if any) then only cleans up.
-        // The card's column moves in the same commit.
-        after = await inTransaction(db, async (tx) => ({
-          session: await cancelRow(tx, {
-            sessionId: s.id,
-            expected,
-            reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
-            node: owner,
-            now: new Date(now()),
-          }),
-          task: await updateTaskColumn(tx, {
-            userId: task.userId,
-            taskId,
-            column: 'failed',
-            now: new Date(now()),
-          }),
-        }));
-      } catch (error) {
-        if (error instanceof StaleStatusError) {
-          throw new RuntimeCommandError('conflict', `task ${taskId} moved on; try again`, {
-            cause: error,
-          });
-        }
-        throw error;
-      }
+      // The row decides first (one tick: status, history, column, counts);
+      // the runner, if it is here, then only cleans up.
+      const outcome = await dispatcher
+        .submit({
+          op: 'cancel',
+          sessionId: s.id,
+          expected: { status: s.status, epoch: s.epoch },
+          reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
+          column: 'failed',
+        })
+        .catch(commandError);
+      applied(outcome, `task ${taskId}`);
       const ref = runners()?.child(s.id);
       if (ref !== undefined && 'send' in ref) (ref as AnyActorRef).send({ type: 'cancel' });
-      else {
-        pool.release(s.id);
-        if (s.handle !== null)
-          await backend.remove({ sessionId: s.id, handle: s.handle }).catch(report);
-      }
-      await board.apply(after.session, after.task);
+      else if (s.handle !== null)
+        await backend.remove({ sessionId: s.id, handle: s.handle }).catch(report);
     },
     async retry(actor, taskId) {
       alive();
@@ -449,61 +479,45 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (last.status !== 'failed' && last.status !== 'cancelled') {
         throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`);
       }
-      const expected = { sessionId: last.id, status: last.status, epoch: last.epoch };
-      let next: Session;
-      let moved: Task;
-      try {
-        // The new attempt and the card's column, one commit.
-        ({ next, moved } = await inTransaction(db, async (tx) => ({
-          next: await retryTask(tx, {
-            taskId,
-            expected,
-            now: new Date(now()),
-          }),
-          moved: await updateTaskColumn(tx, {
-            userId: task.userId,
-            taskId,
-            column: 'queued',
-            now: new Date(now()),
-          }),
-        })));
-      } catch (error) {
-        if (error instanceof StaleStatusError) {
-          throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`, {
-            cause: error,
-          });
-        }
-        throw error;
-      }
-      await startFresh(next, moved);
-      const position = await placeInLine(next);
-      await board.apply(next, moved);
-      return { sessionId: next.id, position };
+      const outcome = await dispatcher
+        .submit({
+          op: 'retry',
+          taskId: task.id,
+          actor,
+          sessionId: newId('session'),
+          expected: { sessionId: last.id, status: last.status, epoch: last.epoch },
+        })
+        .catch(commandError);
+      const done = applied(outcome, `task ${taskId}`);
+      return { sessionId: done.session.id, position: done.position ?? 0 };
     },
     async setUserCap(userId, maxRunning) {
       alive();
-      try {
-        await setUserCap(db, { userId, maxRunning, now: new Date(now()) });
-      } catch (error) {
-        if (error instanceof ValidationError) {
-          throw new RuntimeCommandError('invalid', error.message, { cause: error });
-        }
-        throw error;
-      }
-      pool.setUserCap(userId, maxRunning);
+      const outcome = await dispatcher
+        .submit({ op: 'cap', userId, maxRunning })
+        .catch(commandError);
+      if (outcome.kind !== 'cap') applied(outcome, `user ${userId}`);
     },
-    poolSnapshot: () => pool.snapshot(),
+    poolSnapshot: () => lines.snapshot(o.caps.maxRunning),
     sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
     metrics() {
-      const snap = pool.snapshot();
+      const snap = lines.snapshot(o.caps.maxRunning);
+      const samples = waitSamples;
+      waitSamples = [];
       return {
         queueDepth: snap.users.map((u) => ({ userId: u.userId, queued: u.queued })),
         running: snap.users.map((u) => ({ userId: u.userId, running: u.running })),
-        waitSamplesSeconds: pool.drainWaitSamples(),
+        waitSamplesSeconds: samples,
         restartsTotal,
         giveUpsTotal: { ...giveUps },
       };
     },
+    health: () => ({
+      engine: engine.available() ? 'available' : 'unavailable',
+      notifications: feed.listening ? 'listening' : 'polling',
+      holding: dispatcher.holding(),
+      backlog: dispatcher.backlog(),
+    }),
     reconcile() {
       alive();
       const ref = top.child('reconciler');
@@ -521,15 +535,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       supervisorListeners.add(listener);
       return () => supervisorListeners.delete(listener);
     },
-    liveRunners: () => [...liveRunners()],
+    liveRunners: () => [...starter.live()],
     busy: () => inFlight,
     stop() {
       stopping ??= (async () => {
         ending ??= 'stop';
         await top.shutdown();
-        dead = true;
-        pool.close();
-        board.close();
+        shutDownShell();
         // Stopped on purpose: other nodes need not wait out the staleness
         // window to adopt the runs this boot leaves behind.
         // A store that is down by now only costs them the window: reported.
@@ -539,10 +551,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     kill() {
       ending ??= 'kill';
-      dead = true;
+      shutDownShell();
       top.kill();
-      pool.close();
-      board.close();
     },
   };
   return runtime;

@@ -1,18 +1,20 @@
 /**
  * The board's in-memory index: one card per task (the task and its latest
  * session), loaded from the rows at boot and refreshed, task by task, after
- * every change this node makes (and all of them on every Reconciler pass,
- * which is how other nodes' changes arrive). `cards()` must be synchronous
- * (the server stamps a sequence number on a snapshot), hence the cache.
+ * every change this node's ticks return and every change of other nodes'
+ * ticks the feed reads (src/actors/runtimeFeed.ts). `cards()` must be
+ * synchronous (the server stamps a sequence number on a snapshot), hence
+ * the cache.
  *
- * Positions are the RunnerPool's (docs/runner-pool.md), the order the pool
- * will really grant in, not the database's first-come order (DESIGN.md rule
- * 4: the board must not promise a place the pool will not honour). The pool
- * tells every change of its index; the board recomputes the positions of its
- * queued cards once per microtask however many changes a step made (one grant
- * moves every card behind it, so a pass is O(queued · log n) and coalescing is
- * what keeps a burst cheap), and emits only the cards whose position moved.
- * `cards()` reads the pool's positions live, so a snapshot is never behind it.
+ * Positions are the database's order, the one grants really follow over
+ * every node (DESIGN.md rule 4: the board must not promise a place the
+ * dispatcher will not honour), computed from the card's turn key and the
+ * users' lines (src/actors/lineBook.ts). When the lines change the board
+ * recomputes its queued cards' positions once per microtask however many
+ * ticks landed, and emits only the cards whose position moved; with nobody
+ * subscribed it skips that pass (one grant moves every card behind it, so a
+ * pass is O(queued · users)), and `cards()` reads positions live, so a
+ * snapshot is never behind the lines.
  */
 import { sql } from 'kysely';
 import type { Db, Session, Task } from '../db/index.js';
@@ -25,11 +27,11 @@ export const CARD_OUTPUT_LINES = 20;
 export const CARD_LINE_CHARS = 500;
 const CARD_OUTPUT = { lines: CARD_OUTPUT_LINES, chars: CARD_LINE_CHARS };
 
-/** Where the board reads positions: the runtime's slot pool. */
+/** Where the board reads positions: the node's copy of the users' lines. */
 export interface BoardPositions {
-  /** 0: holds (or was just granted) a slot; n: place in line; null: not in the pool. */
-  placeOf(sessionId: string): number | null;
-  /** Told after every change of the pool's index (not re-entrantly safe: schedule). */
+  /** 0: holds a slot; n: place in line; null: unknown (no turn key). */
+  placeOf(session: Session): number | null;
+  /** Told after the lines changed (not re-entrantly safe: schedule). */
   subscribe(listener: () => void): () => void;
 }
 
@@ -172,7 +174,7 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
     const out = new Map<string, number>();
     let ranks: Map<string, number> | undefined;
     for (const e of list) {
-      const place = pool?.placeOf(e.session.id) ?? null;
+      const place = pool?.placeOf(e.session) ?? null;
       if (place !== null) out.set(e.task.id, place);
       else if (e.position !== null) out.set(e.task.id, e.position);
       else {
@@ -246,7 +248,7 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
   };
 
   const unsubscribePool = pool?.subscribe(() => {
-    if (pending) return;
+    if (pending || listeners.size === 0) return;
     pending = true;
     queueMicrotask(() => {
       pending = false;

@@ -12,6 +12,8 @@ export const RUNTIME_DEFAULTS = {
   reconcileMs: 60_000,
   ioTimeoutMs: 120_000,
   reconcileLock: false,
+  dispatchPollMs: 1_000,
+  storeDeadlineMs: 60_000,
 } as const;
 
 const KNOWN: ReadonlyArray<keyof RuntimeOptions> = [
@@ -33,6 +35,11 @@ const KNOWN: ReadonlyArray<keyof RuntimeOptions> = [
   'passTimeoutMs',
   'inspect',
   'onError',
+  'localMax',
+  'notifications',
+  'dispatchPollMs',
+  'storeDeadlineMs',
+  'isTransient',
 ];
 
 /** A bad option, named. */
@@ -53,6 +60,8 @@ export type ResolvedRuntimeOptions = Omit<RuntimeOptions, keyof typeof RUNTIME_D
   reconcileMs: number;
   ioTimeoutMs: number;
   reconcileLock: boolean;
+  dispatchPollMs: number;
+  storeDeadlineMs: number;
   heartbeatMs: number;
   heartbeatStaleBeats: number;
   passTimeoutMs: number;
@@ -103,6 +112,8 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
     'ioTimeoutMs',
     'heartbeatMs',
     'passTimeoutMs',
+    'dispatchPollMs',
+    'storeDeadlineMs',
   ] as const) {
     const v = key in derived ? derived[key as keyof typeof derived] : o[key as keyof typeof o];
     if (!(typeof v === 'number' && Number.isFinite(v) && v > 0)) {
@@ -123,6 +134,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
   const name = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
   if (typeof o.nodeId !== 'string' || !name.test(o.nodeId)) {
     throw new RuntimeOptionError('nodeId', 'must be 1-100 of [A-Za-z0-9_.:-]');
+  }
+  if (o.localMax !== undefined && !capOk(o.localMax)) {
+    throw new RuntimeOptionError('localMax', 'must be an integer >= 0');
   }
   const bootId = o.bootId ?? randomUUID().slice(0, 8);
   if (!name.test(bootId))

@@ -16,6 +16,7 @@ import type { SupervisorEvent } from '../supervisor/events.js';
 import { describeExitReason, type ExitReason } from '../supervisor/exitReason.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { PassReport } from './reconcilerSteps.js';
+import type { TickNotifications } from './runtimeFeed.js';
 
 /** Global and default per-user concurrency caps. */
 export interface RuntimeCaps {
@@ -79,6 +80,39 @@ export interface RuntimeOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Errors no caller awaits (a failed sweep, a failed container removal). Default: process warning. */
   onError?: (error: unknown) => void;
+  /**
+   * Most sessions this node runs at once (its share of `caps.maxRunning`,
+   * which the database enforces over every node). Default caps.maxRunning.
+   */
+  localMax?: number;
+  /**
+   * NOTIFY for other nodes' ticks (the store handle's `listen`): positions
+   * and grants follow them at once. Without it, or while it is lost, the
+   * node polls the tick number every `dispatchPollMs`.
+   */
+  notifications?: TickNotifications;
+  /** Fallback poll of other nodes' ticks. Default 1000. */
+  dispatchPollMs?: number;
+  /**
+   * How long a write waits for the store to take it (a tick that keeps
+   * failing) before its caller is told `unavailable`, and how long a runner
+   * keeps retrying a read while the store is down. Default 60 000.
+   */
+  storeDeadlineMs?: number;
+  /** Which store errors are retried. Default `isTransientDbError` (src/db). */
+  isTransient?: (error: unknown) => boolean;
+}
+
+/** What `Runtime.health()` says of the node's outside parts. */
+export interface RuntimeHealth {
+  /** The container engine, as the last start or probe found it. */
+  engine: 'available' | 'unavailable';
+  /** How other nodes' ticks reach this node. */
+  notifications: 'listening' | 'polling';
+  /** Sessions this node runs now. */
+  holding: number;
+  /** Writes waiting for a tick. */
+  backlog: number;
 }
 
 /** Decides whether the owner written on a running row is still alive. */
@@ -172,6 +206,8 @@ export interface Runtime {
   setUserCap(userId: string, maxRunning: number | null): Promise<void>;
   poolSnapshot(): RuntimePoolSnapshot;
   metrics(): RuntimeMetricsSnapshot;
+  /** The node's engine and store links, for /healthz and the board. */
+  health(): RuntimeHealth;
 
   // ---- for applications and the harness -----------------------------------
   /** Like `createTask`, with the rows. */

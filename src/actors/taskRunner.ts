@@ -1,62 +1,67 @@
 /**
  * The TaskRunner actor: the pure `taskRunnerMachine` with its I/O provided
- * (rows, the slot pool, the container backend). Every write is fenced by the
- * row's epoch: a runner only ever writes the epoch its own claim or adopt
- * produced, so a deposed owner's late write fails as a stale status instead
- * of finishing a session twice.
+ * (rows, the node's slots, the container backend). Every write is fenced by
+ * the row's epoch: a runner only ever writes the epoch its grant or adopt
+ * produced, so a deposed owner's late write is a stale outcome instead of a
+ * second finish. Writes ride the dispatcher's next tick (handles, finishes);
+ * the adopt CAS and the reads are direct, retried while the store is down.
  */
 import { fromCallback, fromPromise } from 'xstate';
 import type { ContainerBackend, RunOutput, RunRef } from '../containers/ContainerBackend.js';
-import {
-  adopt,
-  claimWithinCaps,
-  type Db,
-  finish,
-  finishRun,
-  getSession,
-  getTask,
-  inTransaction,
-  recordHandle,
-  type Session,
-  StaleStatusError,
-  type Task,
-  updateTaskColumn,
-} from '../db/index.js';
-import type { GiveUpReason } from '../machines/adoptPolicy.js';
+import { isContainerError } from '../containers/ContainerError.js';
+import { adopt, type Db, getSession, newId, type Session, StaleStatusError, type Task } from '../db/index.js';
+import type { TickFinish, TickHandle, TickOutcome } from '../db/tickTypes.js';
 import { type AttachEvent, containerRunMachine } from '../machines/containerRun.js';
+import type { ContainerRunError } from '../machines/containerRunTypes.js';
 import {
   type AdoptResult,
-  type ClaimResult,
   type RunnerOutcome,
   type RunnerRow,
   taskRunnerMachine,
 } from '../machines/taskRunner.js';
-import type { SlotPool } from './runtimePool.js';
-import { failAndRequeue } from './runtimeRequeue.js';
-import type { RuntimeCaps } from './runtimeTypes.js';
+import type { DispatchClock } from './dispatcher.js';
+import { DispatchUnavailableError } from './dispatcher.js';
+import { retryTransient } from './retryTransient.js';
+import type { Watchable } from '../supervisor/watchExit.js';
+
+/** The node's slots as a runner sees them: writes through the next tick, and the held slot. */
+export interface RunnerSlots {
+  submit(op: Omit<TickHandle, 'ref'> | Omit<TickFinish, 'ref'>): Promise<TickOutcome>;
+  /** This runner holds `sessionId` at `epoch` (monitored: its DOWN releases the slot). */
+  hold(sessionId: string, epoch: number, holder: Watchable): void;
+  /** Done with it. Idempotent. */
+  release(sessionId: string): void;
+}
+
+/** What a run that could not start means for its session (src/machines/startFailurePolicy.ts decides). */
+export type StartFailure =
+  | { action: 'requeue'; reason: string }
+  | { action: 'fail'; reason: string; userRecoverable: boolean };
 
 /** Everything a TaskRunner touches, handed in by the runtime. */
 export interface TaskRunnerDeps {
   db: Db;
   backend: ContainerBackend;
-  pool: SlotPool;
+  slots: RunnerSlots;
   /** The owner this boot writes on rows. */
   owner: string;
-  caps: RuntimeCaps;
-  now: () => number;
+  clock: DispatchClock;
+  isTransient(error: unknown): boolean;
+  /** How long a runner keeps trying a read or a write while the store is down. */
+  storeDeadlineMs: number;
   /** Live output of a run this boot started. */
   onOutput(sessionId: string, chunk: string): void;
-  /** A row of this task changed and was not returned to us (board refresh). */
-  onChanged(taskId: string): void;
   /**
    * A write returned this task's new rows: the board shows them with no read.
    * `outputShown`: the run's whole output went through `onOutput` already.
    */
-  onRows(session: Session, task?: Task, outputShown?: boolean): void;
-  /** The rows the runtime just wrote for a session it starts a runner for, once; else undefined. */
-  freshRow(sessionId: string): { session: Session; task?: Task } | undefined;
-  /** A give-up queued a new attempt: start its runner. */
-  onRequeued(session: Session, task: Task, reason: GiveUpReason | 'owner_lost'): void;
+  onRows(session: Session, task?: Task | null, outputShown?: boolean): void;
+  /** The rows a tick granted this session with, taken once; else undefined (a restart, an adoption). */
+  grantOf(sessionId: string): { session: Session; task: Task } | undefined;
+  /** A start that failed: what to do with the session (and tells the runtime the engine may be down). */
+  onStartFailure(error: ContainerRunError, session: Session): StartFailure;
+  /** A give-up or a start failure queued a new attempt (counted for /metrics). */
+  onRequeued(reason: string): void;
   /** Errors that must be seen but must not crash the runner (a failed removal). */
   onError(error: unknown): void;
   /** Counts in-flight I/O, so the harness knows when the system is settled. */
@@ -68,37 +73,51 @@ function alive(signal: AbortSignal): void {
   if (signal.aborted) throw new Error('taskRunner stopped');
 }
 
-const isStale = (e: unknown) => e instanceof StaleStatusError;
+const MAX_REASON = 1000;
 
 /** The TaskRunner logic for one runtime; start it with input `TaskRunnerInput`. */
 export function taskRunnerLogic(deps: TaskRunnerDeps) {
-  const { db, backend, pool } = deps;
-  const now = () => new Date(deps.now());
+  const { db, backend, slots } = deps;
+  const now = () => new Date(deps.clock.now());
   const ref = (sessionId: string, handle: string): RunRef => ({ sessionId, handle });
+  const retry = <T>(work: () => Promise<T>, signal?: AbortSignal) =>
+    retryTransient(work, {
+      clock: deps.clock,
+      // An op the dispatcher could not get committed in time is sent again:
+      // ops are idempotent, and the store's outage is a condition, not a bug.
+      isTransient: (e) => e instanceof DispatchUnavailableError || deps.isTransient(e),
+      baseMs: 100,
+      maxMs: 2_000,
+      deadlineMs: deps.storeDeadlineMs,
+      ...(signal ? { signal } : {}),
+    });
+  /** A write through the tick, sent again while the store does not answer (ops are idempotent). */
+  const submit = (op: Omit<TickHandle, 'ref'> | Omit<TickFinish, 'ref'>) =>
+    retry(() => slots.submit(op));
   /**
    * Characters of each run's output this boot already streamed to the board.
    * An adopted run streamed none here: finalize hands the board the rest of
-   * the complete output it read, or the card of a run that survived a deploy
-   * would end with no output at all.
+   * the complete output it read.
    */
   const streamed = new Map<string, number>();
   /** The output each run's finalize stores on its row (as the backend read it, uncut by us). */
   const outputs = new Map<string, RunOutput>();
   /**
-   * Each session's row as this boot's last read or write of it returned it.
+   * Each session's row as this boot's grant, adopt or write returned it.
    * Only a write of ours moves a row we own on (every later write is fenced
-   * by its epoch), so reading it back would only tell us what we know; if
-   * another node moved it meanwhile, our next fenced write fails as stale,
-   * exactly as it would after a fresh read that came a moment too early.
+   * by its epoch), so reading it back would only tell us what we know.
    */
   const rows = new Map<string, Session>();
-  /** Each session's task as the runtime's write returned it: for the run spec, which never changes. */
+  /** Each granted session's task: the run spec. */
   const specs = new Map<string, Task>();
-
-  /** The row, if this boot still owns it while running. */
-  const ownedRow = async (sessionId: string): Promise<Session | null> => {
-    const s = rows.get(sessionId) ?? (await getSession(db, sessionId));
-    return s.status === 'running' && s.owner === deps.owner ? s : null;
+  /** Where each run lives, once started (the handle op may still be on its way). */
+  const handles = new Map<string, string>();
+  const forget = (sessionId: string) => {
+    streamed.delete(sessionId);
+    outputs.delete(sessionId);
+    rows.delete(sessionId);
+    specs.delete(sessionId);
+    handles.delete(sessionId);
   };
 
   const containerRun = containerRunMachine.provide({
@@ -106,15 +125,14 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       startRun: fromPromise(({ input, signal }) =>
         deps.track(
           (async () => {
-            const s = await ownedRow(input.sessionId);
-            if (s === null)
+            const s = rows.get(input.sessionId);
+            const task = specs.get(input.sessionId);
+            if (s === undefined || task === undefined)
               throw new StaleStatusError(
                 input.sessionId,
                 { status: 'running', epoch: -1 },
-                { status: 'moved', epoch: -1 },
+                { status: 'unknown', epoch: -1 },
               );
-            const task = specs.get(s.id) ?? (await getTask(db, s.taskId));
-            specs.delete(s.id);
             alive(signal);
             const started = await backend.start({
               sessionId: s.id,
@@ -123,17 +141,22 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
               ...(task.spec.env ? { env: task.spec.env } : {}),
               labels: { 'roundtable.user': s.userId, 'roundtable.task': s.taskId },
             });
-            alive(signal);
-            const recorded = await recordHandle(db, {
+            handles.set(s.id, started.handle);
+            // Rides the next tick; not awaited, so the run's output is not
+            // held up by a commit. A finish sent later is applied after it
+            // (a tick applies handles before finishes), and a crash before
+            // it commits leaves a running row with no handle: an orphan the
+            // Reconciler fails and re-queues.
+            void submit({
+              op: 'handle',
               sessionId: s.id,
               epoch: s.epoch,
               backend: backend.kind,
               handle: started.handle,
-              startedAt: started.startedAt,
-              now: now(),
-            });
-            rows.set(s.id, recorded);
-            deps.onRows(recorded);
+              startedAt: started.startedAt ?? null,
+            }).then((outcome) => {
+              if (outcome.kind === 'applied') rows.set(s.id, outcome.session);
+            }, deps.onError);
             return started;
           })(),
         ),
@@ -186,153 +209,124 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     },
   });
 
+  /** The finish op for an outcome: exit, give-up (re-queued at the head of the line), start failure. */
+  const finishFor = (s: Session, outcome: RunnerOutcome): Omit<TickFinish, 'ref'> => {
+    const base = { op: 'finish' as const, sessionId: s.id, epoch: s.epoch };
+    if (outcome.outcome === 'exited') {
+      const ok = outcome.exitCode === 0;
+      const read = outputs.get(s.id);
+      return {
+        ...base,
+        status: ok ? 'succeeded' : 'failed',
+        exitCode: outcome.exitCode,
+        // The command itself said no: running it again as is would say no
+        // again. Only a give-up of the infrastructure is recoverable.
+        reason: ok ? null : 'exit_code',
+        userRecoverable: false,
+        output: read ?? {
+          text: outcome.output,
+          totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
+          truncated: false,
+        },
+        column: ok ? 'done' : 'failed',
+        requeue: null,
+      };
+    }
+    const giveUp = (reason: string): Omit<TickFinish, 'ref'> => ({
+      ...base,
+      status: 'failed',
+      exitCode: null,
+      reason,
+      userRecoverable: true,
+      output: null,
+      column: 'queued',
+      requeue: { sessionId: newId('session') },
+    });
+    if (outcome.outcome === 'gave_up') return giveUp(outcome.reason);
+    if (outcome.outcome === 'orphaned') return giveUp('owner_lost');
+    const decided = deps.onStartFailure(outcome.error, s);
+    if (decided.action === 'requeue') return giveUp(decided.reason.slice(0, MAX_REASON));
+    return {
+      ...base,
+      status: 'failed',
+      exitCode: outcome.exitCode,
+      reason: decided.reason.slice(0, MAX_REASON),
+      userRecoverable: decided.userRecoverable,
+      output: null,
+      column: 'failed',
+      requeue: null,
+    };
+  };
+
   const finalize = async (
     sessionId: string,
     outcome: RunnerOutcome,
   ): Promise<'finished' | 'gone'> => {
     const seen = streamed.get(sessionId) ?? 0;
-    streamed.delete(sessionId);
-    const read = outputs.get(sessionId);
-    outputs.delete(sessionId);
-    const s = await ownedRow(sessionId);
-    rows.delete(sessionId);
-    specs.delete(sessionId);
-    if (s === null) return 'gone';
-    const at = now();
-    /** The rows the finish returned; null: it did not happen (stale). */
-    let after: { session: Session; task: Task; outputShown: boolean } | null = null;
-    /** The session's status change and its card's column, one commit. */
-    const withColumn = (column: string, write: (tx: Db) => Promise<Session>) =>
-      inTransaction(db, async (tx) => {
-        const session = await write(tx);
-        const task = await updateTaskColumn(tx, {
-          userId: s.userId,
-          taskId: s.taskId,
-          column,
-          now: at,
-        });
-        return { session, task };
-      });
-    try {
-      if (outcome.outcome === 'gave_up' || outcome.outcome === 'orphaned') {
-        const reason = outcome.outcome === 'gave_up' ? outcome.reason : 'owner_lost';
-        const next = await withColumn('queued', (tx) => failAndRequeue(tx, s, reason, at));
-        after = { ...next, outputShown: false };
-        deps.onRequeued(next.session, next.task, reason);
-      } else if (outcome.outcome === 'exited') {
-        if (outcome.output.length > seen) deps.onOutput(sessionId, outcome.output.slice(seen));
-        const ok = outcome.exitCode === 0;
-        // The finish, its output and the card's column: one statement.
-        const done = await finishRun(
-          db,
-          ok
-            ? { sessionId, epoch: s.epoch, status: 'succeeded', exitCode: 0, now: at }
-            : {
-                sessionId,
-                epoch: s.epoch,
-                status: 'failed',
-                exitCode: outcome.exitCode,
-                reason: 'exit_code',
-                // The command itself said no: running it again as is would say
-                // no again. Only a give-up of the infrastructure is recoverable.
-                userRecoverable: false,
-                now: at,
-              },
-          read ?? {
-            text: outcome.output,
-            totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
-            truncated: false,
-          },
-          ok ? 'done' : 'failed',
-        );
-        after = { ...done, outputShown: true };
-      } else {
-        const failed = await withColumn('failed', (tx) =>
-          finish(tx, {
-            sessionId,
-            epoch: s.epoch,
-            status: 'failed',
-            exitCode: outcome.exitCode,
-            reason: outcome.error.code.toLowerCase(),
-            userRecoverable: true,
-            now: at,
-          }),
-        );
-        after = { ...failed, outputShown: false };
-      }
-    } catch (error) {
-      if (isStale(error)) return 'gone';
-      throw error;
-    } finally {
-      if (after === null) deps.onChanged(s.taskId);
-      else deps.onRows(after.session, after.task, after.outputShown);
+    const s = rows.get(sessionId);
+    const handle = handles.get(sessionId) ?? s?.handle ?? null;
+    forget(sessionId);
+    if (s === undefined) return 'gone';
+    if (outcome.outcome === 'exited' && outcome.output.length > seen)
+      deps.onOutput(sessionId, outcome.output.slice(seen));
+    const op = finishFor(s, outcome);
+    const result = await submit(op);
+    if (result.kind !== 'applied') return 'gone';
+    deps.onRows(result.session, result.task, op.output !== null);
+    if (result.next !== undefined) {
+      deps.onRequeued(op.reason ?? 'requeued');
+      deps.onRows(result.next.session, result.task);
     }
     // The run is over and recorded: its service is garbage. A failed removal
     // is reported; the Reconciler's stale-handle sweep tries again.
-    if (s.handle !== null) {
-      await backend.remove(ref(sessionId, s.handle)).catch(deps.onError);
-    }
+    if (handle !== null) await backend.remove(ref(sessionId, handle)).catch(deps.onError);
     return 'finished';
   };
 
   return taskRunnerMachine.provide({
     actors: {
-      loadRow: fromPromise(({ input }) =>
+      loadRow: fromPromise(({ input, signal }) =>
         deps.track(
           (async (): Promise<RunnerRow> => {
-            const fresh = deps.freshRow(input.sessionId);
-            const s = fresh?.session ?? (await getSession(db, input.sessionId));
-            rows.set(s.id, s);
-            if (fresh?.task !== undefined) specs.set(s.id, fresh.task);
-            return { status: s.status, handle: s.handle };
-          })(),
-        ),
-      ),
-      enqueue: fromPromise(async ({ input }) =>
-        pool.enqueue(input.userId, input.sessionId, input.waiter),
-      ),
-      claim: fromPromise(({ input, signal }) =>
-        deps.track(
-          (async (): Promise<ClaimResult> => {
-            alive(signal);
-            const outcome = await claimWithinCaps(db, {
-              owner: deps.owner,
-              now: now(),
-              globalCap: deps.caps.maxRunning,
-              defaultUserCap: deps.caps.defaultUserCap,
-              sessionId: input.sessionId,
-            });
-            if (outcome.kind === 'claimed') {
-              rows.set(outcome.session.id, outcome.session);
-              deps.onRows(outcome.session);
-              return { kind: 'claimed' };
+            const grant = deps.grantOf(input.sessionId);
+            if (grant !== undefined) {
+              rows.set(grant.session.id, grant.session);
+              specs.set(grant.session.id, grant.task);
+              return { kind: 'run' };
             }
-            if (outcome.kind === 'not_queued' || outcome.kind === 'none_eligible')
-              return { kind: 'gone' };
-            return { kind: 'at_cap' };
+            const s = await retry(() => getSession(db, input.sessionId), signal);
+            if (s.status !== 'running') return { kind: 'gone' };
+            // Adopt only what is ours to adopt: an orphan the Reconciler
+            // judged dead, or our own run after this runner crashed. Any
+            // other running row belongs to a live owner: leave it alone.
+            return input.start === 'adopt' || s.owner === deps.owner
+              ? { kind: 'adopt' }
+              : { kind: 'gone' };
           })(),
         ),
       ),
       adopt: fromPromise(({ input, signal }) =>
         deps.track(
           (async (): Promise<AdoptResult> => {
-            const s = await getSession(db, input.sessionId);
+            const s = await retry(() => getSession(db, input.sessionId), signal);
             if (s.status !== 'running') return { kind: 'gone' };
             alive(signal);
             try {
               // The epoch moves on: the previous owner, wherever it is, is fenced out.
-              const fenced = await adopt(db, {
-                sessionId: s.id,
-                epoch: s.epoch,
-                owner: deps.owner,
-                now: now(),
-              });
+              const fenced = await retry(
+                () => adopt(db, { sessionId: s.id, epoch: s.epoch, owner: deps.owner, now: now() }),
+                signal,
+              );
+              // Cancelled while the CAS was out: the cancel's own CAS decides
+              // the row; this runner is gone and must not hold anything.
+              if (signal.aborted) return { kind: 'gone' };
               rows.set(fenced.id, fenced);
-              pool.hold(input.userId, input.sessionId, input.waiter);
+              if (fenced.handle !== null) handles.set(fenced.id, fenced.handle);
+              slots.hold(fenced.id, fenced.epoch, input.holder);
               deps.onRows(fenced);
               return { kind: 'adopted', handle: fenced.handle, startedAt: fenced.startedAt };
             } catch (error) {
-              if (isStale(error)) return { kind: 'gone' };
+              if (error instanceof StaleStatusError) return { kind: 'gone' };
               throw error;
             }
           })(),
@@ -343,22 +337,26 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       stopRun: fromPromise(({ input }) =>
         deps.track(
           (async () => {
-            streamed.delete(input.sessionId);
-            outputs.delete(input.sessionId);
-            rows.delete(input.sessionId);
-            specs.delete(input.sessionId);
-            const s = await getSession(db, input.sessionId);
-            const handle = s.handle ?? input.handle;
-            deps.onChanged(s.taskId);
-            if (handle !== null) await backend.remove(ref(s.id, handle)).catch(deps.onError);
+            const handle = handles.get(input.sessionId) ?? input.handle;
+            forget(input.sessionId);
+            if (handle !== null) await backend.remove(ref(input.sessionId, handle)).catch(deps.onError);
           })(),
         ),
       ),
     },
     actions: {
-      releaseSlot: (_, params) => pool.release(params.sessionId),
-      reloadPool: () => pool.reload(),
-      rejoin: ({ self }, params) => pool.hold(params.userId, params.sessionId, self),
+      hold: ({ self }, params) => {
+        const s = rows.get(params.sessionId);
+        if (s !== undefined) slots.hold(params.sessionId, s.epoch, self);
+      },
+      releaseSlot: (_, params) => slots.release(params.sessionId),
     },
   });
+}
+
+/** A start failure's engine error code, when the backend said one. */
+export function engineCodeOf(error: ContainerRunError): string | null {
+  if (error.code === 'START_TIMED_OUT') return 'timeout';
+  const cause = (error as { cause?: unknown }).cause;
+  return isContainerError(cause) ? cause.code : null;
 }

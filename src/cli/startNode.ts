@@ -78,6 +78,8 @@ export async function startNode(
     const runtime = await createRuntime({
       inspect: inspector.observer,
       db: store.db,
+      // Other nodes' ticks arrive as NOTIFY (a poll covers a lost listener).
+      notifications: { listen: (channel, onPayload, onState) => store.listen(channel, onPayload, onState) },
       backend: opened.backend,
       clock: systemClock,
       caps: config.caps,

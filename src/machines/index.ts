@@ -3,3 +3,4 @@ export * from './adoptPolicy.js';
 export * from './containerRun.js';
 export * from './recoveryPolicy.js';
 export * from './startFailurePolicy.js';
+export * from './linePosition.js';

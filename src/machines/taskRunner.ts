@@ -1,15 +1,21 @@
 /**
- * One session's TaskRunner as a statechart: waiting for a slot (with its
- * position) -> starting (claim the row) -> running (the ContainerRun machine
- * as a child) -> finalizing (finish by compare-and-set, release the slot)
- * -> done. A runner (re)started on a running row takes the adopt path
- * instead: it fences the previous owner with the epoch and polls the run.
+ * One session's TaskRunner as a statechart. A runner is started when its
+ * session already holds a slot: the dispatch tick granted it to this node
+ * (the grant is the claim: the row is `running` under this owner), or the
+ * Reconciler found a run whose owner is gone and asks for it to be adopted.
+ *
+ *   loading -> running (the ContainerRun machine as a child) -> finalizing -> done
+ *   loading -> adopting (fence the previous owner with the epoch) -> running ...
+ *
+ * A runner never waits in line: waiting is a row, not a process (the queue
+ * is in Postgres). A runner that finds a running row it was not granted and
+ * not asked to adopt leaves it alone: another live node owns that run.
  *
  * No I/O here: every effect is an actor or action provided with
  * `taskRunnerMachine.provide(...)` (src/actors/taskRunner.ts wires the real
- * ones). An unexpected I/O error is left unhandled on purpose: the runner
+ * ones). An unexpected error is left unhandled on purpose: the runner
  * crashes, its transient supervisor restarts it, and the new incarnation
- * re-reads its row (rows outlive processes).
+ * re-reads its row and adopts its own run (rows outlive processes).
  */
 import { type AnyActorRef, assign, fromPromise, setup } from 'xstate';
 import { containerRunMachine } from './containerRun.js';
@@ -19,19 +25,19 @@ import type { ContainerRunOutput } from './containerRunTypes.js';
 export interface TaskRunnerInput {
   sessionId: string;
   userId: string;
+  /** `granted`: this node's tick granted the session; `adopt`: the Reconciler asks to adopt an orphan. */
+  start: 'granted' | 'adopt';
   pollMs: number;
   adoptBudgetMs: number;
   ioTimeoutMs?: number;
 }
 
-/** What `loadRow` reports of the session row. */
-export interface RunnerRow {
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-  handle: string | null;
-}
-
-/** The claim's answer: ours, capacity taken elsewhere, or no longer queued. */
-export type ClaimResult = { kind: 'claimed' } | { kind: 'at_cap' } | { kind: 'gone' };
+/**
+ * What `loadRow` found: `run` a fresh grant to start, `adopt` a running row
+ * to take over (an orphan, or this runner's own run after a crash), `gone`
+ * nothing for this runner (finished, cancelled, or another live owner's).
+ */
+export type RunnerRow = { kind: 'run' } | { kind: 'adopt' } | { kind: 'gone' };
 
 /** The adopt CAS's answer: the fenced row's run, or the row moved on. */
 export type AdoptResult =
@@ -43,23 +49,18 @@ export type RunnerOutcome = ContainerRunOutput | { outcome: 'orphaned' };
 
 /** Events a TaskRunner receives from outside. */
 export type TaskRunnerEvent =
-  | { type: 'runner_slot'; sessionId: string }
   /** The row was cancelled (by the runtime, already): stop the run and leave. */
   | { type: 'cancel' }
-  /**
-   * The RunnerPool was restarted and knows no waiter: a waiting runner
-   * enqueues again, one that holds (or is claiming) a slot holds it again.
-   */
+  /** The RunnerPool was restarted and watches no holder: hold the slot again. */
   | { type: 'pool_restarted' };
 
 export interface TaskRunnerContext {
   sessionId: string;
   userId: string;
+  start: TaskRunnerInput['start'];
   pollMs: number;
   adoptBudgetMs: number;
   ioTimeoutMs: number | undefined;
-  /** Place in the line while waiting (0: granted); null otherwise or while the pool restarts. */
-  position: number | null;
   mode: 'owner' | 'adopt';
   handle: string | null;
   sessionStartedAt: Date | null;
@@ -73,16 +74,12 @@ const notProvided = (name: string) => new Error(`taskRunner: provide the '${name
 /** Cancel is accepted in every state but the last two. */
 const onCancel = { cancel: { target: '#taskRunner.cancelling' } } as const;
 
-// A restarted pool knows no holders: a runner past the line (starting,
-// adopting, running, finalizing) tells it again that it holds its slot.
+// A restarted pool watches no holder: a runner holding a slot tells it again.
 const rejoinOnPoolRestart = {
   pool_restarted: {
     actions: {
-      type: 'rejoin',
-      params: ({ context }: { context: TaskRunnerContext }) => ({
-        sessionId: context.sessionId,
-        userId: context.userId,
-      }),
+      type: 'hold',
+      params: ({ context }: { context: TaskRunnerContext }) => ({ sessionId: context.sessionId }),
     },
   },
 } as const;
@@ -99,18 +96,12 @@ export const taskRunnerMachine = setup({
     output: {} as { ending: TaskRunnerContext['ending']; outcome: RunnerOutcome | null },
   },
   actors: {
-    loadRow: fromPromise<RunnerRow, { sessionId: string }>(async () => {
-      throw notProvided('loadRow');
-    }),
-    enqueue: fromPromise<number | null, { sessionId: string; userId: string; waiter: AnyActorRef }>(
+    loadRow: fromPromise<RunnerRow, { sessionId: string; start: TaskRunnerInput['start'] }>(
       async () => {
-        throw notProvided('enqueue');
+        throw notProvided('loadRow');
       },
     ),
-    claim: fromPromise<ClaimResult, { sessionId: string }>(async () => {
-      throw notProvided('claim');
-    }),
-    adopt: fromPromise<AdoptResult, { sessionId: string; userId: string; waiter: AnyActorRef }>(
+    adopt: fromPromise<AdoptResult, { sessionId: string; userId: string; holder: AnyActorRef }>(
       async () => {
         throw notProvided('adopt');
       },
@@ -127,13 +118,10 @@ export const taskRunnerMachine = setup({
     }),
   },
   actions: {
-    // Provided: gives the slot (or the place in line) back to the pool.
+    // Provided: tells the pool this runner holds its session's slot (monitored).
+    hold: (_: unknown, _params: { sessionId: string }) => {},
+    // Provided: gives the slot back to the pool (finished, cancelled, gone).
     releaseSlot: (_: unknown, _params: { sessionId: string }) => {},
-    // Provided: a claim was refused at a cap (another node took the room):
-    // the pool re-reads the rows, which count every node's runs.
-    reloadPool: () => {},
-    // Provided: tells a restarted pool this runner holds its session's slot.
-    rejoin: (_: unknown, _params: { sessionId: string; userId: string }) => {},
   },
   delays: {
     pollMs: ({ context }) => context.pollMs,
@@ -143,10 +131,10 @@ export const taskRunnerMachine = setup({
   context: ({ input }) => ({
     sessionId: input.sessionId,
     userId: input.userId,
+    start: input.start,
     pollMs: input.pollMs,
     adoptBudgetMs: input.adoptBudgetMs,
     ioTimeoutMs: input.ioTimeoutMs,
-    position: null,
     mode: 'owner',
     handle: null,
     sessionStartedAt: null,
@@ -162,77 +150,31 @@ export const taskRunnerMachine = setup({
       on: onCancel,
       invoke: {
         src: 'loadRow',
-        input: ({ context }) => ({ sessionId: context.sessionId }),
-        onDone: [
-          { guard: ({ event }) => event.output.status === 'queued', target: 'waiting' },
-          { guard: ({ event }) => event.output.status === 'running', target: 'adopting' },
-          { target: 'done', actions: assign({ ending: 'gone' }) },
-        ],
-      },
-    },
-    waiting: {
-      on: {
-        ...onCancel,
-        runner_slot: { target: 'starting' },
-        // The new pool never saw this waiter: enqueue again (the rows kept its place).
-        pool_restarted: { target: 'waiting', reenter: true },
-      },
-      invoke: {
-        src: 'enqueue',
-        input: ({ context, self }) => ({
-          sessionId: context.sessionId,
-          userId: context.userId,
-          waiter: self,
-        }),
-        onDone: { actions: assign({ position: ({ event }) => event.output }) },
-      },
-      exit: assign({ position: null }),
-    },
-    starting: {
-      on: {
-        ...onCancel,
-        ...rejoinOnPoolRestart,
-      },
-      invoke: {
-        src: 'claim',
-        input: ({ context }) => ({ sessionId: context.sessionId }),
+        input: ({ context }) => ({ sessionId: context.sessionId, start: context.start }),
         onDone: [
           {
-            guard: ({ event }) => event.output.kind === 'claimed',
+            guard: ({ event }) => event.output.kind === 'run',
             target: 'running',
-            actions: assign({ mode: 'owner' }),
+            actions: [
+              assign({ mode: 'owner' }),
+              { type: 'hold', params: ({ context }) => ({ sessionId: context.sessionId }) },
+            ],
           },
-          {
-            // Another node filled the cap between the grant and the claim:
-            // give the slot back, have the pool re-read the rows (which count
-            // every node's runs, so index and rows agree again) and ask again
-            // a poll later.
-            guard: ({ event }) => event.output.kind === 'at_cap',
-            target: 'backingOff',
-          },
+          { guard: ({ event }) => event.output.kind === 'adopt', target: 'adopting' },
           { target: 'done', actions: assign({ ending: 'gone' }) },
         ],
       },
-    },
-    backingOff: {
-      on: onCancel,
-      entry: [
-        { type: 'releaseSlot', params: ({ context }) => ({ sessionId: context.sessionId }) },
-        'reloadPool',
-      ],
-      after: { pollMs: { target: 'waiting' } },
     },
     adopting: {
-      on: {
-        ...onCancel,
-        ...rejoinOnPoolRestart,
-      },
+      // The adopt step holds the slot as soon as its CAS lands: a pool that
+      // restarts meanwhile must be told again (holding twice is harmless).
+      on: { ...onCancel, ...rejoinOnPoolRestart },
       invoke: {
         src: 'adopt',
         input: ({ context, self }) => ({
           sessionId: context.sessionId,
           userId: context.userId,
-          waiter: self,
+          holder: self,
         }),
         onDone: [
           {
@@ -259,10 +201,7 @@ export const taskRunnerMachine = setup({
       },
     },
     running: {
-      on: {
-        ...onCancel,
-        ...rejoinOnPoolRestart,
-      },
+      on: { ...onCancel, ...rejoinOnPoolRestart },
       invoke: {
         src: 'containerRun',
         input: ({ context }) => ({
@@ -279,11 +218,8 @@ export const taskRunnerMachine = setup({
     },
     finalizing: {
       // Cancel while finalizing: the finish CAS and the cancel CAS race on
-      // the row, and exactly one wins; the loser's write is a stale error.
-      on: {
-        ...onCancel,
-        ...rejoinOnPoolRestart,
-      },
+      // the row, and exactly one wins; the loser's write is a stale outcome.
+      on: { ...onCancel, ...rejoinOnPoolRestart },
       invoke: {
         src: 'finalize',
         input: ({ context }) => ({

@@ -55,6 +55,10 @@ export interface TestRuntimeOptions {
    * Default 30 000.
    */
   settleTimeoutMs?: number;
+  /** Passed to `createRuntime`: the fallback poll of other nodes' ticks. */
+  dispatchPollMs?: number;
+  /** Passed to `createRuntime`: this node's share of the global cap. */
+  localMax?: number;
   /** Errors the runtime reports; default: collected in `errors`. */
   onError?: (error: unknown) => void;
 }
@@ -144,6 +148,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       backend: new SimulatedBackend(cluster),
       clock,
       caps: o.caps,
+      ...(connected ? { notifications: connected } : {}),
       pollMs: o.pollMs,
       adoptBudgetMs: o.adoptBudgetMs,
       reconcileMs: o.reconcileMs,
@@ -152,6 +157,8 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       ...(runnerImage ? { runnerImage } : {}),
       ...(o.reconcileLock === undefined ? {} : { reconcileLock: o.reconcileLock }),
       ...(o.liveness === undefined ? {} : { liveness: o.liveness }),
+      ...(o.dispatchPollMs === undefined ? {} : { dispatchPollMs: o.dispatchPollMs }),
+      ...(o.localMax === undefined ? {} : { localMax: o.localMax }),
       onError: o.onError ?? ((e) => errors.push(e)),
     });
     await settle();

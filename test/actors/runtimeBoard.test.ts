@@ -28,6 +28,8 @@ const row = (over: Partial<Session>): Session => ({
   userId: 'u1',
   kind: 'run',
   status: 'queued',
+  turn: null,
+  joinSeq: null,
   attempt: 1,
   enqueuedAt: at(0),
   claimedAt: null,

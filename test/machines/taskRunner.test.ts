@@ -356,7 +356,7 @@ describe('the pool restarted (it watches no holder)', () => {
     },
   );
 
-  it('loading and adopting ignore it (they hold on their own next: the run transition, the adopt CAS)', async () => {
+  it('loading ignores it (it holds on its own next, on the run transition)', async () => {
     const r = startRunner({ inspect });
     await settle();
     r.actor.send({ type: 'pool_restarted' });
@@ -364,21 +364,26 @@ describe('the pool restarted (it watches no holder)', () => {
     expect(value(r)).toBe('loading');
     expect(r.fakes.loadRow.count).toBe(1);
     expect(r.fakes.loadRow.last().signal.aborted).toBe(false);
+    expect(r.fakes.held).toEqual([]);
+  });
+
+  it('adopting holds again without abandoning the adopt CAS in flight (its hold may have landed already)', async () => {
+    const r = startRunner({ inspect });
     await toAdopting(r);
     r.actor.send({ type: 'pool_restarted' });
     await settle();
     expect(value(r)).toBe('adopting');
     expect(r.fakes.adopt.count).toBe(1);
     expect(r.fakes.adopt.last().signal.aborted).toBe(false);
-    expect(r.fakes.held).toEqual([]);
+    expect(r.fakes.held).toEqual(['s1']);
     expect(r.fakes.released).toEqual([]);
   });
 
-  it('is declared in running and finalizing only', () => {
+  it('is declared in adopting, running and finalizing only', () => {
     const declared = declaredTransitions(taskRunnerMachine)
       .filter((k) => k.includes("on 'pool_restarted'"))
       .map((k) => k.split(' ')[0]?.replace('taskRunner.', ''));
-    expect(declared.sort()).toEqual(['finalizing', 'running']);
+    expect(declared.sort()).toEqual(['adopting', 'finalizing', 'running']);
   });
 });
 

@@ -34,6 +34,8 @@ export function runningRows(n: number): { task: Task; session: Session } {
       userId: 'u1',
       kind: 'run',
       status: 'running',
+      turn: null,
+      joinSeq: null,
       attempt: 1,
       enqueuedAt: at(n),
       claimedAt: at(n),

@@ -126,7 +126,7 @@ function describePglite(name: string, body: SuiteBody): void {
       return {
         db: h.db,
         engine: 'pglite',
-        connectAnother: async () => ({ db: h.db, engine: 'pglite', close: async () => {} }),
+        connectAnother: async () => ({ db: h.db, engine: 'pglite', listen: h.listen, close: async () => {} }),
       };
     });
   });
@@ -203,4 +203,30 @@ async function admin(url: string, statement: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A database of its own on the server named by `ROUNDTABLE_TEST_DATABASE_URL`
+ * (migrated), for tests whose nodes are real processes: they need a URL,
+ * not a pool. Null without the variable (the caller skips, or fails in CI).
+ */
+export async function createServerDatabase(): Promise<{
+  url: string;
+  drop(): Promise<void>;
+} | null> {
+  const adminUrl = process.env[TEST_DATABASE_URL_VAR];
+  if (adminUrl === undefined || adminUrl === '') return null;
+  const dbName = `roundtable_test_${process.pid}_${randomBytes(6).toString('hex')}`;
+  const url = withDatabase(adminUrl, dbName);
+  await admin(adminUrl, `CREATE DATABASE ${dbName}`);
+  const h = await connect({ databaseUrl: url });
+  try {
+    await migrate(h.db);
+  } finally {
+    await h.close();
+  }
+  return {
+    url,
+    drop: () => admin(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`),
+  };
 }

@@ -1,0 +1,342 @@
+/**
+ * The node's side of the dispatch engine: an outbox, not a per-job actor
+ * dance. Every write a caller hands in (enqueue, retry, handle, finish,
+ * cancel, cap) waits here until the next tick, and every tick carries all
+ * of them plus the grants this node has room for, in one statement and one
+ * commit (`tick` in src/db, the SQL function `rt_tick`). At most one tick is
+ * in flight; whatever arrives meanwhile rides the next one, so batches grow
+ * with load and there is no timer at low load (opportunistic group commit).
+ *
+ * A caller's promise settles only after its tick committed. A tick that
+ * fails on a transient error (the server restarting, a timeout) is sent
+ * again after a capped backoff with the same ops: ops are idempotent, so a
+ * tick whose commit happened but whose reply was lost answers the same
+ * outcomes the second time, and `resync` recovers grants it made unseen.
+ * A tick that fails for any other reason is split: its ops go one per tick
+ * until the bad one is found, and only that caller sees the error.
+ */
+import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
+import type { Session, Task } from '../db/rows.js';
+import type { RuntimeCaps } from './runtimeTypes.js';
+
+/** A caller's op waited past its deadline while the store did not answer. */
+export class DispatchUnavailableError extends Error {
+  override readonly name = 'DispatchUnavailableError';
+  readonly code = 'DISPATCH_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The dispatcher was stopped before the op's tick ran. */
+export class DispatcherStoppedError extends Error {
+  override readonly name = 'DispatcherStoppedError';
+  readonly code = 'DISPATCHER_STOPPED';
+  constructor() {
+    super('the dispatcher is stopped');
+  }
+}
+
+/** Timers the dispatcher needs: the runtime's clock. */
+export interface DispatchClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+export interface DispatcherOptions {
+  owner: string;
+  caps: RuntimeCaps;
+  /** Most sessions this node runs at once; a tick asks for `localMax - held`. */
+  localMax: number;
+  clock: DispatchClock;
+  tick(input: TickInput): Promise<TickResult>;
+  /** Errors worth sending the same tick again for (connection lost, timeouts). */
+  isTransient(error: unknown): boolean;
+  /** Backoff between failed ticks: base * 2^(n-1), capped. */
+  backoff: { baseMs: number; maxMs: number };
+  /** Longest an op waits for a tick that succeeds before its caller is told. */
+  opDeadlineMs: number;
+  /** Most ops one tick carries. */
+  maxOpsPerTick: number;
+  /**
+   * Checks one op when it is submitted (throws for a bad one), so a bad op
+   * is its caller's error at once and never fails the batch it would ride.
+   */
+  validate?(op: TickOp): void;
+  /** False while this node must take no grants (its container engine is down). */
+  mayGrant(): boolean;
+  /** Every successful tick, after its callers were answered. */
+  onTick(result: TickResult): void;
+  /** A session granted to this node: start its runner. */
+  onGranted(grant: { session: Session; task: Task }): void;
+  onError(error: unknown): void;
+  /** Counts I/O in flight (the harness settles on it). */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+type OpInput = TickOp extends infer O ? (O extends TickOp ? Omit<O, 'ref'> : never) : never;
+
+interface Entry {
+  op: TickOp;
+  at: number;
+  /** Send alone: a tick that carried it failed for a reason that is not transient. */
+  solo: boolean;
+  resolve(outcome: TickOutcome): void;
+  reject(error: unknown): void;
+}
+
+/** Rough size of an op in a tick's JSON: outputs dominate. */
+const weight = (op: TickOp): number =>
+  op.op === 'finish' && op.output !== null ? op.output.text.length : 200;
+const MAX_TICK_BYTES = 8 * 1024 * 1024;
+
+export class Dispatcher {
+  private pending: Entry[] = [];
+  private inFlight = false;
+  private scheduled = false;
+  private retryTimer: unknown = null;
+  private failures = 0;
+  private resync = false;
+  private stopped = false;
+  private seq = 0;
+  /** Another tick could grant something (work arrived, room freed, the last tick filled its want). */
+  private dirty = true;
+  /** Sessions this node holds (granted or adopted), with the epoch it holds them at. */
+  private readonly held = new Map<string, number>();
+  private lastTick = 0;
+
+  constructor(private readonly o: DispatcherOptions) {}
+
+  /** Queues one write for the next tick; resolves with its outcome once that tick committed. */
+  submit(op: OpInput): Promise<TickOutcome> {
+    if (this.stopped) return Promise.reject(new DispatcherStoppedError());
+    const full = { ...op, ref: String(++this.seq) } as TickOp;
+    try {
+      this.o.validate?.(full);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<TickOutcome>((resolve, reject) => {
+      this.pending.push({
+        op: full,
+        at: this.o.clock.now(),
+        solo: false,
+        resolve,
+        reject,
+      });
+      this.schedule();
+    });
+  }
+
+  /** Something changed elsewhere (a NOTIFY, a poll that saw a newer tick): a tick may grant. */
+  poke(tick?: number): void {
+    if (tick !== undefined && tick <= this.lastTick) return;
+    this.dirty = true;
+    this.schedule();
+  }
+
+  /** Counts a session as held by this node at `epoch` (an adopted run, a re-held grant). */
+  hold(sessionId: string, epoch: number): void {
+    this.held.set(sessionId, epoch);
+  }
+
+  /** Stops counting a session (its runner ended). Frees room: a tick may grant. */
+  drop(sessionId: string): void {
+    if (this.held.delete(sessionId)) this.poke();
+  }
+
+  /** The epoch this node holds `sessionId` at, or undefined. */
+  heldEpoch(sessionId: string): number | undefined {
+    return this.held.get(sessionId);
+  }
+
+  /** Ids of the sessions held now. */
+  heldIds(): IterableIterator<string> {
+    return this.held.keys();
+  }
+
+  /** Sessions held now. */
+  holding(): number {
+    return this.held.size;
+  }
+
+  /** The last tick number this node saw (its own or another node's). */
+  seenTick(): number {
+    return this.lastTick;
+  }
+
+  /** Ops waiting for a tick. */
+  backlog(): number {
+    return this.pending.length;
+  }
+
+  /** Rejects every op not yet sent; a tick in flight still answers its callers. Idempotent. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.retryTimer !== null) this.o.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const left = this.pending;
+    this.pending = [];
+    for (const e of left) e.reject(new DispatcherStoppedError());
+  }
+
+  private want(): number {
+    return this.o.mayGrant() ? Math.max(0, this.o.localMax - this.held.size) : 0;
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight || this.stopped || this.retryTimer !== null) return;
+    if (this.pending.length === 0 && !(this.dirty && this.want() > 0)) return;
+    // One microtask: every submit made in this turn of the loop rides this tick.
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      if (!this.inFlight && !this.stopped && this.retryTimer === null) this.run();
+    });
+  }
+
+  /** The ops of the next tick: a solo op alone, else up to the count and size limits. */
+  private take(): Entry[] {
+    const first = this.pending[0];
+    if (first === undefined) return [];
+    if (first.solo) return this.pending.splice(0, 1);
+    let n = 0;
+    let bytes = 0;
+    for (const e of this.pending) {
+      if (e.solo || n >= this.o.maxOpsPerTick) break;
+      bytes += weight(e.op);
+      if (n > 0 && bytes > MAX_TICK_BYTES) break;
+      n += 1;
+    }
+    return this.pending.splice(0, n);
+  }
+
+  private run(): void {
+    if (this.pending.length === 0 && !(this.dirty && this.want() > 0)) return;
+    const batch = this.take();
+    // A finish in this batch frees its slot before the tick grants (the
+    // function applies finishes first), so its room is asked for now.
+    let freed = 0;
+    for (const e of batch)
+      if (
+        (e.op.op === 'finish' || (e.op.op === 'cancel' && e.op.expected.status === 'running')) &&
+        this.held.has(e.op.sessionId)
+      )
+        freed += 1;
+    const want = this.o.mayGrant() ? Math.max(0, this.o.localMax - this.held.size + freed) : 0;
+    const input: TickInput = {
+      owner: this.o.owner,
+      now: new Date(this.o.clock.now()),
+      globalCap: this.o.caps.maxRunning,
+      defaultUserCap: this.o.caps.defaultUserCap,
+      want,
+      ops: batch.map((e) => e.op),
+      ...(this.resync ? { resync: true } : {}),
+    };
+    this.dirty = false;
+    this.inFlight = true;
+    void this.o
+      .track(this.o.tick(input))
+      .then(
+        (result) => this.succeeded(batch, input, result),
+        (error: unknown) => this.failed(batch, error),
+      )
+      .finally(() => {
+        this.inFlight = false;
+        this.schedule();
+      });
+  }
+
+  private succeeded(batch: Entry[], input: TickInput, result: TickResult): void {
+    this.failures = 0;
+    this.resync = false;
+    if (result.tick > this.lastTick) this.lastTick = result.tick;
+    const byRef = new Map(result.outcomes.map((x) => [x.ref, x]));
+    for (const e of batch) {
+      const outcome = byRef.get(e.op.ref);
+      // The function answers every ref; a missing one is a broken reply, not a success.
+      if (outcome === undefined) {
+        e.reject(new Error(`rt_tick answered no outcome for op ${e.op.op} #${e.op.ref}`));
+        continue;
+      }
+      this.account(e.op);
+      e.resolve(outcome);
+    }
+    for (const g of result.granted) this.held.set(g.session.id, g.session.epoch);
+    // A tick that filled its want may have left more for us; one that did not found nothing.
+    if (input.want > 0 && result.granted.length >= input.want) this.dirty = true;
+    for (const g of result.owned ?? []) {
+      if (this.held.has(g.session.id)) continue;
+      this.held.set(g.session.id, g.session.epoch);
+      this.emitGrant(g);
+    }
+    for (const g of result.granted) this.emitGrant(g);
+    try {
+      this.o.onTick(result);
+    } catch (error) {
+      this.o.onError(error);
+    }
+  }
+
+  private emitGrant(g: { session: Session; task: Task }): void {
+    try {
+      this.o.onGranted(g);
+    } catch (error) {
+      this.o.onError(error);
+    }
+  }
+
+  /**
+   * Keeps `held` true to the rows: a finished or cancelled session is no
+   * longer ours. (Arrivals need no second tick: the tick that applied them
+   * granted after applying them, with the room it had.)
+   */
+  private account(op: TickOp): void {
+    if (op.op === 'finish' || (op.op === 'cancel' && op.expected.status === 'running'))
+      this.held.delete(op.sessionId);
+  }
+
+  private failed(batch: Entry[], error: unknown): void {
+    this.failures += 1;
+    const transient = this.o.isTransient(error);
+    // Unknown outcome: the commit may have happened. Same ops again; ask for what we own.
+    this.resync = true;
+    if (!transient && batch.length === 1) {
+      (batch[0] as Entry).reject(error);
+    } else {
+      if (!transient) for (const e of batch) e.solo = true;
+      this.pending.unshift(...batch);
+    }
+    if (!transient || batch.length === 0) this.o.onError(error);
+    this.expire(error);
+    if (this.stopped) return;
+    const delay = Math.min(
+      this.o.backoff.maxMs,
+      this.o.backoff.baseMs * 2 ** Math.min(this.failures - 1, 20),
+    );
+    this.retryTimer = this.o.clock.setTimeout(() => {
+      this.retryTimer = null;
+      this.dirty = true;
+      this.schedule();
+    }, delay);
+  }
+
+  /** Callers whose op waited past the deadline are told; their op is not sent any more. */
+  private expire(cause: unknown): void {
+    const limit = this.o.clock.now() - this.o.opDeadlineMs;
+    const keep: Entry[] = [];
+    for (const e of this.pending) {
+      if (e.at > limit) keep.push(e);
+      else
+        e.reject(
+          new DispatchUnavailableError(
+            `the store did not take ${e.op.op} within ${this.o.opDeadlineMs} ms`,
+            { cause },
+          ),
+        );
+    }
+    this.pending = keep;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The node's view of its container engine. A start that fails because the
+ * engine is unreachable (or did not answer in time) closes the gate: the
+ * node takes no grants while it is closed, so queued sessions stay queued
+ * instead of failing one by one, and a probe (`backend.ping()`) retries with
+ * a capped backoff until the engine answers, then opens it again. What a
+ * failed start means for its session is the pure policy's decision
+ * (src/machines/startFailurePolicy.ts).
+ */
+import type { ContainerBackend } from '../containers/ContainerBackend.js';
+import type { Session } from '../db/rows.js';
+import type { ContainerRunError } from '../machines/containerRunTypes.js';
+import { START_FAILURE_DEFAULTS, startFailureAction } from '../machines/startFailurePolicy.js';
+import { backoffDelay } from '../supervisor/backoff.js';
+import type { DispatchClock } from './dispatcher.js';
+import { engineCodeOf, type StartFailure } from './taskRunner.js';
+
+export interface EngineGateOptions {
+  backend: ContainerBackend;
+  clock: DispatchClock;
+  /** The gate opened again. */
+  onChange(): void;
+  onError(error: unknown): void;
+  track<T>(work: Promise<T>): Promise<T>;
+  probe?: { baseMs: number; maxMs: number };
+}
+
+export class EngineGate {
+  private down: { since: number; code: string; message: string } | null = null;
+  private probes = 0;
+  private timer: unknown = null;
+  private stopped = false;
+
+  constructor(private readonly o: EngineGateOptions) {}
+
+  available(): boolean {
+    return this.down === null;
+  }
+
+  /** Why the engine is unavailable, or null. */
+  problem(): { since: number; code: string; message: string } | null {
+    return this.down;
+  }
+
+  /** Decides a failed start; an unreachable engine also closes the gate. */
+  startFailed(error: ContainerRunError, session: Session): StartFailure {
+    const code = engineCodeOf(error);
+    const decided = startFailureAction({
+      code: code ?? 'engine',
+      message: error.message,
+      attempt: session.attempt,
+      ...START_FAILURE_DEFAULTS,
+    });
+    if (code === 'unavailable' || code === 'timeout') this.close(code, error.message);
+    return decided.action === 'fail'
+      ? { action: 'fail', reason: decided.reason, userRecoverable: decided.userRecoverable }
+      : { action: 'requeue', reason: decided.reason };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) this.o.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private close(code: string, message: string): void {
+    if (this.down !== null || this.stopped) return;
+    this.down = { since: this.o.clock.now(), code, message };
+    this.probes = 0;
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const p = this.o.probe ?? { baseMs: 500, maxMs: 5_000 };
+    const delay = backoffDelay(
+      this.probes,
+      { minMs: p.baseMs, maxMs: p.maxMs, randomFactor: 0, resetAfterMs: 0 },
+      () => 0,
+    );
+    this.timer = this.o.clock.setTimeout(() => {
+      this.timer = null;
+      this.probes += 1;
+      void this.o.track(this.o.backend.ping()).then((r) => {
+        if (this.stopped) return;
+        if (r.ok) {
+          this.down = null;
+          this.o.onChange();
+        } else this.arm();
+      }, (error: unknown) => {
+        this.o.onError(error);
+        this.arm();
+      });
+    }, delay);
+  }
+}

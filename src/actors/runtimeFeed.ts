@@ -1,0 +1,133 @@
+/**
+ * How a node learns of other nodes' ticks: a NOTIFY on `roundtable_tick`
+ * (payload: the tick number) when it can listen, and a poll of the tick
+ * number every `pollMs` whatever happens, so a node behind a transaction
+ * pooler (where LISTEN does not work) or with a lost listener is at most a
+ * poll behind. Either way the feed reads what changed since the last tick it
+ * had all of (`readChanges`), hands it to the board and the line book, and
+ * pokes the dispatcher (room may have freed, work may have arrived).
+ *
+ * Ticks this node made itself are applied from their replies; the feed only
+ * reads when there is a gap (another node ticked in between), so one node
+ * alone never reads its own writes back.
+ */
+import type { Session, Task } from '../db/rows.js';
+import type { TickResult, UserLine } from '../db/tickTypes.js';
+import type { DispatchClock } from './dispatcher.js';
+
+/** The listen half of the store handle (src/db/listen.ts); absent: poll only. */
+export interface TickNotifications {
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onState?: (state: 'listening' | 'lost') => void,
+  ): Promise<() => Promise<void>>;
+}
+
+export interface FeedOptions {
+  clock: DispatchClock;
+  pollMs: number;
+  notifications?: TickNotifications;
+  currentTick(): Promise<number>;
+  readChanges(since: number): Promise<{
+    tick: number;
+    sessions: { session: Session; task: Task }[];
+    lines: UserLine[];
+    running?: number;
+  }>;
+  /** Rows and lines another node changed, in tick order. */
+  onChanges(changes: { sessions: { session: Session; task: Task }[]; lines: UserLine[]; running?: number }): void;
+  /** A tick newer than any this node had seen. */
+  onNewerTick(tick: number): void;
+  onError(error: unknown): void;
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+export class TickFeed {
+  /** Every change up to this tick has been applied here. */
+  private seen = 0;
+  private reading = false;
+  private again = false;
+  private timer: unknown = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private stopped = false;
+  listening = false;
+
+  constructor(private readonly o: FeedOptions) {}
+
+  /** Starts from `tick` (everything up to it is loaded), listens, and polls. */
+  async start(tick: number): Promise<void> {
+    this.seen = tick;
+    if (this.o.notifications !== undefined) {
+      try {
+        this.unlisten = await this.o.notifications.listen(
+          'roundtable_tick',
+          (payload) => this.heard(Number(payload)),
+          (state) => {
+            this.listening = state === 'listening';
+            // Back from a lost listener: what was said meanwhile is read now.
+            if (this.listening) this.read();
+          },
+        );
+        this.listening = true;
+      } catch (error) {
+        this.o.onError(error);
+      }
+    }
+    this.arm();
+  }
+
+  /** A tick this node made: applied from its reply; contiguous ticks need no read. */
+  own(result: TickResult): void {
+    if (result.tick === this.seen + 1) this.seen = result.tick;
+    else if (result.tick > this.seen) this.read();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) this.o.clock.clearTimeout(this.timer);
+    this.timer = null;
+    void this.unlisten?.().catch(this.o.onError);
+  }
+
+  private heard(tick: number): void {
+    if (!Number.isSafeInteger(tick) || tick <= this.seen) return;
+    this.o.onNewerTick(tick);
+    this.read();
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    this.timer = this.o.clock.setTimeout(() => {
+      this.timer = null;
+      void this.o
+        .track(this.o.currentTick())
+        .then((tick) => this.heard(tick), this.o.onError)
+        .finally(() => this.arm());
+    }, this.o.pollMs);
+  }
+
+  /** One read at a time; a tick heard meanwhile is read right after. */
+  private read(): void {
+    if (this.stopped) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    void this.o
+      .track(this.o.readChanges(this.seen))
+      .then((changes) => {
+        if (this.stopped) return;
+        if (changes.tick > this.seen) this.seen = changes.tick;
+        this.o.onChanges(changes);
+      }, this.o.onError)
+      .finally(() => {
+        this.reading = false;
+        if (this.again) {
+          this.again = false;
+          this.read();
+        }
+      });
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The runners of one boot: starting a TaskRunner for a granted session (or,
+ * for the Reconciler, on the adopt path), the hand-off of the granted rows
+ * to the runner's first step, and what a holder's DOWN means. Kept apart
+ * from the tree's assembly so the one place that knows how a runner is
+ * started is small enough to read.
+ */
+import type { Session, Task } from '../db/rows.js';
+import type { Supervisor } from '../supervisor/Supervisor.js';
+import type { TaskRunnerInput } from '../machines/taskRunner.js';
+import type { taskRunnerLogic } from './taskRunner.js';
+
+export interface RunnerStarterOptions {
+  runners(): Supervisor | undefined;
+  logic: ReturnType<typeof taskRunnerLogic>;
+  input: Pick<TaskRunnerInput, 'pollMs' | 'adoptBudgetMs' | 'ioTimeoutMs'>;
+  isDead(): boolean;
+}
+
+export class RunnerStarter {
+  /** Rows a tick granted, taken once by the runner's first step. */
+  private readonly grants = new Map<string, { session: Session; task: Task }>();
+
+  constructor(private readonly o: RunnerStarterOptions) {}
+
+  /** The granted rows of `sessionId`, once. */
+  take(sessionId: string): { session: Session; task: Task } | undefined {
+    const g = this.grants.get(sessionId);
+    this.grants.delete(sessionId);
+    return g;
+  }
+
+  /** Sessions with a runner that has not ended. */
+  live(): Set<string> {
+    return new Set(
+      (this.o.runners()?.whichChildren() ?? [])
+        .filter((c) => c.status !== 'stopped')
+        .map((c) => c.id),
+    );
+  }
+
+  has(sessionId: string): boolean {
+    const c = this.o.runners()?.whichChildren().find((x) => x.id === sessionId);
+    return c !== undefined && c.status !== 'stopped';
+  }
+
+  /** A tick granted `grant.session` to this node: its runner starts the run. */
+  granted(grant: { session: Session; task: Task }): Promise<void> {
+    this.grants.set(grant.session.id, grant);
+    return this.start(grant.session, 'granted').finally(() => {
+      // Taken by the runner's first step by now, or it never started.
+      this.grants.delete(grant.session.id);
+    });
+  }
+
+  /** The Reconciler judged the owner gone: adopt the run. */
+  adopt(session: Pick<Session, 'id' | 'userId'>): Promise<void> {
+    return this.start(session, 'adopt');
+  }
+
+  private async start(
+    session: Pick<Session, 'id' | 'userId'>,
+    start: TaskRunnerInput['start'],
+  ): Promise<void> {
+    const sup = this.o.runners();
+    if (this.o.isDead() || sup === undefined) return; // the next Reconciler pass tries again
+    const known = sup.whichChildren().find((c) => c.id === session.id);
+    if (known && known.status !== 'stopped') return;
+    try {
+      if (known) await sup.terminateChild(session.id);
+      await sup.startChild({
+        id: session.id,
+        restart: 'transient',
+        start: {
+          logic: this.o.logic,
+          input: { sessionId: session.id, userId: session.userId, start, ...this.o.input },
+        },
+      });
+    } catch (error) {
+      // Two starters racing for one session: the first one won, which is fine.
+      if ((error as { code?: string }).code === 'ALREADY_STARTED') return;
+      throw error;
+    }
+  }
+}

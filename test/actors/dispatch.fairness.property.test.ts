@@ -1,0 +1,134 @@
+/**
+ * The dispatch engine's promises with 1 and with 3 nodes on one database
+ * and one virtual clock (in-process runtimes sharing the store and the
+ * simulated cluster), under random arrivals: through whichever node a task
+ * is submitted,
+ *
+ * - caps hold at every instant (the ordered history replayed);
+ * - a newcomer waits at most one grant per other user (docs/runner-pool.md);
+ * - every node's board shows every queued card at its exact place in the
+ *   cluster's order (the rows' (turn, join_seq) order) once the nodes have
+ *   settled after a change: NOTIFY, or the poll where there is none.
+ */
+import fc from 'fast-check';
+import { afterEach, expect, it } from 'vitest';
+import { createRuntime } from '../../src/actors/runtime.js';
+import type { Runtime } from '../../src/actors/runtimeTypes.js';
+import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { describeEachEngine } from '../support/databases.js';
+import { type ReplayEvent, replayDispatch } from '../support/dispatchReplay.js';
+
+const CAPS = { maxRunning: 3, defaultUserCap: 1 };
+const USERS = ['ann', 'bob', 'cat', 'dan', 'eve'];
+
+let h: TestRuntime | undefined;
+const others: Runtime[] = [];
+afterEach(async () => {
+  for (const r of others.splice(0)) r.kill();
+  await h?.close();
+  h = undefined;
+});
+
+async function settleAll(nodes: Runtime[]): Promise<void> {
+  let quiet = 0;
+  const deadline = Date.now() + 30_000;
+  while (quiet < 3) {
+    if (Date.now() > deadline) throw new Error('the nodes did not settle');
+    await new Promise<void>((r) => setImmediate(r));
+    quiet = nodes.every((n) => n.busy() === 0) ? quiet + 1 : 0;
+  }
+}
+
+async function advance(harness: TestRuntime, nodes: Runtime[], ms: number): Promise<void> {
+  const target = harness.clock.now() + ms;
+  await settleAll(nodes);
+  for (let due = harness.clock.nextDue(target); due !== null; due = harness.clock.nextDue(target)) {
+    harness.clock.fireNext(due);
+    await settleAll(nodes);
+  }
+  harness.clock.fireNext(target);
+  await settleAll(nodes);
+}
+
+const arrival = fc.record({
+  user: fc.constantFrom(...USERS),
+  node: fc.nat({ max: 2 }),
+  seconds: fc.integer({ min: 1, max: 4 }),
+  afterMs: fc.constantFrom(0, 0, 200, 1_500),
+});
+
+describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) => {
+  for (const nodeCount of [1, 3]) {
+    it(`${nodeCount} node(s): caps, the newcomer bound, exact positions on every board`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(arrival, { minLength: 4, maxLength: 14 }), async (script) => {
+          for (const r of others.splice(0)) r.kill();
+          await h?.close();
+          h = await createTestRuntime({ db: getDb().db, caps: CAPS, nodeId: 'node0', dispatchPollMs: 100 });
+          const harness = h;
+          const nodes: Runtime[] = [h.runtime];
+          for (let i = 1; i < nodeCount; i++) {
+            const r = await createRuntime({
+              db: getDb().db,
+              backend: new SimulatedBackend(harness.cluster),
+              clock: harness.clock,
+              caps: CAPS,
+              nodeId: `node${i}`,
+              bootId: 'b',
+              dispatchPollMs: 100,
+              onError: (e) => harness.errors.push(e),
+            });
+            others.push(r);
+            nodes.push(r);
+          }
+          for (const a of script) {
+            const via = nodes[a.node % nodes.length] as Runtime;
+            await via.submit(a.user, {
+              title: `${a.user} ${a.seconds}s`,
+              image: 'runner:v1',
+              command: ['sleep', String(a.seconds)],
+            });
+            await advance(harness, nodes, a.afterMs + 150);
+            // Every board agrees with the rows' order, within one poll.
+            const queued = (await harness.sessions())
+              .filter((s) => s.status === 'queued')
+              .sort((x, y) => (x.turn ?? 0) - (y.turn ?? 0) || (x.joinSeq ?? 0) - (y.joinSeq ?? 0));
+            const truth = new Map(queued.map((s, i) => [s.id, i + 1]));
+            for (const n of nodes) {
+              const shown = n
+                .cards(null)
+                .filter((c) => c.queued !== null)
+                .map((c) => [c.sessionId, c.queued?.position] as const);
+              expect(new Map(shown)).toEqual(truth);
+            }
+          }
+          await advance(harness, nodes, 30_000);
+          const sessions = await harness.sessions();
+          expect(sessions.every((s) => s.status === 'succeeded')).toBe(true);
+          const events = await getDb()
+            .db.selectFrom('session_events as e')
+            .innerJoin('sessions as s', 's.id', 'e.session_id')
+            .select(['e.session_id', 's.user_id', 'e.from_status', 'e.to_status'])
+            .orderBy('e.id')
+            .execute();
+          const replay = replayDispatch(
+            events.map(
+              (e): ReplayEvent => ({
+                sessionId: e.session_id,
+                userId: e.user_id,
+                from: e.from_status,
+                to: e.to_status,
+              }),
+            ),
+            { globalCap: CAPS.maxRunning, userCap: () => CAPS.defaultUserCap },
+          );
+          expect(replay.violations).toEqual([]);
+          expect(replay.grants).toBe(script.length);
+          expect(harness.errors).toEqual([]);
+        }),
+        { numRuns: 6, endOnFailure: true },
+      );
+    }, 240_000);
+  }
+});

@@ -1,0 +1,242 @@
+/**
+ * The dispatcher's outbox against a fake tick: group commit (every write of
+ * one turn of the loop rides one tick, and whatever arrives while a tick is
+ * out rides the next), one tick in flight, transient failures sent again
+ * with the same ops after a backoff on the injected clock, a bad op found by
+ * splitting the batch, deadlines, resync of grants whose reply was lost.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  Dispatcher,
+  DispatcherStoppedError,
+  DispatchUnavailableError,
+  type DispatcherOptions,
+} from '../../src/actors/dispatcher.js';
+import type { Session, Task } from '../../src/db/rows.js';
+import type { TickInput, TickOp, TickResult } from '../../src/db/tickTypes.js';
+import { TestClock } from '../../src/testing/TestClock.js';
+
+const flush = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+};
+
+const session = (id: string, epoch = 1): Session =>
+  ({ id, userId: 'u', taskId: 't', status: 'running', epoch, enqueuedAt: new Date(0) }) as Session;
+const task = { id: 't' } as Task;
+
+class FakeStore {
+  calls: TickInput[] = [];
+  /** Answers the next tick: a function of its input, or an error to throw. */
+  script: Array<((input: TickInput) => Partial<TickResult>) | Error> = [];
+  pending: Array<() => void> = [];
+  hold = false;
+  tick = 0;
+  /** A tick carrying an op this says yes to fails with it (a bad op). */
+  poison: ((op: TickOp) => Error | null) | null = null;
+  tickFn = (input: TickInput): Promise<TickResult> => {
+    this.calls.push(input);
+    for (const op of input.ops) {
+      const bad = this.poison?.(op);
+      if (bad) return Promise.reject(bad);
+    }
+    const step = this.script.shift();
+    const answer = (): TickResult => {
+      if (step instanceof Error) throw step;
+      this.tick += 1;
+      const extra = step?.(input) ?? {};
+      return {
+        tick: this.tick,
+        outcomes: input.ops.map((op: TickOp) => ({
+          ref: op.ref,
+          kind: 'applied' as const,
+          session: session(op.op === 'enqueue' ? op.sessionId : 'x'),
+          task: null,
+          position: 1,
+        })),
+        granted: [],
+        running: 0,
+        lines: [],
+        ...extra,
+      };
+    };
+    if (!this.hold) return Promise.resolve().then(answer);
+    return new Promise<TickResult>((resolve, reject) => {
+      this.pending.push(() => {
+        try {
+          resolve(answer());
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+  };
+}
+
+function dispatcher(store: FakeStore, clock: TestClock, over: Partial<DispatcherOptions> = {}) {
+  const granted: string[] = [];
+  const errors: unknown[] = [];
+  const d = new Dispatcher({
+    owner: 'n@1',
+    caps: { maxRunning: 4, defaultUserCap: 2 },
+    localMax: 4,
+    clock,
+    tick: store.tickFn,
+    isTransient: (e) => (e as { transient?: boolean }).transient === true,
+    backoff: { baseMs: 50, maxMs: 400 },
+    opDeadlineMs: 10_000,
+    maxOpsPerTick: 100,
+    mayGrant: () => true,
+    onTick: () => {},
+    onGranted: (g) => granted.push(g.session.id),
+    onError: (e) => errors.push(e),
+    track: (w) => w,
+    ...over,
+  });
+  // The runtime pokes once it is up: the first tick asks for the room there is.
+  d.poke();
+  return { d, granted, errors };
+}
+
+const enqueue = (i: number) => ({
+  op: 'enqueue' as const,
+  taskId: `tsk_${i}`,
+  sessionId: `ses_${i}`,
+  userId: 'u',
+  title: 't',
+  spec: { image: 'i', command: ['c'] },
+});
+const transient = () => Object.assign(new Error('connection terminated'), { transient: true });
+
+describe('Dispatcher', () => {
+  it('group commit: writes made in one turn ride one tick; those made while it is out ride the next', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d } = dispatcher(store, clock);
+    await flush(); // the first (grant-only) tick
+    store.calls = [];
+    store.hold = true;
+    const first = [1, 2, 3].map((i) => d.submit(enqueue(i)));
+    await flush();
+    expect(store.calls).toHaveLength(1);
+    expect(store.calls[0]?.ops).toHaveLength(3);
+    const second = [4, 5, 6, 7].map((i) => d.submit(enqueue(i)));
+    await flush();
+    expect(store.calls).toHaveLength(1); // one tick in flight at a time
+    store.pending.shift()?.();
+    await Promise.all(first);
+    await flush();
+    expect(store.calls).toHaveLength(2);
+    expect(store.calls[1]?.ops.map((o) => o.op === 'enqueue' && o.sessionId)).toEqual([
+      'ses_4',
+      'ses_5',
+      'ses_6',
+      'ses_7',
+    ]);
+    store.pending.shift()?.();
+    const outcomes = await Promise.all(second);
+    expect(outcomes.every((o) => o.kind === 'applied')).toBe(true);
+  });
+
+  it('no timer at low load: an idle dispatcher with nothing grantable sends nothing', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    dispatcher(store, clock);
+    await flush();
+    const n = store.calls.length;
+    clock.fireNext(clock.now() + 60_000);
+    await flush();
+    expect(store.calls.length).toBe(n);
+    expect(clock.nextDue(clock.now() + 3_600_000)).toBeNull();
+  });
+
+  it('a transient failure sends the same ops again after the backoff, and asks to resync', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d, errors } = dispatcher(store, clock);
+    await flush();
+    store.script.push(transient(), transient());
+    const p = d.submit(enqueue(1));
+    await flush();
+    expect(store.calls.at(-1)?.resync).toBeUndefined();
+    expect(clock.nextDue(clock.now() + 1_000)).toBe(clock.now() + 50);
+    clock.fireNext(clock.now() + 50);
+    await flush();
+    expect(clock.nextDue(clock.now() + 1_000)).toBe(clock.now() + 100); // doubled
+    clock.fireNext(clock.now() + 100);
+    await flush();
+    const last = store.calls.at(-1);
+    expect(last?.resync).toBe(true);
+    expect(last?.ops.map((o) => o.ref)).toEqual(store.calls.at(-2)?.ops.map((o) => o.ref));
+    expect((await p).kind).toBe('applied');
+    expect(errors).toEqual([]); // transient: a condition, not reported as an error
+  });
+
+  it('a non-transient failure is split: only the bad op rejects, the rest apply', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d } = dispatcher(store, clock);
+    await flush();
+    const bad = new Error('check constraint');
+    store.poison = (op) => (op.op === 'enqueue' && op.sessionId === 'ses_2' ? bad : null);
+    const ps = [1, 2, 3].map((i) => d.submit(enqueue(i)).then((o) => o.kind, (e: unknown) => e));
+    for (let i = 0; i < 6; i++) {
+      await flush();
+      const due = clock.nextDue(clock.now() + 10_000);
+      if (due !== null) clock.fireNext(due);
+    }
+    expect(await Promise.all(ps)).toEqual(['applied', bad, 'applied']);
+  });
+
+  it('grants fill the free local room; a lost reply is recovered by resync (owned)', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    store.script.push(
+      (input) => ({ granted: Array.from({ length: input.want }, (_, i) => ({ session: session(`g${i}`), task })) }),
+    );
+    const { d, granted } = dispatcher(store, clock);
+    await flush();
+    expect(store.calls[0]?.want).toBe(4);
+    expect(granted).toEqual(['g0', 'g1', 'g2', 'g3']);
+    expect(d.holding()).toBe(4);
+    // Room frees when a held session's finish applies; the next tick asks for it.
+    store.script.push(transient());
+    store.script.push(() => ({ owned: [{ session: session('g9'), task }] }));
+    const fin = d.submit({
+      op: 'finish',
+      sessionId: 'g0',
+      epoch: 1,
+      status: 'succeeded',
+      exitCode: 0,
+      reason: null,
+      userRecoverable: false,
+      output: null,
+      column: 'done',
+      requeue: null,
+    });
+    await flush();
+    clock.fireNext(clock.now() + 50);
+    await flush();
+    await fin;
+    expect(store.calls.at(-1)?.resync).toBe(true);
+    expect(granted).toContain('g9'); // committed unseen, now run
+  });
+
+  it('an op waiting past its deadline while the store is down is told unavailable; stop rejects the rest', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d } = dispatcher(store, clock, { opDeadlineMs: 300 });
+    await flush();
+    for (let i = 0; i < 20; i++) store.script.push(transient());
+    const p = d.submit(enqueue(1)).catch((e: unknown) => e);
+    for (let i = 0; i < 8; i++) {
+      await flush();
+      const due = clock.nextDue(clock.now() + 10_000);
+      if (due !== null) clock.fireNext(due);
+    }
+    expect(await p).toBeInstanceOf(DispatchUnavailableError);
+    const q = d.submit(enqueue(2)).catch((e: unknown) => e);
+    d.stop();
+    expect(await q).toBeInstanceOf(DispatcherStoppedError);
+    await expect(d.submit(enqueue(3))).rejects.toBeInstanceOf(DispatcherStoppedError);
+  });
+});

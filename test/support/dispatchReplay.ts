@@ -1,0 +1,88 @@
+/**
+ * Replays a dispatch history (every `session_events` row, in id order:
+ * ticks are serial, so id order is the order the database decided in) and
+ * checks the dispatch engine's promises at every step, not by sampling:
+ *
+ * - caps: sessions running at once never above the global cap, nor a
+ *   user's running above their cap;
+ * - fairness: a newcomer (a user with nothing queued or running when its
+ *   session was queued) waits at most one grant per other user before its
+ *   own grant (docs/runner-pool.md), whichever node granted what.
+ */
+
+export interface ReplayEvent {
+  sessionId: string;
+  userId: string;
+  from: string | null;
+  to: string;
+}
+
+export interface ReplayReport {
+  grants: number;
+  maxRunning: number;
+  maxRunningByUser: Map<string, number>;
+  /** Newcomers checked, and the worst number of grants one other user got while a newcomer waited. */
+  newcomers: number;
+  worstLag: number;
+  violations: string[];
+}
+
+export function replayDispatch(
+  events: readonly ReplayEvent[],
+  caps: { globalCap: number; userCap: (userId: string) => number },
+): ReplayReport {
+  let running = 0;
+  const runningBy = new Map<string, number>();
+  const queuedBy = new Map<string, number>();
+  const report: ReplayReport = {
+    grants: 0,
+    maxRunning: 0,
+    maxRunningByUser: new Map(),
+    newcomers: 0,
+    worstLag: 0,
+    violations: [],
+  };
+  /** A waiting newcomer's session -> grants each other user got since it joined. */
+  const waiting = new Map<string, { userId: string; lag: Map<string, number> }>();
+  const add = (m: Map<string, number>, k: string, d: number) => m.set(k, (m.get(k) ?? 0) + d);
+  for (const e of events) {
+    if (e.to === 'queued' && e.from === null) {
+      if ((queuedBy.get(e.userId) ?? 0) === 0 && (runningBy.get(e.userId) ?? 0) === 0) {
+        waiting.set(e.sessionId, { userId: e.userId, lag: new Map() });
+        report.newcomers += 1;
+      }
+      add(queuedBy, e.userId, 1);
+    } else if (e.from === 'queued' && e.to === 'running') {
+      report.grants += 1;
+      add(queuedBy, e.userId, -1);
+      add(runningBy, e.userId, 1);
+      running += 1;
+      const mine = runningBy.get(e.userId) ?? 0;
+      report.maxRunning = Math.max(report.maxRunning, running);
+      report.maxRunningByUser.set(
+        e.userId,
+        Math.max(report.maxRunningByUser.get(e.userId) ?? 0, mine),
+      );
+      if (running > caps.globalCap)
+        report.violations.push(`${running} running > global cap ${caps.globalCap}`);
+      if (mine > caps.userCap(e.userId))
+        report.violations.push(`${e.userId} runs ${mine} > cap ${caps.userCap(e.userId)}`);
+      const own = waiting.get(e.sessionId);
+      waiting.delete(e.sessionId);
+      if (own !== undefined) {
+        const worst = Math.max(0, ...own.lag.values());
+        report.worstLag = Math.max(report.worstLag, worst);
+        if (worst > 1)
+          report.violations.push(`newcomer ${e.sessionId} waited ${worst} grants of one user`);
+      }
+      for (const w of waiting.values()) if (w.userId !== e.userId) add(w.lag, e.userId, 1);
+    } else if (e.from === 'queued') {
+      add(queuedBy, e.userId, -1);
+      waiting.delete(e.sessionId);
+    } else if (e.from === 'running' && e.to !== 'running') {
+      add(runningBy, e.userId, -1);
+      running -= 1;
+    }
+  }
+  return report;
+}
