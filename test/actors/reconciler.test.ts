@@ -55,16 +55,21 @@ describe('Reconciler', () => {
     ]);
   });
 
-  test('a tick event runs a pass now and starts runners for queued sessions that have none', async () => {
+  test('after a deploy, the adopted run keeps its slot and queued work waits as a row, then runs', async () => {
     h = await createTestRuntime({ pglite, caps: { maxRunning: 1, defaultUserCap: 1 } });
-    await h.runtime.createTask('u1', agent(30));
+    const p = await h.runtime.createTask('u1', agent(30));
     const q = await h.runtime.createTask('u2', agent(30));
     await h.settle();
     h.runtime.kill();
-    const before = h.runtime.liveRunners();
-    expect(before).toEqual([]);
+    expect(h.runtime.liveRunners()).toEqual([]);
     await h.deploy();
-    expect(h.runtime.liveRunners()).toContain(q.sessionId);
+    // The boot pass adopted u1's run; u2 has no runner: waiting is a row, not a process.
+    expect(h.runtime.liveRunners()).toEqual([p.sessionId]);
+    expect(h.board().find((c) => c.sessionId === q.sessionId)?.queued?.position).toBe(1);
+    await h.advance(35_000);
+    expect(h.runtime.liveRunners()).toEqual([q.sessionId]);
+    await h.advance(35_000);
+    expect((await h.sessions()).map((s) => s.status)).toEqual(['succeeded', 'succeeded']);
   });
 
   test('stale handles: a service no running session owns is removed by the sweep', async () => {

@@ -1,9 +1,11 @@
 /**
- * The RunnerPool is a permanent child of the runtime's root supervisor. When
- * it crashes, its restarted incarnation knows no waiter: it rebuilds from
- * the rows and the runtime tells every live TaskRunner to enqueue or hold
- * again. Crash it while sessions are queued and running: everything still
- * completes, the caps hold at every instant, and no slot leaks.
+ * The RunnerPool is a permanent child of the runtime's root supervisor: it
+ * watches the holders of this node's slots (the database decides grants).
+ * When it crashes, its restarted incarnation watches nobody, and the runtime
+ * tells every live TaskRunner to hold again. Crash it while sessions are
+ * queued and running: everything still completes, the caps hold at every
+ * instant, and no slot leaks. A holder that dies for good (its supervisor
+ * does not restart it) is a DOWN, and its slot goes back in the next tick.
  */
 import { afterEach, expect, test } from 'vitest';
 import type { AnyActorRef } from 'xstate';
@@ -46,13 +48,16 @@ async function peakRunning(harness: TestRuntime, rows: Session[]) {
 }
 
 const poolActor = (harness: TestRuntime) => harness.runtime.root.child('runnerPool') as AnyActorRef;
+const holders = (harness: TestRuntime) =>
+  new Set(
+    (poolActor(harness).getSnapshot().context as { holders: Map<string, unknown> }).holders.keys(),
+  );
 
 describeEachEngine('runtime: the RunnerPool under the root supervisor', (getDb) => {
   test('is a permanent child of the root, and the fair pool answers the board', async () => {
     h = await createTestRuntime({ db: getDb().db, caps: CAPS });
     const info = h.runtime.root.whichChildren().find((c) => c.id === 'runnerPool');
     expect(info).toMatchObject({ restart: 'permanent', status: 'running', type: 'worker' });
-    expect(poolActor(h).getSnapshot().value).toBe('ready');
     // Fair, not FIFO: ann floods, bob's first session comes before ann's third.
     for (let i = 0; i < 3; i += 1) await h.runtime.createTask('ann', agent(60));
     const bob = await h.runtime.createTask('bob', agent(60));
@@ -60,6 +65,9 @@ describeEachEngine('runtime: the RunnerPool under the root supervisor', (getDb) 
     const rows = await h.sessions();
     expect(rows.find((s) => s.id === bob.sessionId)?.status).toBe('running');
     expect(h.runtime.poolSnapshot()).toMatchObject({ running: 2, queued: 2 });
+    expect(holders(h)).toEqual(
+      new Set(rows.filter((s) => s.status === 'running').map((s) => s.id)),
+    );
   });
 
   test('a crashed pool restarts, rebuilds from the rows, and every runner rejoins: all complete, caps hold, no leak', async () => {
@@ -75,25 +83,12 @@ describeEachEngine('runtime: the RunnerPool under the root supervisor', (getDb) 
     await h.settle();
     const second = poolActor(h);
     expect(second).not.toBe(first);
-    expect(second.getSnapshot().value).toBe('ready');
     expect(h.runtime.root.whichChildren().find((c) => c.id === 'runnerPool')?.restartCount).toBe(1);
-    // The new index matches the rows, and every runner is a waiter again.
+    // Every runner holds again; the rows (and so the counts) never moved.
     const rows = await h.sessions();
     const runningIds = rows.filter((s) => s.status === 'running').map((s) => s.id);
     expect(h.runtime.poolSnapshot()).toMatchObject({ running: 2, queued: 4 });
-    const waiters = (second.getSnapshot().context as { waiters: Map<string, unknown> }).waiters;
-    expect(new Set(waiters.keys())).toEqual(new Set(rows.map((s) => s.id)));
-    const index = (
-      second.getSnapshot().context as {
-        index: { session(id: string): { state: string } | undefined };
-      }
-    ).index;
-    expect(
-      rows
-        .filter((s) => index.session(s.id)?.state === 'running')
-        .map((s) => s.id)
-        .sort(),
-    ).toEqual(runningIds.sort());
+    expect(holders(h)).toEqual(new Set(runningIds));
 
     // Crash it again while a grant is in flight (a run finishes, the next is granted).
     await h.advance(26_000);
@@ -120,6 +115,31 @@ describeEachEngine('runtime: the RunnerPool under the root supervisor', (getDb) 
     expect(rows.find((s) => s.id === late.sessionId)?.status).toBe('succeeded');
     expect(rows.map((s) => s.status)).toEqual(['succeeded', 'succeeded']);
     expect(h.runtime.poolSnapshot()).toMatchObject({ running: 0, queued: 0 });
+    expect(h.errors).toEqual([]);
+  });
+
+  test("a holder's DOWN with no restart releases its slot in the next tick: the run fails as runner_lost, queued again, the next is granted", async () => {
+    h = await createTestRuntime({ db: getDb().db, caps: { maxRunning: 1, defaultUserCap: 1 } });
+    const ann = await h.runtime.createTask('ann', agent(600));
+    const bob = await h.runtime.createTask('bob', agent(600));
+    await h.advance(1_000);
+    expect(holders(h)).toEqual(new Set([ann.sessionId]));
+    const runners = h.runtime.root.child('taskRunners');
+    if (runners === undefined || !('terminateChild' in runners)) throw new Error('no runners');
+    // Stopped by its supervisor: no restart, no clean release from the runner itself.
+    await runners.terminateChild(ann.sessionId);
+    await h.settle();
+    const rows = await h.sessions();
+    expect(rows.find((s) => s.id === ann.sessionId)).toMatchObject({
+      status: 'failed',
+      failureReason: 'runner_lost',
+      userRecoverable: true,
+    });
+    expect(rows.find((s) => s.id === bob.sessionId)?.status).toBe('running');
+    // ann's work is queued again (attempt 2) and its old service is gone.
+    expect(rows.find((s) => s.taskId === ann.taskId && s.attempt === 2)?.status).toBe('queued');
+    expect(h.cluster.serviceOf(ann.sessionId)).toBeUndefined();
+    expect(holders(h)).toEqual(new Set([bob.sessionId]));
     expect(h.errors).toEqual([]);
   });
 });
