@@ -8,6 +8,7 @@
  */
 import type { AnyActorRef } from 'xstate';
 import { type ChildCounts, type ChildInfo, type ChildRecord, ChildTable } from './ChildTable.js';
+import { claimName, releaseNames } from './childNames.js';
 import { type ChildSpec, type ResolvedChildSpec, validateChildSpec } from './childSpec.js';
 import {
   AlreadyStartedError,
@@ -264,11 +265,15 @@ export class Supervisor implements ExitSource, NestedSupervisor {
       child.status = 'stopped';
       return result.reason;
     }
+    const taken = claimName(this.runtime.registry, child.spec.name, result.spawned.ref);
+    if (taken) {
+      result.spawned.kill();
+      child.status = 'stopped';
+      return taken;
+    }
     child.spawned = result.spawned;
     child.status = 'running';
     child.starts += 1;
-    const { name } = child.spec;
-    if (name && this.runtime.registry) this.runtime.registry.register(name, result.spawned.ref);
     if (this.runtime.inspect) noteInspected(result.spawned.ref, this.runtime.inspect);
     if (!this.out.observed) return undefined;
     this.out.emit({
@@ -320,8 +325,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     if (this.state === 'exited') return;
     this.state = 'exited';
     this.reason = reason;
-    for (const c of this.children.values())
-      if (c.spec.name) this.runtime.registry?.unregister(c.spec.name);
+    releaseNames(this.runtime.registry, this.children.values());
     this.out.emit({ type: 'roundtable.supervisor.shutdown', supervisorId: this.id, reason });
     this.shell?.stop();
     this.out.exited(reason);

@@ -4,7 +4,7 @@
  * stop a restart or leave `shutdown()` pending; errors go to `onError`.
  */
 import { describe, expect, it } from 'vitest';
-import { type AnyActorRef, SimulatedClock } from 'xstate';
+import { type AnyActorRef, createActor, SimulatedClock } from 'xstate';
 import {
   type ChildSpec,
   ListenerError,
@@ -14,10 +14,9 @@ import {
   type SupervisorEvent,
   SupervisorJobError,
   startSupervisor,
-  type Watchable,
 } from '../../src/supervisor/index.js';
 import { expectNoUncaught } from './noUncaught.js';
-import { settle, worker } from './workers.js';
+import { graceful, settle, worker } from './workers.js';
 
 // Every test here also proves the Node process saw no uncaught error.
 const uncaught = expectNoUncaught();
@@ -144,17 +143,65 @@ describe('a listener that throws', () => {
   });
 });
 
-/** A registry whose next `register` can be made to fail: a fault inside a restart job. */
-class FaultyRegistry extends Registry {
-  failNext = false;
-  override register(name: string, ref: Watchable): void {
-    if (this.failNext) {
-      this.failNext = false;
-      throw new Error(`registry down (${name})`);
+/** A clock whose next timer of `failOnMs` throws: a fault inside a shutdown step. */
+class FaultyClock extends SimulatedClock {
+  failOnMs: number | undefined;
+  override setTimeout(fn: () => void, ms: number): number {
+    if (ms === this.failOnMs) {
+      this.failOnMs = undefined;
+      throw new Error(`no timer for ${ms} ms`);
     }
-    super.register(name, ref);
+    return super.setTimeout(fn, ms);
   }
 }
+
+describe('a name held by another live actor', () => {
+  it('is a failed start, not a fault: startChild rejects and leaves nothing behind', async () => {
+    const registry = new Registry();
+    const errors: SupervisorError[] = [];
+    const sup = await startSupervisor(
+      { children: [] },
+      { registry, onError: (e) => errors.push(e) },
+    );
+    const holder = createActor(worker).start();
+    registry.register('x', holder);
+    await expect(
+      sup.startChild({ id: 'c', name: 'x', start: { logic: worker } }),
+    ).rejects.toMatchObject({ code: 'CHILD_START_FAILED', cause: { code: 'ALREADY_STARTED' } });
+    expect(sup.whichChildren()).toEqual([]);
+    expect(registry.whereis('x')).toBe(holder);
+    expect(errors).toEqual([]);
+    await sup.shutdown();
+  });
+
+  it('at a restart: a failed restart, counted toward the intensity', async () => {
+    const registry = new Registry();
+    const clock = new SimulatedClock();
+    const backoff = { minMs: 10, maxMs: 10, randomFactor: 0, resetAfterMs: 1000 };
+    const sup = await startSupervisor(
+      { intensity: 1, children: [{ id: 'c', name: 'x', start: { logic: worker }, backoff }] },
+      { clock, registry },
+    );
+    const events: SupervisorEvent[] = [];
+    sup.subscribe((e) => events.push(e));
+    (sup.child('c') as AnyActorRef).send({ type: 'EXIT' });
+    // The name is free while the restart waits out its backoff; someone takes it.
+    const squatter = createActor(worker).start();
+    registry.register('x', squatter);
+    clock.increment(10);
+    await settle();
+    expect(events.map((e) => e.type)).toEqual([
+      'roundtable.child.exited',
+      'roundtable.child.restarting',
+      'roundtable.child.exited', // the failed restart: { error: AlreadyStartedError }
+      'roundtable.supervisor.intensity_reached',
+      'roundtable.supervisor.shutdown',
+    ]);
+    expect(events[2]).toMatchObject({ reason: { error: { code: 'ALREADY_STARTED' } } });
+    expect(sup.exitReason()).toBe('shutdown');
+    expect(registry.whereis('x')).toBe(squatter);
+  });
+});
 
 describe('a job that fails', () => {
   it('throwing (sync): the supervisor reports it, crashes, and its parent restarts it', async () => {
@@ -202,9 +249,8 @@ describe('a job that fails', () => {
   });
 
   it('rejecting (async, a group restart): the same, and nothing is unhandled', async () => {
-    const clock = new SimulatedClock();
+    const clock = new FaultyClock();
     const errors: SupervisorError[] = [];
-    const registry = new FaultyRegistry();
     const root = await startSupervisor(
       {
         id: 'root',
@@ -215,30 +261,32 @@ describe('a job that fails', () => {
               supervisor: {
                 strategy: 'one_for_all',
                 children: [
-                  { id: 'a', start: { logic: worker }, name: 'alpha' },
-                  { id: 'b', start: { logic: worker } },
+                  { id: 'a', start: { logic: worker } },
+                  { id: 'b', start: { logic: graceful }, shutdown: 5_000 },
                 ],
               },
             },
           },
         ],
       },
-      { clock, registry, onError: (e) => errors.push(e) },
+      { clock, onError: (e) => errors.push(e) },
     );
     const inner = root.child('inner') as Supervisor;
-    registry.failNext = true; // the restart re-registers `alpha` after stopping b
+    // Stopping b (in the async part of the group restart) arms its 5 s deadline.
+    clock.failOnMs = 5_000;
     crash(inner, 'a');
     await settle(30);
     expect(errors.map((e) => e.code)).toEqual(['SUPERVISOR_JOB_FAILED']);
-    expect(inner.exitReason()).toMatchObject({ error: { message: 'registry down (alpha)' } });
+    expect(inner.exitReason()).toMatchObject({ error: { message: 'no timer for 5000 ms' } });
     await expect(inner.shutdown()).resolves.toBeUndefined();
     const again = root.child('inner') as Supervisor;
     expect(again.whichChildren().map((c) => [c.id, c.status])).toEqual([
       ['a', 'running'],
       ['b', 'running'],
     ]);
-    expect(registry.whereis('alpha')).toBe(again.child('a'));
-    await root.shutdown();
+    const stopped = root.shutdown();
+    clock.increment(100); // b drains for 100 ms
+    await stopped;
   });
 
   it('an onError that throws is rethrown as uncaught, never into the job', async () => {
