@@ -267,17 +267,19 @@ export class Dispatcher {
     for (const g of result.granted) this.held.set(g.session.id, g.session.epoch);
     // A tick that filled its want may have left more for us; one that did not found nothing.
     if (input.want > 0 && result.granted.length >= input.want) this.dirty = true;
+    // The tick's own changes first, then its grants: a re-queued attempt
+    // granted in the tick that failed its predecessor comes after it.
+    try {
+      this.o.onTick(result);
+    } catch (error) {
+      this.o.onError(error);
+    }
     for (const g of result.owned ?? []) {
       if (this.held.has(g.session.id)) continue;
       this.held.set(g.session.id, g.session.epoch);
       this.emitGrant(g);
     }
     for (const g of result.granted) this.emitGrant(g);
-    try {
-      this.o.onTick(result);
-    } catch (error) {
-      this.o.onError(error);
-    }
   }
 
   private emitGrant(g: { session: Session; task: Task }): void {

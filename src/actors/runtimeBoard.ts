@@ -45,6 +45,8 @@ interface Entry {
   position: number | null;
   /** The stored output was looked for already (a finished card after a restart). */
   restored: boolean;
+  /** Why the task's previous attempt ended, when this is a later attempt. */
+  previous: { attempt: number; reason: string } | null;
 }
 
 export interface ApplyOptions {
@@ -208,6 +210,7 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
           : null,
       exitCode: s.exitCode,
       lastOutput: lines.slice(-CARD_OUTPUT_LINES),
+      previous: e.previous,
       updatedAt: new Date(
         Math.max(s.updatedAt.getTime(), e.task.updatedAt.getTime()),
       ).toISOString(),
@@ -275,6 +278,14 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
       partial,
       position: isQueued && same ? prev.position : null,
       restored: same ? prev.restored : false,
+      previous: same
+        ? prev.previous
+        : prev !== undefined && prev.session.attempt < session.attempt
+          ? {
+              attempt: prev.session.attempt,
+              reason: prev.session.failureReason ?? prev.session.status,
+            }
+          : (prev?.previous ?? null),
     });
     if (prev !== undefined && !same) bySession.delete(prev.session.id);
     bySession.set(session.id, task.id);
@@ -371,11 +382,25 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
           .execute()
       ).map(toSession);
       const latest = new Map(sessions.map((s) => [s.taskId, s]));
+      // Why each later attempt's predecessor ended, in one more query (only
+      // tasks that ran more than once).
+      const before = await sql<{ task_id: string; attempt: number; why: string }>`
+        SELECT DISTINCT ON (p.task_id) p.task_id, p.attempt, coalesce(p.failure_reason, p.status) AS why
+        FROM sessions p
+        WHERE p.task_id IN (SELECT task_id FROM sessions WHERE attempt > 1)
+          AND p.attempt < (SELECT max(m.attempt) FROM sessions m WHERE m.task_id = p.task_id)
+        ORDER BY p.task_id, p.attempt DESC`.execute(db);
+      const previousOf = new Map(
+        before.rows.map((r) => [r.task_id, { attempt: Number(r.attempt), reason: r.why }]),
+      );
       const ids: string[] = [];
       for (const t of tasks) {
         const s = latest.get(t.id);
         if (s) {
           put(t, s);
+          const e = entries.get(t.id);
+          const previous = previousOf.get(t.id);
+          if (e !== undefined && previous !== undefined && e.previous === null) e.previous = previous;
           ids.push(t.id);
         }
       }

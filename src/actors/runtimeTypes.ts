@@ -143,6 +143,8 @@ export interface RuntimeCard {
   exitCode: number | null;
   lastOutput: string[];
   updatedAt: string;
+  /** Why the previous attempt ended (an attempt after the first); the port's `previous`. */
+  previous?: { attempt: number; reason: string } | null;
 }
 
 /** Input of a new task (the board port's `CreateTaskInput`). */

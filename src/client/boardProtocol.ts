@@ -59,6 +59,7 @@ export const boardCardSchema = z.object({
   exitCode: z.number().int().nullable(),
   lastOutput: z.array(z.string()),
   updatedAt: iso,
+  previous: z.object({ attempt: z.number().int(), reason: z.string() }).nullable().optional(),
 });
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -45,6 +45,12 @@ export interface BoardCard {
   exitCode: number | null;
   lastOutput: string[];
   updatedAt: string;
+  /**
+   * Why the task's previous attempt ended, on an attempt after the first
+   * (a re-queue after `container_replaced` keeps its place in line and says
+   * why it runs again). Absent or null on a first attempt.
+   */
+  previous?: { attempt: number; reason: string } | null;
 }
 
 /** Most output lines a card carries; the full log lives elsewhere. */

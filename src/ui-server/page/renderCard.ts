@@ -40,6 +40,12 @@ export function renderCard(card: BoardCard, now: number, onRetry: (taskId: strin
   } else if (card.status === 'cancelled') {
     node.append(el('div', 'meta cancelled', `cancelled${attempt}`));
   }
+  if (card.previous && card.column !== 'failed' && card.column !== 'done') {
+    // A run the infrastructure ended is queued again at the head of its line: say why.
+    node.append(
+      el('div', 'why previous', `attempt ${card.previous.attempt} ended: ${card.previous.reason}`),
+    );
+  }
   if (card.failure) {
     // Recoverable means the runner, not the command, failed (a replaced
     // container, a lost owner): the runtime queues it again by itself. A
