@@ -38,7 +38,8 @@ $$`;
  */
 export const RT_PLACE = `CREATE FUNCTION rt_place(p_rows jsonb, p_head boolean, p_tick bigint,
   p_now timestamptz, p_ucap integer, p_next_join bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
+  SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 DECLARE v_joined bigint;
 BEGIN
   WITH r AS (

@@ -16,7 +16,7 @@
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
 
-/** The NOTIFY channel a tick that changed anything signals, with its number as the payload. */
+/** The NOTIFY channel a tick that changed anything signals; payload `<tick> <owner>`. */
 export const TICK_CHANNEL = 'roundtable_tick';
 
 const A = (sid: string, task: string) =>
@@ -28,7 +28,8 @@ const EVENT_COLS =
   'session_events (session_id, from_status, to_status, reason, node, epoch, at, tick)';
 
 export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS jsonb
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
+  SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 DECLARE
   v_owner text := p->>'owner';
   v_now timestamptz := (p->>'now')::timestamptz;
@@ -320,31 +321,47 @@ BEGIN
   IF v_changed THEN
     UPDATE dispatch_state SET tick = v_tick, running = v_running, global_cap = v_gcap,
       default_user_cap = v_ucap, next_join_seq = v_next_join;
-    PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text);
+    -- The owner rides along: a node skips its own ticks (it has their replies).
+    PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner);
   ELSE
     v_tick := st.tick;
   END IF;
 
+  -- The outcomes, with exact positions for the queued sessions they name,
+  -- computed in one pass over the active lines (not one function call each).
+  WITH x AS (
+    SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
+      nid text, st text, ep integer, u text)
+  ), ps AS (
+    SELECT q.id, 1 + coalesce(sum(greatest(0, least(l.queued::bigint,
+        q.turn - l.head_turn + CASE WHEN l.join_seq < q.join_seq THEN 1 ELSE 0 END))), 0) AS pos
+    FROM sessions q LEFT JOIN user_lines l ON l.queued > 0 AND l.head_turn <= q.turn
+    WHERE q.id IN (SELECT x.sid FROM x UNION SELECT x.nid FROM x) AND q.status = 'queued'
+      AND q.turn IS NOT NULL AND q.join_seq IS NOT NULL
+    GROUP BY q.id
+  )
+  SELECT coalesce(jsonb_agg(CASE x.k
+      WHEN 'a' THEN jsonb_build_object('ref', x.r, 'kind', 'applied', 'session', to_jsonb(s),
+        'task', CASE WHEN x.tk THEN to_jsonb(t) END,
+        'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
+        'next', CASE WHEN n.id IS NOT NULL THEN jsonb_build_object('session', to_jsonb(n),
+          'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END)
+      WHEN 's' THEN jsonb_build_object('ref', x.r, 'kind', 'stale',
+        'actual', jsonb_build_object('status', x.st, 'epoch', x.ep))
+      WHEN 'c' THEN jsonb_build_object('ref', x.r, 'kind', 'cap', 'line', to_jsonb(l))
+      ELSE jsonb_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
+  INTO v_o
+  FROM x
+  LEFT JOIN sessions s ON s.id = x.sid
+  LEFT JOIN tasks t ON x.tk AND t.id = s.task_id
+  LEFT JOIN sessions n ON n.id = x.nid
+  LEFT JOIN user_lines l ON l.user_id = x.u
+  LEFT JOIN ps sp ON sp.id = s.id
+  LEFT JOIN ps np ON np.id = n.id;
+
   RETURN jsonb_build_object(
     'tick', v_tick,
-    'outcomes', (SELECT coalesce(jsonb_agg(CASE x.k
-        WHEN 'a' THEN jsonb_build_object('ref', x.r, 'kind', 'applied', 'session', to_jsonb(s),
-          'task', CASE WHEN x.tk THEN to_jsonb(t) END,
-          'position', CASE WHEN s.status = 'queued' THEN rt_position(s.turn, s.join_seq)
-            WHEN s.id = ANY (v_gids) THEN 0 END,
-          'next', CASE WHEN n.id IS NOT NULL THEN jsonb_build_object('session', to_jsonb(n),
-            'position', CASE WHEN n.status = 'queued' THEN rt_position(n.turn, n.join_seq)
-              WHEN n.id = ANY (v_gids) THEN 0 END) END)
-        WHEN 's' THEN jsonb_build_object('ref', x.r, 'kind', 'stale',
-          'actual', jsonb_build_object('status', x.st, 'epoch', x.ep))
-        WHEN 'c' THEN jsonb_build_object('ref', x.r, 'kind', 'cap', 'line', to_jsonb(l))
-        ELSE jsonb_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
-      FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean, nid text,
-        st text, ep integer, u text)
-      LEFT JOIN sessions s ON s.id = x.sid
-      LEFT JOIN tasks t ON x.tk AND t.id = s.task_id
-      LEFT JOIN sessions n ON n.id = x.nid
-      LEFT JOIN user_lines l ON l.user_id = x.u),
+    'outcomes', v_o,
     'granted', v_granted,
     'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
       SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(s), 'task', to_jsonb(t))
