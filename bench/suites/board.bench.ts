@@ -18,7 +18,16 @@ const DEADLINE_MS = 10_000;
 
 export async function run(): Promise<void> {
   const board = new FakeBoard({ maxRunning: 1 });
-  const { server } = await startHarness({}, board);
+  // One user with 1,000 sockets, all subscribing at once, is past the per-user
+  // caps (50 sockets, 10 subscribes at once) on purpose: this measures fan-out.
+  const { server } = await startHarness(
+    {
+      maxConnectionsPerUser: CLIENTS,
+      maxConnectionsPerAddress: CLIENTS,
+      subscribeBurst: CLIENTS,
+    },
+    board,
+  );
   await board.createTask('alice', { title: 'bench', image: 'alpine:3', command: ['true'] });
 
   let received = 0;

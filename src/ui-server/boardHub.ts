@@ -138,23 +138,14 @@ export class BoardHub {
     const { clock } = this.deps;
     clock.clearInterval(this.timer);
     this.unsubscribe();
-    for (const view of this.views.values()) {
-      clock.clearTimeout(view.drainTimer);
-      view.drainTimer = null;
-      view.pending.clear();
-    }
+    for (const view of this.views.values()) view.stopWaiting(clock);
     for (const conn of this.connections) conn.ws.close(CLOSE_CODES.goingAway, 'server closing');
   }
 
   private newView(userId: string | null): BoardView {
-    const { limits, epoch, clock } = this.deps;
-    return new BoardView(
-      userId,
-      epoch,
-      limits.resumeBuffer,
-      { burst: limits.subscribeBurst, perSecond: limits.subscribePerSecond },
-      clock.now(),
-    );
+    const { limits: l, epoch, clock } = this.deps;
+    const budget = { burst: l.subscribeBurst, perSecond: l.subscribePerSecond };
+    return new BoardView(userId, epoch, l.resumeBuffer, budget, clock.now());
   }
 
   private detach(conn: BoardConnection): void {
@@ -172,8 +163,11 @@ export class BoardHub {
       if (view.subscribers.size === 0) continue;
       // Encoded once for the whole view rather than once per socket by ws.
       const bytes = Buffer.from(frame);
-      for (const conn of view.subscribers) this.sendRaw(conn, bytes);
-      this.enforceBudget(view);
+      // Summed from the sends themselves: no second pass over the sockets
+      // unless the view is over its budget.
+      let buffered = 0;
+      for (const conn of view.subscribers) buffered += this.sendRaw(conn, bytes);
+      if (buffered > this.deps.limits.maxUserBufferedBytes) this.enforceBudget(view);
     }
   }
 
@@ -290,16 +284,19 @@ export class BoardHub {
     this.enforceBudget(conn.view);
   }
 
-  private sendRaw(conn: BoardConnection, frame: string | Buffer): void {
-    if (conn.ws.readyState !== conn.ws.OPEN) return;
-    if (conn.ws.bufferedAmount > this.deps.limits.maxBufferedBytes) {
-      // A consumer this far behind is as good as dead; it reconnects and resumes.
-      this.deps.logger.warn({ buffered: conn.ws.bufferedAmount }, 'board: slow consumer dropped');
-      conn.ws.terminate();
-      this.detach(conn);
-      return;
-    }
+  /** Sends one frame; returns the bytes the socket has queued after it (0 if it is gone). */
+  private sendRaw(conn: BoardConnection, frame: string | Buffer): number {
+    if (conn.ws.readyState !== conn.ws.OPEN) return 0;
     conn.ws.send(frame, { binary: false });
     this.framesSent += 1;
+    const buffered = conn.ws.bufferedAmount;
+    if (buffered > this.deps.limits.maxBufferedBytes) {
+      // A consumer this far behind is as good as dead; it reconnects and resumes.
+      this.deps.logger.warn({ buffered }, 'board: slow consumer dropped');
+      conn.ws.terminate();
+      this.detach(conn);
+      return 0;
+    }
+    return buffered;
   }
 }

@@ -117,6 +117,13 @@ export class BoardView {
     return out;
   }
 
+  /** Drops every waiting subscribe and its timer (the server is closing). */
+  stopWaiting(clock: { clearTimeout(handle: unknown): void }): void {
+    clock.clearTimeout(this.drainTimer);
+    this.drainTimer = null;
+    this.pending.clear();
+  }
+
   /** Forgets a socket. */
   remove(conn: BoardConnection): void {
     this.connections.delete(conn);

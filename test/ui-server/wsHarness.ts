@@ -12,10 +12,11 @@ import {
 import type { BoardCard } from '../../src/ui-server/boardPort.js';
 import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
 import { createInspector } from '../../src/ui-server/inspector/createInspector.js';
-import type {
-  UiServerClock,
-  UiServerLimits,
-  UiServerLogger,
+import {
+  systemClock,
+  type UiServerClock,
+  type UiServerLimits,
+  type UiServerLogger,
 } from '../../src/ui-server/uiServerOptions.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 
@@ -77,9 +78,14 @@ export interface Harness {
   clock: ManualClock;
 }
 
+/**
+ * A server over the fake board. With `realClock` (the bench) the server runs
+ * on the system clock and `clock` drives nothing.
+ */
 export async function startHarness(
   limits: Partial<UiServerLimits> = {},
   board?: FakeBoard,
+  opts: { realClock?: boolean } = {},
 ): Promise<Harness> {
   const clock = new ManualClock();
   const fake = board ?? new FakeBoard({ maxRunning: 2, now: clock.now });
@@ -89,7 +95,7 @@ export async function startHarness(
     tokens: TOKENS,
     port: 0,
     host: '127.0.0.1',
-    clock,
+    clock: opts.realClock ? systemClock : clock,
     limits,
     logger: pino({ level: 'silent' }),
   });
