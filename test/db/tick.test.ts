@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { positionsOf, readChanges, readLines, repairDispatch } from '../../src/db/dispatchReads.js';
 import { ValidationError } from '../../src/db/errors.js';
 import { newId } from '../../src/db/ids.js';
+import type { Session } from '../../src/db/rows.js';
 import { tick } from '../../src/db/tick.js';
 import { describeEachEngine } from '../support/databases.js';
 import { rowCounts } from './fixtures.js';
@@ -184,9 +185,10 @@ describeEachEngine('tick', (getDb) => {
   it('is idempotent: the same tick twice answers applied and writes nothing new', async () => {
     const { db } = getDb();
     const t = ticker(db);
-    const e = [enqueueOp('alice'), enqueueOp('bob')];
-    const [g] = (await t(e, { want: 1 })).granted;
-    const s = g!.session;
+    const e = [enqueueOp('alice'), enqueueOp('bob'), enqueueOp('carol'), enqueueOp('dave')];
+    const granted = (await t(e, { want: 2 })).granted.map((g) => g.session);
+    const [s, f] = granted as [Session, Session];
+    await t([finishOp(f.id, f.epoch, { status: 'failed', exitCode: 1, reason: 'exit_code' })]);
     const handle = {
       op: 'handle' as const,
       ref: ref('h'),
@@ -197,15 +199,39 @@ describeEachEngine('tick', (getDb) => {
       startedAt: new Date('2026-07-14T10:00:00Z'),
     };
     const fin = requeueOp(s.id, s.epoch);
-    const more = enqueueOp('carol');
-    const input = t.input([handle, fin, more]);
+    const cancel = {
+      op: 'cancel' as const,
+      ref: ref('c'),
+      sessionId: e[3]!.sessionId,
+      expected: { status: 'queued' as const, epoch: 0 },
+      reason: 'cancelled by user',
+      column: 'failed',
+    };
+    const retry = {
+      op: 'retry' as const,
+      ref: ref('r'),
+      taskId: f.taskId,
+      actor: null,
+      sessionId: newId('session'),
+      expected: { sessionId: f.id, status: 'failed' as const, epoch: f.epoch },
+    };
+    const cap = { op: 'cap' as const, ref: ref('cap'), userId: 'erin', maxRunning: 4 };
+    const input = t.input([handle, fin, cancel, retry, cap, enqueueOp('carol')]);
     const first = await tick(db, input);
+    expect(first.outcomes.map((o) => o.kind)).toEqual([
+      'applied',
+      'applied',
+      'applied',
+      'applied',
+      'cap',
+      'applied',
+    ]);
     const counts = await rowCounts(db);
-    const tickAfter = first.tick;
     const second = await tick(db, input);
-    expect(second.outcomes.map((o) => o.kind)).toEqual(['applied', 'applied', 'applied']);
+    expect(second.outcomes.map((o) => o.kind)).toEqual(first.outcomes.map((o) => o.kind));
     expect(appliedOf(second, fin.ref).next?.session.id).toBe(fin.requeue!.sessionId);
-    expect(second.tick).toBe(tickAfter);
+    expect(appliedOf(second, retry.ref).session.id).toBe(retry.sessionId);
+    expect(second.tick).toBe(first.tick);
     expect(await rowCounts(db)).toEqual(counts);
     await expectConsistent(db);
   });

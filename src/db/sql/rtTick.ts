@@ -76,14 +76,18 @@ BEGIN
       INSERT INTO user_caps (user_id, max_running, updated_at)
       SELECT c.user_id, c.max_running, v_now FROM c WHERE c.max_running IS NOT NULL
       ON CONFLICT (user_id) DO UPDATE SET max_running = EXCLUDED.max_running, updated_at = EXCLUDED.updated_at
+      WHERE user_caps.max_running <> EXCLUDED.max_running
     )
-    INSERT INTO user_lines (user_id, head_turn, queued, running, join_seq, max_running, has_override, tick)
+    -- A cap already in place changes nothing (a retried tick writes nothing).
+    INSERT INTO user_lines AS ln (user_id, head_turn, queued, running, join_seq, max_running, has_override, tick)
     SELECT c.user_id, 0, 0, 0, 0, coalesce(c.max_running, v_ucap), c.max_running IS NOT NULL, v_tick FROM c
     ON CONFLICT (user_id) DO UPDATE SET max_running = EXCLUDED.max_running,
-      has_override = EXCLUDED.has_override, tick = EXCLUDED.tick;
+      has_override = EXCLUDED.has_override, tick = EXCLUDED.tick
+    WHERE (ln.max_running, ln.has_override) IS DISTINCT FROM (EXCLUDED.max_running, EXCLUDED.has_override);
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+    IF v_n > 0 THEN v_changed := true; END IF;
     v_out := v_out || (SELECT jsonb_agg(jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 'c', 'u', x.user_id))
       FROM jsonb_to_recordset(p->'caps') AS x(ord integer, ref text, user_id text));
-    v_changed := true;
   END IF;
 
   -- Handles: fenced on (running, epoch); a handle already recorded is left alone.
@@ -288,9 +292,11 @@ BEGIN
         ORDER BY s.turn LIMIT u.room) c
       ORDER BY c.turn, u.join_seq LIMIT v_free
     ), g AS (
+      -- By primary key from an array: a join to the CTE let the generic
+      -- plan walk every queued row of the line as the outer side (O(depth)).
       UPDATE sessions s SET status = 'running', epoch = s.epoch + 1, owner_node = v_owner,
         claimed_at = v_now, updated_at = v_now
-      FROM cand WHERE s.id = cand.id AND s.status = 'queued'
+      WHERE s.id = ANY (ARRAY(SELECT cand.id FROM cand)) AND s.status = 'queued'
       RETURNING s.*
     ), e AS (
       INSERT INTO ${EVENT_COLS}
