@@ -15,17 +15,12 @@
  * (measured 234 vs 92 µs per job in the prototype, ../shared/DISPATCH.md).
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
+import { A, EVENT_COLS, NF, STALE } from './outcomeSql.js';
+import { APPEND_PHASES } from './rtTickAppend.js';
+import { GRANT_AND_REPLY } from './rtTickGrant.js';
 
 /** The NOTIFY channel a tick that changed anything signals; payload `<tick> <owner>`. */
 export const TICK_CHANNEL = 'roundtable_tick';
-
-const A = (sid: string, task: string) =>
-  `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 'a', 'sid', ${sid}, 'tk', ${task})`;
-const STALE = (status: string, epoch: string) =>
-  `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 's', 'st', ${status}, 'ep', ${epoch})`;
-const NF = `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 'n')`;
-const EVENT_COLS =
-  'session_events (session_id, from_status, to_status, reason, node, epoch, at, tick)';
 
 export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
@@ -210,171 +205,6 @@ BEGIN
       LEFT JOIN sessions s ON s.id = x.session_id);
   END IF;
 
-  -- Retries: compare-and-set on the latest attempt; a new attempt at the back of the line.
-  IF jsonb_array_length(p->'retries') > 0 THEN
-    WITH r AS (
-      SELECT x.* FROM jsonb_to_recordset(p->'retries') AS x(ord integer, ref text, task_id text,
-        actor text, session_id text, exp_session_id text, exp_status text, exp_epoch integer, col text)
-    ), z AS (
-      SELECT r.*, t.id AS found, lt.id AS l_id, lt.status AS l_status, lt.epoch AS l_epoch,
-        lt.attempt AS l_attempt, lt.kind AS l_kind, lt.user_id AS l_user, mine.task_id AS mine_task,
-        (t.id IS NOT NULL AND lt.id IS NOT NULL AND mine.task_id IS NULL AND lt.id = r.exp_session_id
-          AND lt.status = r.exp_status AND lt.epoch = r.exp_epoch) AS cand
-      FROM r
-      LEFT JOIN tasks t ON t.id = r.task_id AND (r.actor IS NULL OR t.user_id = r.actor)
-      LEFT JOIN LATERAL (SELECT s.id, s.status, s.epoch, s.attempt, s.kind, s.user_id FROM sessions s
-        WHERE s.task_id = t.id ORDER BY s.attempt DESC LIMIT 1) lt ON true
-      LEFT JOIN sessions mine ON mine.id = r.session_id
-    ), y AS (
-      -- Of several retries of one task in a tick, the first wins; the others are superseded by it.
-      SELECT z.*, (z.cand AND row_number() OVER w = 1) AS ok, first_value(z.session_id) OVER w AS first_id
-      FROM z WINDOW w AS (PARTITION BY z.task_id, z.cand ORDER BY z.ord)
-    )
-    SELECT coalesce(jsonb_agg(jsonb_build_object('ord', y.ord, 'id', y.session_id, 'task_id', y.task_id,
-        'user_id', y.l_user, 'kind', y.l_kind, 'attempt', y.l_attempt + 1, 'reason', 'retry of ' || y.l_id,
-        'col', y.col) ORDER BY y.ord) FILTER (WHERE y.ok), '[]'),
-      jsonb_agg(CASE WHEN y.found IS NULL OR y.l_id IS NULL THEN ${NF.replaceAll('x.', 'y.')}
-        WHEN y.ok OR y.mine_task = y.task_id THEN ${A('y.session_id', 'true').replaceAll('x.', 'y.')}
-        WHEN y.cand THEN ${STALE("'superseded by ' || y.first_id", '0').replaceAll('x.', 'y.')}
-        WHEN y.mine_task IS NOT NULL THEN ${STALE("'session id taken'", '0').replaceAll('x.', 'y.')}
-        WHEN y.l_id = y.exp_session_id THEN ${STALE('y.l_status', 'y.l_epoch').replaceAll('x.', 'y.')}
-        ELSE ${STALE("'superseded by ' || y.l_id", 'y.l_epoch').replaceAll('x.', 'y.')} END)
-    INTO v_rows, v_o FROM y;
-    v_out := v_out || v_o;
-    IF jsonb_array_length(v_rows) > 0 THEN
-      UPDATE tasks t SET board_column = x.col, updated_at = v_now
-      FROM jsonb_to_recordset(v_rows) AS x(task_id text, col text) WHERE t.id = x.task_id;
-      v_next_join := rt_place(v_rows, false, v_tick, v_now, v_ucap, v_next_join);
-      v_changed := true;
-    END IF;
-  END IF;
-
-  -- Enqueues: task, session, history; idempotent on the ids.
-  IF jsonb_array_length(p->'enqueues') > 0 THEN
-    WITH q AS (
-      SELECT x.*, ex.task_id AS ex_task, ex.status AS ex_status, ex.epoch AS ex_epoch,
-        EXISTS (SELECT 1 FROM tasks t WHERE t.id = x.task_id) AS task_taken
-      FROM jsonb_to_recordset(p->'enqueues') AS x(ord integer, ref text, task_id text, session_id text,
-        user_id text, title text, spec jsonb, col text)
-      LEFT JOIN sessions ex ON ex.id = x.session_id
-    ), ti AS (
-      INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at)
-      SELECT q.task_id, q.user_id, q.title, q.spec, q.col, v_now, v_now FROM q
-      WHERE q.ex_task IS NULL AND NOT q.task_taken
-    )
-    SELECT coalesce(jsonb_agg(jsonb_build_object('ord', q.ord, 'id', q.session_id, 'task_id', q.task_id,
-        'user_id', q.user_id, 'kind', 'run', 'attempt', 1, 'reason', 'created') ORDER BY q.ord)
-        FILTER (WHERE q.ex_task IS NULL AND NOT q.task_taken), '[]'),
-      jsonb_agg(CASE WHEN (q.ex_task IS NULL AND NOT q.task_taken) OR q.ex_task = q.task_id
-          THEN ${A('q.session_id', 'true').replaceAll('x.', 'q.')}
-        WHEN q.ex_task IS NOT NULL THEN ${STALE('q.ex_status', 'q.ex_epoch').replaceAll('x.', 'q.')}
-        ELSE ${STALE("'task id taken'", '0').replaceAll('x.', 'q.')} END)
-    INTO v_rows, v_o FROM q;
-    v_out := v_out || v_o;
-    IF jsonb_array_length(v_rows) > 0 THEN
-      v_next_join := rt_place(v_rows, false, v_tick, v_now, v_ucap, v_next_join);
-      v_changed := true;
-    END IF;
-  END IF;
-
-  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
-  -- first (room) sessions by turn, merged by key. No session outside those
-  -- users can beat the free-th key (each chosen user's head is at or before it).
-  v_free := least(v_want, v_gcap - v_running);
-  IF v_free > 0 THEN
-    WITH users AS (
-      SELECT l.user_id, l.join_seq, l.max_running - l.running AS room FROM user_lines l
-      WHERE l.eligible ORDER BY l.head_turn, l.join_seq LIMIT v_free
-    ), cand AS (
-      SELECT c.id FROM users u CROSS JOIN LATERAL (
-        SELECT s.id, s.turn FROM sessions s
-        WHERE s.status = 'queued' AND s.user_id = u.user_id AND s.turn IS NOT NULL
-        ORDER BY s.turn LIMIT u.room) c
-      ORDER BY c.turn, u.join_seq LIMIT v_free
-    ), g AS (
-      -- By primary key from an array: a join to the CTE let the generic
-      -- plan walk every queued row of the line as the outer side (O(depth)).
-      UPDATE sessions s SET status = 'running', epoch = s.epoch + 1, owner_node = v_owner,
-        claimed_at = v_now, updated_at = v_now
-      WHERE s.id = ANY (ARRAY(SELECT cand.id FROM cand)) AND s.status = 'queued'
-      RETURNING s.*
-    ), e AS (
-      INSERT INTO ${EVENT_COLS}
-      SELECT g.id, 'queued', 'running', 'claimed', v_owner, g.epoch, v_now, v_tick FROM g
-    ), lu AS (
-      UPDATE user_lines l SET running = l.running + x.n, queued = l.queued - x.n,
-        head_turn = l.head_turn + x.n, tick = v_tick
-      FROM (SELECT g.user_id, count(*) AS n FROM g GROUP BY g.user_id) x WHERE l.user_id = x.user_id
-      RETURNING l.running > l.max_running AS over
-    )
-    SELECT count(*), coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(g), 'task', to_jsonb(t))
-        ORDER BY g.turn, g.join_seq), '[]'), coalesce(array_agg(g.id), '{}'),
-      coalesce((SELECT bool_or(lu.over) FROM lu), false)
-    INTO v_n, v_granted, v_gids, v_over FROM g JOIN tasks t ON t.id = g.task_id;
-    -- Belt and braces: the pick above never exceeds a cap; if it ever did, nothing commits.
-    IF v_over THEN
-      RAISE EXCEPTION 'rt_tick: a grant would exceed a user cap' USING ERRCODE = 'check_violation';
-    END IF;
-    IF v_n > 0 THEN
-      v_changed := true;
-      v_running := v_running + v_n;
-      IF v_running > v_gcap THEN
-        RAISE EXCEPTION 'rt_tick: a grant would exceed the global cap' USING ERRCODE = 'check_violation';
-      END IF;
-    END IF;
-  END IF;
-
-  IF v_changed THEN
-    UPDATE dispatch_state SET tick = v_tick, running = v_running, global_cap = v_gcap,
-      default_user_cap = v_ucap, next_join_seq = v_next_join;
-    -- The owner rides along: a node skips its own ticks (it has their replies).
-    PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner);
-  ELSE
-    v_tick := st.tick;
-  END IF;
-
-  -- The outcomes, with exact positions for the queued sessions they name,
-  -- computed in one pass over the active lines (not one function call each).
-  WITH x AS (
-    SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
-      nid text, st text, ep integer, u text)
-  ), ps AS (
-    SELECT q.id, 1 + coalesce(sum(greatest(0, least(l.queued::bigint,
-        q.turn - l.head_turn + CASE WHEN l.join_seq < q.join_seq THEN 1 ELSE 0 END))), 0) AS pos
-    FROM sessions q LEFT JOIN user_lines l ON l.queued > 0 AND l.head_turn <= q.turn
-    WHERE q.id IN (SELECT x.sid FROM x UNION SELECT x.nid FROM x) AND q.status = 'queued'
-      AND q.turn IS NOT NULL AND q.join_seq IS NOT NULL
-    GROUP BY q.id
-  )
-  SELECT coalesce(jsonb_agg(CASE x.k
-      WHEN 'a' THEN jsonb_build_object('ref', x.r, 'kind', 'applied', 'session', to_jsonb(s),
-        'task', CASE WHEN x.tk THEN to_jsonb(t) END,
-        'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
-        'next', CASE WHEN n.id IS NOT NULL THEN jsonb_build_object('session', to_jsonb(n),
-          'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END)
-      WHEN 's' THEN jsonb_build_object('ref', x.r, 'kind', 'stale',
-        'actual', jsonb_build_object('status', x.st, 'epoch', x.ep))
-      WHEN 'c' THEN jsonb_build_object('ref', x.r, 'kind', 'cap', 'line', to_jsonb(l))
-      ELSE jsonb_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
-  INTO v_o
-  FROM x
-  LEFT JOIN sessions s ON s.id = x.sid
-  LEFT JOIN tasks t ON x.tk AND t.id = s.task_id
-  LEFT JOIN sessions n ON n.id = x.nid
-  LEFT JOIN user_lines l ON l.user_id = x.u
-  LEFT JOIN ps sp ON sp.id = s.id
-  LEFT JOIN ps np ON np.id = n.id;
-
-  RETURN jsonb_build_object(
-    'tick', v_tick,
-    'outcomes', v_o,
-    'granted', v_granted,
-    'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
-      SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(s), 'task', to_jsonb(t))
-        ORDER BY s.claimed_at, s.id), '[]')
-      FROM sessions s JOIN tasks t ON t.id = s.task_id
-      WHERE s.status = 'running' AND s.owner_node = v_owner) END,
-    'running', v_running,
-    'lines', CASE WHEN v_changed THEN (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.user_id), '[]')
-      FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::jsonb END);
+${APPEND_PHASES}
+${GRANT_AND_REPLY}
 END $$`;

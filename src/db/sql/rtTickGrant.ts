@@ -1,0 +1,108 @@
+/**
+ * The end of `rt_tick`: the grants (the round-robin pick, the belt-and-braces
+ * cap assertion), the state row and NOTIFY, and the reply with exact
+ * positions. Spliced into the function body by rtTick.ts; the variables are its.
+ */
+import { EVENT_COLS, TICK_CHANNEL } from './outcomeSql.js';
+
+export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
+  -- first (room) sessions by turn, merged by key. No session outside those
+  -- users can beat the free-th key (each chosen user's head is at or before it).
+  v_free := least(v_want, v_gcap - v_running);
+  IF v_free > 0 THEN
+    WITH users AS (
+      SELECT l.user_id, l.join_seq, l.max_running - l.running AS room FROM user_lines l
+      WHERE l.eligible ORDER BY l.head_turn, l.join_seq LIMIT v_free
+    ), cand AS (
+      SELECT c.id FROM users u CROSS JOIN LATERAL (
+        SELECT s.id, s.turn FROM sessions s
+        WHERE s.status = 'queued' AND s.user_id = u.user_id AND s.turn IS NOT NULL
+        ORDER BY s.turn LIMIT u.room) c
+      ORDER BY c.turn, u.join_seq LIMIT v_free
+    ), g AS (
+      -- By primary key from an array: a join to the CTE let the generic
+      -- plan walk every queued row of the line as the outer side (O(depth)).
+      UPDATE sessions s SET status = 'running', epoch = s.epoch + 1, owner_node = v_owner,
+        claimed_at = v_now, updated_at = v_now
+      WHERE s.id = ANY (ARRAY(SELECT cand.id FROM cand)) AND s.status = 'queued'
+      RETURNING s.*
+    ), e AS (
+      INSERT INTO ${EVENT_COLS}
+      SELECT g.id, 'queued', 'running', 'claimed', v_owner, g.epoch, v_now, v_tick FROM g
+    ), lu AS (
+      UPDATE user_lines l SET running = l.running + x.n, queued = l.queued - x.n,
+        head_turn = l.head_turn + x.n, tick = v_tick
+      FROM (SELECT g.user_id, count(*) AS n FROM g GROUP BY g.user_id) x WHERE l.user_id = x.user_id
+      RETURNING l.running > l.max_running AS over
+    )
+    SELECT count(*), coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(g), 'task', to_jsonb(t))
+        ORDER BY g.turn, g.join_seq), '[]'), coalesce(array_agg(g.id), '{}'),
+      coalesce((SELECT bool_or(lu.over) FROM lu), false)
+    INTO v_n, v_granted, v_gids, v_over FROM g JOIN tasks t ON t.id = g.task_id;
+    -- Belt and braces: the pick above never exceeds a cap; if it ever did, nothing commits.
+    IF v_over THEN
+      RAISE EXCEPTION 'rt_tick: a grant would exceed a user cap' USING ERRCODE = 'check_violation';
+    END IF;
+    IF v_n > 0 THEN
+      v_changed := true;
+      v_running := v_running + v_n;
+      IF v_running > v_gcap THEN
+        RAISE EXCEPTION 'rt_tick: a grant would exceed the global cap' USING ERRCODE = 'check_violation';
+      END IF;
+    END IF;
+  END IF;
+
+  IF v_changed THEN
+    UPDATE dispatch_state SET tick = v_tick, running = v_running, global_cap = v_gcap,
+      default_user_cap = v_ucap, next_join_seq = v_next_join;
+    -- The owner rides along: a node skips its own ticks (it has their replies).
+    PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner);
+  ELSE
+    v_tick := st.tick;
+  END IF;
+
+  -- The outcomes, with exact positions for the queued sessions they name,
+  -- computed in one pass over the active lines (not one function call each).
+  WITH x AS (
+    SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
+      nid text, st text, ep integer, u text)
+  ), ps AS (
+    SELECT q.id, 1 + coalesce(sum(greatest(0, least(l.queued::bigint,
+        q.turn - l.head_turn + CASE WHEN l.join_seq < q.join_seq THEN 1 ELSE 0 END))), 0) AS pos
+    FROM sessions q LEFT JOIN user_lines l ON l.queued > 0 AND l.head_turn <= q.turn
+    WHERE q.id = ANY (ARRAY(SELECT x.sid FROM x UNION SELECT x.nid FROM x)) AND q.status = 'queued'
+      AND q.turn IS NOT NULL AND q.join_seq IS NOT NULL
+    GROUP BY q.id
+  )
+  SELECT coalesce(jsonb_agg(CASE x.k
+      WHEN 'a' THEN jsonb_build_object('ref', x.r, 'kind', 'applied', 'session', to_jsonb(s),
+        'task', CASE WHEN x.tk THEN to_jsonb(t) END,
+        'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
+        'next', CASE WHEN n.id IS NOT NULL THEN jsonb_build_object('session', to_jsonb(n),
+          'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END)
+      WHEN 's' THEN jsonb_build_object('ref', x.r, 'kind', 'stale',
+        'actual', jsonb_build_object('status', x.st, 'epoch', x.ep))
+      WHEN 'c' THEN jsonb_build_object('ref', x.r, 'kind', 'cap', 'line', to_jsonb(l))
+      ELSE jsonb_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
+  INTO v_o
+  FROM x
+  LEFT JOIN sessions s ON s.id = x.sid
+  LEFT JOIN tasks t ON x.tk AND t.id = s.task_id
+  LEFT JOIN sessions n ON n.id = x.nid
+  LEFT JOIN user_lines l ON l.user_id = x.u
+  LEFT JOIN ps sp ON sp.id = s.id
+  LEFT JOIN ps np ON np.id = n.id;
+
+  RETURN jsonb_build_object(
+    'tick', v_tick,
+    'outcomes', v_o,
+    'granted', v_granted,
+    'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
+      SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(s), 'task', to_jsonb(t))
+        ORDER BY s.claimed_at, s.id), '[]')
+      FROM sessions s JOIN tasks t ON t.id = s.task_id
+      WHERE s.status = 'running' AND s.owner_node = v_owner) END,
+    'running', v_running,
+    'lines', CASE WHEN v_changed THEN (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.user_id), '[]')
+      FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::jsonb END);
+`;
