@@ -66,8 +66,8 @@ export interface DispatcherOptions {
   validate?(op: TickOp): void;
   /** False while this node must take no grants (its container engine is down). */
   mayGrant(): boolean;
-  /** Every successful tick, after its callers were answered. */
-  onTick(result: TickResult): void;
+  /** Every successful tick, after its callers were answered, with the ops it carried. */
+  onTick(result: TickResult, ops: readonly TickOp[]): void;
   /** A session granted to this node: start its runner. */
   onGranted(grant: { session: Session; task: Task }): void;
   onError(error: unknown): void;
@@ -270,7 +270,10 @@ export class Dispatcher {
     // The tick's own changes first, then its grants: a re-queued attempt
     // granted in the tick that failed its predecessor comes after it.
     try {
-      this.o.onTick(result);
+      this.o.onTick(
+        result,
+        batch.map((e) => e.op),
+      );
     } catch (error) {
       this.o.onError(error);
     }

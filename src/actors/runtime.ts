@@ -30,13 +30,14 @@ import {
 } from '../db/index.js';
 import { validateTickOp } from '../db/tickInput.js';
 import { isTransientDbError } from '../db/transientErrors.js';
+import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
 import type { TickOutcome } from '../db/tickTypes.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { type ExitReason, isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, DispatcherStoppedError } from './dispatcher.js';
 import { LineBook } from './lineBook.js';
-import { reconcilerLogic } from './reconciler.js';
+import { reconcilerLogic, requestPass } from './reconciler.js';
 import type { PassReport } from './reconcilerSteps.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { createBoardIndex } from './runtimeBoard.js';
@@ -72,6 +73,9 @@ function applied(outcome: TickOutcome, what: string) {
 /** Store failures a command surfaces: bad input is `invalid`, the rest `unavailable`. */
 function commandError(error: unknown): never {
   if (error instanceof RuntimeCommandError) throw error;
+  // The runtime stopped with the command's write still waiting: it never ran.
+  if (error instanceof DispatcherStoppedError)
+    throw new RuntimeStoppedError({ kind: 'stopped' }, 'the runtime stopped before the command ran');
   if (error instanceof ValidationError)
     throw new RuntimeCommandError('invalid', error.message, { cause: error });
   if (error instanceof NotFoundError)
@@ -112,7 +116,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           ? lines.positionOf(s.turn, s.joinSeq)
           : null,
     subscribe: (listener) => lines.subscribe(listener),
-  });
+  }, { schedule: (fn, ms) => clock.setTimeout(fn, ms), pushEveryMs: o.positionPushMs });
   const runners = (): Supervisor | undefined => {
     const sup = root?.child(RUNNERS);
     return sup !== undefined && 'whichChildren' in sup ? sup : undefined;
@@ -133,13 +137,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       validateTickOp(op);
     },
     mayGrant: () => !dead && engine.available(),
-    onTick(result) {
+    onTick(result, ops) {
       if (dead) return;
       lines.apply(result.lines, result.running);
       feed.own(result);
+      // A run this node finished streamed its output here already (or had
+      // none): its card needs no read of the stored output.
+      const finished = new Set<string>();
+      for (const op of ops) if (op.op === 'finish') finished.add(op.ref);
       for (const x of result.outcomes) {
         if (x.kind !== 'applied') continue;
-        void board.apply(x.session, x.task ?? undefined).catch(report);
+        const outputShown = finished.has(x.ref);
+        void board.apply(x.session, x.task ?? undefined, { outputShown }).catch(report);
         if (x.next !== undefined) void board.apply(x.next.session, x.task ?? undefined).catch(report);
       }
     },
@@ -153,6 +162,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     track,
   });
   const feed = new TickFeed({
+    owner,
     clock,
     pollMs: o.dispatchPollMs,
     ...(o.notifications ? { notifications: o.notifications } : {}),
@@ -330,7 +340,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         { id: 'reconciler', start: { logic: reconciler, input: { periodMs: o.reconcileMs } } },
       ],
     },
-    { clock, ...(o.inspect ? { inspect: o.inspect } : {}) },
+    { clock, onError: report, ...(o.inspect ? { inspect: o.inspect } : {}) },
   );
   const top = root;
   await feed.start(start.tick);
@@ -524,12 +534,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (ref === undefined || !('send' in ref)) {
         return Promise.reject(new RuntimeCommandError('unavailable', 'no reconciler running'));
       }
-      return new Promise<void>((resolve, reject) =>
-        (ref as AnyActorRef).send({
-          type: 'tick',
-          done: (error?: unknown) => (error === undefined ? resolve() : reject(error)),
-        }),
-      );
+      // Settles even when the runtime stops during the pass (the loop
+      // answers held callers; a stopped actor is watched, like a call).
+      return requestPass(ref as AnyActorRef).catch((error: unknown) => {
+        throw error instanceof ReconcilerStoppedError && ending !== undefined
+          ? new RuntimeStoppedError(ending === 'stop' ? { kind: 'stopped' } : { kind: 'killed' })
+          : error;
+      });
     },
     onSupervisorEvent(listener) {
       supervisorListeners.add(listener);

@@ -144,7 +144,22 @@ export function lastLines(tail: string, n: number, whole: boolean): string[] {
   return lines.slice(-n);
 }
 
-export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
+/**
+ * How often moved positions are pushed at most. Every grant anywhere moves
+ * every card behind it, so pushing each move would cost O(queued) per tick:
+ * the pass runs at most once per `pushEvery` (on the caller's clock), and
+ * `cards()` stays exact between passes (it computes positions live).
+ */
+export interface BoardPushOptions {
+  schedule(fn: () => void, ms: number): void;
+  pushEveryMs: number;
+}
+
+export function createBoardIndex(
+  db: Db,
+  pool?: BoardPositions,
+  push?: BoardPushOptions,
+): BoardIndex {
   const entries = new Map<string, Entry>();
   const bySession = new Map<string, string>();
   /** Task ids whose card is in the queued column. */
@@ -253,10 +268,12 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
   const unsubscribePool = pool?.subscribe(() => {
     if (pending || listeners.size === 0) return;
     pending = true;
-    queueMicrotask(() => {
+    const pass = () => {
       pending = false;
       publish(reposition());
-    });
+    };
+    if (push === undefined) queueMicrotask(pass);
+    else push.schedule(pass, push.pushEveryMs);
   });
 
   /** Returns false (and changes nothing) when the card already shows a later row. */
@@ -296,7 +313,7 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
 
   /** Brings one card up to date after `put`. */
   const show = async (taskId: string) => {
-    await restoreOutput([taskId]);
+    await restoreSoon(taskId);
     reposition([taskId]);
     publish([taskId]);
   };
@@ -338,6 +355,27 @@ export function createBoardIndex(db: Db, pool?: BoardPositions): BoardIndex {
       if (e === undefined || e.session.id !== r.session_id || e.lines.length > 0) continue;
       e.lines = lastLines(r.tail, CARD_OUTPUT_LINES, r.whole).map(cutLine);
     }
+  };
+
+  /**
+   * One read for every card that needs its stored output in this turn of
+   * the loop: a tick or a feed batch finishes many runs at once, and a read
+   * per card would cost a statement per job.
+   */
+  let batch: { ids: string[]; done: Promise<void> } | null = null;
+  const restoreSoon = (taskId: string): Promise<void> => {
+    if (batch === null) {
+      const ids: string[] = [];
+      batch = {
+        ids,
+        done: Promise.resolve().then(() => {
+          batch = null;
+          return restoreOutput(ids);
+        }),
+      };
+    }
+    batch.ids.push(taskId);
+    return batch.done;
   };
 
   const refresh = async (taskId: string): Promise<void> => {

@@ -25,6 +25,8 @@ export interface TickNotifications {
 }
 
 export interface FeedOptions {
+  /** This boot's owner: NOTIFYs of its own ticks are skipped (their replies were applied). */
+  owner: string;
   clock: DispatchClock;
   pollMs: number;
   notifications?: TickNotifications;
@@ -62,7 +64,11 @@ export class TickFeed {
       try {
         this.unlisten = await this.o.notifications.listen(
           'roundtable_tick',
-          (payload) => this.heard(Number(payload)),
+          (payload) => {
+            // `<tick> <owner>`; a repair's NOTIFY has no owner.
+            const [tick, owner] = payload.split(' ');
+            if (owner !== this.o.owner) this.heard(Number(tick));
+          },
           (state) => {
             this.listening = state === 'listening';
             // Back from a lost listener: what was said meanwhile is read now.

@@ -13,6 +13,7 @@ export const RUNTIME_DEFAULTS = {
   ioTimeoutMs: 120_000,
   reconcileLock: false,
   dispatchPollMs: 1_000,
+  positionPushMs: 100,
   storeDeadlineMs: 60_000,
 } as const;
 
@@ -40,6 +41,7 @@ const KNOWN: ReadonlyArray<keyof RuntimeOptions> = [
   'dispatchPollMs',
   'storeDeadlineMs',
   'isTransient',
+  'positionPushMs',
 ];
 
 /** A bad option, named. */
@@ -61,6 +63,7 @@ export type ResolvedRuntimeOptions = Omit<RuntimeOptions, keyof typeof RUNTIME_D
   ioTimeoutMs: number;
   reconcileLock: boolean;
   dispatchPollMs: number;
+  positionPushMs: number;
   storeDeadlineMs: number;
   heartbeatMs: number;
   heartbeatStaleBeats: number;
@@ -113,6 +116,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
     'heartbeatMs',
     'passTimeoutMs',
     'dispatchPollMs',
+    'positionPushMs',
     'storeDeadlineMs',
   ] as const) {
     const v = key in derived ? derived[key as keyof typeof derived] : o[key as keyof typeof o];

@@ -94,6 +94,12 @@ export interface RuntimeOptions {
   /** Fallback poll of other nodes' ticks. Default 1000. */
   dispatchPollMs?: number;
   /**
+   * Board subscribers are told of moved positions at most this often (a
+   * card's own changes are told at once; `cards()` is always exact).
+   * Default 100.
+   */
+  positionPushMs?: number;
+  /**
    * How long a write waits for the store to take it (a tick that keeps
    * failing) before its caller is told `unavailable`, and how long a runner
    * keeps retrying a read while the store is down. Default 60 000.
@@ -289,12 +295,19 @@ export function describeRuntimeExit(exit: RuntimeExit): string {
     : `the root supervisor gave up: ${describeExitReason(exit.reason)}${crash}`;
 }
 
-/** `runtime.booted` rejects with it when the tree ends before the first boot pass succeeded. */
+/**
+ * `runtime.booted` rejects with it when the tree ends before the first boot
+ * pass succeeded; so do `reconcile()` and commands whose writes had not run
+ * when the runtime stopped.
+ */
 export class RuntimeStoppedError extends Error {
   override readonly name = 'RuntimeStoppedError';
   readonly code = 'RUNTIME_STOPPED';
-  constructor(readonly exit: RuntimeExit) {
-    super(`the runtime ended before its boot pass: ${describeRuntimeExit(exit)}`);
+  constructor(
+    readonly exit: RuntimeExit,
+    message = `the runtime ended before its boot pass: ${describeRuntimeExit(exit)}`,
+  ) {
+    super(message);
   }
 }
 
