@@ -8,6 +8,7 @@
  * (src/machines/startFailurePolicy.ts).
  */
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
+import { isContainerError } from '../containers/ContainerError.js';
 import type { Session } from '../db/rows.js';
 import type { ContainerRunError } from '../machines/containerRunTypes.js';
 import { START_FAILURE_DEFAULTS, startFailureAction } from '../machines/startFailurePolicy.js';
@@ -27,6 +28,8 @@ export interface EngineGateOptions {
 
 export class EngineGate {
   private down: { since: number; code: string; message: string } | null = null;
+  /** The gate stays closed until at least this time (the policy's retry delay). */
+  private holdUntil = 0;
   private probes = 0;
   private timer: unknown = null;
   private stopped = false;
@@ -45,13 +48,18 @@ export class EngineGate {
   /** Decides a failed start; an unreachable engine also closes the gate. */
   startFailed(error: ContainerRunError, session: Session): StartFailure {
     const code = engineCodeOf(error);
+    // The engine's own words ("No such image: x") are on the backend's
+    // error under the run's; the run's message only says which step failed.
+    const cause = (error as { cause?: unknown }).cause;
+    const message = isContainerError(cause) ? cause.message : error.message;
     const decided = startFailureAction({
       code: code ?? 'engine',
-      message: error.message,
+      message,
       attempt: session.attempt,
       ...START_FAILURE_DEFAULTS,
     });
-    if (code === 'unavailable' || code === 'timeout') this.close(code, error.message);
+    if (code === 'unavailable' || code === 'timeout')
+      this.close(code, message, decided.action === 'retry_later' ? decided.delayMs : 0);
     return decided.action === 'fail'
       ? { action: 'fail', reason: decided.reason, userRecoverable: decided.userRecoverable }
       : { action: 'requeue', reason: decided.reason };
@@ -63,9 +71,12 @@ export class EngineGate {
     this.timer = null;
   }
 
-  private close(code: string, message: string): void {
-    if (this.down !== null || this.stopped) return;
-    this.down = { since: this.o.clock.now(), code, message };
+  private close(code: string, message: string, holdMs: number): void {
+    if (this.stopped) return;
+    const now = this.o.clock.now();
+    this.holdUntil = Math.max(this.holdUntil, now + holdMs);
+    if (this.down !== null) return;
+    this.down = { since: now, code, message };
     this.probes = 0;
     this.arm();
   }
@@ -73,24 +84,29 @@ export class EngineGate {
   private arm(): void {
     if (this.stopped) return;
     const p = this.o.probe ?? { baseMs: 500, maxMs: 5_000 };
-    const delay = backoffDelay(
+    const backoff = backoffDelay(
       this.probes,
       { minMs: p.baseMs, maxMs: p.maxMs, randomFactor: 0, resetAfterMs: 0 },
       () => 0,
     );
+    const delay = Math.max(backoff, this.holdUntil - this.o.clock.now());
     this.timer = this.o.clock.setTimeout(() => {
       this.timer = null;
       this.probes += 1;
-      void this.o.track(this.o.backend.ping()).then((r) => {
-        if (this.stopped) return;
-        if (r.ok) {
-          this.down = null;
-          this.o.onChange();
-        } else this.arm();
-      }, (error: unknown) => {
-        this.o.onError(error);
-        this.arm();
-      });
+      void this.o.track(this.o.backend.ping()).then(
+        (r) => {
+          if (this.stopped) return;
+          // A start failed meanwhile and the policy wants a longer wait: wait it out.
+          if (r.ok && this.o.clock.now() >= this.holdUntil) {
+            this.down = null;
+            this.o.onChange();
+          } else this.arm();
+        },
+        (error: unknown) => {
+          this.o.onError(error);
+          this.arm();
+        },
+      );
     }, delay);
   }
 }
