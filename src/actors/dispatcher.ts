@@ -3,9 +3,13 @@
  * dance. Every write a caller hands in (enqueue, retry, handle, finish,
  * cancel, cap) waits here until the next tick, and every tick carries all
  * of them plus the grants this node has room for, in one statement and one
- * commit (`tick` in src/db, the SQL function `rt_tick`). At most one tick is
- * in flight; whatever arrives meanwhile rides the next one, so batches grow
- * with load and there is no timer at low load (opportunistic group commit).
+ * commit (`tick` in src/db, the SQL function `rt_tick`). At most
+ * `maxInFlight` ticks are out at once (2 by default: while the database
+ * runs one, the node works on the last reply and the next one queues on the
+ * tick's lock, so neither side waits for the other); whatever arrives
+ * meanwhile rides the next one, so batches grow with load and there is no
+ * timer at low load (opportunistic group commit). A tick asks only for room
+ * no tick in flight has asked for already.
  *
  * A caller's promise settles only after its tick committed. A tick that
  * fails on a transient error (the server restarting, a timeout) is sent
@@ -59,6 +63,8 @@ export interface DispatcherOptions {
   opDeadlineMs: number;
   /** Most ops one tick carries. */
   maxOpsPerTick: number;
+  /** Most ticks out at once. Default 2. */
+  maxInFlight?: number;
   /**
    * Checks one op when it is submitted (throws for a bad one), so a bad op
    * is its caller's error at once and never fails the batch it would ride.
@@ -93,7 +99,9 @@ const MAX_TICK_BYTES = 8 * 1024 * 1024;
 
 export class Dispatcher {
   private pending: Entry[] = [];
-  private inFlight = false;
+  private inFlight = 0;
+  /** Grants asked for by ticks in flight: room not to ask for twice. */
+  private reserved = 0;
   private scheduled = false;
   private retryTimer: unknown = null;
   private failures = 0;
@@ -183,17 +191,23 @@ export class Dispatcher {
   }
 
   private want(): number {
-    return this.o.mayGrant() ? Math.max(0, this.o.localMax - this.held.size) : 0;
+    return this.o.mayGrant()
+      ? Math.max(0, this.o.localMax - this.held.size - this.reserved)
+      : 0;
+  }
+
+  private full(): boolean {
+    return this.inFlight >= (this.o.maxInFlight ?? 2);
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight || this.stopped || this.retryTimer !== null) return;
+    if (this.scheduled || this.full() || this.stopped || this.retryTimer !== null) return;
     if (this.pending.length === 0 && !(this.dirty && this.want() > 0)) return;
     // One microtask: every submit made in this turn of the loop rides this tick.
     this.scheduled = true;
     queueMicrotask(() => {
       this.scheduled = false;
-      if (!this.inFlight && !this.stopped && this.retryTimer === null) this.run();
+      if (!this.full() && !this.stopped && this.retryTimer === null) this.run();
     });
   }
 
@@ -225,7 +239,9 @@ export class Dispatcher {
         this.held.has(e.op.sessionId)
       )
         freed += 1;
-    const want = this.o.mayGrant() ? Math.max(0, this.o.localMax - this.held.size + freed) : 0;
+    const want = this.o.mayGrant()
+      ? Math.max(0, this.o.localMax - this.held.size - this.reserved + freed)
+      : 0;
     const input: TickInput = {
       owner: this.o.owner,
       now: new Date(this.o.clock.now()),
@@ -236,7 +252,8 @@ export class Dispatcher {
       ...(this.resync ? { resync: true } : {}),
     };
     this.dirty = false;
-    this.inFlight = true;
+    this.inFlight += 1;
+    this.reserved += want;
     void this.o
       .track(this.o.tick(input))
       .then(
@@ -244,7 +261,8 @@ export class Dispatcher {
         (error: unknown) => this.failed(batch, error),
       )
       .finally(() => {
-        this.inFlight = false;
+        this.inFlight -= 1;
+        this.reserved -= want;
         this.schedule();
       });
   }

@@ -90,6 +90,7 @@ function dispatcher(store: FakeStore, clock: TestClock, over: Partial<Dispatcher
     onGranted: (g) => granted.push(g.session.id),
     onError: (e) => errors.push(e),
     track: (w) => w,
+    maxInFlight: 1,
     ...over,
   });
   // The runtime pokes once it is up: the first tick asks for the room there is.
@@ -238,5 +239,31 @@ describe('Dispatcher', () => {
     d.stop();
     expect(await q).toBeInstanceOf(DispatcherStoppedError);
     await expect(d.submit(enqueue(3))).rejects.toBeInstanceOf(DispatcherStoppedError);
+  });
+
+  it('pipelining: with two ticks out, the second asks only for room the first did not', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    store.hold = true;
+    const { d } = dispatcher(store, clock, { maxInFlight: 2 });
+    await flush();
+    expect(store.calls.map((c) => c.want)).toEqual([4]);
+    const p = d.submit(enqueue(1));
+    await flush();
+    // The second tick carries the op and asks for nothing: the first asked for all 4.
+    expect(store.calls.map((c) => [c.want, c.ops.length])).toEqual([
+      [4, 0],
+      [0, 1],
+    ]);
+    const q = d.submit(enqueue(2));
+    await flush();
+    expect(store.calls).toHaveLength(2); // two out: the third waits
+    store.pending.shift()?.();
+    store.pending.shift()?.();
+    expect((await p).kind).toBe('applied');
+    await flush();
+    expect(store.calls).toHaveLength(3);
+    store.pending.shift()?.();
+    expect((await q).kind).toBe('applied');
   });
 });
