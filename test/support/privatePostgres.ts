@@ -171,7 +171,6 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
           `unix_socket_directories = '${sock}'`,
           // A throwaway cluster: durability costs time and buys nothing here.
           'fsync = off',
-          'synchronous_commit = off',
           'full_page_writes = off',
           'max_connections = 50',
           '',
