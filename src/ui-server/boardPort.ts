@@ -129,6 +129,11 @@ export interface BoardCommands {
   setUserCap(userId: string, maxRunning: number | null): Promise<void>;
   poolSnapshot(): PoolSnapshot;
   metrics(): BoardMetricsSnapshot;
+  /**
+   * The node's container engine as its last start or probe found it; shown
+   * on `/healthz` and the board. Optional: a source with no engine omits it.
+   */
+  health?(): { engine: 'available' | 'unavailable' };
 }
 
 /** Stable codes of command failures, each with its HTTP status. */

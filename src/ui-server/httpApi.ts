@@ -127,7 +127,11 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
       return res.end(await pageScript());
     case 'health':
-      return send(res, 200, { ok: true, connections: ctx.connections() });
+      return send(res, 200, {
+        ok: true,
+        connections: ctx.connections(),
+        ...(ctx.commands.health ? { engine: ctx.commands.health().engine } : {}),
+      });
     case 'metrics': {
       requireAdmin(principalOf(req, ctx));
       const text = await ctx.metrics.render();

@@ -146,6 +146,12 @@ export class FakeBoard implements BoardSource, BoardCommands {
     };
   }
 
+  /** The engine as a test sets it (`/healthz` reports it). */
+  engine: 'available' | 'unavailable' = 'available';
+  health(): { engine: 'available' | 'unavailable' } {
+    return { engine: this.engine };
+  }
+
   metrics(): BoardMetricsSnapshot {
     const pool = this.poolSnapshot();
     const samples = this.waitSamples;

@@ -170,3 +170,15 @@ describe('auth, routes, health, metrics, page', () => {
     expect(String(script.json)).not.toMatch(/from"node:|require\("node:/);
   });
 });
+
+describe('health', () => {
+  it("/healthz needs no token and says whether the node's container engine answers", async () => {
+    h = await startHarness();
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({
+      ok: true,
+      engine: 'available',
+    });
+    h.board.engine = 'unavailable';
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({ engine: 'unavailable' });
+  });
+});

@@ -231,7 +231,7 @@ export class InspectionCollector {
       this.treeVersion += 1;
     }
     // Most events are ordinary: skip building a frame for them.
-    if (event.type !== 'runner_slot' && !event.type.startsWith('roundtable.')) return;
+    if (!event.type.startsWith('roundtable.')) return;
     const line = classifyFrame(
       { kind: 'event', actorId: rec.id, sessionId: rec.sessionId, event },
       at,

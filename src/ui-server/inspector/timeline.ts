@@ -55,7 +55,7 @@ export interface SnapshotFrame {
  * classifyFrame(ev({ type: 'roundtable.child.exited', supervisorId: 'root', childId: 'pool', reason: 'killed' }), 5) // => { at: 5, kind: 'exit', subject: 'root/pool', sessionId: null, text: 'exited: killed', alarm: true }
  * classifyFrame(ev({ type: 'roundtable.child.restarting', supervisorId: 'root', childId: 'pool', delayMs: 250 }), 5).text // => 'restarting in 250 ms'
  * classifyFrame(ev({ type: 'roundtable.supervisor.intensity_reached', supervisorId: 'root', intensity: 3, periodMs: 5000 }), 5).text // => 'intensity reached: more than 3 restarts in 5000 ms'
- * classifyFrame({ kind: 'event', actorId: 'runner-7', sessionId: 'x:9', event: { type: 'runner_slot', sessionId: 'sess-1' } }, 5).kind // => 'grant'
+ * classifyFrame({ kind: 'event', actorId: 'pool', sessionId: 'x:9', event: { type: 'roundtable.pool.hold', sessionId: 'sess-1' } }, 5).kind // => 'grant'
  * classifyFrame({ kind: 'snapshot', actorId: 'run', sessionId: 'x:4', status: 'done', output: { outcome: 'gave_up', reason: 'container_replaced' } }, 5).text // => 'gave up: container_replaced'
  * classifyFrame({ kind: 'event', actorId: 'w', sessionId: 'x:2', event: { type: 'tick' } }, 5) // => null
  * ```
@@ -75,13 +75,14 @@ export function classifyFrame(frame: EventFrame | SnapshotFrame, at: number): Ti
     };
   }
   const e = frame.event;
-  if (e.type === 'runner_slot') {
+  // A runner holding its session's slot: the tick granted it (or an adopt fenced it).
+  if (e.type === 'roundtable.pool.hold') {
     return {
       at,
       kind: 'grant',
       subject: frame.actorId,
       sessionId: frame.sessionId,
-      text: `slot granted${typeof e.sessionId === 'string' ? ` for session ${e.sessionId}` : ''}`,
+      text: `slot held${typeof e.sessionId === 'string' ? ` for session ${e.sessionId}` : ''}`,
       alarm: false,
     };
   }

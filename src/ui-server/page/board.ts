@@ -36,9 +36,22 @@ if (token === null) {
     status.textContent = `error: ${(err as Error).message}`;
   };
   const onRetry = (taskId: string) => void api.retry(taskId).catch(showError);
+  // The node's container engine: while it is down, starts are held (sessions stay queued).
+  let engine = 'available';
+  const checkEngine = () =>
+    void fetch('/healthz')
+      .then((r) => r.json() as Promise<{ engine?: string }>)
+      .then((h) => {
+        engine = h.engine ?? 'available';
+      })
+      .catch(() => undefined);
+  checkEngine();
+  setInterval(checkEngine, 5000);
   const render = (ctx: BoardContext) => {
     const now = Date.now();
-    status.textContent = `${ctx.connection}${ctx.userId ? ` as ${ctx.userId}` : ''} · seq ${ctx.seq}`;
+    const held = engine === 'unavailable' ? ' · container engine unavailable: starts are held' : '';
+    status.textContent = `${ctx.connection}${ctx.userId ? ` as ${ctx.userId}` : ''} · seq ${ctx.seq}${held}`;
+    document.body.dataset.engine = engine;
     document.body.dataset.connection = ctx.connection;
     for (const column of COLUMNS) {
       const holder = document.querySelector(`section[data-column="${column}"] .cards`)!;
