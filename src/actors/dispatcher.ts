@@ -19,8 +19,9 @@
  * A tick that fails for any other reason is split: its ops go one per tick
  * until the bad one is found, and only that caller sees the error.
  */
-import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
+
 import type { Session, Task } from '../db/rows.js';
+import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import type { RuntimeCaps } from './runtimeTypes.js';
 
 /** A caller's op waited past its deadline while the store did not answer. */
@@ -191,9 +192,7 @@ export class Dispatcher {
   }
 
   private want(): number {
-    return this.o.mayGrant()
-      ? Math.max(0, this.o.localMax - this.held.size - this.reserved)
-      : 0;
+    return this.o.mayGrant() ? Math.max(0, this.o.localMax - this.held.size - this.reserved) : 0;
   }
 
   private full(): boolean {

@@ -29,9 +29,9 @@ import {
   ValidationError,
 } from '../db/index.js';
 import { validateTickOp } from '../db/tickInput.js';
+import type { TickOutcome } from '../db/tickTypes.js';
 import { isTransientDbError } from '../db/transientErrors.js';
 import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
-import type { TickOutcome } from '../db/tickTypes.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { type ExitReason, isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
@@ -75,7 +75,10 @@ function commandError(error: unknown): never {
   if (error instanceof RuntimeCommandError) throw error;
   // The runtime stopped with the command's write still waiting: it never ran.
   if (error instanceof DispatcherStoppedError)
-    throw new RuntimeStoppedError({ kind: 'stopped' }, 'the runtime stopped before the command ran');
+    throw new RuntimeStoppedError(
+      { kind: 'stopped' },
+      'the runtime stopped before the command ran',
+    );
   if (error instanceof ValidationError)
     throw new RuntimeCommandError('invalid', error.message, { cause: error });
   if (error instanceof NotFoundError)
@@ -108,20 +111,30 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
 
   const lines = new LineBook();
-  const board = createBoardIndex(db, {
-    placeOf: (s: Session) =>
-      s.status === 'running'
-        ? 0
-        : s.status === 'queued' && s.turn !== null && s.joinSeq !== null
-          ? lines.positionOf(s.turn, s.joinSeq)
-          : null,
-    subscribe: (listener) => lines.subscribe(listener),
-  }, { schedule: (fn, ms) => clock.setTimeout(fn, ms), pushEveryMs: o.positionPushMs });
+  const board = createBoardIndex(
+    db,
+    {
+      placeOf: (s: Session) =>
+        s.status === 'running'
+          ? 0
+          : s.status === 'queued' && s.turn !== null && s.joinSeq !== null
+            ? lines.positionOf(s.turn, s.joinSeq)
+            : null,
+      subscribe: (listener) => lines.subscribe(listener),
+    },
+    { schedule: (fn, ms) => clock.setTimeout(fn, ms), pushEveryMs: o.positionPushMs },
+  );
   const runners = (): Supervisor | undefined => {
     const sup = root?.child(RUNNERS);
     return sup !== undefined && 'whichChildren' in sup ? sup : undefined;
   };
-  const engine = new EngineGate({ backend, clock, onChange: () => dispatcher.poke(), onError: report, track });
+  const engine = new EngineGate({
+    backend,
+    clock,
+    onChange: () => dispatcher.poke(),
+    onError: report,
+    track,
+  });
 
   const dispatcher: Dispatcher = new Dispatcher({
     owner,
@@ -149,7 +162,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         if (x.kind !== 'applied') continue;
         const outputShown = finished.has(x.ref);
         void board.apply(x.session, x.task ?? undefined, { outputShown }).catch(report);
-        if (x.next !== undefined) void board.apply(x.next.session, x.task ?? undefined).catch(report);
+        if (x.next !== undefined)
+          void board.apply(x.next.session, x.task ?? undefined).catch(report);
       }
     },
     onGranted(grant) {
@@ -203,7 +217,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onOutput: (sessionId, chunk) => board.appendOutput(sessionId, chunk),
     onRows: (session, task, outputShown) => {
       if (!dead)
-        void track(board.apply(session, task ?? undefined, { outputShown: outputShown ?? false })).catch(report);
+        void track(
+          board.apply(session, task ?? undefined, { outputShown: outputShown ?? false }),
+        ).catch(report);
     },
     grantOf: (sessionId) => starter.take(sessionId),
     onStartFailure: (error, session) => engine.startFailed(error, session),
@@ -441,7 +457,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       })
       .catch(commandError);
     const done = applied(outcome, 'task');
-    if (done.task === null) throw new RuntimeCommandError('unavailable', 'the tick returned no task');
+    if (done.task === null)
+      throw new RuntimeCommandError('unavailable', 'the tick returned no task');
     return { task: done.task, session: done.session, position: done.position ?? 0 };
   };
 

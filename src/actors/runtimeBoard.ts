@@ -438,7 +438,8 @@ export function createBoardIndex(
           put(t, s);
           const e = entries.get(t.id);
           const previous = previousOf.get(t.id);
-          if (e !== undefined && previous !== undefined && e.previous === null) e.previous = previous;
+          if (e !== undefined && previous !== undefined && e.previous === null)
+            e.previous = previous;
           ids.push(t.id);
         }
       }

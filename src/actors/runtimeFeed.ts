@@ -38,7 +38,11 @@ export interface FeedOptions {
     running?: number;
   }>;
   /** Rows and lines another node changed, in tick order. */
-  onChanges(changes: { sessions: { session: Session; task: Task }[]; lines: UserLine[]; running?: number }): void;
+  onChanges(changes: {
+    sessions: { session: Session; task: Task }[];
+    lines: UserLine[];
+    running?: number;
+  }): void;
   /** A tick newer than any this node had seen. */
   onNewerTick(tick: number): void;
   onError(error: unknown): void;

@@ -6,8 +6,8 @@
  * started is small enough to read.
  */
 import type { Session, Task } from '../db/rows.js';
-import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { TaskRunnerInput } from '../machines/taskRunner.js';
+import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { taskRunnerLogic } from './taskRunner.js';
 
 export interface RunnerStarterOptions {
@@ -40,7 +40,10 @@ export class RunnerStarter {
   }
 
   has(sessionId: string): boolean {
-    const c = this.o.runners()?.whichChildren().find((x) => x.id === sessionId);
+    const c = this.o
+      .runners()
+      ?.whichChildren()
+      .find((x) => x.id === sessionId);
     return c !== undefined && c.status !== 'stopped';
   }
 

@@ -9,7 +9,15 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { ContainerBackend, RunOutput, RunRef } from '../containers/ContainerBackend.js';
 import { isContainerError } from '../containers/ContainerError.js';
-import { adopt, type Db, getSession, newId, type Session, StaleStatusError, type Task } from '../db/index.js';
+import {
+  adopt,
+  type Db,
+  getSession,
+  newId,
+  type Session,
+  StaleStatusError,
+  type Task,
+} from '../db/index.js';
 import type { TickFinish, TickHandle, TickOutcome } from '../db/tickTypes.js';
 import { type AttachEvent, containerRunMachine } from '../machines/containerRun.js';
 import type { ContainerRunError } from '../machines/containerRunTypes.js';
@@ -19,10 +27,10 @@ import {
   type RunnerRow,
   taskRunnerMachine,
 } from '../machines/taskRunner.js';
+import type { Watchable } from '../supervisor/watchExit.js';
 import type { DispatchClock } from './dispatcher.js';
 import { DispatchUnavailableError } from './dispatcher.js';
 import { retryTransient } from './retryTransient.js';
-import type { Watchable } from '../supervisor/watchExit.js';
 
 /** The node's slots as a runner sees them: writes through the next tick, and the held slot. */
 export interface RunnerSlots {
@@ -339,7 +347,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
           (async () => {
             const handle = handles.get(input.sessionId) ?? input.handle;
             forget(input.sessionId);
-            if (handle !== null) await backend.remove(ref(input.sessionId, handle)).catch(deps.onError);
+            if (handle !== null)
+              await backend.remove(ref(input.sessionId, handle)).catch(deps.onError);
           })(),
         ),
       ),

@@ -65,7 +65,12 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
         fc.asyncProperty(fc.array(arrival, { minLength: 4, maxLength: 14 }), async (script) => {
           for (const r of others.splice(0)) r.kill();
           await h?.close();
-          h = await createTestRuntime({ db: getDb().db, caps: CAPS, nodeId: 'node0', dispatchPollMs: 100 });
+          h = await createTestRuntime({
+            db: getDb().db,
+            caps: CAPS,
+            nodeId: 'node0',
+            dispatchPollMs: 100,
+          });
           const harness = h;
           const nodes: Runtime[] = [h.runtime];
           for (let i = 1; i < nodeCount; i++) {

@@ -36,7 +36,9 @@ function runNode(config: DispatchNodeConfig): { child: ChildProcess; done: Promi
   });
   const done = new Promise<string>((resolve, reject) => {
     child.once('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${config.nodeId} exited ${code}: ${out}\n${err}`)),
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`${config.nodeId} exited ${code}: ${out}\n${err}`)),
     );
   });
   return { child, done };

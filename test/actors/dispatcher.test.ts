@@ -8,9 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   Dispatcher,
+  type DispatcherOptions,
   DispatcherStoppedError,
   DispatchUnavailableError,
-  type DispatcherOptions,
 } from '../../src/actors/dispatcher.js';
 import type { Session, Task } from '../../src/db/rows.js';
 import type { TickInput, TickOp, TickResult } from '../../src/db/tickTypes.js';
@@ -179,7 +179,12 @@ describe('Dispatcher', () => {
     await flush();
     const bad = new Error('check constraint');
     store.poison = (op) => (op.op === 'enqueue' && op.sessionId === 'ses_2' ? bad : null);
-    const ps = [1, 2, 3].map((i) => d.submit(enqueue(i)).then((o) => o.kind, (e: unknown) => e));
+    const ps = [1, 2, 3].map((i) =>
+      d.submit(enqueue(i)).then(
+        (o) => o.kind,
+        (e: unknown) => e,
+      ),
+    );
     for (let i = 0; i < 6; i++) {
       await flush();
       const due = clock.nextDue(clock.now() + 10_000);
@@ -191,9 +196,9 @@ describe('Dispatcher', () => {
   it('grants fill the free local room; a lost reply is recovered by resync (owned)', async () => {
     const store = new FakeStore();
     const clock = new TestClock();
-    store.script.push(
-      (input) => ({ granted: Array.from({ length: input.want }, (_, i) => ({ session: session(`g${i}`), task })) }),
-    );
+    store.script.push((input) => ({
+      granted: Array.from({ length: input.want }, (_, i) => ({ session: session(`g${i}`), task })),
+    }));
     const { d, granted } = dispatcher(store, clock);
     await flush();
     expect(store.calls[0]?.want).toBe(4);

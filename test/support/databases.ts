@@ -126,7 +126,12 @@ function describePglite(name: string, body: SuiteBody): void {
       return {
         db: h.db,
         engine: 'pglite',
-        connectAnother: async () => ({ db: h.db, engine: 'pglite', listen: h.listen, close: async () => {} }),
+        connectAnother: async () => ({
+          db: h.db,
+          engine: 'pglite',
+          listen: h.listen,
+          close: async () => {},
+        }),
       };
     });
   });

@@ -30,7 +30,8 @@ export interface DispatchNodeConfig {
   deadlineMs: number;
 }
 
-const say = (record: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(record)}\n`);
+const say = (record: Record<string, unknown>) =>
+  process.stdout.write(`${JSON.stringify(record)}\n`);
 
 async function main(): Promise<void> {
   const c = JSON.parse(process.argv[2] ?? '{}') as DispatchNodeConfig;
