@@ -80,7 +80,8 @@ export function classifyFrame(frame: EventFrame | SnapshotFrame, at: number): Ti
     return {
       at,
       kind: 'grant',
-      subject: frame.actorId,
+      // The runner holding the slot (its child id is the session id), not the pool it told.
+      subject: typeof e.sessionId === 'string' ? e.sessionId : frame.actorId,
       sessionId: frame.sessionId,
       text: `slot held${typeof e.sessionId === 'string' ? ` for session ${e.sessionId}` : ''}`,
       alarm: false,
