@@ -27,6 +27,7 @@ export {
   readLines,
   repairDispatch,
   repairDispatchReport,
+  vacuumDispatch,
 } from './dispatchReads.js';
 export * from './errors.js';
 export { finishRun } from './finishRun.js';

@@ -10,7 +10,7 @@ import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { MigrationError } from './errors.js';
 import type { Database } from './schema.js';
 import { DISPATCH_SCHEMA } from './sql/dispatchSchema.js';
-import { RT_PLACE, RT_POSITION, RT_STATE_ROW } from './sql/rtPlace.js';
+import { RT_PLACE, RT_STATE_ROW } from './sql/rtPlace.js';
 import { RT_REPAIR } from './sql/rtRepair.js';
 import { RT_TICK } from './sql/rtTick.js';
 
@@ -128,7 +128,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // Grants decided in the database, in batched ticks, for every node at
     // once (docs/data.md, "Dispatch"): turn keys and per-user counters in
     // rows, and the tick and repair functions that keep them.
-    statements: [...DISPATCH_SCHEMA, RT_STATE_ROW, RT_POSITION, RT_PLACE, RT_TICK, RT_REPAIR],
+    statements: [...DISPATCH_SCHEMA, RT_STATE_ROW, RT_PLACE, RT_TICK, RT_REPAIR],
   },
 ];
 

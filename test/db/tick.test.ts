@@ -1,6 +1,12 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { positionsOf, readChanges, readLines, repairDispatch } from '../../src/db/dispatchReads.js';
+import {
+  positionsOf,
+  readChanges,
+  readLines,
+  repairDispatch,
+  vacuumDispatch,
+} from '../../src/db/dispatchReads.js';
 import { ValidationError } from '../../src/db/errors.js';
 import { newId } from '../../src/db/ids.js';
 import type { Session } from '../../src/db/rows.js';
@@ -297,6 +303,17 @@ describeEachEngine('tick', (getDb) => {
     expect(fixed).toEqual(['renumbered alice', 'line alice', 'running 5 -> 0']);
     await expectConsistent(db);
     expect(await repairDispatch(db)).toEqual([]);
+  });
+
+  it('vacuums the dispatch tables (outside a transaction only)', async () => {
+    const { db } = getDb();
+    const t = ticker(db);
+    for (let i = 0; i < 5; i++) await t([enqueueOp('alice')], { want: 1 });
+    await vacuumDispatch(db);
+    await expect(db.transaction().execute((tx) => vacuumDispatch(tx))).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await expectConsistent(db);
   });
 });
 

@@ -19,6 +19,13 @@ export const DISPATCH_SCHEMA: readonly string[] = [
   'ALTER TABLE sessions ADD COLUMN turn bigint, ADD COLUMN join_seq bigint',
   // A user's line in turn order: the grant's lateral pick and the cancel renumber.
   `CREATE INDEX sessions_queued_line_idx ON sessions (user_id, turn) WHERE status = 'queued'`,
+  // Updated several times per tick: fillfactor 50 leaves room on the page
+  // for the new versions. Every update changes an indexed column (head_turn,
+  // queued, tick), so none is HOT and the dead versions wait for a vacuum:
+  // PGlite never autovacuums, so the Reconciler calls vacuumDispatch()
+  // (3,000 ticks of 20 jobs without one: 179k dead rows, ticks 9 -> 36 ms).
+  // An index-free table (every update HOT) was tried and rejected: on PG 15
+  // the model test's ticks then took seconds (not yet understood).
   `CREATE TABLE user_lines (
     user_id text PRIMARY KEY CHECK (length(user_id) BETWEEN 1 AND 128),
     head_turn bigint NOT NULL,
@@ -29,10 +36,10 @@ export const DISPATCH_SCHEMA: readonly string[] = [
     has_override boolean NOT NULL,
     tick bigint NOT NULL,
     eligible boolean GENERATED ALWAYS AS (queued > 0 AND running < max_running) STORED
-  )`,
+  ) WITH (fillfactor = 50)`,
   // The eligible-user heap of PoolIndex, as an index: the first F eligible users.
   'CREATE INDEX user_lines_eligible_idx ON user_lines (head_turn, join_seq) WHERE eligible',
-  // The floor a joining user takes, and the O(active users) position formula.
+  // The floor a joining user takes, and the O(active users) positions.
   'CREATE INDEX user_lines_active_idx ON user_lines (head_turn) WHERE queued > 0',
   // The board's change feed: lines a tick touched.
   'CREATE INDEX user_lines_tick_idx ON user_lines (tick)',

@@ -1,24 +1,26 @@
 /**
- * Two helpers of `rt_tick`, in SQL: the exact position formula, and the
+ * Helpers of `rt_tick`, in SQL: the exact position formula (fragments), the
  * placement of new queued sessions in their users' lines (docs/runner-pool.md,
- * "The order: turns").
+ * "The order: turns"), and the state row's rebuild.
  */
 import { INITIAL_CAPS } from './dispatchSchema.js';
 
 /**
- * `rt_position(turn, join_seq)`: 1 + the queued sessions whose key
- * (turn, join_seq) is smaller. A user u's queued sessions hold the
- * contiguous turns head_u .. head_u + queued_u - 1 (every tick keeps them
- * so), so u contributes clamp(t - head_u + (join_u < j ? 1 : 0), 0, queued_u):
- * O(active users), never O(queue depth). Lines whose head is past `t`
- * contribute nothing, so the index on head_turn bounds the scan.
+ * Exact positions, as SQL fragments. A session's position is 1 + the queued
+ * sessions whose key (turn, join_seq) is smaller. A user u's queued
+ * sessions hold the contiguous turns head_u .. head_u + queued_u - 1 (every
+ * tick keeps them so), so u contributes clamp(t - head_u + (join_u < j ? 1
+ * : 0), 0, queued_u): O(active users) per session, never O(queue depth).
+ * Use: `WITH ${ACTIVE_LINES} SELECT q.id, ${positionOf('q')} ... FROM q
+ * LEFT JOIN act ON act.head_turn <= q.turn GROUP BY q.id`. The active lines
+ * are read once (materialized), not once per session.
  */
-export const RT_POSITION = `CREATE FUNCTION rt_position(p_turn bigint, p_join bigint) RETURNS bigint
-LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN p_turn IS NULL OR p_join IS NULL THEN NULL ELSE 1 + coalesce(sum(greatest(0,
-    least(l.queued::bigint, p_turn - l.head_turn + CASE WHEN l.join_seq < p_join THEN 1 ELSE 0 END))), 0)::bigint END
-  FROM user_lines l WHERE l.queued > 0 AND l.head_turn <= p_turn
-$$`;
+export const ACTIVE_LINES =
+  'act AS MATERIALIZED (SELECT head_turn, join_seq, queued FROM user_lines WHERE queued > 0)';
+
+export const positionOf = (q: string) =>
+  `1 + coalesce(sum(greatest(0, least(act.queued::bigint, ${q}.turn - act.head_turn
+    + CASE WHEN act.join_seq < ${q}.join_seq THEN 1 ELSE 0 END))), 0)`;
 
 /**
  * `rt_place(rows, at_head, tick, now, default_cap, next_join)`: inserts new
@@ -39,7 +41,7 @@ $$`;
 export const RT_PLACE = `CREATE FUNCTION rt_place(p_rows jsonb, p_head boolean, p_tick bigint,
   p_now timestamptz, p_ucap integer, p_next_join bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
-  SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+  SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off AS $$
 DECLARE v_joined bigint;
 BEGIN
   WITH r AS (

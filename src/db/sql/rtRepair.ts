@@ -20,7 +20,7 @@ DECLARE
   v_joined bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot});
-  SELECT * INTO st FROM dispatch_state;
+  SELECT * INTO st FROM dispatch_state WHERE id;
   IF NOT FOUND THEN st := rt_state_row(); END IF;
   v_tick := st.tick + 1;
 
@@ -84,7 +84,8 @@ BEGIN
   IF jsonb_array_length(v_renumbered) = 0 AND jsonb_array_length(v_lines) = 0 AND v_running = st.running THEN
     RETURN jsonb_build_object('tick', st.tick, 'renumbered', v_renumbered, 'lines', v_lines, 'running', NULL);
   END IF;
-  UPDATE dispatch_state SET tick = v_tick, running = v_running, next_join_seq = st.next_join_seq + v_joined;
+  UPDATE dispatch_state SET tick = v_tick, running = v_running, next_join_seq = st.next_join_seq + v_joined
+    WHERE id;
   PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text);
   RETURN jsonb_build_object('tick', v_tick, 'renumbered', v_renumbered, 'lines', v_lines,
     'running', CASE WHEN v_running <> st.running THEN jsonb_build_object('from', st.running, 'to', v_running) END);

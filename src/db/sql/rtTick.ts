@@ -24,7 +24,7 @@ export const TICK_CHANNEL = 'roundtable_tick';
 
 export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
-  SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+  SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off AS $$
 DECLARE
   v_owner text := p->>'owner';
   v_now timestamptz := (p->>'now')::timestamptz;
@@ -48,7 +48,8 @@ DECLARE
   v_over boolean;
 BEGIN
   PERFORM pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot});
-  SELECT * INTO st FROM dispatch_state;
+  -- By key: one row, but each tick leaves a dead version behind it.
+  SELECT * INTO st FROM dispatch_state WHERE id;
   IF NOT FOUND THEN st := rt_state_row(); END IF;
   v_tick := st.tick + 1;
   v_running := st.running;

@@ -4,6 +4,7 @@
  * positions. Spliced into the function body by rtTick.ts; the variables are its.
  */
 import { EVENT_COLS, TICK_CHANNEL } from './outcomeSql.js';
+import { ACTIVE_LINES, positionOf } from './rtPlace.js';
 
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
   -- first (room) sessions by turn, merged by key. No session outside those
@@ -20,11 +21,13 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
         ORDER BY s.turn LIMIT u.room) c
       ORDER BY c.turn, u.join_seq LIMIT v_free
     ), g AS (
-      -- By primary key from an array: a join to the CTE let the generic
-      -- plan walk every queued row of the line as the outer side (O(depth)).
       UPDATE sessions s SET status = 'running', epoch = s.epoch + 1, owner_node = v_owner,
         claimed_at = v_now, updated_at = v_now
-      WHERE s.id = ANY (ARRAY(SELECT cand.id FROM cand)) AND s.status = 'queued'
+      -- By primary key from an array, and "IS TRUE" so the planner cannot
+      -- prove the partial index over queued rows: the generic plan is made
+      -- once per connection, often on an empty table, and would then walk
+      -- every queued row of the line (O(depth)) believing the index tiny.
+      WHERE s.id = ANY (ARRAY(SELECT cand.id FROM cand)) AND (s.status = 'queued') IS TRUE
       RETURNING s.*
     ), e AS (
       INSERT INTO ${EVENT_COLS}
@@ -54,7 +57,8 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
 
   IF v_changed THEN
     UPDATE dispatch_state SET tick = v_tick, running = v_running, global_cap = v_gcap,
-      default_user_cap = v_ucap, next_join_seq = v_next_join;
+      default_user_cap = v_ucap, next_join_seq = v_next_join
+      WHERE id;
     -- The owner rides along: a node skips its own ticks (it has their replies).
     PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner);
   ELSE
@@ -62,17 +66,19 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   END IF;
 
   -- The outcomes, with exact positions for the queued sessions they name,
-  -- computed in one pass over the active lines (not one function call each).
+  -- computed against the active lines read once.
   WITH x AS (
     SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
       nid text, st text, ep integer, u text)
-  ), ps AS (
-    SELECT q.id, 1 + coalesce(sum(greatest(0, least(l.queued::bigint,
-        q.turn - l.head_turn + CASE WHEN l.join_seq < q.join_seq THEN 1 ELSE 0 END))), 0) AS pos
-    FROM sessions q LEFT JOIN user_lines l ON l.queued > 0 AND l.head_turn <= q.turn
-    WHERE q.id = ANY (ARRAY(SELECT x.sid FROM x UNION SELECT x.nid FROM x)) AND q.status = 'queued'
+  ), ${ACTIVE_LINES}, qs AS (
+    -- By primary key (see the grant's UPDATE for why "IS TRUE").
+    SELECT q.id, q.turn, q.join_seq FROM sessions q
+    WHERE q.id = ANY (ARRAY(SELECT x.sid FROM x UNION SELECT x.nid FROM x))
+      AND (q.status = 'queued') IS TRUE
       AND q.turn IS NOT NULL AND q.join_seq IS NOT NULL
-    GROUP BY q.id
+  ), ps AS (
+    SELECT qs.id, ${positionOf('qs')} AS pos
+    FROM qs LEFT JOIN act ON act.head_turn <= qs.turn GROUP BY qs.id
   )
   SELECT coalesce(jsonb_agg(CASE x.k
       WHEN 'a' THEN jsonb_build_object('ref', x.r, 'kind', 'applied', 'session', to_jsonb(s),
