@@ -95,10 +95,17 @@ export const runnerPoolMachine = setup({
   id: 'runnerPool',
   context: ({ input }) => ({ holders: new Map(), bySessionRef: new Map(), input }),
   exit: ({ context }) => forgetHolders(context),
-  on: {
-    'roundtable.pool.hold': { actions: 'hold' },
-    'roundtable.pool.release': { actions: 'release' },
-    DOWN: { actions: 'down' },
+  // One state: the pool decides nothing (the tick does), it only watches.
+  // Named, so an inspector has a state to light.
+  initial: 'ready',
+  states: {
+    ready: {
+      on: {
+        'roundtable.pool.hold': { actions: 'hold' },
+        'roundtable.pool.release': { actions: 'release' },
+        DOWN: { actions: 'down' },
+      },
+    },
   },
 });
 
