@@ -16,6 +16,11 @@ export interface ReconcilerDeps {
   submit(op: Omit<TickFinish, 'ref'>): Promise<TickOutcome>;
   /** Recomputes the dispatch counters from the rows under the tick's lock; what it fixed. */
   repair(): Promise<string[]>;
+  /**
+   * Vacuums the tables every tick rewrites (PGlite never autovacuums, and
+   * dead row versions would slow every later tick); optional.
+   */
+  vacuum?(): Promise<void>;
   /** Asks the dispatcher for a tick: queued work may be grantable. */
   poke(): void;
   /** This boot's owner name. */
@@ -176,6 +181,7 @@ export async function repairDispatch(
   report = emptyReport(),
 ): Promise<PassReport> {
   report.repaired.push(...(await deps.repair()));
+  await deps.vacuum?.();
   deps.poke();
   return report;
 }

@@ -27,6 +27,7 @@ import {
   type Session,
   tick,
   ValidationError,
+  vacuumDispatch,
 } from '../db/index.js';
 import { validateTickOp } from '../db/tickInput.js';
 import type { TickOutcome } from '../db/tickTypes.js';
@@ -308,6 +309,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     adoptRunner: (s) => starter.adopt(s),
     submit: (op) => dispatcher.submit(op),
     repair: () => repairDispatch(db),
+    vacuum: () => vacuumDispatch(db),
     poke: () => dispatcher.poke(),
     stopRunner: (sessionId) => {
       const ref = runners()?.child(sessionId);
