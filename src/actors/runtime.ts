@@ -58,6 +58,8 @@ import {
 import { taskRunnerLogic } from './taskRunner.js';
 
 const RUNNERS = 'taskRunners';
+/** Ticks of this node between two vacuums of the dispatch tables (see vacuumSoon). */
+const VACUUM_EVERY = 2_000;
 const POOL = 'runnerPool';
 
 /** A command's outcome as the caller sees it: stale is a conflict, not found is not found. */
@@ -111,6 +113,26 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (!dead) o.onError(error);
   };
 
+  /**
+   * Every tick rewrites the same few rows (the lines, the state row, the
+   * sessions it moves). PGlite never autovacuums, and a server may not, so
+   * dead versions would pile up and slow every later tick: besides the
+   * Reconciler's pass, a node vacuums after every VACUUM_EVERY of its ticks,
+   * one at a time, off the tick's path (errors reported, never fatal).
+   */
+  let ticksSinceVacuum = 0;
+  let vacuuming = false;
+  const vacuumSoon = () => {
+    ticksSinceVacuum += 1;
+    if (vacuuming || ticksSinceVacuum < VACUUM_EVERY) return;
+    ticksSinceVacuum = 0;
+    vacuuming = true;
+    void track(vacuumDispatch(db))
+      .catch(report)
+      .finally(() => {
+        vacuuming = false;
+      });
+  };
   const lines = new LineBook();
   const board = createBoardIndex(
     db,
@@ -153,6 +175,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     mayGrant: () => !dead && engine.available(),
     onTick(result, ops) {
       if (dead) return;
+      vacuumSoon();
       lines.apply(result.lines, result.running);
       feed.own(result);
       // A run this node finished streamed its output here already (or had
