@@ -5,7 +5,7 @@
  * next Reconciler pass of a node on the same Postgres, picks it up). Either
  * way it never refuses for lack of room: it answers with a place in line.
  */
-import { createTaskWithSession, queuePosition, ValidationError } from '../../db/index.js';
+import { newId, tick, ValidationError } from '../../db/index.js';
 import { loadBoardTokens } from '../boardTokens.js';
 import type { CommandContext } from '../commandContext.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
@@ -79,15 +79,38 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   } else {
     const { handle } = await openStore(config, ctx.progress);
     try {
-      const { task, session } = await createTaskWithSession(handle.db, {
-        userId: user,
-        title,
-        spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
-        column: 'queued',
+      // Through a tick like any node's write (with no grants for itself),
+      // so the session takes its turn in the line and its exact position.
+      const done = await tick(handle.db, {
+        owner: 'cli',
         now: new Date(),
+        globalCap: config.caps.maxRunning,
+        defaultUserCap: config.caps.defaultUserCap,
+        want: 0,
+        ops: [
+          {
+            op: 'enqueue',
+            ref: '1',
+            taskId: newId('task'),
+            sessionId: newId('session'),
+            userId: user,
+            title,
+            spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
+          },
+        ],
       });
-      const position = (await queuePosition(handle.db, session.id)) ?? 0;
-      result = { taskId: task.id, sessionId: session.id, position, via: 'rows' };
+      const outcome = done.outcomes[0];
+      if (outcome?.kind !== 'applied')
+        throw new CliError(
+          'CLI_STORE',
+          `the store did not take the task (${outcome?.kind ?? 'no answer'})`,
+        );
+      result = {
+        taskId: outcome.session.taskId,
+        sessionId: outcome.session.id,
+        position: outcome.position ?? 0,
+        via: 'rows',
+      };
     } catch (error) {
       if (error instanceof ValidationError) {
         throw new CliError('CLI_USAGE', error.message, { cause: error });
