@@ -3,11 +3,6 @@
  * runners, Reconciler and board use. Rows are the truth; actors index them.
  */
 export { ADVISORY_LOCKS, type AdvisoryLockName, LOCK_NAMESPACE } from './advisoryLocks.js';
-export {
-  type ClaimOutcome,
-  type ClaimWithinCapsInput,
-  claimWithinCaps,
-} from './claimWithinCaps.js';
 export { type CompareAndSetInput, compareAndSet } from './compareAndSet.js';
 export {
   CONNECT_DEFAULTS,
