@@ -194,7 +194,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (dead) return;
       waitSamples.push(Math.max(0, now() - grant.session.enqueuedAt.getTime()) / 1000);
       void board.apply(grant.session, grant.task).catch(report);
-      void track(starter.granted(grant)).catch(report);
+      // A grant whose runner cannot start (the runner supervisor is down or
+      // restarting) must not hold its slot for ever: it goes back as a DOWN would.
+      void track(starter.granted(grant))
+        .catch(report)
+        .then(() => {
+          if (!starter.has(grant.session.id)) holderDown(grant.session.id);
+        });
     },
     onError: report,
     track,
@@ -295,7 +301,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         if (outcome.kind === 'applied' && outcome.session.handle !== null)
           await backend.remove({ sessionId, handle: outcome.session.handle }).catch(report);
       })(),
-    ).catch(report);
+    ).catch((error: unknown) => {
+      // The release did not land (the store stayed down past its deadline):
+      // stop counting the session here, so the Reconciler's step 2 sees a
+      // run of this boot with no runner and recovers it.
+      dispatcher.drop(sessionId);
+      report(error);
+    });
   };
 
   // The feed starts from the lines as they are now; the board from every row.
