@@ -20,6 +20,8 @@ export interface QueryProfile {
 }
 
 const WRITE = /^(insert|update|delete|merge)\b/;
+/** Functions that write (roundtable's tick and repair): a call is a write transaction. */
+const WRITE_FUNCTIONS = new Set(['select rt_tick', 'select rt_repair']);
 
 /**
  * A short label for a statement.
@@ -30,6 +32,7 @@ const WRITE = /^(insert|update|delete|merge)\b/;
  * labelOf('update pgboss.job set state = $1') // => 'update pgboss.job'
  * labelOf('select "s".* from "sessions" as "s" where ...') // => 'select from sessions'
  * labelOf('select pg_advisory_xact_lock($1)') // => 'select pg_advisory_xact_lock'
+ * labelOf('SELECT rt_tick($1::jsonb) AS r') // => 'select rt_tick'
  * labelOf('BEGIN') // => 'begin'
  * ```
  */
@@ -49,7 +52,7 @@ export function labelOf(sql: string): string {
     case 'delete':
       return `delete ${table('^delete from ')}`;
     case 'select': {
-      const fn = /^select (pg_\w+|\w+\.\w+)\(/.exec(s);
+      const fn = /^select (pg_\w+|rt_\w+|\w+\.\w+)\(/.exec(s);
       if (fn !== null) return `select ${fn[1]}`;
       return / from /.test(s) ? `select from ${table(' from ')}` : 'select';
     }
@@ -81,7 +84,10 @@ function count(client: object, text: string): void {
   profile.shapes[shape] = (profile.shapes[shape] ?? 0) + 1;
   const state = tx.get(client) ?? { open: false, wrote: false };
   tx.set(client, state);
-  const isWrite = WRITE.test(label) || (label.startsWith('with') && !label.endsWith('select'));
+  const isWrite =
+    WRITE.test(label) ||
+    WRITE_FUNCTIONS.has(label) ||
+    (label.startsWith('with') && !label.endsWith('select'));
   if (label === 'begin' || label === 'start') {
     state.open = true;
     state.wrote = false;
@@ -120,4 +126,22 @@ export function installQueryProfile(): void {
 /** What was counted since `installQueryProfile`. */
 export function queryProfile(): QueryProfile {
   return structuredClone(profile);
+}
+
+/** Sums profiles (the processes of one worker). */
+export function mergeProfiles(profiles: readonly QueryProfile[]): QueryProfile {
+  const out: QueryProfile = {
+    statements: {},
+    shapes: {},
+    writeTransactions: 0,
+    readTransactions: 0,
+  };
+  for (const p of profiles) {
+    for (const [k, n] of Object.entries(p.statements))
+      out.statements[k] = (out.statements[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(p.shapes)) out.shapes[k] = (out.shapes[k] ?? 0) + n;
+    out.writeTransactions += p.writeTransactions;
+    out.readTransactions += p.readTransactions;
+  }
+  return out;
 }

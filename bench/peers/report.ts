@@ -60,6 +60,95 @@ function label(r: SystemResult): string {
 
 const skips = (r: SystemResult, s: ScenarioName): boolean => r.skipped?.includes(s) ?? false;
 
+const range = (xs: readonly number[], fmt: (n: number) => string): string =>
+  xs.length === 0 ? '' : `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
+
+function med(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const rank = Math.min(s.length - 1, Math.max(0, Math.ceil(0.5 * s.length) - 1));
+  return s[rank] ?? Number.NaN;
+}
+
+const byName = (p: PeersReport, name: string): SystemResult | undefined =>
+  p.results.find((r) => r.name === name && r.throughput !== undefined);
+
+/** The issue's ratios: median of medians, and the range of run-by-run ratios (run i against run i). */
+function ratioSection(p: PeersReport): string[] {
+  const pairs: [string, string, string][] = [
+    [
+      'roundtable-caps100',
+      'graphile-worker',
+      'caps on (100 users, cap 1, global 20) vs tuned graphile-worker',
+    ],
+    ['roundtable', 'graphile-worker', 'single user vs tuned graphile-worker'],
+    ['roundtable-3nodes', 'roundtable-caps100', '3 node processes vs 1 node (caps on, 100 users)'],
+    [
+      'roundtable-caps100',
+      'roundtable-tick',
+      'runtime vs its own tick() alone (caps on, 100 users)',
+    ],
+  ];
+  const L: string[] = [];
+  for (const [a, b, what] of pairs) {
+    const ra = byName(p, a)?.throughput;
+    const rb = byName(p, b)?.throughput;
+    if (ra === undefined || rb === undefined) continue;
+    const n = Math.min(ra.runs.length, rb.runs.length);
+    const per = Array.from(
+      { length: n },
+      (_, i) => (ra.runs[i]?.jobsPerSecond ?? 0) / (rb.runs[i]?.jobsPerSecond ?? 1),
+    );
+    L.push(
+      `| ${what} | ${f0(ra.medianJobsPerSecond)} / ${f0(rb.medianJobsPerSecond)} | **${f2(ra.medianJobsPerSecond / rb.medianJobsPerSecond)}** | ${range(per, f2)} |`,
+    );
+  }
+  if (L.length === 0) return [];
+  return [
+    '',
+    '## Ratios',
+    '',
+    'Medians of the same run; the range is of the ratios of run i of one row to run i of the other (the runs of the two rows are minutes apart, so the range is wide on a shared machine).',
+    '',
+    '| ratio | jobs/s (medians) | ratio of medians | range of run-by-run ratios |',
+    '|---|---:|---:|---:|',
+    ...L,
+  ];
+}
+
+/** Node CPU and database time per job, from the throughput runs. */
+function timeSection(p: PeersReport): string[] {
+  const rows = p.results.filter((r) =>
+    r.throughput?.runs.some((x) => x.nodeCpuUsPerJob !== undefined),
+  );
+  if (rows.length === 0) return [];
+  const L: string[] = [
+    '',
+    "## Where each job's time goes",
+    '',
+    "Per job, medians over the throughput runs (range in brackets). **node CPU**: `process.cpuUsage()` (user + system) of the worker's node process(es) from the first enqueue to done, asked over IPC at both ends (for the 3-node row, the sum of the three processes; roundtable's runtime rows submit in the worker, so the enqueue's node side is in it; the other rows enqueue from the bench process, whose CPU is not counted). **DB active**: `pg_stat_database.active_time` over the run, the time the database's backends spent executing statements (wall time in the backend, so it includes lock waits and CPU starvation on this shared 2-core box; flushed when the backends exit). **rt_tick**: `pg_stat_user_functions.total_time` of `rt_tick` over the run (`track_functions = 'pl'` set with ALTER DATABASE on the scratch database). Wall time per job is 1e6 / jobs/s with 20 running at once, so the per-job costs here are spent 1/20 as often as the wall time suggests only when the work overlaps; with serial ticks it does not.",
+    '',
+    '| system | wall µs/job (1e6 / jobs/s) | node CPU µs/job | DB active µs/job | rt_tick µs/job | rt_tick calls/job |',
+    '|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    const runs = r.throughput?.runs ?? [];
+    const wall = runs.map((x) => 1e6 / x.jobsPerSecond);
+    const cpu = runs.map((x) => x.nodeCpuUsPerJob ?? Number.NaN);
+    const db = runs.map((x) => x.dbActiveUsPerJob ?? Number.NaN);
+    const tick = runs.map((x) => x.functions?.find((f) => f.name === 'rt_tick')?.usPerJob ?? 0);
+    const calls = runs.map(
+      (x) => (x.functions?.find((f) => f.name === 'rt_tick')?.calls ?? 0) / x.jobs,
+    );
+    const cell = (xs: number[], fmt: (n: number) => string) =>
+      `${fmt(med(xs))} (${range(xs, fmt)})`;
+    const hasTick = tick.some((t) => t > 0);
+    L.push(
+      `| ${label(r)} | ${cell(wall, f0)} | ${cell(cpu, f0)} | ${cell(db, f0)} | ${hasTick ? cell(tick, f0) : ''} | ${hasTick ? cell(calls, (n) => n.toFixed(3)) : ''} |`,
+    );
+  }
+  return L;
+}
+
 /** Per-job statement counts of a system's first throughput run, most frequent first. */
 function profileOf(r: SystemResult): { profile: QueryProfile; jobs: number } | undefined {
   const run = r.throughput?.runs[0];
@@ -77,7 +166,7 @@ function profileSection(p: PeersReport): string[] {
   L.push('## Where the writes go');
   L.push('');
   L.push(
-    "Every statement the worker process sent through `pg` in the first throughput run (counted by wrapping `pg.Client.prototype.query` in the worker; the server has no pg_stat_statements preloaded), divided by the jobs. It includes the worker's start-up and its background loops over the run, and not the enqueues of systems that enqueue from the bench process (pg-boss, graphile-worker, roundtable store path: their enqueue is one bulk statement per 1,000 jobs or, for the store path, one statement per job). A write transaction is a BEGIN..COMMIT with at least one INSERT/UPDATE/DELETE, or one such statement on its own: each is a commit the server must flush to disk, which is what bounds a queue on this server (see the pgbench ceiling).",
+    "Every statement the worker process sent through `pg` in the first throughput run (counted by wrapping `pg.Client.prototype.query` in the worker, and in each node process of the 3-node row, summed; the server has no pg_stat_statements preloaded), divided by the jobs. It includes the worker's start-up and its background loops over the run (roundtable: the tick feed's poll of `dispatch_state`, heartbeats, the Reconciler's boot pass), and the enqueues of roundtable's runtime rows (submitted in the worker, riding its ticks), not the enqueues of systems that enqueue from the bench process (pg-boss, graphile-worker: one bulk statement per 1,000 jobs; roundtable tick() row: one tick per 500 jobs). `select rt_tick` is one call of the tick function: one statement and one commit that writes. A write transaction is a BEGIN..COMMIT with at least one INSERT/UPDATE/DELETE, or one such statement on its own: each is a commit the server must flush to disk, which is what bounds a queue on this server (see the pgbench ceiling).",
   );
   L.push('');
   L.push('| system | statements/job | write transactions/job | read-only transactions/job |');
@@ -138,12 +227,12 @@ export function renderReport(p: PeersReport): string {
   L.push('## Results');
   L.push('');
   L.push(
-    '| system | Node | jobs/s (median) | jobs x runs | commits/job | tuples written/job | latency median | latency p99 | recovery after SIGKILL |',
+    '| system | Node | jobs/s (median) | jobs/s range | jobs x runs | commits/job | tuples written/job | latency median | latency p99 | recovery after SIGKILL |',
   );
-  L.push('|---|---|---:|---:|---:|---:|---:|---:|---|');
+  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of p.results) {
     if (r.unavailable !== undefined) {
-      L.push(`| ${label(r)} | | ${r.unavailable} | | | | | | |`);
+      L.push(`| ${label(r)} | | ${r.unavailable} | | | | | | | |`);
       continue;
     }
     const t = r.throughput;
@@ -161,6 +250,12 @@ export function renderReport(p: PeersReport): string {
         label(r),
         r.node ?? (r.unavailable === undefined ? p.machine.node : ''),
         t ? f0(t.medianJobsPerSecond) : tpFail,
+        t
+          ? range(
+              t.runs.map((x) => x.jobsPerSecond),
+              f0,
+            )
+          : '',
         t ? `${f0(t.jobs)} x ${t.runs.length}` : '',
         t ? f2(t.medianCommitsPerJob) : '',
         t ? f2(t.medianTuplesPerJob) : '',
@@ -175,7 +270,7 @@ export function renderReport(p: PeersReport): string {
   }
   for (const c of p.ceiling) {
     L.push(
-      `| pgbench single-row INSERT, ${c.clients} client(s) | | ${f0(c.insertsPerSecond)} inserts/s | ${c.seconds} s | 1 | 1 | | | |`,
+      `| pgbench single-row INSERT, ${c.clients} client(s) | | ${f0(c.insertsPerSecond)} inserts/s | | ${c.seconds} s | 1 | 1 | | | |`,
     );
   }
   L.push('');
@@ -183,7 +278,7 @@ export function renderReport(p: PeersReport): string {
     '- **jobs/s**: N no-op jobs enqueued (in bulk where the system has a bulk insert) into an idle worker process limited to 20 running jobs, timed from the first enqueue until the store reports none left; median of the runs. Each run uses a fresh database.',
   );
   L.push(
-    "- **commits/job, tuples written/job**: deltas of `pg_stat_database.xact_commit` and `tup_inserted + tup_updated + tup_deleted` over a throughput run (enqueue, dispatch, completion and whatever the system does in the background meanwhile), divided by N; the bench's own progress polls are subtracted from the commits. The ceiling for a system on this server is roughly the pgbench rate divided by its commits per job, while a system that batches (fewer than one commit per job) is bounded by other costs.",
+    "- **commits/job, tuples written/job**: medians over the runs of the deltas of `pg_stat_database.xact_commit` and `tup_inserted + tup_updated + tup_deleted` over a throughput run (enqueue, dispatch, completion and whatever the system does in the background meanwhile), divided by N; the bench's own progress polls are subtracted from the commits. The ceiling for a system on this server is roughly the pgbench rate divided by its commits per job, while a system that batches (fewer than one commit per job) is bounded by other costs.",
   );
   L.push(
     `- **latency**: ${p.latency.rate} jobs/s for ${p.latency.seconds} s, each enqueued alone; time from just before the enqueue call to the first line of the handler, same worker settings as the throughput test.`,
@@ -225,6 +320,8 @@ export function renderReport(p: PeersReport): string {
     if (r.latency) L.push(`- latency max: ${f1(r.latency.maxMs)} ms over ${r.latency.jobs} jobs`);
     for (const e of r.errors) L.push(`- **error**: ${e}`);
   }
+  L.push(...ratioSection(p));
+  L.push(...timeSection(p));
   L.push(...profileSection(p));
   L.push('');
   L.push('## Machine');
@@ -245,7 +342,7 @@ export function renderReport(p: PeersReport): string {
   L.push(`- run at ${p.date}, took ${p.durationS} s`);
   L.push('');
   L.push(
-    'Rerun: `npm run bench:peers` (a Postgres server at PEERS_PG_URL, default postgres://postgres@127.0.0.1:5432, trust auth, allowed to create databases; pgbench on PATH or in /usr/lib/postgresql/15/bin). PEERS_JOBS, PEERS_RUNS, PEERS_RT_JOBS, PEERS_RT_RUNS and PEERS_ONLY (pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-restart, roundtable-store) change the sizes and the systems.',
+    'Rerun: `npm run bench:peers` (a Postgres server at PEERS_PG_URL, default postgres://postgres@127.0.0.1:5432, trust auth, allowed to create databases; pgbench on PATH or in /usr/lib/postgresql/15/bin). PEERS_JOBS, PEERS_RUNS, PEERS_RT_JOBS, PEERS_RT_RUNS, PEERS_ONLY (pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-3nodes, roundtable-restart, roundtable-tick) and PEERS_SKIP (throughput, latency, recovery) change the sizes, the systems and the scenarios.',
   );
   return `${L.join('\n')}\n`;
 }

@@ -6,7 +6,8 @@
  * PEERS_JOBS (5000) and PEERS_RUNS (5) for the peers' throughput, PEERS_RT_JOBS
  * (1000) and PEERS_RT_RUNS (3) for roundtable's, PEERS_ONLY (comma-separated names:
  * pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-restart,
- * roundtable-store).
+ * roundtable-3nodes, roundtable-tick), PEERS_SKIP (comma-separated scenarios not to run:
+ * throughput, latency, recovery).
  * `tsx bench/peers/run.ts --render` re-renders the report from peers.json.
  */
 import { readFileSync } from 'node:fs';
@@ -39,6 +40,7 @@ const PEER_RUNS = num('PEERS_RUNS', 5);
 const RT_JOBS = num('PEERS_RT_JOBS', 1000);
 const RT_RUNS = num('PEERS_RT_RUNS', 3);
 const ONLY = process.env.PEERS_ONLY?.split(',').filter((s) => s !== '');
+const SKIP = process.env.PEERS_SKIP?.split(',').filter((s) => s !== '') ?? [];
 const LATENCY = { rate: 20, seconds: 10 };
 // roundtable's recovery with its documented defaults takes up to
 // heartbeat window (60 s) + one Reconciler period (60 s) + the re-queue work.
@@ -70,7 +72,8 @@ for (const system of SYSTEMS) {
   const isRt = system.name.startsWith('roundtable');
   const jobs = isRt ? RT_JOBS : PEER_JOBS;
   const runs = isRt ? RT_RUNS : PEER_RUNS;
-  const takesPart = (s: ScenarioName): boolean => system.scenarios?.includes(s) ?? true;
+  const takesPart = (s: ScenarioName): boolean =>
+    !SKIP.includes(s) && (system.scenarios?.includes(s) ?? true);
   const r: SystemResult = {
     name: system.name,
     ...(system.label !== undefined ? { label: system.label } : {}),

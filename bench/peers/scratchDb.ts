@@ -12,6 +12,16 @@ export const SERVER_URL = process.env.PEERS_PG_URL ?? 'postgres://postgres@127.0
 export interface DbCounters {
   xactCommit: number;
   tupWritten: number;
+  /** pg_stat_database.active_time: ms the database's backends spent executing statements. */
+  activeMs: number;
+}
+
+/** One row of pg_stat_user_functions (needs track_functions, see `trackFunctions`). */
+export interface FunctionTime {
+  name: string;
+  calls: number;
+  totalMs: number;
+  selfMs: number;
 }
 
 export function urlFor(database: string): string {
@@ -69,15 +79,40 @@ export async function waitForNoBackends(name: string, deadlineMs = 10_000): Prom
 
 export async function readCounters(name: string): Promise<DbCounters> {
   return withAdmin(async (c) => {
-    const r = await c.query<{ x: string; t: string }>(
-      `select xact_commit as x, tup_inserted + tup_updated + tup_deleted as t
+    const r = await c.query<{ x: string; t: string; a: number }>(
+      `select xact_commit as x, tup_inserted + tup_updated + tup_deleted as t, active_time as a
          from pg_stat_database where datname = $1`,
       [name],
     );
     const row = r.rows[0];
     if (row === undefined) throw new Error(`no pg_stat_database row for ${name}`);
-    return { xactCommit: Number(row.x), tupWritten: Number(row.t) };
+    return { xactCommit: Number(row.x), tupWritten: Number(row.t), activeMs: Number(row.a) };
   });
+}
+
+/** Times plpgsql and SQL functions in `name` from its next session on (track_functions = 'pl'). */
+export async function trackFunctions(name: string): Promise<void> {
+  if (!/^[a-z0-9_]+$/.test(name)) throw new RangeError(`scratch database name: ${name}`);
+  await withAdmin((c) => c.query(`alter database ${name} set track_functions = 'pl'`));
+}
+
+/** pg_stat_user_functions of database `name` (flushed by backends that have exited). */
+export async function readFunctionTimes(name: string): Promise<FunctionTime[]> {
+  const client = new pg.Client({ connectionString: urlFor(name), connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    const r = await client.query<{ f: string; c: string; t: number; s: number }>(
+      'select funcname as f, calls as c, total_time as t, self_time as s from pg_stat_user_functions',
+    );
+    return r.rows.map((x) => ({
+      name: x.f,
+      calls: Number(x.c),
+      totalMs: Number(x.t),
+      selfMs: Number(x.s),
+    }));
+  } finally {
+    await client.end();
+  }
 }
 
 /** Server version and the settings that bound write throughput. */

@@ -3,6 +3,7 @@
  * `systems/`; the scenarios only ever see this interface, so each system runs
  * exactly the same workload.
  */
+import type { QueryProfile } from './queryProfile.js';
 
 /** How a worker process runs the jobs it takes. */
 export interface WorkerMode {
@@ -48,6 +49,10 @@ export interface WorkerHandle {
    * `runtime.submit` in the node process). The bench forwards over IPC.
    */
   enqueue?(keys: readonly string[]): Promise<void>;
+  /** CPU used so far by node processes this worker started (the 3-node variant's B and C). */
+  childCpu?(): Promise<NodeJS.CpuUsage>;
+  /** After `stop`: the statements those processes sent. */
+  childProfiles?(): QueryProfile[];
   stop(): Promise<void>;
 }
 

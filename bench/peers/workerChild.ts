@@ -1,5 +1,8 @@
 /**
- * Entry of a worker child process: `workerChild.ts <system> <url> <mode json>`.
+ * Entry of a worker child process: `workerChild.ts <system> <url> <mode json> [nodeId]`.
+ * With a nodeId it is one extra roundtable node of a multi-node worker
+ * (forked by node A, see systems/roundtableRuntime.ts): it runs that node
+ * only and reports to node A's process.
  * Runs one system's worker and reports each job start to the parent over IPC,
  * batched every 10 ms (the timestamps are taken in the handler, so batching
  * does not move them). Running workers in a child is what lets the recovery
@@ -9,13 +12,13 @@
  * through `pg` is counted (queryProfile.ts) and handed back on stop.
  */
 
-import { installQueryProfile, queryProfile } from './queryProfile.js';
+import { installQueryProfile, mergeProfiles, queryProfile } from './queryProfile.js';
 import { systemByName } from './systems/index.js';
 import type { WorkerMode } from './types.js';
 import type { ChildMessage, ParentMessage } from './workerProtocol.js';
 
 installQueryProfile();
-const [name, url, modeJson] = process.argv.slice(2);
+const [name, url, modeJson, nodeId] = process.argv.slice(2);
 if (
   name === undefined ||
   url === undefined ||
@@ -41,13 +44,34 @@ const flush = (): void => {
 };
 const flusher = setInterval(flush, 10);
 
-const worker = await system.startWorker(url, mode, (key) => {
+const onStart = (key: string): void => {
   keys.push(key);
   at.push(performance.timeOrigin + performance.now());
-});
+};
+const worker =
+  nodeId === undefined
+    ? await system.startWorker(url, mode, onStart)
+    : await (await import('./systems/roundtableRuntime.js')).startNode(
+        name,
+        url,
+        mode,
+        nodeId,
+        onStart,
+      );
 send({ type: 'ready', ids: worker.ids, node: process.version, pid: process.pid });
 
 process.on('message', (m: ParentMessage) => {
+  if (m.type === 'cpu') {
+    const own = process.cpuUsage();
+    void (worker.childCpu?.() ?? Promise.resolve({ user: 0, system: 0 })).then((c) =>
+      send({
+        type: 'cpu',
+        id: m.id,
+        usage: { user: own.user + c.user, system: own.system + c.system },
+      }),
+    );
+    return;
+  }
   if (m.type === 'enqueue') {
     const enqueue = worker.enqueue;
     const done =
@@ -67,9 +91,8 @@ process.on('message', (m: ParentMessage) => {
       clearInterval(flusher);
       // Exit explicitly: a library may leave a timer behind, and the parent
       // only waits a bounded time before it SIGKILLs.
-      process.send?.({ type: 'stopped', profile: queryProfile() } satisfies ChildMessage, () =>
-        process.exit(0),
-      );
+      const profile = mergeProfiles([queryProfile(), ...(worker.childProfiles?.() ?? [])]);
+      process.send?.({ type: 'stopped', profile } satisfies ChildMessage, () => process.exit(0));
     },
     (e: unknown) => {
       process.stderr.write(`worker stop failed: ${String(e)}\n`);

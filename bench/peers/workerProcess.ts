@@ -22,6 +22,8 @@ export interface WorkerProcess {
   waitFor(pred: () => boolean, deadlineMs: number, what: string): Promise<void>;
   /** Enqueues through the worker (systems with `enqueuesInWorker`); resolves when it has. */
   enqueue(keys: readonly string[], deadlineMs?: number): Promise<void>;
+  /** CPU the worker process (and the node processes it started) used so far. */
+  cpu(): Promise<NodeJS.CpuUsage>;
   /** Statements the worker sent, handed over by a graceful stop (undefined after a kill). */
   profile(): QueryProfile | undefined;
   stop(deadlineMs?: number): Promise<void>;
@@ -38,8 +40,15 @@ export async function startWorkerProcess(
   url: string,
   mode: WorkerMode & { recovery: boolean },
   readyDeadlineMs = 30_000,
+  opts: {
+    /** Runs one extra node of a multi-node roundtable worker (see workerChild.ts). */
+    nodeId?: string;
+    /** Every batch of starts, as it arrives. */
+    onStarted?: (keys: readonly string[]) => void;
+  } = {},
 ): Promise<WorkerProcess> {
-  const child: ChildProcess = fork(ENTRY, [system, url, JSON.stringify(mode)], {
+  const args = [system, url, JSON.stringify(mode), ...(opts.nodeId ? [opts.nodeId] : [])];
+  const child: ChildProcess = fork(ENTRY, args, {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -48,6 +57,7 @@ export async function startWorkerProcess(
   let profile: QueryProfile | undefined;
   let nextEnqueue = 1;
   const enqueues = new Map<number, (error?: string) => void>();
+  const cpus = new Map<number, (usage: NodeJS.CpuUsage) => void>();
   const waiters = new Set<() => void>();
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -75,7 +85,11 @@ export async function startWorkerProcess(
         m.keys.forEach((k, i) => {
           if (!starts.has(k)) starts.set(k, m.at[i]!);
         });
+        opts.onStarted?.(m.keys);
         for (const w of waiters) w();
+      } else if (m.type === 'cpu') {
+        cpus.get(m.id)?.(m.usage);
+        cpus.delete(m.id);
       } else if (m.type === 'enqueued') {
         enqueues.get(m.id)?.(m.error);
         enqueues.delete(m.id);
@@ -125,6 +139,20 @@ export async function startWorkerProcess(
           else reject(new Error(`${system} worker enqueue failed: ${error}`));
         });
         child.send({ type: 'enqueue', id, keys: [...keys] });
+      });
+    },
+    cpu() {
+      const id = nextEnqueue++;
+      return new Promise<NodeJS.CpuUsage>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          cpus.delete(id);
+          reject(new DeadlineError(`${system}: no cpu usage reply`));
+        }, 10_000);
+        cpus.set(id, (u) => {
+          clearTimeout(timer);
+          resolve(u);
+        });
+        child.send({ type: 'cpu', id });
       });
     },
     profile: () => profile,

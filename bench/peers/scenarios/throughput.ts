@@ -6,7 +6,15 @@
  */
 
 import type { QueryProfile } from '../queryProfile.js';
-import { createScratch, dropScratch, readCounters, waitForNoBackends } from '../scratchDb.js';
+import {
+  createScratch,
+  dropScratch,
+  type FunctionTime,
+  readCounters,
+  readFunctionTimes,
+  trackFunctions,
+  waitForNoBackends,
+} from '../scratchDb.js';
 import type { BenchSystem } from '../types.js';
 import { startWorkerProcess } from '../workerProcess.js';
 import { enqueuerFor } from './enqueuer.js';
@@ -25,6 +33,12 @@ export interface ThroughputRun {
   node: string;
   /** Statements the worker process sent through pg over the whole run (set-up included). */
   profile?: QueryProfile;
+  /** CPU (user + system) of the worker's node process(es) from the first enqueue to done, per job. */
+  nodeCpuUsPerJob?: number;
+  /** pg_stat_database.active_time over the run, per job: the server's time executing statements. */
+  dbActiveUsPerJob?: number;
+  /** pg_stat_user_functions over the run (track_functions = 'pl'), the busiest first. */
+  functions?: (FunctionTime & { usPerJob: number })[];
 }
 
 export async function throughputRun(
@@ -36,6 +50,7 @@ export async function throughputRun(
   const db = `peers_${system.name.replace(/[^a-z0-9]/g, '')}_tp_${run}`;
   const url = await createScratch(db);
   try {
+    await trackFunctions(db);
     await system.setup(url, { recovery: false });
     const worker = await startWorkerProcess(system.name, url, {
       concurrency: CONCURRENCY,
@@ -45,6 +60,8 @@ export async function throughputRun(
     const client = await system.client(url);
     const keys = Array.from({ length: jobs }, (_, i) => `j${i}`);
     const before = await readCounters(db);
+    const fnBefore = await readFunctionTimes(db);
+    const cpu0 = await worker.cpu();
 
     const t0 = performance.now();
     await enqueuerFor(system, client, worker).many(keys);
@@ -58,18 +75,38 @@ export async function throughputRun(
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     const elapsedMs = performance.now() - t0;
+    const cpu1 = await worker.cpu();
     await worker.waitFor(() => worker.starts.size >= jobs, 10_000, `all ${jobs} starts reported`);
 
     await worker.stop();
     await client.close();
     await waitForNoBackends(db);
     const after = await readCounters(db);
+    const fnAfter = await readFunctionTimes(db);
+    const functions = fnAfter
+      .map((f) => {
+        const b = fnBefore.find((x) => x.name === f.name);
+        const totalMs = f.totalMs - (b?.totalMs ?? 0);
+        return {
+          name: f.name,
+          calls: f.calls - (b?.calls ?? 0),
+          totalMs,
+          selfMs: f.selfMs - (b?.selfMs ?? 0),
+          usPerJob: (totalMs * 1000) / jobs,
+        };
+      })
+      .filter((f) => f.calls > 0)
+      .sort((a, b) => b.totalMs - a.totalMs)
+      .slice(0, 5);
     return {
       jobs,
       elapsedMs,
       jobsPerSecond: (jobs / elapsedMs) * 1000,
       commitsPerJob: (after.xactCommit - before.xactCommit - polls) / jobs,
       tuplesPerJob: (after.tupWritten - before.tupWritten) / jobs,
+      nodeCpuUsPerJob: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / jobs,
+      dbActiveUsPerJob: ((after.activeMs - before.activeMs) * 1000) / jobs,
+      functions,
       node: worker.node,
       ...(worker.profile() ? { profile: worker.profile() } : {}),
     };

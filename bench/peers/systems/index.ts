@@ -6,16 +6,18 @@ import {
   roundtableRestart,
   roundtableRuntime,
   roundtableRuntimeCaps,
+  roundtableRuntimeCaps3,
 } from './roundtableRuntime.js';
-import { roundtableStore } from './roundtableStore.js';
+import { roundtableTick } from './roundtableTick.js';
 
 export const SYSTEMS: readonly (BenchSystem | UnavailableSystem)[] = [
   pgBoss,
   graphileWorker,
   roundtableRuntime,
   roundtableRuntimeCaps,
+  roundtableRuntimeCaps3,
   roundtableRestart,
-  roundtableStore,
+  roundtableTick,
 ];
 
 export function systemByName(name: string): BenchSystem | UnavailableSystem {

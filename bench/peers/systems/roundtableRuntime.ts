@@ -8,6 +8,15 @@
  * cluster calls the command's script when the exec starts, which is where
  * the bench marks the job started, and `noop` exits 0 at once.
  *
+ * Throughput enqueues every key at once (`Promise.all` over `runtime.submit`,
+ * 1,000 in flight at a time): concurrent submits ride one tick (group
+ * commit), which is the runtime's bulk enqueue. The `roundtable-3nodes`
+ * variant runs three node processes on one Postgres: the worker process is
+ * node A and forks nodes B and C (nodeChild.ts), each its own OS process with
+ * its own createRuntime, nodeId and connection pool; the keys are spread
+ * round-robin over the three nodes' `submit`, and every node reports its job
+ * starts to A, which reports them to the bench.
+ *
  * Recovery: the simulated cluster lives in the worker process and dies with
  * it, so no run survives a SIGKILL and nothing can be adopted: the standby's
  * Reconciler sees each orphaned running row, observes its service absent on
@@ -30,11 +39,14 @@ import type { SimCommandRegistry } from '../../../src/containers/simulated/comma
 import { SimulatedBackend } from '../../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../../src/containers/simulated/SimulatedCluster.js';
 import { connect, migrate } from '../../../src/db/index.js';
-import type { BenchSystem, QueueClient, ScenarioName, WorkerHandle } from '../types.js';
+import type { BenchSystem, QueueClient, ScenarioName, WorkerHandle, WorkerMode } from '../types.js';
+import { startWorkerProcess } from '../workerProcess.js';
 
-const SUBMIT_LANES = 8;
+/** Submits in flight at once for a bulk enqueue (they ride the ticks together). */
+export const SUBMIT_CHUNK = 1000;
 const HOLD_MS = 3_600_000;
 const NODES = { primary: 'bench-a', standbyOtherNode: 'bench-b' };
+const EXTRA_NODE_IDS = ['bench-b', 'bench-c', 'bench-d', 'bench-e'];
 
 interface Variant {
   name: string;
@@ -44,10 +56,12 @@ interface Variant {
   userCap: number | null;
   scenarios?: readonly ScenarioName[];
   standby: 'other_node' | 'restart';
+  /** Node processes on the one Postgres (default 1). */
+  nodes?: number;
 }
 
 /** Real time, remembering pending timers so a stopped worker can clear the cluster's. */
-function realClock(): Clock & { clearAll(): void } {
+export function realClock(): Clock & { clearAll(): void } {
   const timers = new Set<ReturnType<typeof setTimeout>>();
   return {
     now: () => Date.now(),
@@ -86,9 +100,9 @@ function makeRuntimeSystem(v: Variant): BenchSystem {
     ...(v.scenarios ? { scenarios: v.scenarios } : {}),
     version: 'roundtable 0.1.0 (createRuntime at this commit)',
     settings: {
-      runtime: `createRuntime on the server (src/db connect(), pool max 10), caps maxRunning 20 (recovery test: 1000), ${v.userCap === null ? 'one user, defaultUserCap = maxRunning' : `${v.users} users round-robin, defaultUserCap ${v.userCap}`}; every other option its default (reconcileMs ${RUNTIME_DEFAULTS.reconcileMs}, heartbeatMs reconcileMs/3, heartbeatStaleBeats 3, reconcileLock false); real-time clock (Date.now/setTimeout)`,
+      runtime: `${(v.nodes ?? 1) > 1 ? `${v.nodes} node processes on one Postgres (the worker process is node bench-a and forks ${EXTRA_NODE_IDS.slice(0, (v.nodes ?? 1) - 1).join(', ')}), each ` : ''}createRuntime on the server (src/db connect(), pool max 10), caps maxRunning 20 (recovery test: 1000), ${v.userCap === null ? 'one user, defaultUserCap = maxRunning' : `${v.users} users round-robin, defaultUserCap ${v.userCap}`}; every other option its default (reconcileMs ${RUNTIME_DEFAULTS.reconcileMs}, heartbeatMs reconcileMs/3, heartbeatStaleBeats 3, reconcileLock false); real-time clock (Date.now/setTimeout)`,
       backend: `SimulatedBackend over an in-process SimulatedCluster (2 machines) on the same clock; the job's command is the bench's \`bench <key> noop\` (exits 0 at once; the job counts as started when its exec starts)`,
-      enqueue: `runtime.submit(userId, { title: key, image, command }) in the worker process, ${SUBMIT_LANES} at a time for the throughput batch, one per message for latency; the bench process forwards each batch over IPC and only reads progress from the rows`,
+      enqueue: `runtime.submit(userId, { title: key, image, command }) in the worker process: the throughput batch all at once (Promise.all, ${SUBMIT_CHUNK} in flight at a time, so concurrent submits ride one tick)${(v.nodes ?? 1) > 1 ? `, its keys spread round-robin over the ${v.nodes} nodes` : ''}, one per message for latency; the bench process forwards each batch over IPC and only reads progress from the rows`,
     },
     recovery: {
       defaultBehaviour: `the Reconciler fails or adopts runs whose owner is gone: a restarted node at its boot pass, another node after the dead one's heartbeat is ${heartbeatS * 3} s stale, at its next pass (every ${reconcileS} s); a container still present is adopted, an absent one is failed as owner_lost and queued again as attempt 2`,
@@ -175,62 +189,114 @@ function makeRuntimeSystem(v: Variant): BenchSystem {
     },
 
     async startWorker(url, mode, onStart): Promise<WorkerHandle> {
-      const h = await connect({ databaseUrl: url });
-      const clock = realClock();
-      const commands: SimCommandRegistry = {
-        bench: ([key = '?', job = 'noop']) => {
-          onStart(key);
-          return { output: [], durationMs: job === 'hold' ? HOLD_MS : 0, exitCode: 0 };
-        },
-      };
-      const cluster = new SimulatedCluster({ clock, nodes: ['sim-1', 'sim-2'], commands });
-      let errors = 0;
-      const runtime = await createRuntime({
-        db: h.db,
-        backend: new SimulatedBackend(cluster),
-        clock,
-        caps: {
-          maxRunning: mode.concurrency,
-          defaultUserCap: v.userCap ?? mode.concurrency,
-        },
-        nodeId:
-          mode.role === 'standby' && v.standby === 'other_node'
-            ? NODES.standbyOtherNode
-            : NODES.primary,
-        onError: (e) => {
-          // Reported, never silent; a flood is cut to the first few.
-          if (++errors <= 5) process.stderr.write(`${v.name} runtime error: ${String(e)}\n`);
-        },
-      });
-      let n = 0;
-      const submitOne = async (key: string): Promise<void> => {
-        const userId = `u${n++ % v.users}`;
-        await runtime.submit(userId, {
-          title: key,
-          image: 'bench',
-          command: ['bench', key, mode.job],
-        });
-      };
+      const nodeId =
+        mode.role === 'standby' && v.standby === 'other_node'
+          ? NODES.standbyOtherNode
+          : NODES.primary;
+      const self = await startNode(v.name, url, mode, nodeId, onStart);
+      const others = await Promise.all(
+        EXTRA_NODE_IDS.slice(0, (v.nodes ?? 1) - 1).map((id) =>
+          startWorkerProcess(v.name, url, mode, 30_000, {
+            nodeId: id,
+            onStarted: (keys) => {
+              for (const k of keys) onStart(k);
+            },
+          }),
+        ),
+      );
+      if (others.length === 0) return self;
+      const all = [self, ...others];
       return {
-        ids: [runtime.owner],
+        ids: all.flatMap((n) => n.ids),
         async enqueue(keys) {
-          let next = 0;
-          const lane = async (): Promise<void> => {
-            while (next < keys.length) await submitOne(keys[next++]!);
-          };
-          await Promise.all(Array.from({ length: Math.min(SUBMIT_LANES, keys.length) }, lane));
+          // Key i through node i mod N: every node submits, every node grants.
+          const parts = all.map((_, n) => keys.filter((_k, i) => i % all.length === n));
+          await Promise.all(all.map((node, n) => node.enqueue(parts[n] ?? [])));
         },
+        childCpu: async () => {
+          const us = await Promise.all(others.map((o) => o.cpu()));
+          return us.reduce((a, b) => ({ user: a.user + b.user, system: a.system + b.system }), {
+            user: 0,
+            system: 0,
+          });
+        },
+        childProfiles: () => others.flatMap((o) => o.profile() ?? []),
         async stop() {
-          await runtime.stop();
-          clock.clearAll();
-          await h.close();
+          await Promise.all(others.map((o) => o.stop()));
+          await self.stop();
         },
       };
     },
   };
 }
 
-export const roundtableRuntime = makeRuntimeSystem({
+/**
+ * One roundtable node in this process: its own pool, createRuntime and
+ * nodeId. Used by the worker process (node A) and by nodeChild.ts (B, C).
+ */
+export async function startNode(
+  variant: string,
+  url: string,
+  mode: WorkerMode & { recovery: boolean },
+  nodeId: string,
+  onStart: (key: string) => void,
+): Promise<WorkerHandle & { enqueue(keys: readonly string[]): Promise<void> }> {
+  const v = VARIANTS.find((x) => x.name === variant);
+  if (v === undefined) throw new RangeError(`unknown roundtable variant ${variant}`);
+  const h = await connect({ databaseUrl: url });
+  const clock = realClock();
+  const commands: SimCommandRegistry = {
+    bench: ([key = '?', job = 'noop']) => {
+      onStart(key);
+      return { output: [], durationMs: job === 'hold' ? HOLD_MS : 0, exitCode: 0 };
+    },
+  };
+  const cluster = new SimulatedCluster({ clock, nodes: ['sim-1', 'sim-2'], commands });
+  let errors = 0;
+  const runtime = await createRuntime({
+    db: h.db,
+    backend: new SimulatedBackend(cluster),
+    clock,
+    caps: {
+      maxRunning: mode.concurrency,
+      defaultUserCap: v.userCap ?? mode.concurrency,
+    },
+    nodeId,
+    onError: (e) => {
+      // Reported, never silent; a flood is cut to the first few.
+      if (++errors <= 5) process.stderr.write(`${v.name} ${nodeId} runtime error: ${String(e)}\n`);
+    },
+  });
+  // The user is the key's number mod users, so it does not depend on the node.
+  const userOf = (key: string): string => `u${Number(/\d+/.exec(key)?.[0] ?? 0) % v.users}`;
+  const submitOne = async (key: string): Promise<void> => {
+    await runtime.submit(userOf(key), {
+      title: key,
+      image: 'bench',
+      command: ['bench', key, mode.job],
+    });
+  };
+  return {
+    ids: [runtime.owner],
+    async enqueue(keys) {
+      for (let i = 0; i < keys.length; i += SUBMIT_CHUNK)
+        await Promise.all(keys.slice(i, i + SUBMIT_CHUNK).map(submitOne));
+    },
+    async stop() {
+      await runtime.stop();
+      clock.clearAll();
+      await h.close();
+    },
+  };
+}
+
+const VARIANTS: Variant[] = [];
+const make = (v: Variant): BenchSystem => {
+  VARIANTS.push(v);
+  return makeRuntimeSystem(v);
+};
+
+export const roundtableRuntime = make({
   name: 'roundtable',
   label: 'roundtable (runtime)',
   users: 1,
@@ -238,7 +304,7 @@ export const roundtableRuntime = makeRuntimeSystem({
   standby: 'other_node',
 });
 
-export const roundtableRuntimeCaps = makeRuntimeSystem({
+export const roundtableRuntimeCaps = make({
   name: 'roundtable-caps100',
   label: 'roundtable (runtime), caps on, 100 users',
   users: 100,
@@ -247,11 +313,21 @@ export const roundtableRuntimeCaps = makeRuntimeSystem({
   standby: 'other_node',
 });
 
-export const roundtableRestart = makeRuntimeSystem({
+export const roundtableRestart = make({
   name: 'roundtable-restart',
   label: 'roundtable (runtime), recovery by restarting the node',
   users: 1,
   userCap: null,
   scenarios: ['recovery'],
   standby: 'restart',
+});
+
+export const roundtableRuntimeCaps3 = make({
+  name: 'roundtable-3nodes',
+  label: 'roundtable (runtime), caps on, 100 users, 3 node processes',
+  users: 100,
+  userCap: 1,
+  scenarios: ['throughput'],
+  standby: 'other_node',
+  nodes: 3,
 });
