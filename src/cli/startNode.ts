@@ -79,7 +79,9 @@ export async function startNode(
       inspect: inspector.observer,
       db: store.db,
       // Other nodes' ticks arrive as NOTIFY (a poll covers a lost listener).
-      notifications: { listen: (channel, onPayload, onState) => store.listen(channel, onPayload, onState) },
+      notifications: {
+        listen: (channel, onPayload, onState) => store.listen(channel, onPayload, onState),
+      },
       backend: opened.backend,
       clock: systemClock,
       caps: config.caps,

@@ -44,7 +44,7 @@ export interface TurnKey {
  */
 export function aheadIn(line: LineSummary, key: TurnKey): number {
   const n = key.turn - line.headTurn + (line.joinSeq < key.joinSeq ? 1 : 0);
-  return n <= 0 ? 0 : n >= line.queued ? line.queued : n;
+  return n <= 0 ? 0 : Math.min(n, line.queued);
 }
 
 /**
