@@ -3,8 +3,9 @@
  * the same Postgres server, in one run; writes bench/results/peers.{md,json,svg}.
  *
  * Knobs (environment): PEERS_PG_URL (server, default postgres://postgres@127.0.0.1:5432),
- * PEERS_JOBS (5000) and PEERS_RUNS (5) for the peers' throughput, PEERS_RT_JOBS
- * (1000) and PEERS_RT_RUNS (3) for roundtable's, PEERS_ONLY (comma-separated names:
+ * PEERS_JOBS (5000) and PEERS_RUNS (7) for the peers' throughput, PEERS_RT_JOBS
+ * (2000) and PEERS_RT_RUNS (7) for roundtable's (throughput runs in rounds: run i of
+ * every system, then run i + 1), PEERS_ONLY (comma-separated names:
  * pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-restart,
  * roundtable-3nodes, roundtable-tick), PEERS_SKIP (comma-separated scenarios not to run:
  * throughput, latency, recovery).
@@ -18,9 +19,9 @@ import { pgbenchCeiling } from './pgbench.js';
 import { type PeersReport, renderReport, type SystemResult, writeReport } from './report.js';
 import { latencyRun } from './scenarios/latency.js';
 import { recoveryRun } from './scenarios/recovery.js';
-import { throughputRun } from './scenarios/throughput.js';
+import { type ThroughputRun, throughputRun } from './scenarios/throughput.js';
 import { SYSTEMS } from './systems/index.js';
-import type { ScenarioName } from './types.js';
+import type { BenchSystem, ScenarioName } from './types.js';
 
 // `--render`: rewrite peers.md and peers.svg from peers.json without measuring.
 if (process.argv.includes('--render')) {
@@ -36,9 +37,9 @@ const num = (name: string, fallback: number): number => {
   return v;
 };
 const PEER_JOBS = num('PEERS_JOBS', 5000);
-const PEER_RUNS = num('PEERS_RUNS', 5);
-const RT_JOBS = num('PEERS_RT_JOBS', 1000);
-const RT_RUNS = num('PEERS_RT_RUNS', 3);
+const PEER_RUNS = num('PEERS_RUNS', 7);
+const RT_JOBS = num('PEERS_RT_JOBS', 2000);
+const RT_RUNS = num('PEERS_RT_RUNS', 7);
 const ONLY = process.env.PEERS_ONLY?.split(',').filter((s) => s !== '');
 const SKIP = process.env.PEERS_SKIP?.split(',').filter((s) => s !== '') ?? [];
 const LATENCY = { rate: 20, seconds: 10 };
@@ -63,21 +64,23 @@ const ceiling = await pgbenchCeiling([1, 20], 10);
 for (const c of ceiling) log(`  ${c.clients} clients: ${c.insertsPerSecond.toFixed(0)} inserts/s`);
 
 const results: SystemResult[] = [];
+const measured: {
+  system: BenchSystem;
+  r: SystemResult;
+  takesPart: (s: ScenarioName) => boolean;
+}[] = [];
 for (const system of SYSTEMS) {
   if (ONLY !== undefined && !ONLY.includes(system.name)) continue;
   if ('unavailable' in system) {
     results.push({ name: system.name, unavailable: system.unavailable, errors: [] });
     continue;
   }
-  const isRt = system.name.startsWith('roundtable');
-  const jobs = isRt ? RT_JOBS : PEER_JOBS;
-  const runs = isRt ? RT_RUNS : PEER_RUNS;
   const takesPart = (s: ScenarioName): boolean =>
     !SKIP.includes(s) && (system.scenarios?.includes(s) ?? true);
   const r: SystemResult = {
     name: system.name,
     ...(system.label !== undefined ? { label: system.label } : {}),
-    ...(system.scenarios !== undefined
+    ...(system.scenarios !== undefined || SKIP.length > 0
       ? {
           skipped: (['throughput', 'latency', 'recovery'] as const).filter((s) => !takesPart(s)),
         }
@@ -88,30 +91,46 @@ for (const system of SYSTEMS) {
     errors: [],
   };
   results.push(r);
+  measured.push({ system, r, takesPart });
+}
 
-  if (takesPart('throughput'))
+// Throughput in rounds: round i runs every system's run i, one after the
+// other, so the rows' runs i are seconds apart and their ratio compares
+// like with like on a machine whose load drifts.
+const isRt = (s: BenchSystem): boolean => s.name.startsWith('roundtable');
+const runsOf = (s: BenchSystem): number => (isRt(s) ? RT_RUNS : PEER_RUNS);
+const tp = new Map<string, ThroughputRun[]>();
+const rounds = Math.max(0, ...measured.map((m) => runsOf(m.system)));
+for (let i = 0; i < rounds; i++) {
+  log(`throughput round ${i + 1} of ${rounds}`);
+  for (const { system, r, takesPart } of measured) {
+    if (!takesPart('throughput') || i >= runsOf(system) || r.errors.length > 0) continue;
+    const jobs = isRt(system) ? RT_JOBS : PEER_JOBS;
     try {
-      log(`${system.name}: throughput, ${runs} x ${jobs} jobs`);
-      const tp = [];
-      for (let i = 0; i < runs; i++) {
-        const one = await throughputRun(system, i, jobs);
-        log(
-          `  run ${i + 1}: ${one.jobsPerSecond.toFixed(0)} jobs/s, ${one.commitsPerJob.toFixed(3)} commits/job, ${one.tuplesPerJob.toFixed(2)} tuples/job`,
-        );
-        tp.push(one);
-      }
-      r.node = tp[0]?.node;
-      r.throughput = {
-        jobs,
-        runs: tp,
-        medianJobsPerSecond: median(tp.map((t) => t.jobsPerSecond)),
-        medianCommitsPerJob: median(tp.map((t) => t.commitsPerJob)),
-        medianTuplesPerJob: median(tp.map((t) => t.tuplesPerJob)),
-      };
+      const one = await throughputRun(system, i, jobs);
+      log(
+        `  ${system.name}: ${one.jobsPerSecond.toFixed(0)} jobs/s, ${one.commitsPerJob.toFixed(3)} commits/job, ${one.tuplesPerJob.toFixed(2)} tuples/job, node CPU ${one.nodeCpuUsPerJob?.toFixed(0)} µs/job`,
+      );
+      tp.set(system.name, [...(tp.get(system.name) ?? []), one]);
     } catch (e) {
       r.errors.push(`throughput: ${describe(e)}`);
     }
+  }
+}
+for (const { system, r } of measured) {
+  const runs = tp.get(system.name);
+  if (runs === undefined || runs.length === 0) continue;
+  r.node = runs[0]?.node;
+  r.throughput = {
+    jobs: runs[0]?.jobs ?? 0,
+    runs,
+    medianJobsPerSecond: median(runs.map((t) => t.jobsPerSecond)),
+    medianCommitsPerJob: median(runs.map((t) => t.commitsPerJob)),
+    medianTuplesPerJob: median(runs.map((t) => t.tuplesPerJob)),
+  };
+}
 
+for (const { system, r, takesPart } of measured) {
   if (takesPart('latency'))
     try {
       log(`${system.name}: latency, ${LATENCY.rate} jobs/s for ${LATENCY.seconds} s`);
