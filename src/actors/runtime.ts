@@ -23,6 +23,7 @@ import {
   NotFoundError,
   newId,
   readChanges,
+  readLines,
   repairDispatch,
   type Session,
   tick,
@@ -310,10 +311,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
   };
 
-  // The feed starts from the lines as they are now; the board from every row.
-  const start = await readChanges(db, 0);
-  lines.reset(start.lines, start.running ?? 0);
-  await board.loadAll();
+  // The feed starts from the tick and the lines as they are now (lines read
+  // after the tick can only be newer: the feed's first read re-applies them).
+  const startTick = await currentTick(db);
+  const startLines = await readLines(db);
+  lines.reset(
+    startLines,
+    startLines.reduce((n, l) => n + l.running, 0),
+  );
+  // The board fills in from the rows in the background: a node with a long
+  // history takes work at once, and a row a tick returns meanwhile wins over
+  // the older one the load read (isNewer). `booted` waits for it.
+  const boardLoaded = track(board.loadAll()).catch(report);
 
   const beats = {
     db,
@@ -363,7 +372,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (pass.boot && passReport !== null && bootedSettle !== undefined) {
         const settle = bootedSettle;
         bootedSettle = undefined;
-        settle.resolve(passReport);
+        void boardLoaded.then(() => settle.resolve(passReport));
       }
     },
   });
@@ -396,7 +405,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     { clock, onError: report, ...(o.inspect ? { inspect: o.inspect } : {}) },
   );
   const top = root;
-  await feed.start(start.tick);
+  await feed.start(startTick);
   dispatcher.poke();
 
   // The root gives up when its children crash faster than its intensity:
