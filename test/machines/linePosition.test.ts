@@ -10,19 +10,17 @@ import { runDocExamples } from '../support/docExamples.js';
 
 runDocExamples(new URL('../../src/machines/linePosition.ts', import.meta.url), linePosition);
 
-const lines = fc
-  .uniqueArray(fc.nat({ max: 50 }), { minLength: 1, maxLength: 8 })
-  .chain((joins) =>
-    fc.tuple(
-      ...joins.map((joinSeq) =>
-        fc.record({
-          headTurn: fc.integer({ min: -3, max: 10 }),
-          queued: fc.nat({ max: 6 }),
-          joinSeq: fc.constant(joinSeq),
-        }),
-      ),
+const lines = fc.uniqueArray(fc.nat({ max: 50 }), { minLength: 1, maxLength: 8 }).chain((joins) =>
+  fc.tuple(
+    ...joins.map((joinSeq) =>
+      fc.record({
+        headTurn: fc.integer({ min: -3, max: 10 }),
+        queued: fc.nat({ max: 6 }),
+        joinSeq: fc.constant(joinSeq),
+      }),
     ),
-  );
+  ),
+);
 
 describe('positionOf', () => {
   test.prop([lines, fc.nat({ max: 100 })], { numRuns: 300 })(
