@@ -588,6 +588,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     health: () => ({
       engine: engine.available() ? 'available' : 'unavailable',
       notifications: feed.listening ? 'listening' : 'polling',
+      tick: feed.seenTick(),
       holding: dispatcher.holding(),
       backlog: dispatcher.backlog(),
     }),

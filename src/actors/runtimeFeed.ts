@@ -52,6 +52,11 @@ export interface FeedOptions {
 export class TickFeed {
   /** Every change up to this tick has been applied here. */
   private seen = 0;
+
+  /** The tick up to which this node has applied every change. */
+  seenTick(): number {
+    return this.seen;
+  }
   private reading = false;
   private again = false;
   private timer: unknown = null;
@@ -87,9 +92,13 @@ export class TickFeed {
     this.arm();
   }
 
-  /** A tick this node made: applied from its reply; contiguous ticks need no read. */
+  /**
+   * A tick this node made: applied from its reply, so a tick right after the
+   * last one seen needs no read. A tick that changed nothing answers the
+   * current number, which may be another node's: that one is read.
+   */
   own(result: TickResult): void {
-    if (result.tick === this.seen + 1) this.seen = result.tick;
+    if (result.changed && result.tick === this.seen + 1) this.seen = result.tick;
     else if (result.tick > this.seen) this.read();
   }
 

@@ -115,6 +115,8 @@ export interface RuntimeHealth {
   engine: 'available' | 'unavailable';
   /** How other nodes' ticks reach this node. */
   notifications: 'listening' | 'polling';
+  /** The tick up to which this node has applied every change (its board is exact as of it). */
+  tick: number;
   /** Sessions this node runs now. */
   holding: number;
   /** Writes waiting for a tick. */

@@ -77,6 +77,7 @@ export function parseTickReply(reply: unknown): TickResult {
   const r = asObject(reply, '(reply)');
   const result: TickResult = {
     tick: count(r.tick, 'tick'),
+    changed: r.changed === true,
     outcomes: arrayOf(r.outcomes, 'outcomes', (x) => x).map(outcomeFromJson),
     granted: pairsFromJson(r.granted, 'granted'),
     running: count(r.running, 'running'),

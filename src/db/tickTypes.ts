@@ -164,6 +164,11 @@ export interface UserLine {
 export interface TickResult {
   /** The tick's number (dispatch_state.tick after it); unchanged when nothing changed. */
   tick: number;
+  /**
+   * Whether this tick wrote anything. When it did not, `tick` is the current
+   * number, which may be another node's tick (the feed must read it).
+   */
+  changed: boolean;
   outcomes: TickOutcome[];
   /** Sessions granted to `owner` in this tick, in grant order, with their tasks (the spec to run). */
   granted: { session: Session; task: Task }[];

@@ -7,8 +7,10 @@
  * - caps hold at every instant (the ordered history replayed);
  * - a newcomer waits at most one grant per other user (docs/runner-pool.md);
  * - every node's board shows every queued card at its exact place in the
- *   cluster's order (the rows' (turn, join_seq) order) once the nodes have
- *   settled after a change: NOTIFY, or the poll where there is none.
+ *   cluster's order (the rows' (turn, join_seq) order) once it has seen the
+ *   latest tick: node 0 by the poll alone, the others by NOTIFY too; each
+ *   catches up within a few polls of the last change (a change that lands
+ *   just after a poll waits for the next one).
  */
 import fc from 'fast-check';
 import { afterEach, expect, it } from 'vitest';
@@ -20,6 +22,7 @@ import { describeEachEngine } from '../support/databases.js';
 import { type ReplayEvent, replayDispatch } from '../support/dispatchReplay.js';
 
 const CAPS = { maxRunning: 3, defaultUserCap: 1 };
+const POLL_MS = 100;
 const USERS = ['ann', 'bob', 'cat', 'dan', 'eve'];
 
 let h: TestRuntime | undefined;
@@ -69,7 +72,7 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
             db: getDb().db,
             caps: CAPS,
             nodeId: 'node0',
-            dispatchPollMs: 100,
+            dispatchPollMs: POLL_MS,
           });
           const harness = h;
           const nodes: Runtime[] = [h.runtime];
@@ -81,7 +84,8 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
               caps: CAPS,
               nodeId: `node${i}`,
               bootId: 'b',
-              dispatchPollMs: 100,
+              dispatchPollMs: POLL_MS,
+              notifications: await getDb().connectAnother(),
               onError: (e) => harness.errors.push(e),
             });
             others.push(r);
@@ -95,6 +99,19 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
               command: ['sleep', String(a.seconds)],
             });
             await advance(harness, nodes, a.afterMs + 150);
+            // Every node catches up with the latest tick within a few polls
+            // (more only while runs keep finishing meanwhile)...
+            for (let polls = 0; ; polls++) {
+              const state = await getDb()
+                .db.selectFrom('dispatch_state')
+                .select('tick')
+                .executeTakeFirst();
+              const tick = Number(state?.tick ?? 0);
+              if (nodes.every((n) => n.health().tick >= tick)) break;
+              expect(polls, 'polls for every node to see the latest tick').toBeLessThan(20);
+              await advance(harness, nodes, POLL_MS);
+            }
+            // ...and then every board agrees with the rows' order:
             // Every board agrees with the rows' order, within one poll.
             const queued = (await harness.sessions())
               .filter((s) => s.status === 'queued')

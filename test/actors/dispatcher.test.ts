@@ -46,6 +46,7 @@ class FakeStore {
       const extra = step?.(input) ?? {};
       return {
         tick: this.tick,
+        changed: true,
         outcomes: input.ops.map((op: TickOp) => ({
           ref: op.ref,
           kind: 'applied' as const,

@@ -101,6 +101,9 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
 
   RETURN jsonb_build_object(
     'tick', v_tick,
+    -- Whether this tick wrote anything: a tick that did not answers the
+    -- current number, which may be another node's tick.
+    'changed', v_changed,
     'outcomes', v_o,
     'granted', v_granted,
     'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
