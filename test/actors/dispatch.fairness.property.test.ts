@@ -20,6 +20,7 @@ import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBacken
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
 import { type ReplayEvent, replayDispatch } from '../support/dispatchReplay.js';
+import { advanceAll } from '../support/multiNode.js';
 
 const CAPS = { maxRunning: 3, defaultUserCap: 1 };
 const POLL_MS = 100;
@@ -32,27 +33,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-async function settleAll(nodes: Runtime[]): Promise<void> {
-  let quiet = 0;
-  const deadline = Date.now() + 30_000;
-  while (quiet < 3) {
-    if (Date.now() > deadline) throw new Error('the nodes did not settle');
-    await new Promise<void>((r) => setImmediate(r));
-    quiet = nodes.every((n) => n.busy() === 0) ? quiet + 1 : 0;
-  }
-}
-
-async function advance(harness: TestRuntime, nodes: Runtime[], ms: number): Promise<void> {
-  const target = harness.clock.now() + ms;
-  await settleAll(nodes);
-  for (let due = harness.clock.nextDue(target); due !== null; due = harness.clock.nextDue(target)) {
-    harness.clock.fireNext(due);
-    await settleAll(nodes);
-  }
-  harness.clock.fireNext(target);
-  await settleAll(nodes);
-}
 
 const arrival = fc.record({
   user: fc.constantFrom(...USERS),
@@ -98,7 +78,7 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
               image: 'runner:v1',
               command: ['sleep', String(a.seconds)],
             });
-            await advance(harness, nodes, a.afterMs + 150);
+            await advanceAll(harness, nodes, a.afterMs + 150);
             // Every node catches up with the latest tick within a few polls
             // (more only while runs keep finishing meanwhile)...
             for (let polls = 0; ; polls++) {
@@ -109,7 +89,7 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
               const tick = Number(state?.tick ?? 0);
               if (nodes.every((n) => n.health().tick >= tick)) break;
               expect(polls, 'polls for every node to see the latest tick').toBeLessThan(20);
-              await advance(harness, nodes, POLL_MS);
+              await advanceAll(harness, nodes, POLL_MS);
             }
             // ...and then every board agrees with the rows' order:
             // Every board agrees with the rows' order, within one poll.
@@ -125,7 +105,7 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
               expect(new Map(shown)).toEqual(truth);
             }
           }
-          await advance(harness, nodes, 30_000);
+          await advanceAll(harness, nodes, 30_000);
           const sessions = await harness.sessions();
           expect(sessions.every((s) => s.status === 'succeeded')).toBe(true);
           const events = await getDb()

@@ -13,6 +13,7 @@ import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBacken
 import { ownerBeat } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
+import { advanceAll, settleAll } from '../support/multiNode.js';
 
 let h: TestRuntime | undefined;
 const others: Runtime[] = [];
@@ -28,29 +29,6 @@ const agent = (seconds: number) => ({
   image: 'runner:v1',
   command: ['agent', String(seconds)],
 });
-
-/** Settles every live node: none has I/O in flight for a few turns of the loop. */
-async function settleAll(nodes: Runtime[]): Promise<void> {
-  let quiet = 0;
-  const deadline = Date.now() + 30_000;
-  while (quiet < 3) {
-    if (Date.now() > deadline) throw new Error('the nodes did not settle');
-    await new Promise<void>((r) => setImmediate(r));
-    quiet = nodes.every((n) => n.busy() === 0) ? quiet + 1 : 0;
-  }
-}
-
-/** Moves the shared virtual clock, settling every node after each timer. */
-async function advance(harness: TestRuntime, nodes: Runtime[], ms: number): Promise<void> {
-  const target = harness.clock.now() + ms;
-  await settleAll(nodes);
-  for (let due = harness.clock.nextDue(target); due !== null; due = harness.clock.nextDue(target)) {
-    harness.clock.fireNext(due);
-    await settleAll(nodes);
-  }
-  harness.clock.fireNext(target);
-  await settleAll(nodes);
-}
 
 describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
   const bootB = async (harness: TestRuntime, errors: unknown[]) => {
@@ -82,7 +60,7 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
     const both = [a, b];
     await settleAll(both);
     // Three of B's periodic passes while A is alive and beating: nothing changes hands.
-    await advance(h, both, 3 * RECONCILE);
+    await advanceAll(h, both, 3 * RECONCILE);
     let rows = await h.sessions();
     expect(rows.map((s) => [s.status, s.owner])).toEqual([
       ['running', 'nodeA@boot1'],
@@ -100,7 +78,7 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
     expect(rows.every((s) => s.owner === 'nodeA@boot1')).toBe(true);
     // Past the window (3 beats of 20 s after the last one), B's next pass adopts.
     const window = 3 * 20_000;
-    await advance(h, [b], (lastBeat ?? 0) + window + 1 - h.clock.now());
+    await advanceAll(h, [b], (lastBeat ?? 0) + window + 1 - h.clock.now());
     await b.reconcile();
     await settleAll([b]); // the adopting runners' CAS
     rows = await h.sessions();
@@ -109,7 +87,7 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
       const adoptions = (await h.events(id)).filter((e) => e.reason === 'adopted');
       expect(adoptions).toHaveLength(1);
     }
-    await advance(h, [b], 900_000);
+    await advanceAll(h, [b], 900_000);
     rows = await h.sessions();
     expect(rows.map((s) => s.status)).toEqual(['succeeded', 'succeeded']);
     for (const id of ids) expect(h.execLog(id)).toHaveLength(1);
@@ -143,7 +121,7 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
     await b.reconcile();
     await settleAll([b]);
     expect((await h.sessions()).find((s) => s.id === sessionId)?.owner).toBe('nodeB@b1');
-    await advance(h, [b], 150_000);
+    await advanceAll(h, [b], 150_000);
     expect((await h.sessions()).find((s) => s.id === sessionId)?.status).toBe('succeeded');
     expect(h.execLog(sessionId)).toHaveLength(1);
   });

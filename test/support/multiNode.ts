@@ -1,0 +1,34 @@
+/**
+ * Several runtimes on one database, one simulated cluster and one virtual
+ * clock (the harness's): settle every node, and move the shared clock,
+ * settling every node after each timer.
+ */
+import type { Runtime } from '../../src/actors/runtimeTypes.js';
+import type { TestRuntime } from '../../src/testing/index.js';
+
+/** Waits until no node has I/O in flight for a few turns of the loop (30 s real-time deadline). */
+export async function settleAll(nodes: readonly Runtime[]): Promise<void> {
+  let quiet = 0;
+  const deadline = Date.now() + 30_000;
+  while (quiet < 3) {
+    if (Date.now() > deadline) throw new Error('the nodes did not settle');
+    await new Promise<void>((r) => setImmediate(r));
+    quiet = nodes.every((n) => n.busy() === 0) ? quiet + 1 : 0;
+  }
+}
+
+/** Moves the shared virtual clock by `ms`, firing timers in order and settling every node after each. */
+export async function advanceAll(
+  harness: TestRuntime,
+  nodes: readonly Runtime[],
+  ms: number,
+): Promise<void> {
+  const target = harness.clock.now() + ms;
+  await settleAll(nodes);
+  for (let due = harness.clock.nextDue(target); due !== null; due = harness.clock.nextDue(target)) {
+    harness.clock.fireNext(due);
+    await settleAll(nodes);
+  }
+  harness.clock.fireNext(target);
+  await settleAll(nodes);
+}
