@@ -489,7 +489,10 @@ export async function run(): Promise<void> {
     boot.repairBackfillMs,
   );
   row('`rt_repair()` again, rows consistent (the periodic pass)', boot.repairSteadyMs);
-  row('createRuntime → resolved (tick and lines read, tree up; the board loads in the background)', boot.createMs);
+  row(
+    'createRuntime → resolved (tick and lines read, tree up; the board loads in the background)',
+    boot.createMs,
+  );
   row('createRuntime → first tick answered', boot.firstTickMs);
   row('createRuntime → `booted` (boot pass done)', boot.bootedMs);
   L.push('');
