@@ -111,7 +111,7 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
           const events = await getDb()
             .db.selectFrom('session_events as e')
             .innerJoin('sessions as s', 's.id', 'e.session_id')
-            .select(['e.session_id', 's.user_id', 'e.from_status', 'e.to_status'])
+            .select(['e.session_id', 's.user_id', 'e.from_status', 'e.to_status', 'e.tick'])
             .orderBy('e.id')
             .execute();
           const replay = replayDispatch(
@@ -121,6 +121,7 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
                 userId: e.user_id,
                 from: e.from_status,
                 to: e.to_status,
+                tick: e.tick === null ? null : Number(e.tick),
               }),
             ),
             { globalCap: CAPS.maxRunning, userCap: () => CAPS.defaultUserCap },

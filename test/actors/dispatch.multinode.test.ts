@@ -86,7 +86,7 @@ suite(`dispatch across 3 node processes${hasServer ? '' : ` (skipped: ${TEST_DAT
     const events = await h.db
       .selectFrom('session_events as e')
       .innerJoin('sessions as s', 's.id', 'e.session_id')
-      .select(['e.session_id', 's.user_id', 'e.from_status', 'e.to_status'])
+      .select(['e.session_id', 's.user_id', 'e.from_status', 'e.to_status', 'e.tick'])
       .orderBy('e.id')
       .execute();
     const owners = await h.db
@@ -106,6 +106,7 @@ suite(`dispatch across 3 node processes${hasServer ? '' : ` (skipped: ${TEST_DAT
           userId: e.user_id,
           from: e.from_status,
           to: e.to_status,
+          tick: e.tick === null ? null : Number(e.tick),
         }),
       ),
       { globalCap: caps.maxRunning, userCap: (u) => (u === 'u0' ? 1 : caps.defaultUserCap) },

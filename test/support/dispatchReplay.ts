@@ -7,7 +7,10 @@
  *   user's running above their cap;
  * - fairness: a newcomer (a user with nothing queued or running when its
  *   session was queued) waits at most one grant per other user before its
- *   own grant (docs/runner-pool.md), whichever node granted what.
+ *   own grant (docs/runner-pool.md), whichever node granted what. Grants of
+ *   the tick that granted the newcomer do not count: a tick decides its
+ *   grants together, in key order, but writes their history rows in no
+ *   particular order.
  */
 
 export interface ReplayEvent {
@@ -15,6 +18,8 @@ export interface ReplayEvent {
   userId: string;
   from: string | null;
   to: string;
+  /** The tick that wrote the event (null outside ticks). */
+  tick: number | null;
 }
 
 export interface ReplayReport {
@@ -45,6 +50,10 @@ export function replayDispatch(
   /** A waiting newcomer's session -> grants each other user got since it joined. */
   const waiting = new Map<string, { userId: string; lag: Map<string, number> }>();
   const add = (m: Map<string, number>, k: string, d: number) => m.set(k, (m.get(k) ?? 0) + d);
+  /** The tick each session was granted in. */
+  const grantTick = new Map<string, number | null>();
+  for (const e of events)
+    if (e.from === 'queued' && e.to === 'running') grantTick.set(e.sessionId, e.tick);
   for (const e of events) {
     if (e.to === 'queued' && e.from === null) {
       if ((queuedBy.get(e.userId) ?? 0) === 0 && (runningBy.get(e.userId) ?? 0) === 0) {
@@ -75,7 +84,10 @@ export function replayDispatch(
         if (worst > 1)
           report.violations.push(`newcomer ${e.sessionId} waited ${worst} grants of one user`);
       }
-      for (const w of waiting.values()) if (w.userId !== e.userId) add(w.lag, e.userId, 1);
+      for (const [id, w] of waiting) {
+        const same = e.tick !== null && grantTick.get(id) === e.tick;
+        if (w.userId !== e.userId && !same) add(w.lag, e.userId, 1);
+      }
     } else if (e.from === 'queued') {
       add(queuedBy, e.userId, -1);
       waiting.delete(e.sessionId);
