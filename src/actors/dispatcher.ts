@@ -20,6 +20,7 @@
  * until the bad one is found, and only that caller sees the error.
  */
 
+import { backoffDelay } from '../common/backoff.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import type { RuntimeCaps } from './runtimeTypes.js';
@@ -334,10 +335,10 @@ export class Dispatcher {
     if (!transient || batch.length === 0) this.o.onError(error);
     this.expire(error);
     if (this.stopped) return;
-    const delay = Math.min(
-      this.o.backoff.maxMs,
-      this.o.backoff.baseMs * 2 ** Math.min(this.failures - 1, 20),
-    );
+    const delay = backoffDelay(this.failures - 1, {
+      minMs: this.o.backoff.baseMs,
+      maxMs: this.o.backoff.maxMs,
+    });
     this.retryTimer = this.o.clock.setTimeout(() => {
       this.retryTimer = null;
       this.dirty = true;

@@ -7,7 +7,7 @@
  * compare-and-set is safe: it is fenced by the epoch, so a write whose
  * reply was lost fails the second time as stale, never applies twice.
  */
-import { backoffDelay } from '../supervisor/backoff.js';
+import { backoffDelay } from '../common/backoff.js';
 import type { DispatchClock } from './dispatcher.js';
 
 export interface RetryOptions {
@@ -30,11 +30,7 @@ export async function retryTransient<T>(work: () => Promise<T>, o: RetryOptions)
       return await work();
     } catch (error) {
       if (!o.isTransient(error) || o.signal?.aborted) throw error;
-      const delay = backoffDelay(
-        attempt,
-        { minMs: o.baseMs, maxMs: o.maxMs, randomFactor: 0, resetAfterMs: 0 },
-        () => 0,
-      );
+      const delay = backoffDelay(attempt, { minMs: o.baseMs, maxMs: o.maxMs });
       if (o.clock.now() + delay - started > o.deadlineMs) throw error;
       await new Promise<void>((resolve) => o.clock.setTimeout(resolve, delay));
     }

@@ -7,12 +7,13 @@
  * failed start means for its session is the pure policy's decision
  * (src/machines/startFailurePolicy.ts).
  */
+
+import { backoffDelay } from '../common/backoff.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import { isContainerError } from '../containers/ContainerError.js';
 import type { Session } from '../db/rows.js';
 import type { ContainerRunError } from '../machines/containerRunTypes.js';
 import { START_FAILURE_DEFAULTS, startFailureAction } from '../machines/startFailurePolicy.js';
-import { backoffDelay } from '../supervisor/backoff.js';
 import type { DispatchClock } from './dispatcher.js';
 import { engineCodeOf, type StartFailure } from './taskRunner.js';
 
@@ -84,11 +85,7 @@ export class EngineGate {
   private arm(): void {
     if (this.stopped) return;
     const p = this.o.probe ?? { baseMs: 500, maxMs: 5_000 };
-    const backoff = backoffDelay(
-      this.probes,
-      { minMs: p.baseMs, maxMs: p.maxMs, randomFactor: 0, resetAfterMs: 0 },
-      () => 0,
-    );
+    const backoff = backoffDelay(this.probes, { minMs: p.baseMs, maxMs: p.maxMs });
     const delay = Math.max(backoff, this.holdUntil - this.o.clock.now());
     this.timer = this.o.clock.setTimeout(() => {
       this.timer = null;

@@ -4,7 +4,7 @@
  * here rather than with `node:util` parseArgs so an unknown flag can be
  * answered with the flag that was probably meant. Pure.
  */
-import { didYouMean } from '../ui-server/didYouMean.js';
+import { didYouMean } from '../common/didYouMean.js';
 import { CliError } from './exitCodes.js';
 
 /** What a command accepts: flags that take a value, switches that do not, and flags that may repeat. */

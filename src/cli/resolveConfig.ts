@@ -5,7 +5,7 @@
  * port must be ..." rather than only what is wrong. Pure: the caller reads
  * the file and passes the environment.
  */
-import { didYouMean } from '../ui-server/didYouMean.js';
+import { didYouMean } from '../common/didYouMean.js';
 import {
   type CliConfig,
   cliConfigSchema,

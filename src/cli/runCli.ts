@@ -4,7 +4,7 @@
  * every failure into one line and a documented exit code.
  */
 
-import { didYouMean } from '../ui-server/didYouMean.js';
+import { didYouMean } from '../common/didYouMean.js';
 import { cliDefaults } from './cliConfig.js';
 import { createCliLogger, prettyLogs } from './cliLogger.js';
 import type { CliIo } from './commandContext.js';

@@ -4,7 +4,7 @@
  * number. Works in Node and the browser: it takes any WHATWG-style WebSocket
  * constructor (the browser's, or `ws`'s) and injectable timers.
  */
-import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
+import { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   PROTOCOL_VERSION,
@@ -41,7 +41,8 @@ export interface BoardClientOptions {
   token: string;
   WebSocket?: WebSocketConstructor;
   store?: BoardStore;
-  backoff?: BackoffPolicy;
+  /** Reconnect delays. Default {@link DEFAULT_BACKOFF}. */
+  backoff?: BackoffDelays;
   timers?: ClientTimers;
   random?: () => number;
   /** Every valid frame, after the store has applied it (tests, debugging). */
@@ -58,6 +59,13 @@ export interface BoardClient {
   /** Closes for good; no reconnect. */
   close(): void;
 }
+
+/**
+ * The client's reconnect delays: 250 ms doubling to 10 s, each up to half
+ * again longer at random, so a server restart does not get every client back
+ * in the same millisecond.
+ */
+export const DEFAULT_BACKOFF: BackoffDelays = { minMs: 250, maxMs: 10_000, randomFactor: 0.5 };
 
 const OPEN = 1;
 const defaultTimers: ClientTimers = {

@@ -2,6 +2,8 @@
  * `roundtable/client`: the board's typed client for Node and the browser.
  * Nothing here imports `node:*`.
  */
+
+export { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 export type {
   BoardCard,
   Column,
@@ -9,13 +11,13 @@ export type {
   PoolSnapshot,
   SessionStatus,
 } from '../ui-server/boardPort.js';
-export { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.js';
 export { type BoardApi, BoardApiError, createBoardApi } from './boardApi.js';
 export {
   type BoardClient,
   type BoardClientOptions,
   type ClientTimers,
   connectBoard,
+  DEFAULT_BACKOFF,
   type WebSocketConstructor,
   type WebSocketLike,
 } from './boardClient.js';

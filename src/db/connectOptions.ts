@@ -4,6 +4,7 @@
  * one for an unknown key (the ws / OTP `check_childspecs` habit).
  */
 import type { PGlite } from '@electric-sql/pglite';
+import { didYouMean } from '../common/didYouMean.js';
 import { ValidationError } from './errors.js';
 import type { ListenTimers } from './listen.js';
 
@@ -142,13 +143,7 @@ export function validateConnectOptions(options: ConnectOptions): Resolved {
 function rejectUnknownKeys(options: object): void {
   for (const key of Object.keys(options)) {
     if ((KNOWN_OPTIONS as readonly string[]).includes(key)) continue;
-    const lower = key.toLowerCase();
-    const near =
-      KNOWN_OPTIONS.find((k) => k.toLowerCase() === lower) ??
-      KNOWN_OPTIONS.find(
-        (k) => k.toLowerCase().startsWith(lower) || lower.startsWith(k.toLowerCase()),
-      ) ??
-      KNOWN_OPTIONS.find((k) => k.startsWith(key.slice(0, 4)));
+    const near = didYouMean(key, KNOWN_OPTIONS);
     throw new ValidationError(
       key,
       `unknown connect option${near ? `; did you mean ${near}?` : ''}`,

@@ -14,6 +14,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { backoffDelay } from '../common/backoff.js';
 import { ValidationError } from './errors.js';
 
 export type ListenState = 'listening' | 'lost';
@@ -79,7 +80,7 @@ export function assertChannel(channel: string): void {
  * ```
  */
 export function listenRetryDelay(failures: number, minMs: number, maxMs: number): number {
-  return Math.min(maxMs, minMs * 2 ** Math.min(failures, 30));
+  return backoffDelay(failures, { minMs, maxMs });
 }
 
 /** Listens on a Postgres server; resolves after the first attempt, reported as either state. */

@@ -1,36 +1,19 @@
 /**
- * Per-child restart backoff, as Akka's `restartWithBackoff`: exponential from
- * `minMs` to `maxMs`, with a random factor, reset once the child has stayed up
- * for `resetAfterMs`, and an optional limit on restarts. Pure: the random
- * source and the instants are passed in.
+ * Per-child restart backoff, as Akka's `restartWithBackoff`: the delays of
+ * `src/common/backoff.ts` (exponential from `minMs` to `maxMs`, with a random
+ * factor), reset once the child has stayed up for `resetAfterMs`, and an
+ * optional limit on restarts. Pure: the random source and the instants are
+ * passed in.
  */
+import { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 
-export interface BackoffOptions {
-  minMs: number;
-  maxMs: number;
+export interface BackoffOptions extends BackoffDelays {
   /** 0.2 adds up to 20% to each delay. */
   randomFactor: number;
   /** A child that ran this long before crashing starts again from `minMs`. */
   resetAfterMs: number;
   /** Give up on the child after this many consecutive backoff restarts. */
   maxRestarts?: number;
-}
-
-/**
- * The delay before restart number `attempt` (0 = first restart).
- *
- * @example
- * ```ts
- * const opts = { minMs: 100, maxMs: 1000, randomFactor: 0, resetAfterMs: 5000 }
- * backoffDelay(0, opts, () => 0) // => 100
- * backoffDelay(3, opts, () => 0) // => 800
- * backoffDelay(10, opts, () => 0) // => 1000
- * backoffDelay(1, { ...opts, randomFactor: 0.5 }, () => 1) // => 300
- * ```
- */
-export function backoffDelay(attempt: number, opts: BackoffOptions, random: () => number): number {
-  const exp = Math.min(opts.maxMs, opts.minMs * 2 ** Math.min(attempt, 52));
-  return Math.round(exp * (1 + opts.randomFactor * random()));
 }
 
 /** What to do about a crashed child under backoff. */

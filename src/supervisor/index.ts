@@ -1,4 +1,5 @@
 /** roundtable's OTP layer over XState v5 actors. Imports no I/O. */
+export { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 export * from './backoff.js';
 export * from './call.js';
 export * from './childSpec.js';

@@ -52,7 +52,7 @@ describe('against a real server', () => {
       token: ALICE,
       WebSocket: WS,
       timers,
-      random: () => 1,
+      random: () => 0,
       onFrame: (f) => frames.push(f.type),
     });
     const c = client;
@@ -77,7 +77,7 @@ describe('against a real server', () => {
     await h.server.close();
     h = null;
     const timers = new ManualTimers();
-    client = connectBoard({ url, token: ALICE, WebSocket: WS, timers, random: () => 1 });
+    client = connectBoard({ url, token: ALICE, WebSocket: WS, timers, random: () => 0 });
     const c = client;
     const delays: number[] = [];
     for (let i = 0; i < 4; i++) {

@@ -3,7 +3,7 @@
  * unknown keys rejected with a "did you mean".
  */
 import { pino } from 'pino';
-import { didYouMean } from '../didYouMean.js';
+import { didYouMean } from '../../common/didYouMean.js';
 import type { HubClock } from './InspectorHub.js';
 import type { SafeJsonLimits } from './safeJson.js';
 

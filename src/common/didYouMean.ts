@@ -1,6 +1,7 @@
 /**
  * Suggests the closest known name for a misspelt one, for config errors that
- * say what was meant instead of only what was wrong. Pure.
+ * say what was meant instead of only what was wrong: the one did-you-mean of
+ * every layer (options, CLI flags and commands, environment variables). Pure.
  */
 
 /**

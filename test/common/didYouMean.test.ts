@@ -1,10 +1,10 @@
 import { fc, test } from '@fast-check/vitest';
 import { expect } from 'vitest';
-import * as mod from '../../src/ui-server/didYouMean.js';
-import { didYouMean, editDistance } from '../../src/ui-server/didYouMean.js';
+import * as mod from '../../src/common/didYouMean.js';
+import { didYouMean, editDistance } from '../../src/common/didYouMean.js';
 import { runDocExamples } from '../support/docExamples.js';
 
-runDocExamples(new URL('../../src/ui-server/didYouMean.ts', import.meta.url), mod);
+runDocExamples(new URL('../../src/common/didYouMean.ts', import.meta.url), mod);
 
 test.prop([fc.string(), fc.string()])(
   'edit distance is symmetric and bounded by length',
