@@ -5,7 +5,7 @@
  * Pure; the Reconciler gathers the facts and acts on the answer.
  */
 
-/** Where a run lives. Only container backends can be found again after a restart. */
+/** Where a run lives. Every kind can be found again after a restart (a local run is a detached process). */
 export type BackendKind = 'swarm' | 'docker' | 'local' | 'simulated';
 
 /** What the run is for. A bootstrap run prepares a workspace and is cheap to redo. */
@@ -26,7 +26,8 @@ export type RecoveryAction = 'adopt' | 'fail';
 
 /**
  * Decides what to do with a running session whose owner is gone. A local
- * process died with its owner; a bootstrap run is never worth adopting; with
+ * run is a detached process that outlives its node, found again by pid and
+ * start time, so it is adopted like a container; a bootstrap run is never worth adopting; with
  * no handle there is nothing to find; only a container seen present is
  * adopted. `unknown` fails too: adoption needs a container we can poll, and
  * the failure is user-recoverable, so the work is re-queued rather than lost.
@@ -34,7 +35,8 @@ export type RecoveryAction = 'adopt' | 'fail';
  * @example
  * ```ts
  * recoveryAction({ backend: 'swarm', kind: 'run', handle: 'rt-s1', presence: 'present' }) // => 'adopt'
- * recoveryAction({ backend: 'local', kind: 'run', handle: 'pid-42', presence: 'present' }) // => 'fail'
+ * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1@4242.45565.2d47ad76', presence: 'present' }) // => 'adopt'
+ * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1@4242.45565.2d47ad76', presence: 'absent' }) // => 'fail'
  * recoveryAction({ backend: 'swarm', kind: 'bootstrap', handle: 'rt-s1', presence: 'present' }) // => 'fail'
  * recoveryAction({ backend: 'swarm', kind: 'run', handle: null, presence: 'present' }) // => 'fail'
  * recoveryAction({ backend: 'docker', kind: 'run', handle: 'rt-s1', presence: 'absent' }) // => 'fail'
@@ -42,7 +44,6 @@ export type RecoveryAction = 'adopt' | 'fail';
  * ```
  */
 export function recoveryAction(facts: RecoveryFacts): RecoveryAction {
-  if (facts.backend === 'local') return 'fail';
   if (facts.kind === 'bootstrap') return 'fail';
   if (facts.handle === null || facts.handle === undefined || facts.handle === '') return 'fail';
   if (facts.presence === 'present') return 'adopt';

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DockerBackend } from '../../src/containers/docker/DockerBackend.js';
 import { SwarmBackend } from '../../src/containers/docker/SwarmBackend.js';
@@ -11,8 +14,10 @@ import { simulatedFixture } from './simulated/simulatedFixture.js';
 runDocExamples(new URL('../../src/containers/namespace.ts', import.meta.url), namespace);
 
 const locals: LocalBackend[] = [];
-afterAll(async () => {
-  for (const b of locals) await b.close();
+const localBase = mkdtempSync(join(tmpdir(), 'rt-ns-'));
+afterAll(() => {
+  for (const b of locals) b.close();
+  rmSync(localBase, { recursive: true, force: true });
 });
 
 // None of these constructors contacts an engine, so no Docker is needed here.
@@ -21,7 +26,7 @@ const builders: Record<string, (options: { namespace?: string }) => { namespace:
   docker: (o) => new DockerBackend({ ...o, host: 'unix:///nonexistent/docker.sock' }),
   simulated: (o) => new SimulatedBackend(simulatedFixture().cluster, o),
   local: (o) => {
-    const b = new LocalBackend(o);
+    const b = new LocalBackend({ ...o, baseDir: localBase });
     locals.push(b);
     return b;
   },

@@ -13,14 +13,11 @@ describe('recoveryAction', () => {
     fc.option(fc.string(), { nil: null }),
     fc.constantFrom('present', 'absent', 'unknown' as const),
   ])(
-    'adopts exactly a present, handled, non-bootstrap container run',
+    'adopts exactly a present, handled, non-bootstrap run, whatever the backend',
     (backend, kind, handle, presence) => {
+      // Every kind, local included: a local run is a detached process that outlives its node.
       const expected =
-        backend !== 'local' &&
-        kind === 'run' &&
-        handle !== null &&
-        handle !== '' &&
-        presence === 'present'
+        kind === 'run' && handle !== null && handle !== '' && presence === 'present'
           ? 'adopt'
           : 'fail';
       expect(recoveryAction({ backend, kind, handle, presence })).toBe(expected);

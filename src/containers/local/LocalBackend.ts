@@ -1,16 +1,22 @@
 /**
- * Runs each session as a child process of this application, through the same
- * wrapper and files as the container backends, in a temp directory this
- * instance owns. Its runs die with the process, so it is never adoptable:
- * `recoveryAction` answers `fail` for kind `local`, and a new instance
- * reports every run it did not start as `absent`.
+ * Runs each session as a process on this machine, as this OS user, through
+ * the same wrapper as the container backends. Each run is detached (its own
+ * session and process group, stdio not tied to this process), so it outlives
+ * the node the way a container outlives a deploy, and its files live in a
+ * run directory under the node's data directory (`runDirectory.ts`).
+ *
+ * The handle names the process by pid and kernel start time
+ * (`localHandle.ts`), so after a restart `observe` tells the run apart from
+ * another process that got its pid: present (same process), replaced (same
+ * pid, another start: reported as a later `containerStartedAt`, which the
+ * adopt policy reads as `container_replaced`), absent (no process, no
+ * marker), exited (the marker). Nothing here ever signals a process whose
+ * start time is not the run's.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { type Clock, systemClock } from '../Clock.js';
 import type {
   AttachOptions,
@@ -34,87 +40,147 @@ import {
   outputPath,
   parseMarker,
   runOutputFrom,
+  validateSessionId,
   wrapperArgv,
   wrapperEnv,
 } from '../wrapper.js';
+import { formatLocalHandle, type LocalHandle, parseLocalHandle } from './localHandle.js';
+import { OutputFollower } from './outputFollower.js';
+import { STOP_GRACE_MS, signalGroup, stopGroup } from './processGroup.js';
+import { hostProcessTable, type ProcessTable } from './processTable.js';
+import { RunDirectory } from './runDirectory.js';
 
 export interface LocalBackendOptions {
+  /** Parent of the namespaces' run directories, e.g. `<dataDir>/runs`. */
+  baseDir: string;
   clock?: Clock;
-  /** Parent of the run directory; defaults to the OS temp dir. */
-  baseDir?: string;
   attachTimeoutMs?: number;
   outputLimitBytes?: number;
   /** Added to every run's environment (the host's own env is not passed through). */
   baseEnv?: Readonly<Record<string, string>>;
-  /**
-   * Names the run directory (`roundtable-local-<ns>-*`). Local runs are
-   * children of this instance, so it only ever lists its own anyway.
-   */
+  /** Each namespace has its own directory: `listHandles` sees only its own. */
   namespace?: string;
+  /** Between SIGTERM and SIGKILL when a run is removed (cancelled). */
+  stopGraceMs?: number;
+  /** Fallback poll of a live run's output file, for file systems without change events. */
+  outputPollMs?: number;
+  /** How pids and start times are read; the host's by default. */
+  processes?: ProcessTable;
 }
 
 interface LocalRun {
   child: ChildProcess;
   tracker: RunTracker;
+  follower: OutputFollower;
+}
+
+/** What a run's environment has from the host besides `baseEnv`: enough for a shell to feel at home. */
+function hostBaseEnv(): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  for (const key of ['HOME', 'USER', 'LOGNAME', 'LANG', 'TZ']) {
+    const value = process.env[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return env;
 }
 
 export class LocalBackend implements ContainerBackend {
   readonly kind = 'local' as const;
-  readonly adoptable = false;
+  readonly adoptable = true;
   readonly namespace: string;
-  /** The run directory: every wrapper file of this instance lives here. */
+  /** This namespace's run directory. */
   readonly dir: string;
   private readonly runs = new Map<string, LocalRun>();
+  private readonly files: RunDirectory;
   private readonly clock: Clock;
+  private readonly processes: ProcessTable;
   private readonly attachTimeoutMs: number;
   private readonly outputLimitBytes: number;
   private readonly baseEnv: Readonly<Record<string, string>>;
-  /** The "container" of a local run is this instance: it starts when we do. */
-  private readonly startedAt: Date;
+  private readonly stopGraceMs: number;
+  private readonly outputPollMs: number;
 
-  constructor(options: LocalBackendOptions = {}) {
+  constructor(options: LocalBackendOptions) {
     this.clock = options.clock ?? systemClock;
     this.namespace = validateNamespace(options.namespace ?? DEFAULT_NAMESPACE);
-    this.dir = mkdtempSync(
-      join(options.baseDir ?? tmpdir(), `roundtable-local-${this.namespace}-`),
-    );
+    this.files = new RunDirectory(options.baseDir, this.namespace);
+    this.dir = this.files.root;
+    this.processes = options.processes ?? hostProcessTable();
     this.attachTimeoutMs = options.attachTimeoutMs ?? 4 * 60 * 60 * 1000;
     this.outputLimitBytes = options.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
-    this.baseEnv = options.baseEnv ?? { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-    this.startedAt = new Date(this.clock.now());
+    this.baseEnv = options.baseEnv ?? hostBaseEnv();
+    this.stopGraceMs = options.stopGraceMs ?? STOP_GRACE_MS;
+    this.outputPollMs = options.outputPollMs ?? 250;
   }
 
   async start(spec: RunSpec): Promise<StartResult> {
-    const handle = handleFor(spec.sessionId);
+    const sessionId = validateSessionId(spec.sessionId);
     const [file, ...args] = wrapperArgv(spec.command);
-    if (this.runs.has(spec.sessionId)) {
-      throw new ContainerError('conflict', `${handle} is already running`);
+    const name = handleFor(sessionId);
+    if (this.runs.has(sessionId) || !this.files.create(sessionId)) {
+      throw new ContainerError('conflict', `${name} already has a run directory in ${this.dir}`);
     }
-    const tracker = new RunTracker(handle);
-    // Its own process group, so remove() can stop the command and its children.
-    const child = spawn(file as string, args, {
-      env: { ...this.baseEnv, ...wrapperEnv(spec.sessionId, spec.env, this.dir) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const decoder = new StringDecoder('utf8');
-    child.stdout?.on('data', (data: Buffer) => tracker.push(decoder.write(data)));
-    child.stderr?.on('data', (data: Buffer) => tracker.push(data.toString('utf8')));
-    child.on('error', (error) =>
-      tracker.fail(new ContainerError('engine', `could not run ${handle}`, { cause: error })),
+    const dir = this.files.dirOf(sessionId);
+    const tracker = new RunTracker(name);
+    const follower = new OutputFollower(
+      outputPath(sessionId, dir),
+      (chunk) => tracker.push(chunk),
+      this.clock,
+      this.outputPollMs,
     );
-    child.on('close', (code, signal) => {
-      tracker.push(decoder.end());
-      if (code === null) {
-        tracker.fail(
-          new ContainerError('exec_lost', `${handle} was killed by ${signal ?? 'a signal'}`),
-        );
-      } else {
-        tracker.exit({ exitCode: code });
-      }
+    follower.start(dir);
+    let child: ChildProcess;
+    try {
+      // detached: setsid(), so the run is its own session and process group and
+      // no terminal signal (Ctrl-C on the node) reaches it; stdio to /dev/null.
+      child = spawn(file as string, args, {
+        cwd: this.files.workDirOf(sessionId),
+        env: { ...this.baseEnv, ...wrapperEnv(sessionId, spec.env, dir) },
+        stdio: 'ignore',
+        detached: true,
+      });
+    } catch (error) {
+      follower.close();
+      this.files.remove(sessionId);
+      throw new ContainerError('engine', `could not run ${name}`, { cause: error });
+    }
+    const pid = child.pid;
+    if (pid === undefined) {
+      follower.close();
+      this.files.remove(sessionId);
+      throw new ContainerError('engine', `could not run ${name}: no process was created`);
+    }
+    // Read now, synchronously: the process cannot have been reaped yet, so its
+    // entry is there even if the command already ended.
+    const identity = this.processes.identityOf(pid);
+    const handle = formatLocalHandle({
+      sessionId,
+      pid,
+      startToken: identity?.startToken ?? '0',
+      bootToken: this.processes.bootToken,
     });
-    this.runs.set(spec.sessionId, { child, tracker });
-    return { handle, startedAt: new Date(this.clock.now()) };
+    const startedAt = new Date(this.clock.now());
+    this.files.writeRecord(sessionId, { handle, startedAt });
+    child.unref();
+    child.on('error', (error) =>
+      tracker.fail(
+        new ContainerError('exec_lost', `${name} could not be waited on`, { cause: error }),
+      ),
+    );
+    child.on('exit', (_code, signal) => {
+      follower.finish();
+      const exitCode = this.readMarker(sessionId);
+      if (exitCode !== null) tracker.exit({ exitCode });
+      else
+        tracker.fail(
+          new ContainerError(
+            'exec_lost',
+            `${name} ended without an exit marker${signal ? ` (${signal})` : ''}`,
+          ),
+        );
+    });
+    this.runs.set(sessionId, { child, tracker, follower });
+    return { handle, startedAt };
   }
 
   attach(ref: RunRef, options: AttachOptions = {}): Promise<RunExit> {
@@ -123,21 +189,53 @@ export class LocalBackend implements ContainerBackend {
     return run.tracker.attach(options, this.clock, this.attachTimeoutMs);
   }
 
-  async observe(ref: RunRef): Promise<Observation> {
-    if (!this.runs.has(ref.sessionId)) {
-      return { presence: 'absent', containerStartedAt: null, marker: null };
+  private readMarker(sessionId: string): number | null {
+    try {
+      return parseMarker(readFileSync(markerPath(sessionId, this.files.dirOf(sessionId)), 'utf8'));
+    } catch {
+      return null;
     }
-    const text = await readFile(markerPath(ref.sessionId, this.dir), 'utf8').catch(() => null);
-    const exitCode = text === null ? null : parseMarker(text);
-    return {
-      presence: 'present',
-      containerStartedAt: this.startedAt,
-      marker: exitCode === null ? null : { exitCode },
-    };
+  }
+
+  /** The handle, if it is a local one for this session. */
+  private parsed(ref: RunRef): LocalHandle | null {
+    const h = parseLocalHandle(ref.handle);
+    return h !== null && h.sessionId === ref.sessionId ? h : null;
+  }
+
+  private sameProcess(h: LocalHandle): boolean {
+    const now = this.processes.identityOf(h.pid);
+    return (
+      now !== null &&
+      !now.zombie &&
+      now.startToken === h.startToken &&
+      h.bootToken === this.processes.bootToken
+    );
+  }
+
+  async observe(ref: RunRef): Promise<Observation> {
+    const absent: Observation = { presence: 'absent', containerStartedAt: null, marker: null };
+    const h = this.parsed(ref);
+    if (h === null || !this.files.exists(ref.sessionId)) return absent;
+    const startedAt = this.files.readRecord(ref.sessionId)?.startedAt ?? null;
+    // The process first, then the marker: the wrapper writes the marker before
+    // it exits, so a process seen gone and then no marker means none will come.
+    const now = this.processes.identityOf(h.pid);
+    const exitCode = this.readMarker(ref.sessionId);
+    if (exitCode !== null) {
+      return { presence: 'present', containerStartedAt: startedAt, marker: { exitCode } };
+    }
+    if (now === null || now.zombie) return absent;
+    if (this.sameProcess(h))
+      return { presence: 'present', containerStartedAt: startedAt, marker: null };
+    // The pid is someone else's now. It started after our run (the kernel does
+    // not hand out a pid in use); the second-grained boot time may say otherwise.
+    const later = Math.max(now.startedAt?.getTime() ?? 0, (startedAt?.getTime() ?? 0) + 1);
+    return { presence: 'present', containerStartedAt: new Date(later), marker: null };
   }
 
   async readOutput(ref: RunRef): Promise<RunOutput> {
-    const path = outputPath(ref.sessionId, this.dir);
+    const path = outputPath(validateSessionId(ref.sessionId), this.files.dirOf(ref.sessionId));
     let size: number;
     try {
       size = (await stat(path)).size;
@@ -155,28 +253,36 @@ export class LocalBackend implements ContainerBackend {
     }
   }
 
+  /**
+   * Stops the run's process group (SIGTERM, SIGKILL after `stopGraceMs`) and
+   * deletes its directory. The group is signalled only while its leader is
+   * the run's own process, or gone with members left: a pid stays allocated
+   * while it names a live group, so such a group can only be the run's.
+   */
   async remove(ref: RunRef): Promise<void> {
+    validateSessionId(ref.sessionId);
     const run = this.runs.get(ref.sessionId);
-    if (!run) return;
     this.runs.delete(ref.sessionId);
-    if (run.child.exitCode === null && run.child.signalCode === null && run.child.pid) {
-      try {
-        process.kill(-run.child.pid, 'SIGKILL');
-      } catch (error) {
-        // ESRCH: the group is already gone, which is what we wanted.
-        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-      }
+    const h = this.parsed(ref);
+    if (h !== null) {
+      const leader = this.processes.identityOf(h.pid);
+      const ours = leader === null || leader.zombie ? signalGroup(h.pid, 0) : this.sameProcess(h);
+      if (ours) await stopGroup(h.pid, { clock: this.clock, graceMs: this.stopGraceMs });
     }
-    for (const path of [outputPath(ref.sessionId, this.dir), markerPath(ref.sessionId, this.dir)]) {
-      rmSync(path, { force: true });
-    }
+    run?.follower.close();
+    this.files.remove(ref.sessionId);
   }
 
   async listHandles(): Promise<RunRef[]> {
-    return [...this.runs.keys()].map((sessionId) => ({ handle: handleFor(sessionId), sessionId }));
+    return this.files.sessions().map((sessionId) => ({
+      // A directory whose record was never written (a start that crashed) is
+      // listed under the plain name, so the stale-handle sweep still clears it.
+      handle: this.files.readRecord(sessionId)?.handle ?? handleFor(sessionId),
+      sessionId,
+    }));
   }
 
-  /** The host is the engine: if this code runs, so can a child process. */
+  /** The host is the engine: if this code runs, so can a process. */
   async ping(): Promise<PingResult> {
     return { ok: true };
   }
@@ -186,11 +292,17 @@ export class LocalBackend implements ContainerBackend {
     return [];
   }
 
-  /** Stops every run and deletes the run directory. */
-  async close(): Promise<void> {
-    for (const sessionId of [...this.runs.keys()]) {
-      await this.remove({ handle: handleFor(sessionId), sessionId });
-    }
-    rmSync(this.dir, { recursive: true, force: true });
+  /**
+   * Stops following output. The runs go on, like containers when the node
+   * stops; the next backend over the same directory observes them.
+   */
+  close(): void {
+    for (const run of this.runs.values()) run.follower.close();
+    this.runs.clear();
+  }
+
+  /** Where a session's files are, for tools and tests. */
+  runDir(sessionId: string): string {
+    return join(this.files.dirOf(validateSessionId(sessionId)));
   }
 }

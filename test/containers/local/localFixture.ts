@@ -1,0 +1,118 @@
+/**
+ * Local backends over one temp directory: a new backend over the same
+ * directory is what the node sees after a restart. Real processes, so waits
+ * are real; each is bounded by its deadline.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import type { RunRef } from '../../../src/containers/ContainerBackend.js';
+import {
+  LocalBackend,
+  type LocalBackendOptions,
+} from '../../../src/containers/local/LocalBackend.js';
+import { parseLocalHandle } from '../../../src/containers/local/localHandle.js';
+import type { ContractFixture } from '../contract.js';
+import { busyboxCommands } from '../docker/realFixture.js';
+import { testNamespace } from '../testNamespace.js';
+
+export interface LocalFixture extends ContractFixture {
+  backend: LocalBackend;
+  baseDir: string;
+  make(options?: Partial<LocalBackendOptions>): LocalBackend;
+  /** Processes a test started outside any backend, killed after the file. */
+  strays: number[];
+}
+
+export async function until<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  ms: number,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() >= deadline) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
+
+/** Whether this test run may choose the next pid (root on Linux): then pid reuse can be real. */
+export function canChoosePids(): boolean {
+  try {
+    writeFileSync(NS_LAST_PID, readFileSync(NS_LAST_PID, 'utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts `sleep 600` with exactly `pid`, by setting the kernel's last pid
+ * just below it; other processes fork too, so it retries. Null if it never won.
+ */
+export async function spawnWithPid(pid: number, strays: number[]): Promise<number | null> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    writeFileSync(NS_LAST_PID, String(pid - 1));
+    const child = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
+    child.unref();
+    if (child.pid !== undefined) strays.push(child.pid);
+    if (child.pid === pid) return pid;
+    if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  }
+  return null;
+}
+
+export function localFixture(): LocalFixture {
+  const baseDir = mkdtempSync(join(tmpdir(), 'rt-local-'));
+  const namespace = testNamespace('local');
+  const backends: LocalBackend[] = [];
+  const strays: number[] = [];
+  const make = (options: Partial<LocalBackendOptions> = {}) => {
+    const b = new LocalBackend({ baseDir, namespace, stopGraceMs: 2_000, ...options });
+    backends.push(b);
+    return b;
+  };
+  afterAll(() => {
+    for (const b of backends) b.close();
+    for (const pid of strays) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    rmSync(baseDir, { recursive: true, force: true });
+  });
+  const fx: LocalFixture = {
+    backend: make(),
+    baseDir,
+    make,
+    strays,
+    image: 'host',
+    restarted: () => make(),
+    inNamespace: (ns) => make({ namespace: ns }),
+    settle: (p) => p,
+    eventually: (check, ms) => until(check, ms),
+    // The host has the same POSIX tools as the runner image.
+    commands: busyboxCommands,
+  };
+  if (canChoosePids()) {
+    // A real pid reuse: the run is killed, and another process gets its pid.
+    fx.replaceContainer = async (ref: RunRef) => {
+      const pid = parseLocalHandle(ref.handle)?.pid;
+      if (pid === undefined) throw new Error(`not a local handle: ${ref.handle}`);
+      process.kill(-pid, 'SIGKILL');
+      await until(() => (isAlive(pid) ? undefined : true), 5_000);
+      if ((await spawnWithPid(pid, strays)) === null) throw new Error(`could not reuse pid ${pid}`);
+    };
+  }
+  return fx;
+}

@@ -1,0 +1,35 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect } from 'vitest';
+import * as localHandle from '../../../src/containers/local/localHandle.js';
+import { formatLocalHandle, parseLocalHandle } from '../../../src/containers/local/localHandle.js';
+import { runDocExamples } from '../../support/docExamples.js';
+
+runDocExamples(
+  new URL('../../../src/containers/local/localHandle.ts', import.meta.url),
+  localHandle,
+);
+
+describe('local handles', () => {
+  test.prop([
+    fc.stringMatching(/^[A-Za-z0-9_-]{1,60}$/),
+    fc.integer({ min: 1, max: 4_194_304 }),
+    fc.bigInt({ min: 0n, max: 2n ** 63n }).map(String),
+    fc.stringMatching(/^[0-9a-f]{1,16}$/),
+  ])(
+    'parse(format(h)) is h, and fits the handle column (255)',
+    (sessionId, pid, startToken, bootToken) => {
+      const h = { sessionId, pid, startToken, bootToken };
+      const text = formatLocalHandle(h);
+      expect(parseLocalHandle(text)).toEqual(h);
+      expect(text.length).toBeLessThanOrEqual(255);
+    },
+  );
+
+  test.prop([fc.string()])(
+    'anything else parses to null or to a handle that formats back to itself',
+    (text) => {
+      const h = parseLocalHandle(text);
+      if (h !== null) expect(formatLocalHandle(h)).toBe(text);
+    },
+  );
+});
