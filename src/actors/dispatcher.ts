@@ -284,7 +284,13 @@ export class Dispatcher {
     }
     for (const g of result.granted) this.held.set(g.session.id, g.session.epoch);
     // A tick that filled its want may have left more for us; one that did not found nothing.
-    if (input.want > 0 && result.granted.length >= input.want) this.dirty = true;
+    // New work riding a tick that asked for no room (the room was asked for by
+    // a tick out at the same time, which decided before this one committed)
+    // is not seen by any grant yet: ask again.
+    const newWork = input.ops.some(
+      (op) => op.op === 'enqueue' || op.op === 'retry' || op.op === 'cap',
+    );
+    if ((input.want > 0 || newWork) && result.granted.length >= input.want) this.dirty = true;
     // The tick's own changes first, then its grants: a re-queued attempt
     // granted in the tick that failed its predecessor comes after it.
     try {

@@ -272,4 +272,32 @@ describe('Dispatcher', () => {
     store.pending.shift()?.();
     expect((await q).kind).toBe('applied');
   });
+
+  it('a job enqueued on a tick that asked for no room is granted by the next tick (it does not wait for a poke)', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    store.hold = true;
+    const { d } = dispatcher(store, clock, { maxInFlight: 2 });
+    await flush();
+    const p = d.submit(enqueue(1));
+    await flush();
+    expect(store.calls.map((c) => [c.want, c.ops.length])).toEqual([
+      [4, 0],
+      [0, 1],
+    ]);
+    // The empty tick decides before the enqueue commits: it grants nothing.
+    store.pending.shift()?.();
+    store.pending.shift()?.();
+    expect((await p).kind).toBe('applied');
+    await flush();
+    expect(store.calls.map((c) => [c.want, c.ops.length])).toEqual([
+      [4, 0],
+      [0, 1],
+      [4, 0],
+    ]);
+    store.pending.shift()?.();
+    await flush();
+    // That one found nothing more: no further tick.
+    expect(store.calls).toHaveLength(3);
+  });
 });
