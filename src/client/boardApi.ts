@@ -3,6 +3,7 @@
  * Failures reject with {@link BoardApiError} carrying the server's code.
  */
 import type { CreateTaskInput, PoolSnapshot } from '../ui-server/boardPort.js';
+import type { BoardStatsSnapshot } from '../ui-server/boardStats.js';
 
 /** An API call the server answered with an error, or that never got an answer. */
 export class BoardApiError extends Error {
@@ -27,6 +28,8 @@ export interface BoardApi {
   retry(taskId: string): Promise<{ sessionId: string; position: number }>;
   setUserCap(userId: string, maxRunning: number | null): Promise<void>;
   pool(): Promise<PoolSnapshot>;
+  /** Recent run durations, and for the admin the last hour's points (`GET /api/stats`). */
+  stats(): Promise<BoardStatsSnapshot>;
 }
 
 /** `baseUrl` is `http://host:port` ('' in the page: same origin). */
@@ -65,5 +68,6 @@ export function createBoardApi(options: {
     retry: (taskId) => call('POST', `/api/tasks/${id(taskId)}/retry`),
     setUserCap: (userId, maxRunning) => call('PUT', `/api/users/${id(userId)}/cap`, { maxRunning }),
     pool: () => call('GET', '/api/pool'),
+    stats: () => call('GET', '/api/stats'),
   };
 }

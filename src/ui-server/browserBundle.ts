@@ -24,6 +24,10 @@ export function cachedBrowserBundle(
         format: 'esm',
         platform: 'browser',
         target: 'es2022',
+        // The pages' .tsx files are Preact components (docs/board.md); said here as
+        // well as in tsconfig.json so a build never depends on finding that file.
+        jsx: 'automatic',
+        jsxImportSource: 'preact',
         minify: true,
         legalComments: 'none',
         logLevel: 'silent',

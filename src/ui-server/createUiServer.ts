@@ -15,6 +15,7 @@ import { SUBPROTOCOL } from '../client/boardProtocol.js';
 import { createAuthenticator, tokenOf } from './authenticate.js';
 import { BoardHub } from './boardHub.js';
 import { createBoardMetrics } from './boardMetrics.js';
+import { BoardStats, SAMPLE_MS } from './boardStats.js';
 import { ConnectionLimiter } from './connectionLimiter.js';
 import { handleHttp } from './httpApi.js';
 import type { Inspector } from './inspector/createInspector.js';
@@ -69,6 +70,14 @@ export async function createUiServer(
     logger,
   });
   const metrics = createBoardMetrics(opts.commands, () => hub.stats());
+  // The dashboard's history and the estimates' durations, from the same cards the hub sends.
+  const stats = new BoardStats();
+  for (const card of opts.source.cards(null)) stats.observe(card, opts.clock.now());
+  const unwatch = opts.source.subscribe((card) => stats.observe(card, opts.clock.now()));
+  const sampler = opts.clock.setInterval(
+    () => stats.sample(opts.clock.now(), opts.commands.poolSnapshot()),
+    SAMPLE_MS,
+  );
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: limits.maxPayload,
@@ -85,6 +94,7 @@ export async function createUiServer(
       return handleHttp(req, res, {
         commands: opts.commands,
         metrics,
+        stats,
         authenticate,
         maxHttpBody: limits.maxHttpBody,
         connections: () => hub.stats().connections,
@@ -138,6 +148,8 @@ export async function createUiServer(
       if (closed === null) {
         closing = true;
         hub.close();
+        unwatch();
+        opts.clock.clearInterval(sampler);
         inspectorRoutes?.close();
         closed = new Promise<void>((resolve, rejectClose) => {
           wss.close();

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
 import { BOARD_COMMAND_STATUS, type BoardCommands, isBoardCommandError } from './boardPort.js';
+import type { BoardStats } from './boardStats.js';
 import { PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
 
@@ -42,6 +43,7 @@ const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'GET', pattern: /^\/healthz$/, name: 'health' },
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics' },
   { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
+  { method: 'GET', pattern: /^\/api\/stats$/, name: 'stats' },
   { method: 'POST', pattern: /^\/api\/tasks$/, name: 'create' },
   { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/cancel$`), name: 'cancel' },
   { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/retry$`), name: 'retry' },
@@ -52,6 +54,7 @@ const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
 export interface HttpApiContext {
   commands: BoardCommands;
   metrics: BoardMetrics;
+  stats: BoardStats;
   authenticate(token: string): Principal | null;
   maxHttpBody: number;
   connections(): number;
@@ -144,6 +147,8 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       const users = viewer === null ? pool.users : pool.users.filter((u) => u.userId === viewer);
       return send(res, 200, { ...pool, users });
     }
+    case 'stats':
+      return send(res, 200, ctx.stats.snapshot(viewerOf(principalOf(req, ctx))));
     case 'create': {
       const principal = principalOf(req, ctx);
       if (principal.kind !== 'user') {

@@ -114,6 +114,24 @@ describe('caps and pool', () => {
     };
     expect([all.users.length, all.running]).toEqual([2, 2]);
   });
+
+  it('serves run statistics: durations to anyone signed in, the hour of points to the admin only', async () => {
+    h = await startHarness();
+    await call('POST', '/api/tasks', ALICE, spec('a'));
+    h.clock.advance(4000);
+    h.board.finish('t1', 0);
+    h.clock.advance(10_000);
+    const mine = (await call('GET', '/api/stats', ALICE)).json as {
+      recentDurationsMs: number[];
+      series: unknown[];
+    };
+    expect(mine).toEqual({ recentDurationsMs: [4000], series: [] });
+    const all = (await call('GET', '/api/stats', ADMIN)).json as {
+      series: Array<{ running: number }>;
+    };
+    expect(all.series.map((p) => p.running)).toEqual([0]);
+    expect((await call('GET', '/api/stats', null)).status).toBe(401);
+  });
 });
 
 describe('auth, routes, health, metrics, page', () => {

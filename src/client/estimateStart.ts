@@ -1,0 +1,153 @@
+/**
+ * When a queued card is likely to get a runner ("starts in ~4 min"), from
+ * the recent durations of finished runs, the runs holding a runner now and
+ * the caps. Pure: the page and the measurement script feed it numbers.
+ *
+ * The model: every run takes the median recent duration; a run already going
+ * has the median of the recent durations longer than its age still to go
+ * (a run past all of them: a quarter of the median). The line is served in
+ * position order (the RunnerPool's fair order, which grants follow), each
+ * card by the first runner to free up, and a card whose user is at their cap
+ * waits for one of that user's runs to end as well. Cards ahead that the
+ * viewer cannot see (other users') count as runs of nobody in particular.
+ *
+ * Imports nothing from `node:*`: the browser bundle includes this file.
+ */
+
+/** What the estimate is made from. Times in milliseconds. */
+export interface StartEstimateInput {
+  now: number;
+  /** The global cap: runners held at once. */
+  maxRunning: number;
+  /** Caps of the users whose cards are known; absent or null: only the global cap. */
+  userCaps: Readonly<Record<string, number | null>>;
+  /** Runs holding a runner that the viewer can see, with when they started. */
+  running: ReadonlyArray<{ userId: string; since: number }>;
+  /** Runs holding a runner that the viewer cannot see (the pool's count minus `running`). */
+  runningUnseen: number;
+  /** The queued cards the viewer can see; positions are 1-based (0: being started). */
+  queued: ReadonlyArray<{ taskId: string; userId: string; position: number }>;
+  /** Durations of recently finished runs. */
+  recentDurations: readonly number[];
+}
+
+const median = (sorted: readonly number[]): number => {
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** A runner frees up at the earliest of these times: a small binary heap. */
+class FreeTimes {
+  private readonly heap: number[] = [];
+  push(t: number): void {
+    const h = this.heap;
+    h.push(t);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (h[p]! <= h[i]!) break;
+      [h[p], h[i]] = [h[i]!, h[p]!];
+      i = p;
+    }
+  }
+  pop(): number {
+    const h = this.heap;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && h[l]! < h[m]!) m = l;
+        if (r < h.length && h[r]! < h[m]!) m = r;
+        if (m === i) break;
+        [h[m], h[i]] = [h[i]!, h[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+/**
+ * Milliseconds from `now` until each visible queued card is expected to get
+ * a runner, by task id; empty when there are no recent durations to go by
+ * (or no runner at all).
+ *
+ * @example
+ * ```ts
+ * const base = { now: 0, maxRunning: 2, userCaps: {}, running: [], runningUnseen: 0, recentDurations: [60_000] }
+ * const queued = [1, 2, 3, 4, 5].map((p) => ({ taskId: `t${p}`, userId: 'ann', position: p }))
+ * estimateStarts({ ...base, queued }) // => { t1: 0, t2: 0, t3: 60000, t4: 60000, t5: 120000 }
+ * estimateStarts({ ...base, queued, running: [{ userId: 'bob', since: -45_000 }], runningUnseen: 1 }).t1 // => 15000
+ * estimateStarts({ ...base, queued, userCaps: { ann: 1 } }) // => { t1: 0, t2: 60000, t3: 120000, t4: 180000, t5: 240000 }
+ * estimateStarts({ ...base, queued: [{ taskId: 'late', userId: 'ann', position: 6 }] }).late // => 120000
+ * estimateStarts({ ...base, queued, recentDurations: [] }) // => {}
+ * ```
+ */
+export function estimateStarts(input: StartEstimateInput): Record<string, number> {
+  const { now, maxRunning } = input;
+  if (input.recentDurations.length === 0 || maxRunning < 1) return {};
+  const durations = [...input.recentDurations].sort((a, b) => a - b);
+  const typical = median(durations);
+  const remaining = (age: number) => {
+    const longer = durations.filter((d) => d > age);
+    return longer.length > 0 ? median(longer) - age : typical / 4;
+  };
+  const free = new FreeTimes();
+  const ends = new Map<string, number[]>();
+  let held = 0;
+  for (const r of input.running) {
+    if (held === maxRunning) break;
+    const end = now + remaining(Math.max(0, now - r.since));
+    free.push(end);
+    ends.set(r.userId, [...(ends.get(r.userId) ?? []), end]);
+    held += 1;
+  }
+  for (let i = 0; i < input.runningUnseen && held < maxRunning; i += 1, held += 1) {
+    free.push(now + typical / 2);
+  }
+  for (; held < maxRunning; held += 1) free.push(now);
+
+  const out: Record<string, number> = {};
+  const known = [...input.queued].sort((a, b) => a.position - b.position);
+  let position = 1;
+  for (const card of known) {
+    if (card.position < 1) {
+      out[card.taskId] = 0;
+      continue;
+    }
+    // Cards ahead that the viewer cannot see each take the next runner.
+    for (; position < card.position; position += 1) free.push(free.pop() + typical);
+    let start = free.pop();
+    const cap = input.userCaps[card.userId];
+    const mine = (ends.get(card.userId) ?? []).sort((a, b) => a - b);
+    if (cap != null && mine.length >= cap) start = Math.max(start, mine[mine.length - cap]!);
+    free.push(start + typical);
+    ends.set(card.userId, [...mine, start + typical]);
+    out[card.taskId] = Math.max(0, start - now);
+    position = card.position + 1;
+  }
+  return out;
+}
+
+/**
+ * The card's words for an estimate.
+ *
+ * @example
+ * ```ts
+ * formatStartsIn(0) // => 'starts any moment'
+ * formatStartsIn(40_000) // => 'starts in < 1 min'
+ * formatStartsIn(4 * 60_000 + 20_000) // => 'starts in ~4 min'
+ * formatStartsIn(150 * 60_000) // => 'starts in ~2.5 h'
+ * ```
+ */
+export function formatStartsIn(ms: number): string {
+  if (ms < 5_000) return 'starts any moment';
+  if (ms < 60_000) return 'starts in < 1 min';
+  if (ms < 90 * 60_000) return `starts in ~${Math.round(ms / 60_000)} min`;
+  return `starts in ~${Math.round(ms / 360_000) / 10} h`;
+}

@@ -1,0 +1,131 @@
+/**
+ * The board's recent history, for the admin dashboard and the start
+ * estimates: it watches the cards go by (the same stream the hub fans out)
+ * and keeps the last hour as points every `SAMPLE_MS`: queue depth, runners
+ * held, wait p50/p95 over the last five minutes, failures since the previous
+ * point; and the durations of the last `DURATIONS_KEPT` finished runs.
+ * No I/O: the server feeds it cards, pool snapshots and the time.
+ */
+import type { BoardCard, PoolSnapshot } from './boardPort.js';
+
+/** How often the server takes a point. */
+export const SAMPLE_MS = 10_000;
+/** How much history is kept. */
+export const HISTORY_MS = 60 * 60_000;
+/** The window the wait percentiles of a point are taken over. */
+export const WAIT_WINDOW_MS = 5 * 60_000;
+/** How many recent run durations are kept. */
+export const DURATIONS_KEPT = 50;
+/** How many finished sessions are remembered, so a card sent again is not counted twice. */
+const FINISHED_REMEMBERED = 10_000;
+
+/** One point of the dashboard's charts. */
+export interface StatsPoint {
+  /** Milliseconds since the epoch. */
+  at: number;
+  queued: number;
+  running: number;
+  /** Seconds; null when no run was granted in the window. */
+  waitP50: number | null;
+  waitP95: number | null;
+  failures: number;
+}
+
+/** What `/api/stats` answers. */
+export interface BoardStatsSnapshot {
+  /** Durations of recently finished runs (any user's: numbers only), oldest first. */
+  recentDurationsMs: number[];
+  /** The last hour; the admin's only (empty for a user). */
+  series: StatsPoint[];
+}
+
+interface Seen {
+  sessionId: string;
+  queuedSince: number | null;
+  runningSince: number | null;
+  failed: boolean;
+}
+
+/**
+ * The nearest-rank percentile `p` (0..1) of `values`; null for none.
+ *
+ * @example
+ * ```ts
+ * percentile([5, 1, 3, 2, 4], 0.5) // => 3
+ * percentile([5, 1, 3, 2, 4], 0.95) // => 5
+ * percentile([], 0.5) // => null
+ * ```
+ */
+export function percentile(values: readonly number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+/** The recorder. */
+export class BoardStats {
+  private readonly seen = new Map<string, Seen>();
+  /** Sessions already counted as finished (a finished card can be sent again): the latest ones. */
+  private readonly finished = new Set<string>();
+  private readonly durations: number[] = [];
+  private readonly waits: Array<{ at: number; seconds: number }> = [];
+  private readonly points: StatsPoint[] = [];
+  private failuresSincePoint = 0;
+
+  /** A card's new state, in commit order. */
+  observe(card: BoardCard, now: number): void {
+    if (this.finished.has(card.sessionId)) return;
+    let s = this.seen.get(card.taskId);
+    if (s === undefined || s.sessionId !== card.sessionId) {
+      s = { sessionId: card.sessionId, queuedSince: null, runningSince: null, failed: false };
+      this.seen.set(card.taskId, s);
+    }
+    if (card.queued !== null) s.queuedSince = Date.parse(card.queued.since);
+    if (card.running !== null && s.runningSince === null) {
+      s.runningSince = Date.parse(card.running.since);
+      if (s.queuedSince !== null) {
+        this.waits.push({ at: now, seconds: Math.max(0, s.runningSince - s.queuedSince) / 1000 });
+      }
+    }
+    if (card.status === 'failed' && !s.failed) {
+      s.failed = true;
+      this.failuresSincePoint += 1;
+    }
+    const finished = card.column === 'done' || card.column === 'failed';
+    if (finished) {
+      if (s.runningSince !== null && card.status !== 'cancelled') {
+        this.durations.push(Math.max(0, Date.parse(card.updatedAt) - s.runningSince));
+        if (this.durations.length > DURATIONS_KEPT) this.durations.shift();
+      }
+      this.seen.delete(card.taskId);
+      this.finished.add(card.sessionId);
+      if (this.finished.size > FINISHED_REMEMBERED) {
+        this.finished.delete(this.finished.values().next().value!);
+      }
+    }
+  }
+
+  /** Takes a point now. */
+  sample(now: number, pool: Pick<PoolSnapshot, 'queued' | 'running'>): void {
+    while (this.waits.length > 0 && this.waits[0]!.at < now - WAIT_WINDOW_MS) this.waits.shift();
+    const waits = this.waits.map((w) => w.seconds);
+    this.points.push({
+      at: now,
+      queued: pool.queued,
+      running: pool.running,
+      waitP50: percentile(waits, 0.5),
+      waitP95: percentile(waits, 0.95),
+      failures: this.failuresSincePoint,
+    });
+    this.failuresSincePoint = 0;
+    while (this.points.length > 0 && this.points[0]!.at < now - HISTORY_MS) this.points.shift();
+  }
+
+  /** What `viewer` may see (`null`: the admin). */
+  snapshot(viewer: string | null): BoardStatsSnapshot {
+    return {
+      recentDurationsMs: [...this.durations],
+      series: viewer === null ? [...this.points] : [],
+    };
+  }
+}

@@ -1,0 +1,118 @@
+/// <reference lib="dom" />
+/**
+ * One card. It re-renders only when its card (a new object per patch) or
+ * its estimate changes; its times tick in their own text nodes. Text goes in
+ * as text only, so titles and output can never inject markup.
+ */
+import { Component } from 'preact';
+import { formatStartsIn } from '../../client/estimateStart.js';
+import type { BoardCard } from '../boardPort.js';
+import { OutputBox } from './OutputBox.js';
+import { Elapsed } from './ticker.js';
+
+/** What a card's buttons do; each reports its own failure. */
+export interface CardActions {
+  cancel(taskId: string): void;
+  retry(taskId: string): void;
+}
+
+interface Props {
+  card: BoardCard;
+  /** Milliseconds until it is expected to start (queued cards), rounded by the caller. */
+  eta: number | undefined;
+  showUser: boolean;
+  actions: CardActions;
+}
+
+function Meta({ card }: { card: BoardCard }) {
+  const attempt = card.attempt > 1 ? ` · attempt ${card.attempt}` : '';
+  if (card.queued && card.queued.position === 0) {
+    // Granted by the pool, row not yet claimed: it holds a runner, it is not in line.
+    return <div class="meta starting">starting · got a runner{attempt}</div>;
+  }
+  if (card.queued) {
+    return (
+      <div class="meta waiting">
+        waiting · position {card.queued.position} · <Elapsed iso={card.queued.since} />
+        {attempt}
+      </div>
+    );
+  }
+  if (card.running) {
+    return (
+      <div class="meta">
+        running for <Elapsed iso={card.running.since} />
+        {attempt}
+      </div>
+    );
+  }
+  if (card.column === 'done') {
+    return (
+      <div class="meta">
+        {card.status} · exit {card.exitCode ?? '?'}
+        {attempt}
+      </div>
+    );
+  }
+  if (card.status === 'cancelled') return <div class="meta cancelled">cancelled{attempt}</div>;
+  return null;
+}
+
+export class CardView extends Component<Props> {
+  override shouldComponentUpdate(next: Props): boolean {
+    const p = this.props;
+    return next.card !== p.card || next.eta !== p.eta || next.showUser !== p.showUser;
+  }
+
+  override render() {
+    const { card, eta, showUser, actions } = this.props;
+    const failure = card.failure;
+    return (
+      <article
+        class="card"
+        data-task-id={card.taskId}
+        data-status={card.status}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: cards are the stops of arrow-key navigation (keyboard.ts)
+        tabIndex={0}
+        aria-label={`${card.title}, ${card.status}`}
+      >
+        <a class="title" href={`#/jobs/${encodeURIComponent(card.taskId)}`}>
+          {card.title}
+        </a>
+        {showUser && <span class="user">{card.userId}</span>}
+        <Meta card={card} />
+        {eta !== undefined && card.queued !== null && card.queued.position > 0 && (
+          <div class="meta eta">{formatStartsIn(eta)}</div>
+        )}
+        {card.previous && card.column !== 'failed' && card.column !== 'done' && (
+          // A run the infrastructure ended is queued again at the head of its line: say why.
+          <div class="why previous">
+            attempt {card.previous.attempt} ended: {card.previous.reason}
+          </div>
+        )}
+        {failure && (
+          // Recoverable means the runner, not the command, failed (a replaced
+          // container, a lost owner): the runtime queues it again by itself.
+          <div class="why">
+            failed: {failure.reason}
+            {card.exitCode === null ? '' : ` · exit ${card.exitCode}`}
+            {failure.recoverable ? ' (recoverable)' : ''}
+          </div>
+        )}
+        {card.lastOutput.length > 0 && card.column !== 'queued' && (
+          <OutputBox lines={card.lastOutput} />
+        )}
+        {(card.column === 'queued' || card.column === 'running') && (
+          <button type="button" class="cancel" onClick={() => actions.cancel(card.taskId)}>
+            cancel
+          </button>
+        )}
+        {card.column === 'failed' && (
+          <button type="button" class="retry" onClick={() => actions.retry(card.taskId)}>
+            retry
+          </button>
+        )}
+      </article>
+    );
+  }
+}

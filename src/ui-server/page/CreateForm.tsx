@@ -1,0 +1,67 @@
+/// <reference lib="dom" />
+/**
+ * The user's create form. The command line is split as a shell splits words
+ * (src/client/parseCommand.ts) and the argv it will run is shown as it is
+ * typed; a line that needs a shell says so and cannot be sent.
+ */
+import { useState } from 'preact/hooks';
+import { parseCommandLine } from '../../client/parseCommand.js';
+import type { CreateTaskInput } from '../boardPort.js';
+
+function Field(props: {
+  name: string;
+  placeholder: string;
+  value: string;
+  set: (v: string) => void;
+}) {
+  return (
+    <input
+      name={props.name}
+      aria-label={props.name}
+      placeholder={props.placeholder}
+      required
+      value={props.value}
+      onInput={(e) => props.set(e.currentTarget.value)}
+    />
+  );
+}
+
+export function CreateForm(props: { onCreate: (input: CreateTaskInput) => Promise<unknown> }) {
+  const [title, setTitle] = useState('');
+  const [image, setImage] = useState('alpine:3');
+  const [line, setLine] = useState('echo hello');
+  const parsed = parseCommandLine(line);
+  return (
+    <form
+      id="create"
+      aria-label="new task"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!parsed.ok) return;
+        void props.onCreate({ title, image, command: parsed.argv }).then(
+          () => setTitle(''),
+          () => undefined,
+        );
+      }}
+    >
+      <Field name="title" placeholder="new task title" value={title} set={setTitle} />
+      <Field name="image" placeholder="image" value={image} set={setImage} />
+      <input
+        name="command"
+        aria-label="command line"
+        placeholder="command"
+        required
+        value={line}
+        aria-invalid={!parsed.ok}
+        aria-describedby="argv"
+        onInput={(e) => setLine(e.currentTarget.value)}
+      />
+      <button type="submit" disabled={!parsed.ok}>
+        create
+      </button>
+      <output id="argv" class={parsed.ok ? 'argv' : 'argv bad'} aria-live="polite">
+        {parsed.ok ? `argv: ${JSON.stringify(parsed.argv)}` : parsed.message}
+      </output>
+    </form>
+  );
+}

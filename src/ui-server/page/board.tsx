@@ -1,0 +1,37 @@
+/// <reference lib="dom" />
+/**
+ * The board page's script (bundled by esbuild at server start). The bearer
+ * token comes from the URL fragment (`/#token=...`), which browsers never send
+ * to the server, and is kept in sessionStorage for reloads.
+ */
+import { render } from 'preact';
+import { createBoardApi } from '../../client/boardApi.js';
+import { connectBoard } from '../../client/boardClient.js';
+import { App } from './App.js';
+import { installKeyboard } from './keyboard.js';
+
+function readToken(): string | null {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (fromHash) {
+    sessionStorage.setItem('roundtable.token', fromHash);
+    history.replaceState(null, '', location.pathname);
+    return fromHash;
+  }
+  return sessionStorage.getItem('roundtable.token');
+}
+
+const root = document.getElementById('app')!;
+// The shell's placeholder text goes before the first render.
+root.textContent = '';
+const token = readToken();
+if (token === null) {
+  root.textContent = 'no token: open /#token=<your token>';
+} else {
+  const api = createBoardApi({ baseUrl: '', token });
+  const client = connectBoard({
+    url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`,
+    token,
+  });
+  installKeyboard();
+  render(<App client={client} api={api} />, root);
+}

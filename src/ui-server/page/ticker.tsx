@@ -1,0 +1,47 @@
+/// <reference lib="dom" />
+/**
+ * One clock for every time shown on the page ("running for 3m 5s"): a
+ * single interval, and each component that shows a time re-renders its own
+ * text node on the tick, never its card.
+ */
+import { useEffect, useState } from 'preact/hooks';
+
+const listeners = new Set<(now: number) => void>();
+let timer: ReturnType<typeof setInterval> | null = null;
+
+function subscribe(listener: (now: number) => void): () => void {
+  listeners.add(listener);
+  if (timer === null) {
+    timer = setInterval(() => {
+      const now = Date.now();
+      for (const l of listeners) l(now);
+    }, 1000);
+  }
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0 && timer !== null) {
+      clearInterval(timer);
+      timer = null;
+    }
+  };
+}
+
+/** The current time, advanced once a second while the component is mounted. */
+export function useNow(): number {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => subscribe(setNow), []);
+  return now;
+}
+
+/** "42s", "3m 5s", "2h 4m": how long since `iso`. */
+export function since(iso: string, now: number): string {
+  const s = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** How long since `iso`, kept current. */
+export function Elapsed({ iso }: { iso: string }) {
+  return <>{since(iso, useNow())}</>;
+}

@@ -1,0 +1,174 @@
+/**
+ * The board page's behaviour in Debian's chromium (playwright-core, never a
+ * downloaded browser), over the fake board: keyed updates that leave a card
+ * being read alone, errors that stay, the shell-split create form, cancel,
+ * the admin's view, filters, counts, paging, estimates and the keyboard.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
+import { FakeBoard } from '../../support/fakeBoard.js';
+import { ADMIN, ALICE, type Harness, spec, startHarness } from '../wsHarness.js';
+
+const skipReason = chromiumSkipReason('board page behaviour test');
+const STEP_MS = 5000;
+
+describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
+  let browser: Browser;
+  let h: Harness;
+  let page: Page;
+  const card = (column: string, taskId: string) =>
+    page.locator(`section[data-column="${column}"] article[data-task-id="${taskId}"]`);
+
+  beforeAll(async () => {
+    h = await startHarness({}, new FakeBoard({ maxRunning: 2, now: () => Date.now() }));
+    await h.board.setUserCap('alice', 1);
+    // t1 runs and finishes before the page loads, so the first poll has a duration to estimate with.
+    await h.board.createTask('alice', spec('warm-up'));
+    h.board.finish('t1', 0);
+    await h.board.createTask('alice', spec('long run')); // t2: running
+    await h.board.createTask('alice', spec('next up')); // t3: queued
+    await h.board.createTask('bob', spec('bob build')); // t4: running (bob)
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${h.server.url}/#token=${ALICE}`);
+    await page.locator('body[data-connection="live"]').waitFor({ timeout: STEP_MS });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.server.close();
+  });
+
+  it('patches a card in place and leaves a selection in its output alone', async () => {
+    h.board.output('t2', 'line 1');
+    const pre = card('running', 't2').locator('pre');
+    await pre.filter({ hasText: 'line 1' }).waitFor({ timeout: STEP_MS });
+    await page.evaluate(() => {
+      const w = window as unknown as { kept: Element | null };
+      w.kept = document.querySelector('[data-task-id="t2"]');
+      const pre = document.querySelector('[data-task-id="t2"] pre')!;
+      const range = document.createRange();
+      range.selectNodeContents(pre);
+      document.getSelection()!.removeAllRanges();
+      document.getSelection()!.addRange(range);
+    });
+    h.board.output('t2', 'line 2');
+    // Another card's patch arrives after it: once it is drawn, t2's would have been too.
+    h.board.output('t4', 'bob was here');
+    await page.waitForTimeout(300);
+    const held = await page.evaluate(() => ({
+      same:
+        (window as unknown as { kept: Element }).kept ===
+        document.querySelector('[data-task-id="t2"]'),
+      selected: document.getSelection()!.toString(),
+    }));
+    expect(held).toEqual({ same: true, selected: 'line 1' });
+    await page.evaluate(() => document.getSelection()!.removeAllRanges());
+    await pre.filter({ hasText: 'line 2' }).waitFor({ timeout: STEP_MS });
+    expect(
+      await page.evaluate(() => (window as unknown as { kept: Element }).kept.isConnected),
+    ).toBe(true);
+  });
+
+  it('follows the output tail unless scrolled up', async () => {
+    for (let i = 3; i <= 20; i += 1) h.board.output('t2', `line ${i}`);
+    const pre = card('running', 't2').locator('pre');
+    await pre.filter({ hasText: 'line 20' }).waitFor({ timeout: STEP_MS });
+    const gap = () => pre.evaluate((el) => el.scrollHeight - el.clientHeight - el.scrollTop);
+    expect(await gap()).toBeLessThanOrEqual(4);
+    await pre.evaluate((el) => {
+      el.scrollTop = 0;
+    });
+    h.board.output('t2', 'line 21');
+    await pre.filter({ hasText: 'line 21' }).waitFor({ timeout: STEP_MS });
+    expect(await pre.evaluate((el) => el.scrollTop)).toBe(0);
+  });
+
+  it('keeps an error until it is dismissed', async () => {
+    await page.fill('input[name="title"]', 'bad image');
+    await page.fill('input[name="image"]', 'invalid');
+    await page.click('#create button[type="submit"]');
+    const error = page.locator('.errors li', { hasText: 'image refused' });
+    await error.waitFor({ timeout: STEP_MS });
+    await page.waitForTimeout(1500);
+    expect(await error.count()).toBe(1);
+    await error.locator('button').click();
+    expect(await page.locator('.errors li').count()).toBe(0);
+    await page.fill('input[name="image"]', 'alpine:3');
+  });
+
+  it('splits the command line as a shell would and shows the argv', async () => {
+    await page.fill('input[name="title"]', 'shouty');
+    await page.fill('input[name="command"]', `sh -c 'echo "hello world" | tr a-z A-Z'`);
+    await page
+      .locator('#argv', { hasText: 'argv: ["sh","-c","echo \\"hello world\\" | tr a-z A-Z"]' })
+      .waitFor({ timeout: STEP_MS });
+    await page.click('#create button[type="submit"]');
+    await page.locator('article', { hasText: 'shouty' }).waitFor({ timeout: STEP_MS });
+    const created = h.board.calls.filter((c) => c.op === 'createTask').at(-1)!;
+    expect(created.args[0]).toMatchObject({
+      title: 'shouty',
+      command: ['sh', '-c', 'echo "hello world" | tr a-z A-Z'],
+    });
+    await page.fill('input[name="command"]', 'echo a | wc -c');
+    await page.locator('#argv.bad', { hasText: 'needs a shell' }).waitFor({ timeout: STEP_MS });
+    expect(await page.locator('#create button[type="submit"]').isDisabled()).toBe(true);
+  });
+
+  it('estimates when queued cards start and cancels from the card', async () => {
+    await card('queued', 't3').locator('.eta', { hasText: 'starts' }).waitFor({ timeout: STEP_MS });
+    await card('queued', 't3').locator('button.cancel').click();
+    await card('failed', 't3').filter({ hasText: 'cancelled' }).waitFor({ timeout: STEP_MS });
+    expect(h.board.calls.filter((c) => c.op === 'cancel').at(-1)).toEqual({
+      op: 'cancel',
+      actor: 'alice',
+      args: ['t3'],
+    });
+  });
+
+  it('counts, filters and pages a long line', async () => {
+    for (let i = 0; i < 250; i += 1) await h.board.createTask('alice', spec(`bulk ${i}`));
+    const queued = page.locator('section[data-column="queued"]');
+    await queued.locator('h2 .count', { hasText: /^25[0-9]$/ }).waitFor({ timeout: STEP_MS });
+    expect(await queued.locator('article').count()).toBe(100);
+    await queued.locator('button.more', { hasText: 'show 100 more of' }).click();
+    expect(await queued.locator('article').count()).toBe(200);
+    await page.fill('input[type="search"]', 'bulk 24');
+    await queued.locator('h2 .count', { hasText: /^11$/ }).waitFor({ timeout: STEP_MS });
+    expect(await queued.locator('article').count()).toBe(11);
+    await page.fill('input[type="search"]', '');
+    await page.selectOption('select[name="status"]', 'succeeded');
+    await page.locator('section[data-column="queued"] h2 .count', { hasText: /^0$/ }).waitFor();
+    expect(await page.locator('section[data-column="done"] article').count()).toBe(1);
+    await page.selectOption('select[name="status"]', '');
+  });
+
+  it('moves between cards with the arrow keys and opens one with Enter', async () => {
+    await card('running', 't2').focus();
+    await page.keyboard.press('ArrowLeft');
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-task-id'));
+    const first = await focused();
+    expect(first).toMatch(/^t\d+$/);
+    await page.keyboard.press('ArrowDown');
+    expect(await focused()).not.toBe(first);
+    await page.keyboard.press('Enter');
+    expect(new URL(page.url()).hash).toMatch(/^#\/jobs\/t\d+$/);
+    await page.evaluate(() => {
+      location.hash = '#/';
+    });
+  });
+
+  it('gives the admin no create form, the user on every card, and a user filter', async () => {
+    const admin = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await admin.goto(`${h.server.url}/#token=${ADMIN}`);
+    await admin.locator('body[data-view="admin"]').waitFor({ timeout: STEP_MS });
+    expect(await admin.locator('#create').count()).toBe(0);
+    const bobCard = admin.locator('article[data-task-id="t4"]');
+    expect(await bobCard.locator('.user').textContent()).toBe('bob');
+    await admin.selectOption('select[name="user"]', 'bob');
+    await admin.locator('section[data-column="queued"] h2 .count', { hasText: /^0$/ }).waitFor();
+    expect(await admin.locator('article').count()).toBe(1);
+    await admin.close();
+  });
+});
