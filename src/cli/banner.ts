@@ -15,6 +15,56 @@ export interface BannerInfo {
   nodeId: string;
   backend: string;
   store: string;
+  /** What chose the backend (`auto: ...`, `local, as --backend says`). */
+  backendReason?: string;
+  /** The OS user tasks run as, when they run on this machine (the local backend). */
+  runsAs?: string;
+}
+
+/**
+ * Whether a listen address is this machine only.
+ *
+ * @example
+ * ```ts
+ * isLoopback('127.0.0.1') // => true
+ * isLoopback('localhost') // => true
+ * isLoopback('::1') // => true
+ * isLoopback('0.0.0.0') // => false
+ * isLoopback('192.168.1.5') // => false
+ * ```
+ */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * The lines that say where tasks run and who can start them.
+ *
+ * @example
+ * ```ts
+ * runsAsLines({ runsAs: 'ann', url: 'http://127.0.0.1:4100' }) // => ['  tasks run      as OS user ann on this machine; the board listens on this machine only']
+ * runsAsLines({ runsAs: 'ann', url: 'http://0.0.0.0:4100' })[1] // => '  WARNING        the board listens on 0.0.0.0: anyone with a token can run commands as ann here'
+ * runsAsLines({ url: 'http://0.0.0.0:4100' }) // => []
+ * ```
+ */
+export function runsAsLines(info: Pick<BannerInfo, 'runsAs' | 'url'>): string[] {
+  if (info.runsAs === undefined) return [];
+  const host = new URL(info.url).hostname.replace(/^\[|\]$/g, '');
+  const row = (label: string, value: string) => `  ${label.padEnd(14)} ${value}`;
+  return isLoopback(host)
+    ? [
+        row(
+          'tasks run',
+          `as OS user ${info.runsAs} on this machine; the board listens on this machine only`,
+        ),
+      ]
+    : [
+        row('tasks run', `as OS user ${info.runsAs} on this machine`),
+        row(
+          'WARNING',
+          `the board listens on ${host}: anyone with a token can run commands as ${info.runsAs} here`,
+        ),
+      ];
 }
 
 /**
@@ -68,6 +118,8 @@ export function bannerLines(info: BannerInfo): string[] {
     row('board (admin)', urls.board),
     ...(urls.inspector ? [row('inspector', urls.inspector)] : []),
     ...Object.entries(urls.users).map(([user, url]) => row(`as ${user}`, url)),
+    ...(info.backendReason ? [row('backend', info.backendReason)] : []),
+    ...runsAsLines(info),
     '',
     'Ctrl-C stops it; queued and running work stays in the rows and resumes on the next start.',
   ];

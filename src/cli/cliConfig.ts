@@ -26,7 +26,7 @@ export const cliConfigSchema = z.strictObject({
     .optional(),
   host: z.string().min(1),
   port: z.number().int().min(0).max(65_535),
-  backend: z.enum(['auto', 'simulated', 'swarm']),
+  backend: z.enum(['auto', 'local', 'docker', 'swarm', 'simulated']),
   dockerHost: z.string().min(1).optional(),
   namespace: z
     .string()
@@ -166,7 +166,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'ROUNDTABLE_BACKEND',
     kind: 'enum',
     group: 'node',
-    help: 'auto (swarm when a Docker host is set) | simulated | swarm',
+    help: 'auto (Swarm if the Docker engine is a manager, else Docker if one answers, else local) | local | docker | swarm | simulated',
   },
   {
     key: 'dockerHost',

@@ -25,6 +25,8 @@ export interface CliIo {
 
 export interface CommandContext {
   config: CliConfig;
+  /** Where each setting came from (`--backend`, `ROUNDTABLE_BACKEND`, `default`), for messages. */
+  origins?: Record<string, string>;
   flags: Record<string, string | true | string[]>;
   positionals: string[];
   rest: string[];

@@ -40,10 +40,13 @@ export const COMMANDS: readonly CommandDef[] = [
     args: '[options]',
     summary: 'run a node: runtime, board and inspector',
     description:
-      'Runs the runtime in the foreground on the embedded PGlite store (or DATABASE_URL), with the\n' +
-      'simulated cluster, or Docker Swarm when DOCKER_HOST or --docker says so. Prints the board\n' +
-      'and inspector URLs. Ctrl-C (or SIGTERM) stops the supervision tree in order and closes the\n' +
-      'store; the queue is in the rows, and the next start resumes it.',
+      'Runs the runtime in the foreground on the embedded PGlite store (or DATABASE_URL). Runs go\n' +
+      'to the backend named by --backend; with none named, to Docker Swarm if the Docker engine\n' +
+      '(DOCKER_HOST) is a Swarm manager, plain Docker if it answers outside Swarm, else to local\n' +
+      'processes run as this OS user, with their files in the data directory. Prints the board and\n' +
+      'inspector URLs and which backend and why. Ctrl-C (or SIGTERM) stops the supervision tree in\n' +
+      'order and closes the store; runs go on, the queue is in the rows, and the next start\n' +
+      'resumes it and adopts the runs.',
     groups: ['store', 'log', 'node'],
     own: [DOCKER_FLAG],
     logsToStdout: true,

@@ -60,7 +60,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       typeof parsed.flags['--config'] === 'string'
         ? parsed.flags['--config']
         : io.env.ROUNDTABLE_CONFIG;
-    const { config, warnings } = resolveConfig({
+    const { config, warnings, origins } = resolveConfig({
       flags: parsed.flags,
       env: io.env,
       ...(command.commandDefaults ? { commandDefaults: command.commandDefaults } : {}),
@@ -76,6 +76,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     for (const warning of warnings) logger.warn(warning);
     ctx = {
       config,
+      origins,
       flags: parsed.flags,
       positionals: parsed.positionals,
       rest: parsed.rest,

@@ -15,7 +15,7 @@ import { type BoardTokens, loadBoardTokens, tokensByToken } from './boardTokens.
 import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
-import { openBackend } from './openBackend.js';
+import { type BackendDecision, openBackend } from './openBackend.js';
 import { describeStore, openStore } from './openStore.js';
 import { readStatus } from './statusReport.js';
 import { uiServerChild } from './uiServerChild.js';
@@ -34,6 +34,8 @@ export interface RunningNode {
   readonly url: string;
   /** One line per fact, for the banner. */
   readonly backendDescription: string;
+  /** Which backend and why. */
+  readonly backend: BackendDecision;
   readonly storeDescription: string;
   /** Rejects with `NodeGaveUpError` when the tree gives up on its own (`runtime.exited`; never after `stop`). */
   readonly failed: Promise<never>;
@@ -70,7 +72,7 @@ export async function startNode(
         'resuming from the rows: waiting sessions keep their place, running ones are adopted or re-queued',
       );
     }
-    const opened = await openBackend(config);
+    const opened = await openBackend(config, ctx.origins?.backend ?? 'the configuration');
     undo.push(() => opened.close());
     // Every actor of the tree reports to it; it costs a map write per frame while nobody watches.
     const inspector = createInspector({ logger: logger.child({ component: 'inspector' }) });
@@ -108,7 +110,7 @@ export async function startNode(
       const logic = uiServerChild({
         options: () => ({
           source: runtime,
-          commands: runtime,
+          commands: withBackendHealth(runtime, opened.decision),
           tokens: { admin: tokens.admin, users: tokensByToken(tokens) },
           // After the first listen the port is fixed, so a restart keeps the printed URLs right.
           port: server?.port ?? config.port,
@@ -160,6 +162,7 @@ export async function startNode(
       tokens,
       url: first.url,
       backendDescription: opened.description,
+      backend: opened.decision,
       storeDescription: describeStore(config),
       failed,
       stop() {
@@ -178,6 +181,11 @@ export async function startNode(
     await unwind();
     throw error;
   }
+}
+
+/** The runtime as the board's commands, its health saying which backend runs the work and why. */
+function withBackendHealth(runtime: Runtime, backend: BackendDecision): Runtime {
+  return { ...runtime, health: () => ({ ...runtime.health(), backend }) };
 }
 
 /** One info line per card that changes column or status: the terminal tells the board's story. */

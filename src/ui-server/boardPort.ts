@@ -133,7 +133,11 @@ export interface BoardCommands {
    * The node's container engine as its last start or probe found it; shown
    * on `/healthz` and the board. Optional: a source with no engine omits it.
    */
-  health?(): { engine: 'available' | 'unavailable' };
+  health?(): {
+    engine: 'available' | 'unavailable';
+    /** Which backend runs the work and what chose it (`roundtable start` sets it). */
+    backend?: { name: string; reason: string };
+  };
 }
 
 /** Stable codes of command failures, each with its HTTP status. */

@@ -129,12 +129,15 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     case 'script':
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
       return res.end(await pageScript());
-    case 'health':
+    case 'health': {
+      const health = ctx.commands.health?.();
       return send(res, 200, {
         ok: true,
         connections: ctx.connections(),
-        ...(ctx.commands.health ? { engine: ctx.commands.health().engine } : {}),
+        ...(health ? { engine: health.engine } : {}),
+        ...(health?.backend ? { backend: health.backend } : {}),
       });
+    }
     case 'metrics': {
       requireAdmin(principalOf(req, ctx));
       const text = await ctx.metrics.render();

@@ -3,6 +3,7 @@
  * an ordered stop (the tree in reverse start order, then the store) within
  * `shutdownMs`. The rows keep the queue, so the next start resumes it.
  */
+import { userInfo } from 'node:os';
 import { type BannerInfo, bannerLines, boardUrls } from '../banner.js';
 import type { CommandContext } from '../commandContext.js';
 import { CliError, EXIT, type ExitCode, NodeGaveUpError } from '../exitCodes.js';
@@ -53,6 +54,8 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
       nodeId: config.nodeId,
       backend: node.backendDescription,
       store: node.storeDescription,
+      backendReason: node.backend.reason,
+      ...(node.backend.name === 'local' ? { runsAs: userInfo().username } : {}),
     };
     const urls = boardUrls(info);
     if (ctx.progress.isTTY) {
@@ -61,7 +64,14 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
       io.stdout.write(`\n${bannerLines(info).join('\n')}\n\n`);
     } else {
       logger.info(
-        { url: node.url, board: urls.board, inspector: urls.inspector, users: urls.users },
+        {
+          url: node.url,
+          board: urls.board,
+          inspector: urls.inspector,
+          users: urls.users,
+          backend: node.backend,
+          ...(info.runsAs ? { runsAs: info.runsAs } : {}),
+        },
         'ready',
       );
     }
