@@ -60,7 +60,7 @@ export async function createUiServer(
   const { limits, logger } = opts;
   await pageScript();
   const authenticate = createAuthenticator(opts.tokens);
-  const inspectorRoutes = inspector?.attach({ authenticate }) ?? null;
+  const inspectorRoutes = inspector?.attach({ authenticate, board: opts.source }) ?? null;
   const hub = new BoardHub({
     source: opts.source,
     userIds: Object.values(opts.tokens.users),

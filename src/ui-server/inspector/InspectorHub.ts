@@ -11,11 +11,13 @@ import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import type { ActorRecord, InspectionCollector } from './InspectionCollector.js';
 import {
+  type ActorJob,
   type ActorSummary,
   INSPECT_PROTOCOL_VERSION,
   type InspectServerFrame,
 } from './inspectorProtocol.js';
 import { rootSupervisors } from './inspectorTree.js';
+import type { JobLookup } from './jobIndex.js';
 import { activeStateIds, isMachine, machineGraph } from './machineGraph.js';
 import { type SafeJsonLimits, toSafeJson } from './safeJson.js';
 
@@ -40,6 +42,7 @@ export interface HubOptions {
 interface Viewer {
   ws: WebSocket;
   treeVersion: number;
+  jobsVersion: number;
   treeSentAt: number;
   timelineCursor: number;
   selected: string | null;
@@ -58,6 +61,8 @@ export class InspectorHub {
   private readonly viewers = new Set<Viewer>();
   private timer: unknown = null;
   private sentFrames = 0;
+  /** Names runners by their jobs (the UI server's board), when mounted with one. */
+  private jobs: (JobLookup & { readonly version: number }) | null = null;
 
   constructor(
     private readonly collector: InspectionCollector,
@@ -72,11 +77,22 @@ export class InspectorHub {
     return { viewers: this.viewers.size, framesSent: this.sentFrames };
   }
 
+  /** Where runners' jobs are looked up; a new job learnt sends the tree again. */
+  useJobs(jobs: (JobLookup & { readonly version: number }) | null): void {
+    this.jobs = jobs;
+  }
+
+  /** A job was learnt: viewers get the tree with its name. */
+  jobsChanged(): void {
+    this.schedule();
+  }
+
   /** Takes an authenticated admin socket: greets it, sends the state now, then follows changes. */
   attach(ws: WebSocket): void {
     const v: Viewer = {
       ws,
       treeVersion: -1,
+      jobsVersion: -1,
       treeSentAt: Number.NEGATIVE_INFINITY,
       timelineCursor: 0,
       selected: null,
@@ -161,10 +177,12 @@ export class InspectorHub {
     v.skips = 0;
     const c = this.collector;
     let pending = false;
-    if (v.treeVersion !== c.treeVersion) {
+    const jobsVersion = this.jobs?.version ?? 0;
+    if (v.treeVersion !== c.treeVersion || v.jobsVersion !== jobsVersion) {
       const now = this.opts.clock.now();
       if (now - v.treeSentAt >= this.opts.treeIntervalMs) {
         v.treeVersion = c.treeVersion;
+        v.jobsVersion = jobsVersion;
         v.treeSentAt = now;
         this.send(v, this.treeFrame());
       } else pending = true;
@@ -226,6 +244,7 @@ export class InspectorHub {
         status: r.status,
         supervisor: r.supervisor,
         machine: isMachine(r.logic),
+        job: this.jobOf(r),
       });
     }
     return {
@@ -235,6 +254,14 @@ export class InspectorHub {
       roots: rootSupervisors(c.tree),
       actors,
     };
+  }
+
+  /** The board's card for a runner, or the user its context names. */
+  private jobOf(r: ActorRecord): ActorJob | null {
+    const known = this.jobs?.jobOf(r.id);
+    if (known) return known;
+    const userId = (r.snapshot as { context?: { userId?: unknown } } | undefined)?.context?.userId;
+    return typeof userId === 'string' ? { taskId: null, title: null, userId } : null;
   }
 
   private actorFrame(rec: ActorRecord, withGraph: boolean): InspectServerFrame {

@@ -20,6 +20,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
 import { type Principal, tokenOf } from '../authenticate.js';
+import type { BoardSource } from '../boardPort.js';
 import { rejectUpgrade, requestPath } from '../listenerGuard.js';
 import { InspectionCollector } from './InspectionCollector.js';
 import { InspectorHub } from './InspectorHub.js';
@@ -31,10 +32,13 @@ import {
 } from './inspectorOptions.js';
 import { INSPECTOR_HTML, inspectorScript } from './inspectorPage.js';
 import { INSPECT_EXIT_PATH, INSPECT_SUBPROTOCOL, INSPECT_WS_PATH } from './inspectorProtocol.js';
+import { JobIndex } from './jobIndex.js';
 
 /** What the routes need from the server they are mounted on. */
 export interface InspectorMount {
   authenticate(token: string): Principal | null;
+  /** The board, to name each TaskRunner by its job (title, user, link); optional. */
+  board?: BoardSource;
 }
 
 /** Handlers a server calls first; each returns true when the request was the inspector's. */
@@ -83,6 +87,8 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
 
   const attach = (mount: InspectorMount): InspectorRoutes => {
     let closing = false;
+    const jobs = mount.board ? new JobIndex(mount.board, () => hub.jobsChanged()) : null;
+    if (jobs) hub.useJobs(jobs);
     const wss = new WebSocketServer({
       noServer: true,
       maxPayload: opts.maxPayload,
@@ -161,6 +167,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
       close() {
         if (closing) return;
         closing = true;
+        jobs?.close();
         hub.close();
         wss.close();
       },

@@ -42,6 +42,30 @@ export type InspectApiErrorCode =
   | 'method_not_allowed'
   | 'unavailable';
 
+/**
+ * The job an actor runs (a TaskRunner and the board's card of its session):
+ * `taskId` and `title` when the UI server's board knows the session, else
+ * only the `userId` the actor's context holds.
+ */
+export interface ActorJob {
+  taskId: string | null;
+  title: string | null;
+  userId: string;
+}
+
+/**
+ * Where the board shows a job (the board page's route); the inspector links
+ * a TaskRunner there.
+ *
+ * @example
+ * ```ts
+ * boardJobHref('t 1') // => '/#/jobs/t%201'
+ * ```
+ */
+export function boardJobHref(taskId: string): string {
+  return `/#/jobs/${encodeURIComponent(taskId)}`;
+}
+
 /** One actor in the tree frame's flat list. */
 export interface ActorSummary {
   sessionId: string;
@@ -52,6 +76,8 @@ export interface ActorSummary {
   supervisor: boolean;
   /** True when it is a state machine (it has a statechart to draw). */
   machine: boolean;
+  /** The job it runs, for a TaskRunner; null for the rest. */
+  job: ActorJob | null;
 }
 
 /** One event an actor received, as sent. */

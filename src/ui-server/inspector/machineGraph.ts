@@ -38,19 +38,42 @@ export interface StatechartGraph {
  * ```ts
  * edgeLabel('GO') // => 'GO'
  * edgeLabel('xstate.after.100.w.busy.a') // => 'after 100 ms'
+ * edgeLabel('xstate.after.pollMs.w.busy') // => 'after pollMs'
  * edgeLabel('xstate.done.actor.startRun') // => 'done: startRun'
  * edgeLabel('xstate.error.actor.startRun') // => 'error: startRun'
  * edgeLabel('xstate.done.state.w.busy') // => 'done: w.busy'
  * edgeLabel('') // => 'always'
+ * edgeLabel('xstate.done.actor.0.m.a', new Map([['0.m.a', 'loadRow']])) // => 'done: loadRow'
  * ```
  */
-export function edgeLabel(eventType: string): string {
+export function edgeLabel(
+  eventType: string,
+  invokedSrc: ReadonlyMap<string, string> = new Map(),
+): string {
   if (eventType === '') return 'always';
-  const after = /^xstate\.after\.(\d+)\./.exec(eventType);
-  if (after) return `after ${after[1]} ms`;
+  const after = /^xstate\.after\.([^.]+)\./.exec(eventType);
+  if (after) return /^\d+$/.test(after[1]!) ? `after ${after[1]} ms` : `after ${after[1]}`;
   const done = /^xstate\.(done|error)\.(?:actor|state)\.(.+)$/.exec(eventType);
-  if (done) return `${done[1]}: ${done[2]}`;
+  if (done) return `${done[1]}: ${invokedSrc.get(done[2]!) ?? done[2]}`;
   return eventType;
+}
+
+/**
+ * Invoke ids XState made up (`0.taskRunner.loading`) mapped to the name of
+ * what they invoke (`loadRow`): that name is what a reader knows.
+ */
+function invokedSources(
+  n: DirectedGraphNode,
+  out = new Map<string, string>(),
+): Map<string, string> {
+  for (const inv of n.stateNode.invoke) {
+    const src = inv.src as unknown;
+    const name =
+      typeof src === 'string' ? src : ((src as { id?: unknown } | null)?.id as string | undefined);
+    if (/^\d+\./.test(inv.id) && typeof name === 'string') out.set(inv.id, name);
+  }
+  for (const c of n.children) invokedSources(c, out);
+  return out;
 }
 
 function guardName(guard: unknown): string | null {
@@ -62,7 +85,12 @@ function guardName(guard: unknown): string | null {
   return 'guard';
 }
 
-function walk(n: DirectedGraphNode, parent: string | null, out: StatechartGraph): void {
+function walk(
+  n: DirectedGraphNode,
+  parent: string | null,
+  out: StatechartGraph,
+  invoked: ReadonlyMap<string, string>,
+): void {
   const sn = n.stateNode;
   const initialTarget = (sn.initial as unknown as { target?: Array<{ id: string }> } | undefined)
     ?.target?.[0];
@@ -78,11 +106,11 @@ function walk(n: DirectedGraphNode, parent: string | null, out: StatechartGraph)
       id: e.id,
       source: e.source.id,
       target: e.target.id,
-      label: edgeLabel(e.label.text),
+      label: edgeLabel(e.label.text, invoked),
       guard: guardName(e.transition.guard),
     });
   }
-  for (const c of n.children) walk(c, n.id, out);
+  for (const c of n.children) walk(c, n.id, out, invoked);
 }
 
 const cache = new WeakMap<object, StatechartGraph>();
@@ -101,7 +129,8 @@ export function machineGraph(logic: unknown): StatechartGraph | null {
   const hit = cache.get(logic);
   if (hit) return hit;
   const out: StatechartGraph = { rootId: logic.root.id, nodes: [], edges: [] };
-  walk(toDirectedGraph(logic), null, out);
+  const directed = toDirectedGraph(logic);
+  walk(directed, null, out, invokedSources(directed));
   cache.set(logic, out);
   return out;
 }

@@ -5,7 +5,10 @@
  * in a URL, and is kept in sessionStorage for reloads.
  */
 import {
+  type ActorJob,
+  type ActorSummary,
   BEARER_SUBPROTOCOL_PREFIX,
+  boardJobHref,
   INSPECT_EXIT_PATH,
   INSPECT_SUBPROTOCOL,
   INSPECT_WS_PATH,
@@ -14,7 +17,9 @@ import {
 import type { TimelineEntry } from '../timeline.js';
 import { highlight, renderChart } from './renderChart.js';
 import { renderMonitors } from './renderMonitors.js';
+import { filterTimeline, timelineRows } from './renderTimeline.js';
 import { type Pick, renderTree, type TreeView } from './renderTree.js';
+import { makeCurrent, treeKeys } from './treeKeys.js';
 
 type Frame<T extends InspectServerFrame['type']> = Extract<InspectServerFrame, { type: T }>;
 
@@ -32,16 +37,22 @@ const $ = (id: string) => document.getElementById(id)!;
 const status = $('status');
 
 let view: TreeView | null = null;
+let actorsById = new Map<string, ActorSummary>();
+/** The "N ended" folds the user opened, by key. */
+const openFolds = new Set<string>();
 let selected: string | null = null;
 /** `supervisorSessionId/childId`: lets the selection follow a child across restarts. */
 let selectedPath: string | null = null;
 let chart: SVGSVGElement | null = null;
+/** The latest active states, for a chart still being laid out when they arrive. */
+let active: string[] = [];
 let events: Frame<'events'>['events'] = [];
 let timeline: TimelineEntry[] = [];
 let timelineMax = 500;
 let socket: WebSocket | null = null;
 
 const time = (at: number) => new Date(at).toISOString().slice(11, 23);
+const jobOf = (sessionId: string): ActorJob | null => actorsById.get(sessionId)?.job ?? null;
 
 function select(sessionId: string | null, path: string | null): void {
   // Following the same child to its next incarnation keeps the exit's result shown.
@@ -49,8 +60,10 @@ function select(sessionId: string | null, path: string | null): void {
   selected = sessionId;
   selectedPath = path;
   chart = null;
+  active = [];
   events = [];
   $('chart').replaceChildren();
+  drawJob();
   $('events').replaceChildren();
   $('context').textContent = '';
   $('actor-title').textContent = sessionId === null ? 'Select an actor' : sessionId;
@@ -64,9 +77,39 @@ function onPick(p: Pick): void {
   select(p.sessionId, p.path);
 }
 
+/** The selected actor's job, linked to its page on the board. */
+function drawJob(): void {
+  const job = selected === null ? null : jobOf(selected);
+  const link = $('job-link') as HTMLAnchorElement;
+  link.hidden = job?.taskId == null;
+  if (job?.taskId != null) {
+    link.href = boardJobHref(job.taskId);
+    link.textContent = `job “${job.title ?? job.taskId}” of ${job.userId} on the board`;
+  }
+}
+
 function drawTree(): void {
   if (!view) return;
-  $('tree').replaceChildren(renderTree(view, selected, onPick));
+  const host = $('tree');
+  // Redraws keep the focused row focused (by key), so the keyboard is not lost.
+  const focusedKey = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>(
+    '#tree li[role="treeitem"]',
+  )?.dataset.key;
+  const tree = renderTree(view, {
+    selected,
+    open: openFolds,
+    onPick,
+    onToggle: (key) => {
+      if (!openFolds.delete(key)) openFolds.add(key);
+      drawTree();
+    },
+  });
+  host.replaceChildren(tree);
+  const again =
+    focusedKey === undefined
+      ? null
+      : tree.querySelector<HTMLLIElement>(`li[data-key="${CSS.escape(focusedKey)}"]`);
+  makeCurrent(tree, again, again !== null);
   const list = renderMonitors(view);
   $('monitors').textContent =
     list.length === 0 ? 'none' : `${list.length} live (watcher → target; dashed: watcher inferred)`;
@@ -112,17 +155,39 @@ function followRestart(): void {
 function onActor(f: Frame<'actor'>): void {
   if (f.sessionId !== selected) return;
   document.body.dataset.selectedStatus = f.status;
-  $('actor-title').textContent = `${f.id} · ${f.sessionId} · ${f.status}`;
+  const job = jobOf(f.sessionId);
+  const name = job?.title ? `${job.title} (${job.userId}) · ${f.id}` : f.id;
+  $('actor-title').textContent = `${name} · ${f.sessionId} · ${f.status}`;
+  drawJob();
+  active = f.active;
   if (f.graph !== undefined) {
+    chart = null;
     if (f.graph === null) {
-      chart = null;
       const p = document.createElement('p');
       p.className = 'muted';
       p.textContent = 'not a state machine: no statechart to draw';
       $('chart').replaceChildren(p);
     } else {
-      chart = renderChart(f.graph).svg;
-      $('chart').replaceChildren(chart);
+      const p = document.createElement('p');
+      p.className = 'muted';
+      p.textContent = 'laying the statechart out…';
+      $('chart').replaceChildren(p);
+      const forSession = f.sessionId;
+      renderChart(f.graph).then(
+        ({ svg }) => {
+          if (selected !== forSession) return; // selection moved on meanwhile
+          chart = svg;
+          highlight(svg, active);
+          $('chart').replaceChildren(svg);
+          showActive(svg);
+          document.body.dataset.chart = 'drawn';
+        },
+        (err: unknown) => {
+          if (selected !== forSession) return;
+          p.className = 'alarm';
+          p.textContent = `could not lay the statechart out: ${String((err as Error)?.message ?? err)}`;
+        },
+      );
     }
   }
   if (chart) highlight(chart, f.active);
@@ -130,6 +195,16 @@ function onActor(f: Frame<'actor'>): void {
   if (f.output !== null) shown.output = f.output;
   if (f.error !== null) shown.error = f.error;
   $('context').textContent = JSON.stringify(shown, null, 2);
+}
+
+/** A chart wider than its panel (a phone) opens scrolled to the state the actor is in. */
+function showActive(svg: SVGSVGElement): void {
+  const box = $('chart');
+  const leaf = svg.querySelector('g.state.leaf.active > rect');
+  if (!leaf || box.scrollWidth <= box.clientWidth) return;
+  const r = leaf.getBoundingClientRect();
+  const b = box.getBoundingClientRect();
+  box.scrollLeft += r.left + r.width / 2 - (b.left + b.width / 2);
 }
 
 function onEvents(f: Frame<'events'>): void {
@@ -155,18 +230,24 @@ function onEvents(f: Frame<'events'>): void {
 
 function onTimeline(f: Frame<'timeline'>): void {
   timeline = (f.reset ? f.entries : [...timeline, ...f.entries]).slice(-timelineMax);
-  const rows = [...timeline].reverse().map((e) => {
-    const tr = document.createElement('tr');
-    tr.dataset.kind = e.kind;
-    if (e.alarm) tr.className = 'alarm';
-    for (const c of [time(e.at), e.kind, e.subject, e.text]) {
-      const td = document.createElement('td');
-      td.textContent = c;
-      tr.append(td);
-    }
-    return tr;
-  });
-  $('timeline').replaceChildren(...rows);
+  drawTimeline();
+}
+
+function drawTimeline(): void {
+  const shown = filterTimeline(
+    timeline,
+    {
+      actor: ($('tl-actor') as HTMLInputElement).value,
+      kind: ($('tl-kind') as HTMLSelectElement).value,
+      alarmsOnly: ($('tl-alarms') as HTMLInputElement).checked,
+    },
+    jobOf,
+  );
+  $('timeline').replaceChildren(...timelineRows(shown, jobOf));
+  $('tl-count').textContent =
+    shown.length === timeline.length
+      ? `${timeline.length}`
+      : `${shown.length} of ${timeline.length}`;
 }
 
 function connect(token: string, attempt: number): void {
@@ -187,7 +268,9 @@ function connect(token: string, attempt: number): void {
         break;
       case 'tree':
         view = { tree: f.tree, roots: f.roots, actors: f.actors };
+        actorsById = new Map(f.actors.map((a) => [a.sessionId, a]));
         drawTree();
+        drawJob();
         followRestart();
         break;
       case 'actor':
@@ -216,6 +299,10 @@ function connect(token: string, attempt: number): void {
     setTimeout(() => connect(token, attempt + 1), delay);
   };
 }
+
+treeKeys($('tree'));
+for (const id of ['tl-actor', 'tl-kind', 'tl-alarms'])
+  $(id).addEventListener('input', drawTimeline);
 
 const token = readToken();
 if (token === null) status.textContent = 'no token: open /inspect#token=<admin token>';

@@ -1,12 +1,18 @@
 /// <reference lib="dom" />
 /**
- * Draws a statechart layout as SVG: states as nested boxes (the active ones
- * highlighted), transitions as curves with their event names.
+ * Draws a statechart layout (layoutChart.ts, ELK) as SVG: states as nested
+ * boxes (the active ones highlighted), transitions as routed lines with
+ * their event names on a backing so a crossing line never hides a word.
+ * Text is measured with a canvas in the chart's own fonts before the
+ * layout, so ELK leaves each label the room it really takes.
  */
 import type { StatechartGraph } from '../machineGraph.js';
-import { type ChartLayout, layoutChart } from './layoutChart.js';
+import { type ChartLayout, layoutChart, type Measure } from './layoutChart.js';
 
 const NS = 'http://www.w3.org/2000/svg';
+/** The chart's fonts; the page's CSS names the same (`#chart .state text`, `.edge text`). */
+export const STATE_FONT = '12px system-ui, sans-serif';
+export const EDGE_FONT = '11px ui-monospace, "DejaVu Sans Mono", monospace';
 
 function el<K extends keyof SVGElementTagNameMap>(
   tag: K,
@@ -17,15 +23,48 @@ function el<K extends keyof SVGElementTagNameMap>(
   return e;
 }
 
+let ctx: CanvasRenderingContext2D | null = null;
+/** Text widths from a canvas in the chart's fonts. */
+export const measureText: Measure = (text, kind) => {
+  ctx ??= document.createElement('canvas').getContext('2d');
+  const px = kind === 'state' ? 12 : 11;
+  if (!ctx) return { w: text.length * px * 0.62, h: px + 2 };
+  ctx.font = kind === 'state' ? STATE_FONT : EDGE_FONT;
+  return { w: ctx.measureText(text).width, h: px + 2 };
+};
+
+const byShape = new Map<string, Promise<ChartLayout>>();
+
+/** One layout per machine shape: every TaskRunner (and each restart) draws the same graph. */
+function cachedLayout(graph: StatechartGraph): Promise<ChartLayout> {
+  const key = JSON.stringify(graph);
+  let p = byShape.get(key);
+  if (!p) {
+    p = layoutChart(graph, measureText);
+    byShape.set(key, p);
+    p.catch(() => byShape.delete(key));
+  }
+  return p;
+}
+
 /** Builds the SVG once per graph; `highlight` then only toggles classes. */
-export function renderChart(graph: StatechartGraph): { svg: SVGSVGElement; layout: ChartLayout } {
-  const layout = layoutChart(graph);
-  const m = 24;
+export async function renderChart(
+  graph: StatechartGraph,
+): Promise<{ svg: SVGSVGElement; layout: ChartLayout }> {
+  const layout = await cachedLayout(graph);
+  const m = 4;
   const svg = el('svg', {
     viewBox: `${-m} ${-m} ${layout.width + 2 * m} ${layout.height + 2 * m}`,
+    role: 'img',
+    'aria-label': `statechart of ${graph.rootId}: ${layout.boxes.length} states, ${graph.edges.length} transitions`,
   });
-  // Small charts are drawn larger than life, big ones fit the panel.
-  svg.style.maxWidth = `${Math.max(480, (layout.width + 2 * m) * 1.8)}px`;
+  // Natural size, shrunk to the panel down to 3/4 (still readable); wider, the panel scrolls.
+  const w = layout.width + 2 * m;
+  svg.setAttribute('width', String(w));
+  svg.setAttribute('height', String(layout.height + 2 * m));
+  svg.style.maxWidth = '100%';
+  svg.style.minWidth = `${Math.round(w * 0.75)}px`;
+  svg.style.height = 'auto';
   const defs = el('defs', {});
   const marker = el('marker', {
     id: 'arrow',
@@ -36,49 +75,56 @@ export function renderChart(graph: StatechartGraph): { svg: SVGSVGElement; layou
     markerHeight: 7,
     orient: 'auto-start-reverse',
   });
-  marker.append(el('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#778' }));
+  marker.append(el('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrowhead' }));
   defs.append(marker);
   svg.append(defs);
-  const byId = new Map(layout.boxes.map((b) => [b.id, b]));
   for (const b of layout.boxes) {
-    const g = el('g', { class: `state${b.leaf ? ' leaf' : ''}`, 'data-state-id': b.id });
-    g.append(el('rect', { x: b.x, y: b.y, width: b.w, height: b.h, rx: 6 }));
-    const t = el('text', { x: b.x + 8, y: b.y + (b.leaf ? b.h / 2 + 4 : 14) });
+    const g = el('g', {
+      class: `state${b.leaf ? ' leaf' : ''}${b.type === 'final' ? ' final' : ''}`,
+      'data-state-id': b.id,
+    });
+    g.append(el('rect', { x: b.x, y: b.y, width: b.w, height: b.h, rx: b.leaf ? 8 : 6 }));
+    if (b.type === 'final') {
+      g.append(el('rect', { x: b.x + 3, y: b.y + 3, width: b.w - 6, height: b.h - 6, rx: 6 }));
+    }
+    const t = b.leaf
+      ? el('text', {
+          x: b.labelAt.x,
+          y: b.labelAt.y,
+          'text-anchor': 'middle',
+          'dominant-baseline': 'central',
+        })
+      : el('text', { x: b.labelAt.x, y: b.labelAt.y, 'dominant-baseline': 'hanging' });
     t.textContent = b.label;
     g.append(t);
     svg.append(g);
   }
-  for (const e of graph.edges) {
-    const a = byId.get(e.source);
-    const b = byId.get(e.target);
-    if (!a || !b) continue;
-    const g = el('g', { class: 'edge', 'data-edge': e.id });
-    let d: string;
-    let lx: number;
-    let ly: number;
-    if (a === b) {
-      // A self-transition: a loop over the box's top edge.
-      const x = a.x + a.w - 18;
-      d = `M${x},${a.y} C${x - 10},${a.y - 22} ${x + 20},${a.y - 22} ${x + 10},${a.y}`;
-      lx = x;
-      ly = a.y - 16;
-    } else {
-      const forward = b.x >= a.x + a.w;
-      const x1 = forward ? a.x + a.w : a.x + a.w / 2;
-      const y1 = forward ? a.y + Math.min(a.h / 2, 14) : a.y + a.h;
-      const x2 = forward ? b.x : b.x + b.w / 2;
-      const y2 = forward ? b.y + Math.min(b.h / 2, 14) : b.y + b.h;
-      const bend = forward ? 0 : 30;
-      d = `M${x1},${y1} C${(x1 + x2) / 2},${y1 + bend} ${(x1 + x2) / 2},${y2 + bend} ${x2},${y2}`;
-      lx = (x1 + x2) / 2;
-      ly = (y1 + y2) / 2 + bend * 0.75 - 3;
-    }
+  for (const i of layout.initials)
+    svg.append(el('circle', { class: 'initial', cx: i.x, cy: i.y, r: i.r }));
+  // Lines first, then every label on top of every line.
+  const labels: SVGGElement[] = [];
+  for (const e of layout.edges) {
+    const d = e.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x},${p.y}`).join(' ');
+    const g = el('g', { class: e.label ? 'edge' : 'edge initial-edge', 'data-edge': e.id });
     g.append(el('path', { d }));
-    const t = el('text', { x: lx, y: ly, 'text-anchor': 'middle' });
-    t.textContent = e.guard ? `${e.label} [${e.guard}]` : e.label;
-    g.append(t);
     svg.append(g);
+    if (e.label) {
+      const lg = el('g', { class: 'edge-label', 'data-edge': e.id });
+      lg.append(
+        el('rect', { x: e.label.x, y: e.label.y, width: e.label.w, height: e.label.h, rx: 3 }),
+      );
+      const t = el('text', {
+        x: e.label.x + e.label.w / 2,
+        y: e.label.y + e.label.h / 2,
+        'text-anchor': 'middle',
+        'dominant-baseline': 'central',
+      });
+      t.textContent = e.label.text;
+      lg.append(t);
+      labels.push(lg);
+    }
   }
+  svg.append(...labels);
   return { svg, layout };
 }
 

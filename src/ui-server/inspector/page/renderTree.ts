@@ -1,8 +1,11 @@
 /// <reference lib="dom" />
 /**
- * The supervision tree as nested lists: supervisors, their children (with
- * restart counts and the last exit reason), and the actors each child
- * invoked. Every row carries data attributes the browser test reads.
+ * The supervision tree as an ARIA tree of nested lists: supervisors, their
+ * children (restart counts, the last exit reason; a TaskRunner named by its
+ * job's title and user), and the actors each child invoked. Live children
+ * come first; ended ones fold into one "N ended" item, closed until opened.
+ * Every row carries data attributes the browser tests read; `data-key`
+ * survives redraws, so focus and open folds are kept across tree frames.
  */
 import type { ActorSummary } from '../inspectorProtocol.js';
 import type { ChildNode, InspectorTree } from '../inspectorTree.js';
@@ -16,15 +19,17 @@ export interface TreeView {
 /** A click on a row: the actor, and (for supervised children) the path that survives restarts. */
 export type Pick = { sessionId: string; path: string | null };
 
-function row(
-  label: string,
-  kind: string,
-  status: string,
-  sessionId: string | null,
-  selected: string | null,
-): HTMLDivElement {
+export interface TreeState {
+  selected: string | null;
+  /** Keys of the "N ended" folds the user opened. */
+  open: ReadonlySet<string>;
+  onPick(pick: Pick): void;
+  onToggle(key: string): void;
+}
+
+function row(label: string, kind: string, status: string, detail: string | null): HTMLDivElement {
   const div = document.createElement('div');
-  div.className = `node${sessionId !== null && sessionId === selected ? ' selected' : ''}`;
+  div.className = 'node';
   const name = document.createElement('span');
   name.className = 'name';
   name.textContent = label;
@@ -35,14 +40,33 @@ function row(
   st.className = `status st-${status.split(':')[0]}`;
   st.textContent = status;
   div.append(name, k, st);
+  if (detail !== null) {
+    const d = document.createElement('span');
+    d.className = 'detail';
+    d.textContent = detail;
+    div.append(d);
+  }
   return div;
 }
 
-export function renderTree(
-  view: TreeView,
-  selected: string | null,
-  onPick: (pick: Pick) => void,
-): HTMLElement {
+function item(key: string): HTMLLIElement {
+  const li = document.createElement('li');
+  li.setAttribute('role', 'treeitem');
+  li.tabIndex = -1;
+  li.dataset.key = key;
+  return li;
+}
+
+function group(): HTMLUListElement {
+  const ul = document.createElement('ul');
+  ul.setAttribute('role', 'group');
+  return ul;
+}
+
+/** Live (running, restarting) before ended, each in the supervisor's order. */
+const isEnded = (c: ChildNode) => c.status === 'stopped';
+
+export function renderTree(view: TreeView, s: TreeState): HTMLElement {
   const byParent = new Map<string, ActorSummary[]>();
   const byId = new Map<string, ActorSummary>();
   for (const a of view.actors) {
@@ -51,46 +75,51 @@ export function renderTree(
   }
   const shown = new Set<string>();
 
-  const invoked = (parent: string): HTMLUListElement | null => {
+  const pickable = (li: HTMLLIElement, r: HTMLDivElement, pick: Pick) => {
+    if (pick.sessionId === s.selected) li.setAttribute('aria-selected', 'true');
+    else li.setAttribute('aria-selected', 'false');
+    li.dataset.pick = JSON.stringify(pick);
+    r.addEventListener('click', (e) => {
+      e.stopPropagation();
+      s.onPick(pick);
+    });
+  };
+
+  const invoked = (parent: string, li: HTMLLIElement): void => {
     const kids = (byParent.get(parent) ?? []).filter((a) => a.status === 'active');
-    if (kids.length === 0) return null;
-    const ul = document.createElement('ul');
+    if (kids.length === 0) return;
+    const ul = group();
     for (const a of kids) {
       shown.add(a.sessionId);
-      const li = document.createElement('li');
-      li.dataset.session = a.sessionId;
-      const r = row(
-        a.id,
-        a.machine ? 'invoked machine' : 'invoked',
-        a.status,
-        a.sessionId,
-        selected,
-      );
-      r.addEventListener('click', (e) => {
-        e.stopPropagation();
-        onPick({ sessionId: a.sessionId, path: null });
-      });
-      li.append(r);
-      const sub = invoked(a.sessionId);
-      if (sub) li.append(sub);
-      ul.append(li);
+      const k = item(`invoked:${a.sessionId}`);
+      k.dataset.session = a.sessionId;
+      const r = row(a.id, a.machine ? 'invoked machine' : 'invoked', a.status, null);
+      pickable(k, r, { sessionId: a.sessionId, path: null });
+      k.append(r);
+      invoked(a.sessionId, k);
+      ul.append(k);
     }
-    return ul;
+    li.setAttribute('aria-expanded', 'true');
+    li.append(ul);
   };
 
   const child = (supSession: string, supId: string, c: ChildNode): HTMLLIElement => {
-    const li = document.createElement('li');
+    const nested = c.sessionId ? view.tree.supervisors[c.sessionId] : undefined;
+    const li = nested
+      ? supervisor(nested.sessionId, c.restartCount, `${supSession}/${c.id}`)
+      : item(`child:${supSession}/${c.id}`);
     li.dataset.child = `${supId}/${c.id}`;
     li.dataset.restarts = String(c.restartCount);
     li.dataset.status = c.status;
     if (c.sessionId) li.dataset.session = c.sessionId;
-    const nested = c.sessionId ? view.tree.supervisors[c.sessionId] : undefined;
-    if (nested) {
-      li.append(supervisor(nested.sessionId, c.restartCount, `${supSession}/${c.id}`));
-      return li;
-    }
+    if (nested) return li;
     const actor = c.sessionId ? byId.get(c.sessionId) : undefined;
-    const r = row(c.id, actor?.machine ? 'machine' : 'worker', c.status, c.sessionId, selected);
+    const job = actor?.job ?? null;
+    const label = job?.title ?? c.id;
+    // A runner's own id is its session's: shown small next to its job.
+    const detail = job === null ? null : `${job.userId}${job.title === null ? '' : ` · ${c.id}`}`;
+    const r = row(label, actor?.machine ? 'machine' : 'worker', c.status, detail);
+    if (job?.taskId) li.dataset.task = job.taskId;
     if (c.restartCount > 0) {
       const n = document.createElement('span');
       n.className = 'restarts';
@@ -105,59 +134,85 @@ export function renderTree(
       x.title = c.exits.map((e) => `${new Date(e.at).toISOString()} ${e.reason}`).join('\n');
       r.append(x);
     }
+    li.append(r);
     if (c.sessionId) {
       const sid = c.sessionId;
       shown.add(sid);
-      r.addEventListener('click', () => onPick({ sessionId: sid, path: `${supSession}/${c.id}` }));
-      const sub = invoked(sid);
-      li.append(r);
-      if (sub) li.append(sub);
-    } else li.append(r);
+      pickable(li, r, { sessionId: sid, path: `${supSession}/${c.id}` });
+      invoked(sid, li);
+    }
     return li;
   };
 
   /** `path`: set for a nested supervisor (its parent can exit and restart it). */
-  const supervisor = (sessionId: string, restarts = 0, path: string | null = null): HTMLElement => {
-    const s = view.tree.supervisors[sessionId]!;
+  const supervisor = (
+    sessionId: string,
+    restarts = 0,
+    path: string | null = null,
+  ): HTMLLIElement => {
+    const sup = view.tree.supervisors[sessionId]!;
     shown.add(sessionId);
-    const wrap = document.createElement('div');
-    wrap.dataset.supervisor = s.id;
+    const li = item(`sup:${path ?? sup.id}`);
+    li.dataset.supervisor = sup.id;
     const status =
-      s.intensityReachedAt !== null && s.status === 'shutdown' ? 'shutdown: intensity' : s.status;
-    const r = row(s.id, 'supervisor', status, sessionId, selected);
+      sup.intensityReachedAt !== null && sup.status === 'shutdown'
+        ? 'shutdown: intensity'
+        : sup.status;
+    const live = sup.children.filter((c) => !isEnded(c));
+    const ended = sup.children.filter(isEnded);
+    const kind = ended.length > 0 ? `supervisor · ${live.length} live` : 'supervisor';
+    const r = row(sup.id, kind, status, null);
     if (restarts > 0) {
       const n = document.createElement('span');
       n.className = 'restarts';
       n.textContent = `↻ ${restarts}`;
       r.append(n);
     }
-    r.addEventListener('click', () => onPick({ sessionId, path }));
-    wrap.append(r);
-    const ul = document.createElement('ul');
-    for (const c of s.children) ul.append(child(sessionId, s.id, c));
-    wrap.append(ul);
-    return wrap;
+    pickable(li, r, { sessionId, path });
+    li.append(r);
+    li.setAttribute('aria-expanded', 'true');
+    const ul = group();
+    for (const c of live) ul.append(child(sessionId, sup.id, c));
+    if (ended.length > 0) {
+      const key = `ended:${sessionId}`;
+      const fold = item(key);
+      fold.dataset.ended = String(ended.length);
+      const open = s.open.has(key);
+      fold.setAttribute('aria-expanded', String(open));
+      const fr = row(`${ended.length} ended`, open ? '▾' : '▸', '', null);
+      fr.classList.add('fold');
+      fr.addEventListener('click', (e) => {
+        e.stopPropagation();
+        s.onToggle(key);
+      });
+      fold.append(fr);
+      if (open) {
+        const inner = group();
+        for (const c of ended) inner.append(child(sessionId, sup.id, c));
+        fold.append(inner);
+      }
+      ul.append(fold);
+    }
+    li.append(ul);
+    return li;
   };
 
   const root = document.createElement('ul');
   root.className = 'tree';
-  for (const id of view.roots) {
-    const li = document.createElement('li');
-    li.append(supervisor(id));
-    root.append(li);
-  }
+  root.setAttribute('role', 'tree');
+  root.setAttribute('aria-label', 'supervision tree');
+  for (const id of view.roots) root.append(supervisor(id));
   // Live actors outside any supervisor (started on their own).
   const loose = view.actors.filter(
     (a) => a.parentId === null && a.status === 'active' && !shown.has(a.sessionId) && !a.supervisor,
   );
   for (const a of loose) {
-    const li = document.createElement('li');
+    const li = item(`loose:${a.sessionId}`);
     li.dataset.session = a.sessionId;
-    const r = row(a.id, 'unsupervised', a.status, a.sessionId, selected);
-    r.addEventListener('click', () => onPick({ sessionId: a.sessionId, path: null }));
+    const r = row(a.id, 'unsupervised', a.status, null);
+    pickable(li, r, { sessionId: a.sessionId, path: null });
     li.append(r);
-    const sub = invoked(a.sessionId);
-    if (sub) li.append(sub);
+    invoked(a.sessionId, li);
     root.append(li);
   }
   return root;

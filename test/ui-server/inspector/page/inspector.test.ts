@@ -90,6 +90,8 @@ describe.skipIf(skipReason !== null)('inspector page in chromium', () => {
     await page.goto(`${url}/inspect#token=${ADMIN}`);
     await page.locator('body[data-connection="live"]').waitFor({ timeout: STEP_MS });
     expect(page.url()).toBe(`${url}/inspect`);
+    // Nothing selected: the exit controls are not shown.
+    expect(await page.locator('#actions').isVisible()).toBe(false);
 
     const job1 = page.locator('li[data-child="root/job-1"]');
     await job1.and(page.locator('[data-restarts="0"]')).waitFor({ timeout: STEP_MS });

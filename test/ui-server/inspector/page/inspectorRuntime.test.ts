@@ -170,6 +170,25 @@ describe.skipIf(skipReason !== null)('inspector page on the real runtime, in chr
       .waitFor({ timeout: STEP_MS });
     expect(await page.locator(`#monitor-list li[data-watcher="${firstSession}"]`).count()).toBe(0);
 
+    // Runners are named by their job and user (the board's cards), live first, ended folded.
+    const runner = page.locator(`li[data-child="taskRunners/${long.session.id}"]`);
+    await runner
+      .and(page.locator(`[data-task="${long.task.id}"]`))
+      .locator('> .node', { hasText: 'long job' })
+      .and(page.locator('.node', { hasText: 'alice' }))
+      .waitFor({ timeout: STEP_MS });
+    await page
+      .locator('li[data-supervisor="taskRunners"] li[data-ended="1"]')
+      .waitFor({ timeout: STEP_MS });
+    expect(await page.locator(`li[data-child="taskRunners/${after.session.id}"]`).count()).toBe(0);
+    // The runner's page links its job on the board.
+    await runner.locator('> .node').click();
+    await page.locator('body[data-chart="drawn"]').waitFor({ timeout: STEP_MS });
+    await page
+      .locator('#chart g.state.active[data-state-id="taskRunner.running"]')
+      .waitFor({ timeout: STEP_MS });
+    expect(await page.locator('#job-link').getAttribute('href')).toBe(`/#/jobs/${long.task.id}`);
+
     mkdirSync(new URL('.', `file://${ARTIFACT}`).pathname, { recursive: true });
     await page.screenshot({ path: ARTIFACT, fullPage: true });
     expect(pageErrors).toEqual([]);
