@@ -23,6 +23,7 @@
 import { backoffDelay } from '../common/backoff.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
 import type { RuntimeCaps } from './runtimeTypes.js';
 
 /** A caller's op waited past its deadline while the store did not answer. */
@@ -44,11 +45,7 @@ export class DispatcherStoppedError extends Error {
 }
 
 /** Timers the dispatcher needs: the runtime's clock. */
-export interface DispatchClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-}
+export type DispatchClock = SupervisorClock;
 
 export interface DispatcherOptions {
   owner: string;

@@ -7,7 +7,7 @@ import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import { type Db, listRunning, newId, type Session } from '../db/index.js';
 import type { TickFinish, TickOutcome } from '../db/tickTypes.js';
 import { recoveryAction } from '../machines/recoveryPolicy.js';
-import type { OwnerLiveness } from './runtimeTypes.js';
+import type { OwnerLiveness } from './ownerLiveness.js';
 
 export interface ReconcilerDeps {
   db: Db;

@@ -8,10 +8,10 @@
  * reply was lost fails the second time as stale, never applies twice.
  */
 import { backoffDelay } from '../common/backoff.js';
-import type { DispatchClock } from './dispatcher.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
 
 export interface RetryOptions {
-  clock: DispatchClock;
+  clock: SupervisorClock;
   isTransient(error: unknown): boolean;
   /** First delay; doubles up to `maxMs`. */
   baseMs: number;

@@ -14,12 +14,12 @@ import { isContainerError } from '../containers/ContainerError.js';
 import type { Session } from '../db/rows.js';
 import type { ContainerRunError } from '../machines/containerRunTypes.js';
 import { START_FAILURE_DEFAULTS, startFailureAction } from '../machines/startFailurePolicy.js';
-import type { DispatchClock } from './dispatcher.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
 import { engineCodeOf, type StartFailure } from './taskRunner.js';
 
 export interface EngineGateOptions {
   backend: ContainerBackend;
-  clock: DispatchClock;
+  clock: SupervisorClock;
   /** The gate opened again. */
   onChange(): void;
   onError(error: unknown): void;

@@ -13,7 +13,7 @@
  */
 import type { Session, Task } from '../db/rows.js';
 import type { TickResult, UserLine } from '../db/tickTypes.js';
-import type { DispatchClock } from './dispatcher.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
 
 /** The listen half of the store handle (src/db/listen.ts); absent: poll only. */
 export interface TickNotifications {
@@ -27,7 +27,7 @@ export interface TickNotifications {
 export interface FeedOptions {
   /** This boot's owner: NOTIFYs of its own ticks are skipped (their replies were applied). */
   owner: string;
-  clock: DispatchClock;
+  clock: SupervisorClock;
   pollMs: number;
   notifications?: TickNotifications;
   currentTick(): Promise<number>;

@@ -15,7 +15,7 @@
  */
 import { assign, fromPromise, setup } from 'xstate';
 import { beat, type Db, ownerBeat, pruneHeartbeats } from '../db/index.js';
-import type { OwnerLiveness } from './runtimeTypes.js';
+import type { OwnerLiveness } from './ownerLiveness.js';
 
 export interface HeartbeatOptions {
   db: Db;

@@ -15,8 +15,11 @@ import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { describeExitReason, type ExitReason } from '../supervisor/exitReason.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
+import type { OwnerLiveness } from './ownerLiveness.js';
 import type { PassReport } from './reconcilerSteps.js';
 import type { TickNotifications } from './runtimeFeed.js';
+
+export type { OwnerLiveness } from './ownerLiveness.js';
 
 /** Global and default per-user concurrency caps. */
 export interface RuntimeCaps {
@@ -121,11 +124,6 @@ export interface RuntimeHealth {
   holding: number;
   /** Writes waiting for a tick. */
   backlog: number;
-}
-
-/** Decides whether the owner written on a running row is still alive. */
-export interface OwnerLiveness {
-  isAlive(owner: string): Promise<boolean>;
 }
 
 /** Where a card sits on the board. Same values as the board port's `Column`. */

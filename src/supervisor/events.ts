@@ -31,6 +31,13 @@ export type SupervisorEvent =
     }
   | { type: 'roundtable.supervisor.shutdown'; supervisorId: string; reason: ExitReason };
 
+/** True for a {@link SupervisorEvent}'s type (`roundtable.child.*`, `roundtable.supervisor.*`). */
+export function isSupervisorEvent(event: { type: string }): event is SupervisorEvent {
+  return (
+    event.type.startsWith('roundtable.child.') || event.type.startsWith('roundtable.supervisor.')
+  );
+}
+
 /**
  * What monitors tell an inspector (docs/supervision.md, "Monitors"): one
  * `roundtable.monitor` per monitor, then either `roundtable.down` (the DOWN

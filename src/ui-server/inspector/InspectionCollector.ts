@@ -5,7 +5,7 @@
  * watching a frame costs a map lookup and a ring write.
  */
 import type { ActorRefLike, InspectionEvent } from 'xstate';
-import type { MonitorEvent } from '../../supervisor/events.js';
+import { isSupervisorEvent, type MonitorEvent } from '../../supervisor/events.js';
 import { isCleanExit } from '../../supervisor/exitReason.js';
 import {
   applyMonitorEvent,
@@ -14,12 +14,7 @@ import {
   learnWatcher,
   MONITOR_SHELL_ID,
 } from './inspectorMonitors.js';
-import {
-  applySupervisorEvent,
-  EMPTY_TREE,
-  type InspectorTree,
-  isSupervisorEvent,
-} from './inspectorTree.js';
+import { applySupervisorEvent, EMPTY_TREE, type InspectorTree } from './inspectorTree.js';
 import { Ring } from './Ring.js';
 import { classifyFrame, type TimelineEntry } from './timeline.js';
 

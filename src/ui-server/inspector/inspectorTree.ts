@@ -57,13 +57,6 @@ export interface InspectorTree {
 
 export const EMPTY_TREE: InspectorTree = { supervisors: {}, monitors: {} };
 
-/** True for the event types this fold understands. */
-export function isSupervisorEvent(event: { type: string }): event is SupervisorEvent {
-  return (
-    event.type.startsWith('roundtable.child.') || event.type.startsWith('roundtable.supervisor.')
-  );
-}
-
 function describe(reason: ExitReason): ExitEntry['reason'] {
   return describeExitReason(reason);
 }

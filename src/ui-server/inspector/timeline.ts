@@ -4,8 +4,9 @@
  * grants to TaskRunners, and give-ups (a run's `gave_up` output). Pure, so
  * the list is tested and documented in one place.
  */
+
+import { isSupervisorEvent } from '../../supervisor/events.js';
 import { describeExitReason, isCleanExit } from '../../supervisor/exitReason.js';
-import { isSupervisorEvent } from './inspectorTree.js';
 
 export type TimelineKind =
   | 'start'
