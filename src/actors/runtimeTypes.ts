@@ -3,12 +3,22 @@
  * returns. Kept apart from the assembly so the CLI, the inspector and the
  * board server can code against it without pulling the tree in.
  *
- * The `Runtime` implements the board port of `src/ui-server/boardPort.ts`
- * (BoardSource + BoardCommands) structurally: this layer sits below the UI
- * server and imports nothing from it. The shapes used here (`RuntimeCard`,
- * `RuntimePoolSnapshot`, ...) are the port's, field for field.
+ * The `Runtime` implements the board port of `src/board/boardPort.ts`
+ * (BoardSource + BoardCommands): that layer sits below this one and the UI
+ * server, so both sides use its types and its error class, written once.
  */
 import type { InspectionEvent, Observer } from 'xstate';
+import {
+  type BoardCard,
+  BoardCommandError,
+  type BoardCommandErrorCode,
+  type BoardCommands,
+  type BoardMetricsSnapshot,
+  type BoardSource,
+  type Column,
+  type CreateTaskInput,
+  type PoolSnapshot,
+} from '../board/boardPort.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import type { Db, Session, SessionOutput, Task } from '../db/index.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
@@ -126,57 +136,19 @@ export interface RuntimeHealth {
   backlog: number;
 }
 
-/** Where a card sits on the board. Same values as the board port's `Column`. */
-export type RuntimeColumn = 'queued' | 'running' | 'done' | 'failed';
-
-/** One card (task + its latest session), the board port's `BoardCard` field for field. */
-export interface RuntimeCard {
-  taskId: string;
-  userId: string;
-  title: string;
-  column: RuntimeColumn;
-  sessionId: string;
-  attempt: number;
-  status: Session['status'];
-  /**
-   * Set while the row is queued. `position` is the RunnerPool's (1 = next
-   * grant; 0 = granted, the claim is being written and the card turns
-   * running next).
-   */
-  queued: { position: number; since: string } | null;
-  running: { since: string } | null;
-  failure: { reason: string; recoverable: boolean } | null;
-  exitCode: number | null;
-  lastOutput: string[];
-  updatedAt: string;
-  /** Why the previous attempt ended (an attempt after the first); the port's `previous`. */
-  previous?: { attempt: number; reason: string } | null;
-}
-
-/** Input of a new task (the board port's `CreateTaskInput`). */
-export interface RuntimeTaskInput {
-  title: string;
-  image: string;
-  command: string[];
-  env?: Record<string, string>;
-}
-
-/** Pool occupancy (the board port's `PoolSnapshot`). */
-export interface RuntimePoolSnapshot {
-  maxRunning: number;
-  running: number;
-  queued: number;
-  users: Array<{ userId: string; running: number; queued: number; maxRunning: number | null }>;
-}
-
-/** What `/metrics` exports (the board port's `BoardMetricsSnapshot`). */
-export interface RuntimeMetricsSnapshot {
-  queueDepth: Array<{ userId: string; queued: number }>;
-  running: Array<{ userId: string; running: number }>;
-  waitSamplesSeconds: number[];
-  restartsTotal: number;
-  giveUpsTotal: Record<string, number>;
-}
+/**
+ * The board port's shapes, under the names this API has always used: one
+ * definition each, in `src/board/boardPort.ts`, which the runtime implements.
+ */
+export type RuntimeColumn = Column;
+/** One card (task + its latest session): the board port's `BoardCard`. */
+export type RuntimeCard = BoardCard;
+/** Input of a new task: the board port's `CreateTaskInput`. */
+export type RuntimeTaskInput = CreateTaskInput;
+/** Pool occupancy: the board port's `PoolSnapshot`. */
+export type RuntimePoolSnapshot = PoolSnapshot;
+/** What `/metrics` exports: the board port's `BoardMetricsSnapshot`. */
+export type RuntimeMetricsSnapshot = BoardMetricsSnapshot;
 
 /** What `createTask` resolves to. */
 export interface CreatedTask {
@@ -196,24 +168,13 @@ export interface CreatedTask {
  * Command failures reject with a `RuntimeCommandError` (codes `not_found`,
  * `conflict`, `invalid`, `unavailable`, the board port's).
  */
-export interface Runtime {
+export interface Runtime extends BoardSource, BoardCommands {
   /** `${nodeId}@${bootId}`: the owner this boot writes on the rows it claims. */
   readonly owner: string;
   /** The root supervisor: RunnerPool, TaskRunnerSupervisor, Reconciler (one_for_one). */
   readonly root: Supervisor;
 
-  // ---- the board port (BoardSource + BoardCommands) ----------------------
-  cards(userId: string | null): RuntimeCard[];
-  subscribe(listener: (card: RuntimeCard) => void): () => void;
-  createTask(
-    userId: string,
-    input: RuntimeTaskInput,
-  ): Promise<{ taskId: string; sessionId: string; position: number }>;
-  cancel(actor: string | null, taskId: string): Promise<void>;
-  retry(actor: string | null, taskId: string): Promise<{ sessionId: string; position: number }>;
-  setUserCap(userId: string, maxRunning: number | null): Promise<void>;
-  poolSnapshot(): RuntimePoolSnapshot;
-  metrics(): RuntimeMetricsSnapshot;
+  // ---- the board port (BoardSource + BoardCommands), and: ----------------
   /** The node's engine and store links, for /healthz and the board. */
   health(): RuntimeHealth;
 
@@ -311,21 +272,13 @@ export class RuntimeStoppedError extends Error {
   }
 }
 
-/** Stable codes of command failures, as the board port's `BoardCommandErrorCode`. */
-export type RuntimeCommandErrorCode = 'not_found' | 'conflict' | 'invalid' | 'unavailable';
+/** Stable codes of command failures: the board port's. */
+export type RuntimeCommandErrorCode = BoardCommandErrorCode;
 
 /**
- * The error every command rejects with. Structurally the board port's
- * `BoardCommandError` (name, code, message, cause), so the server can map
- * `code` to its HTTP status without importing this layer.
+ * The error every command rejects with: the board port's `BoardCommandError`
+ * itself, so the server maps `code` to its HTTP status by `instanceof`.
  */
-export class RuntimeCommandError extends Error {
-  override readonly name = 'BoardCommandError';
-  constructor(
-    readonly code: RuntimeCommandErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export const RuntimeCommandError = BoardCommandError;
+/** A command failure (the board port's `BoardCommandError`). */
+export type RuntimeCommandError = BoardCommandError;

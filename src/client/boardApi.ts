@@ -2,8 +2,8 @@
  * Typed calls to the board's HTTP API, over `fetch` (Node 20 and browsers).
  * Failures reject with {@link BoardApiError} carrying the server's code.
  */
-import type { CreateTaskInput, PoolSnapshot } from '../ui-server/boardPort.js';
-import type { BoardStatsSnapshot } from '../ui-server/boardStats.js';
+import type { CreateTaskInput, PoolSnapshot } from '../board/boardPort.js';
+import type { BoardStatsSnapshot } from '../board/boardStats.js';
 
 /** An API call the server answered with an error, or that never got an answer. */
 export class BoardApiError extends Error {

@@ -4,14 +4,15 @@
  * number. Works in Node and the browser: it takes any WHATWG-style WebSocket
  * constructor (the browser's, or `ws`'s) and injectable timers.
  */
-import { type BackoffDelays, backoffDelay } from '../common/backoff.js';
+
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   PROTOCOL_VERSION,
   type ServerFrame,
   SUBPROTOCOL,
   serverFrameSchema,
-} from './boardProtocol.js';
+} from '../board/boardProtocol.js';
+import { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 import { type BoardStore, createBoardStore } from './boardStore.js';
 
 /** The subset of a WebSocket the client uses. */

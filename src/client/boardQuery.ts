@@ -5,7 +5,7 @@
  *
  * Imports nothing from `node:*`: the browser bundle includes this file.
  */
-import type { BoardCard, Column, SessionStatus } from '../ui-server/boardPort.js';
+import type { BoardCard, Column, SessionStatus } from '../board/boardPort.js';
 import { type BoardContext, cardsInColumn } from './boardStore.js';
 
 /** The board's filter; empty fields match everything. */

@@ -4,7 +4,7 @@
  * state. The page renders from it; tests assert on it.
  */
 import { createStore } from '@xstate/store';
-import type { BoardCard, Column } from '../ui-server/boardPort.js';
+import type { BoardCard, Column } from '../board/boardPort.js';
 
 /** The read model's context. */
 export interface BoardContext {

@@ -3,14 +3,15 @@
  * Nothing here imports `node:*`.
  */
 
-export { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 export type {
   BoardCard,
   Column,
   CreateTaskInput,
   PoolSnapshot,
   SessionStatus,
-} from '../ui-server/boardPort.js';
+} from '../board/boardPort.js';
+export * from '../board/boardProtocol.js';
+export { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 export { type BoardApi, BoardApiError, createBoardApi } from './boardApi.js';
 export {
   type BoardClient,
@@ -21,7 +22,6 @@ export {
   type WebSocketConstructor,
   type WebSocketLike,
 } from './boardClient.js';
-export * from './boardProtocol.js';
 export {
   type BoardContext,
   type BoardStore,

@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { BEARER_SUBPROTOCOL_PREFIX } from '../client/boardProtocol.js';
+import { BEARER_SUBPROTOCOL_PREFIX } from '../board/boardProtocol.js';
 import type { UiServerTokens } from './uiServerOptions.js';
 
 /** Who is calling: a user, or the admin who sees every user. */

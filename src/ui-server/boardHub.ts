@@ -8,15 +8,15 @@
  * snapshot is serialised once per (view, seq) and shared the same way.
  */
 import type { WebSocket } from 'ws';
+import type { BoardCard, BoardSource } from '../board/boardPort.js';
 import {
   CLOSE_CODES,
   type ErrorCode,
   PROTOCOL_VERSION,
   type ResumePoint,
   type ServerFrame,
-} from '../client/boardProtocol.js';
+} from '../board/boardProtocol.js';
 import { type Principal, viewerOf } from './authenticate.js';
-import type { BoardCard, BoardSource } from './boardPort.js';
 import { type BoardConnection, BoardView } from './boardView.js';
 import { parseClientFrame } from './parseClientFrame.js';
 import { fullBucket, take } from './tokenBucket.js';

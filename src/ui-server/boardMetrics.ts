@@ -4,8 +4,8 @@
  * never share counters.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { BoardCommands } from '../board/boardPort.js';
 import type { HubStats } from './boardHub.js';
-import type { BoardCommands } from './boardPort.js';
 
 /** Wait-time buckets in seconds: from an immediate grant to a long queue. */
 export const WAIT_BUCKETS = [0.1, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600];

@@ -6,7 +6,8 @@
  * point; and the durations of the last `DURATIONS_KEPT` finished runs.
  * No I/O: the server feeds it cards, pool snapshots and the time.
  */
-import type { BoardCard, PoolSnapshot } from './boardPort.js';
+import type { BoardCard, PoolSnapshot } from '../board/boardPort.js';
+import type { BoardStatsSnapshot, StatsPoint } from '../board/boardStats.js';
 
 /** How often the server takes a point. */
 export const SAMPLE_MS = 10_000;
@@ -18,26 +19,6 @@ export const WAIT_WINDOW_MS = 5 * 60_000;
 export const DURATIONS_KEPT = 50;
 /** How many finished sessions are remembered, so a card sent again is not counted twice. */
 const FINISHED_REMEMBERED = 10_000;
-
-/** One point of the dashboard's charts. */
-export interface StatsPoint {
-  /** Milliseconds since the epoch. */
-  at: number;
-  queued: number;
-  running: number;
-  /** Seconds; null when no run was granted in the window. */
-  waitP50: number | null;
-  waitP95: number | null;
-  failures: number;
-}
-
-/** What `/api/stats` answers. */
-export interface BoardStatsSnapshot {
-  /** Durations of recently finished runs (any user's: numbers only), oldest first. */
-  recentDurationsMs: number[];
-  /** The last hour; the admin's only (empty for a user). */
-  series: StatsPoint[];
-}
 
 interface Seen {
   sessionId: string;

@@ -7,8 +7,8 @@
  * event loop for seconds inside per-socket limits.
  */
 import type { WebSocket } from 'ws';
-import type { ResumePoint } from '../client/boardProtocol.js';
-import type { BoardCard } from './boardPort.js';
+import type { BoardCard } from '../board/boardPort.js';
+import type { ResumePoint } from '../board/boardProtocol.js';
 import { PatchLog } from './patchLog.js';
 import {
   type BucketLimits,

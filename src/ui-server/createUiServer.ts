@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { pino } from 'pino';
 import { WebSocketServer } from 'ws';
-import { SUBPROTOCOL } from '../client/boardProtocol.js';
+import { SUBPROTOCOL } from '../board/boardProtocol.js';
 import { createAuthenticator, tokenOf } from './authenticate.js';
 import { BoardHub } from './boardHub.js';
 import { createBoardMetrics } from './boardMetrics.js';

@@ -5,9 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import {
+  BOARD_COMMAND_STATUS,
+  type BoardCommands,
+  isBoardCommandError,
+} from '../board/boardPort.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
-import { BOARD_COMMAND_STATUS, type BoardCommands, isBoardCommandError } from './boardPort.js';
 import type { BoardStats } from './boardStats.js';
 import { PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';

@@ -8,7 +8,7 @@ import {
   type ClientFrame,
   clientFrameSchema,
   type ErrorCode,
-} from '../client/boardProtocol.js';
+} from '../board/boardProtocol.js';
 
 /**
  * @example

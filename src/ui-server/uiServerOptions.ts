@@ -3,8 +3,8 @@
  * before anything starts. Unknown keys are rejected with a "did you mean".
  */
 import { z } from 'zod';
+import type { BoardCommands, BoardSource } from '../board/boardPort.js';
 import { didYouMean } from '../common/didYouMean.js';
-import type { BoardCommands, BoardSource } from './boardPort.js';
 
 /** Every limit of the server, with its default. Documented in docs/board-protocol.md. */
 export const UI_SERVER_DEFAULTS = {

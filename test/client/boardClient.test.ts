@@ -1,13 +1,13 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import type { ServerFrame } from '../../src/board/boardProtocol.js';
 import { createBoardApi } from '../../src/client/boardApi.js';
 import {
   type BoardClient,
   connectBoard,
   type WebSocketConstructor,
 } from '../../src/client/boardClient.js';
-import type { ServerFrame } from '../../src/client/boardProtocol.js';
 import { createUiServer } from '../../src/ui-server/createUiServer.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 import { ALICE, byTask, type Harness, spec, startHarness, TOKENS } from '../ui-server/wsHarness.js';

@@ -1,8 +1,8 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import type { BoardCard } from '../../src/board/boardPort.js';
 import * as mod from '../../src/client/boardStore.js';
 import { cardsInColumn, createBoardStore } from '../../src/client/boardStore.js';
-import type { BoardCard } from '../../src/ui-server/boardPort.js';
 import { runDocExamples } from '../support/docExamples.js';
 
 runDocExamples(new URL('../../src/client/boardStore.ts', import.meta.url), mod);

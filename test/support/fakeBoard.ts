@@ -12,8 +12,8 @@ import type {
   BoardSource,
   CreateTaskInput,
   PoolSnapshot,
-} from '../../src/ui-server/boardPort.js';
-import { BoardCommandError, CARD_OUTPUT_LINES } from '../../src/ui-server/boardPort.js';
+} from '../../src/board/boardPort.js';
+import { BoardCommandError, CARD_OUTPUT_LINES } from '../../src/board/boardPort.js';
 
 export interface FakeBoardOptions {
   maxRunning?: number;

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerFrame } from '../../src/client/boardProtocol.js';
-import type { BoardCard } from '../../src/ui-server/boardPort.js';
+import type { BoardCard } from '../../src/board/boardPort.js';
+import type { ServerFrame } from '../../src/board/boardProtocol.js';
 import {
   ADMIN,
   ALICE,

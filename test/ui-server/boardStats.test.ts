@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BoardCard } from '../../src/ui-server/boardPort.js';
+import type { BoardCard } from '../../src/board/boardPort.js';
 import * as mod from '../../src/ui-server/boardStats.js';
 import { BoardStats, HISTORY_MS, SAMPLE_MS } from '../../src/ui-server/boardStats.js';
 import { runDocExamples } from '../support/docExamples.js';

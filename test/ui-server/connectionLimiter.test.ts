@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { SUBPROTOCOL } from '../../src/client/boardProtocol.js';
+import { SUBPROTOCOL } from '../../src/board/boardProtocol.js';
 import * as limiterModule from '../../src/ui-server/connectionLimiter.js';
 import { ConnectionLimiter } from '../../src/ui-server/connectionLimiter.js';
 import { UiRequestError } from '../../src/ui-server/listenerGuard.js';

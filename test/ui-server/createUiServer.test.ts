@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { SUBPROTOCOL } from '../../src/client/boardProtocol.js';
+import { SUBPROTOCOL } from '../../src/board/boardProtocol.js';
 import { createUiServer } from '../../src/ui-server/createUiServer.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 import { ALICE, type Harness, RawClient, startHarness, TOKENS } from './wsHarness.js';

@@ -7,8 +7,8 @@
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { ServerFrame } from '../../src/client/boardProtocol.js';
-import type { BoardCard } from '../../src/ui-server/boardPort.js';
+import type { BoardCard } from '../../src/board/boardPort.js';
+import type { ServerFrame } from '../../src/board/boardProtocol.js';
 import type { UiServerLimits } from '../../src/ui-server/uiServerOptions.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 import { ALICE, applyFrames, BOB, type Harness, RawClient, startHarness } from './wsHarness.js';

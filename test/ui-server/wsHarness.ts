@@ -4,12 +4,12 @@
  */
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
+import type { BoardCard } from '../../src/board/boardPort.js';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   type ServerFrame,
   SUBPROTOCOL,
-} from '../../src/client/boardProtocol.js';
-import type { BoardCard } from '../../src/ui-server/boardPort.js';
+} from '../../src/board/boardProtocol.js';
 import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
 import { createInspector } from '../../src/ui-server/inspector/createInspector.js';
 import {

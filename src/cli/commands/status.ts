@@ -1,6 +1,6 @@
 /** `roundtable status`: the line, the runners and per-user counts. */
 import { existsSync } from 'node:fs';
-import type { PoolSnapshot } from '../../ui-server/boardPort.js';
+import type { PoolSnapshot } from '../../board/boardPort.js';
 import { loadBoardTokens } from '../boardTokens.js';
 import type { CommandContext } from '../commandContext.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';

@@ -20,7 +20,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
 import { type Principal, tokenOf } from '../authenticate.js';
-import type { BoardSource } from '../boardPort.js';
+import type { BoardSource } from '../../board/boardPort.js';
 import { rejectUpgrade, requestPath } from '../listenerGuard.js';
 import { InspectionCollector } from './InspectionCollector.js';
 import { InspectorHub } from './InspectorHub.js';

@@ -5,7 +5,7 @@
  * change), seeded with the running cards, bounded: a runner that ended keeps
  * its name while the inspector still shows it, then ages out.
  */
-import type { BoardCard, BoardSource } from '../boardPort.js';
+import type { BoardCard, BoardSource } from '../../board/boardPort.js';
 import type { ActorJob } from './inspectorProtocol.js';
 
 export interface JobLookup {

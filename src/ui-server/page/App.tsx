@@ -6,10 +6,10 @@
  * store; the pool and the server's run statistics are polled.
  */
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { CreateTaskInput, PoolSnapshot } from '../../board/boardPort.js';
 import type { BoardApi } from '../../client/boardApi.js';
 import type { BoardClient } from '../../client/boardClient.js';
 import type { BoardContext } from '../../client/boardStore.js';
-import type { CreateTaskInput, PoolSnapshot } from '../boardPort.js';
 import { BoardColumns } from './BoardColumns.js';
 import type { CardActions } from './CardView.js';
 import { CreateForm } from './CreateForm.js';

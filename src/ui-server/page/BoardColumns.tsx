@@ -7,6 +7,7 @@
  * re-renders its own card and nothing else.
  */
 import { useMemo, useState } from 'preact/hooks';
+import type { Column, SessionStatus } from '../../board/boardPort.js';
 import {
   type BoardFilter,
   type ColumnPage,
@@ -15,7 +16,6 @@ import {
   usersOf,
 } from '../../client/boardQuery.js';
 import type { BoardContext } from '../../client/boardStore.js';
-import type { Column, SessionStatus } from '../boardPort.js';
 import { type CardActions, CardView } from './CardView.js';
 
 /** Cards drawn per column before "show more". */

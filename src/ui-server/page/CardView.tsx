@@ -5,8 +5,8 @@
  * as text only, so titles and output can never inject markup.
  */
 import { Component } from 'preact';
+import type { BoardCard } from '../../board/boardPort.js';
 import { formatStartsIn } from '../../client/estimateStart.js';
-import type { BoardCard } from '../boardPort.js';
 import { OutputBox } from './OutputBox.js';
 import { Elapsed } from './ticker.js';
 

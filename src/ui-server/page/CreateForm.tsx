@@ -5,8 +5,8 @@
  * typed; a line that needs a shell says so and cannot be sent.
  */
 import { useState } from 'preact/hooks';
+import type { CreateTaskInput } from '../../board/boardPort.js';
 import { parseCommandLine } from '../../client/parseCommand.js';
-import type { CreateTaskInput } from '../boardPort.js';
 
 function Field(props: {
   name: string;

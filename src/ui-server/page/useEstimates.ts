@@ -4,9 +4,9 @@
  * (caps, runners held) and the server's recent run durations (`/api/stats`).
  */
 import { useMemo } from 'preact/hooks';
+import type { PoolSnapshot } from '../../board/boardPort.js';
 import type { BoardContext } from '../../client/boardStore.js';
 import { estimateStarts } from '../../client/estimateStart.js';
-import type { PoolSnapshot } from '../boardPort.js';
 
 /** Rounded so a card re-renders when its estimate moves by 10 s, not on every render. */
 const ROUND_MS = 10_000;

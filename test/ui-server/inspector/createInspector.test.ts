@@ -4,7 +4,7 @@
  */
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BEARER_SUBPROTOCOL_PREFIX as BOARD_PREFIX } from '../../../src/client/boardProtocol.js';
+import { BEARER_SUBPROTOCOL_PREFIX as BOARD_PREFIX } from '../../../src/board/boardProtocol.js';
 import { BEARER_SUBPROTOCOL_PREFIX } from '../../../src/ui-server/inspector/inspectorProtocol.js';
 import {
   type InspectorServer,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BoardCard, BoardSource } from '../../../src/ui-server/boardPort.js';
+import type { BoardCard, BoardSource } from '../../../src/board/boardPort.js';
 import * as protocol from '../../../src/ui-server/inspector/inspectorProtocol.js';
 import { JobIndex } from '../../../src/ui-server/inspector/jobIndex.js';
 import { runDocExamples } from '../../support/docExamples.js';

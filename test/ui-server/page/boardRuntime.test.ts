@@ -16,12 +16,12 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../src/actors/runtime.js';
 import type { Runtime } from '../../../src/actors/runtimeTypes.js';
+import type { BoardCard } from '../../../src/board/boardPort.js';
 import { defaultCommands, type SimCommand } from '../../../src/containers/simulated/commands.js';
 import { SimulatedBackend } from '../../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../../src/containers/simulated/SimulatedCluster.js';
 import { connect, type DbHandle, migrate } from '../../../src/db/index.js';
 import { TestClock } from '../../../src/testing/TestClock.js';
-import type { BoardCard } from '../../../src/ui-server/boardPort.js';
 import { createUiServer, type UiServer } from '../../../src/ui-server/createUiServer.js';
 import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
 

@@ -6,7 +6,7 @@
  * Imports nothing from `node:*`: the browser bundle includes this file.
  */
 import { z } from 'zod';
-import type { BoardCard } from '../ui-server/boardPort.js';
+import type { BoardCard } from './boardPort.js';
 
 /** The protocol version a client names in `subscribe`. */
 export const PROTOCOL_VERSION = 1;

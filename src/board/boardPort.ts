@@ -7,7 +7,10 @@
  * position) and `running` (holds a runner) are separate fields, and at most
  * one of them is non-null.
  *
- * No `node:*` import here: the browser client imports these types.
+ * This layer (`src/board`) sits below both sides: the runtime (`src/actors`)
+ * implements the port with these very types and throws {@link BoardCommandError},
+ * the UI server and the client consume them. No `node:*` import here: the
+ * browser client imports these types.
  */
 
 /** The board column a card sits in. */
@@ -168,22 +171,17 @@ export class BoardCommandError extends Error {
 }
 
 /**
- * True for a command failure with a known code: a {@link BoardCommandError}
- * or any error shaped like one. The runtime lives a layer below this port and
- * implements it structurally, so its errors match by `name` and `code`, not
- * by class.
+ * True for a command failure: a {@link BoardCommandError}, by class (the
+ * runtime throws this very class). An error that only looks like one (same
+ * `name` and `code`) is not: it is a bug, and the server answers 500.
  *
  * @example
  * ```ts
  * isBoardCommandError(new BoardCommandError('not_found', 'no such task')) // => true
- * isBoardCommandError(Object.assign(new Error('x'), { name: 'BoardCommandError', code: 'conflict' })) // => true
- * isBoardCommandError(Object.assign(new Error('x'), { name: 'BoardCommandError', code: 'teapot' })) // => false
+ * isBoardCommandError(Object.assign(new Error('x'), { name: 'BoardCommandError', code: 'conflict' })) // => false
  * isBoardCommandError(new Error('boom')) // => false
  * ```
  */
-export function isBoardCommandError(err: unknown): err is Error & { code: BoardCommandErrorCode } {
-  if (err instanceof BoardCommandError) return true;
-  if (!(err instanceof Error) || err.name !== 'BoardCommandError') return false;
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && Object.hasOwn(BOARD_COMMAND_STATUS, code);
+export function isBoardCommandError(err: unknown): err is BoardCommandError {
+  return err instanceof BoardCommandError;
 }
