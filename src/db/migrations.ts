@@ -10,6 +10,7 @@ import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { MigrationError } from './errors.js';
 import type { Database } from './schema.js';
 import { DISPATCH_SCHEMA } from './sql/dispatchSchema.js';
+import { LEAN_HOT_PATH } from './sql/leanHotPath.js';
 import { RT_PLACE, RT_STATE_ROW } from './sql/rtPlace.js';
 import { RT_REPAIR } from './sql/rtRepair.js';
 import { RT_TICK } from './sql/rtTick.js';
@@ -128,7 +129,17 @@ export const MIGRATIONS: readonly Migration[] = [
     // Grants decided in the database, in batched ticks, for every node at
     // once (docs/data.md, "Dispatch"): turn keys and per-user counters in
     // rows, and the tick and repair functions that keep them.
+    // The functions are the current code's (a fresh store then replaces
+    // them with the same text in later versions; an existing one keeps what
+    // it ran until those versions re-create them).
     statements: [...DISPATCH_SCHEMA, RT_STATE_ROW, RT_PLACE, RT_TICK, RT_REPAIR],
+  },
+  {
+    version: 5,
+    name: 'lean_hot_path',
+    // No foreign-key triggers on the tick's tables, a json reply
+    // (src/db/sql/leanHotPath.ts; docs/data.md, "What a job costs").
+    statements: LEAN_HOT_PATH,
   },
 ];
 

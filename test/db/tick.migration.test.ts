@@ -12,7 +12,7 @@ import { claim } from '../../src/db/sessionTransitions.js';
 import { setUserCap } from '../../src/db/userCaps.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueue, steppingClock } from './fixtures.js';
-import { expectConsistent, ticker } from './tickFixtures.js';
+import { enqueueOp, expectConsistent, finishOp, requeueOp, ticker } from './tickFixtures.js';
 
 describeEachEngine('migration 4 backfill', (getDb) => {
   it('places existing queued and running rows, then ticks in their order', async () => {
@@ -33,7 +33,7 @@ describeEachEngine('migration 4 backfill', (getDb) => {
     await claim(db, { sessionId: b1.session.id, epoch: 0, owner: 'old@boot', now: now() });
     await setUserCap(db, { userId: 'erin', maxRunning: 3, now: now() });
 
-    expect(await migrate(db)).toMatchObject({ applied: [4] });
+    expect(await migrate(db)).toMatchObject({ applied: [4, 5] });
 
     // bob's oldest queued row is b2 (b1 runs), after alice's a1: alice joins first.
     const { rows } = await sql<{ id: string; turn: string; join_seq: string }>`
@@ -70,6 +70,40 @@ describeEachEngine('migration 4 backfill', (getDb) => {
     const t = ticker(db, { defaultUserCap: 1 });
     const r = await t([], { want: 5 });
     expect(r.granted.map((g) => g.session.id)).toEqual([a1.session.id, c1.session.id]);
+    await expectConsistent(db);
+  });
+});
+
+describeEachEngine('migration 5 (lean hot path)', (getDb) => {
+  it('upgrades a store with work in flight and keeps ticking it', async () => {
+    const { db } = getDb();
+    await sql`DROP SCHEMA public CASCADE`.execute(db);
+    await sql`CREATE SCHEMA public`.execute(db);
+    await migrate(
+      db,
+      MIGRATIONS.filter((m) => m.version <= 4),
+    );
+    const t = ticker(db, { defaultUserCap: 1 });
+    const ops = [enqueueOp('alice', 'a1'), enqueueOp('alice', 'a2'), enqueueOp('bob', 'b1')];
+    const before = await t(ops, { want: 2 });
+    expect(before.granted.map((g) => g.task.title)).toEqual(['a1', 'b1']);
+
+    expect(await migrate(db)).toMatchObject({ applied: [5] });
+    const { rows: fks } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_constraint
+      WHERE contype = 'f' AND connamespace = 'public'::regnamespace`.execute(db);
+    expect(fks[0]?.n).toBe(0);
+
+    // One finish with output, one requeued at the head of bob's line.
+    const [a1, b1] = before.granted.map((g) => g.session);
+    const f = finishOp(a1!.id, a1!.epoch);
+    const q = requeueOp(b1!.id, b1!.epoch);
+    const after = await t([f, q], { want: 5 });
+    expect(after.outcomes).toMatchObject([
+      { ref: f.ref, kind: 'applied', task: { column: 'done' } },
+      { ref: q.ref, kind: 'applied', next: { position: 0 } },
+    ]);
+    expect(after.granted.map((g) => g.task.title)).toEqual(['a2', 'b1']);
     await expectConsistent(db);
   });
 });

@@ -98,7 +98,9 @@ export function appliedOf(result: TickResult, r: string) {
 
 /**
  * The dispatch invariants, recounted from the rows: every line's counts,
- * the global count, and contiguous turns under one join number per line.
+ * the global count, contiguous turns under one join number per line, and
+ * no row pointing at a missing task or session (the foreign keys migration 5
+ * dropped).
  */
 export async function expectConsistent(db: Db): Promise<void> {
   const { rows: bad } = await sql<{ user_id: string; problem: string }>`
@@ -116,7 +118,17 @@ export async function expectConsistent(db: Db): Promise<void> {
         OR q.dj <> 1 OR q.j <> l.join_seq
     UNION ALL
     SELECT 'global', 'running' FROM dispatch_state
-      WHERE running <> (SELECT count(*) FROM sessions WHERE status = 'running')`.execute(db);
+      WHERE running <> (SELECT count(*) FROM sessions WHERE status = 'running')
+    UNION ALL
+    -- What the foreign keys checked before migration 5: the writers keep it now.
+    SELECT s.id, 'session without task' FROM sessions s
+      WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = s.task_id)
+    UNION ALL
+    SELECT e.session_id, 'event without session' FROM session_events e
+      WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = e.session_id)
+    UNION ALL
+    SELECT o.session_id, 'output without session' FROM session_outputs o
+      WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = o.session_id)`.execute(db);
   expect(bad).toEqual([]);
 }
 

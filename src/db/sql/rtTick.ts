@@ -22,7 +22,7 @@ import { GRANT_AND_REPLY } from './rtTickGrant.js';
 /** The NOTIFY channel a tick that changed anything signals; payload `<tick> <owner>`. */
 export const TICK_CHANNEL = 'roundtable_tick';
 
-export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS jsonb
+export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS json
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
   SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off AS $$
 DECLARE
@@ -43,7 +43,8 @@ DECLARE
   v_n integer;
   v_r integer;
   v_free integer;
-  v_granted jsonb := '[]';
+  v_granted json := '[]';
+  v_reply json;
   v_gids text[] := '{}';
   v_over boolean;
 BEGIN

@@ -38,7 +38,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       FROM (SELECT g.user_id, count(*) AS n FROM g GROUP BY g.user_id) x WHERE l.user_id = x.user_id
       RETURNING l.running > l.max_running AS over
     )
-    SELECT count(*), coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(g), 'task', to_jsonb(t))
+    SELECT count(*), coalesce(json_agg(json_build_object('session', to_json(g), 'task', to_json(t))
         ORDER BY g.turn, g.join_seq), '[]'), coalesce(array_agg(g.id), '{}'),
       coalesce((SELECT bool_or(lu.over) FROM lu), false)
     INTO v_n, v_granted, v_gids, v_over FROM g JOIN tasks t ON t.id = g.task_id;
@@ -80,17 +80,17 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     SELECT qs.id, ${positionOf('qs')} AS pos
     FROM qs LEFT JOIN act ON act.head_turn <= qs.turn GROUP BY qs.id
   )
-  SELECT coalesce(jsonb_agg(CASE x.k
-      WHEN 'a' THEN jsonb_build_object('ref', x.r, 'kind', 'applied', 'session', to_jsonb(s),
-        'task', CASE WHEN x.tk THEN to_jsonb(t) END,
+  SELECT coalesce(json_agg(CASE x.k
+      WHEN 'a' THEN json_build_object('ref', x.r, 'kind', 'applied', 'session', to_json(s),
+        'task', CASE WHEN x.tk THEN to_json(t) END,
         'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
-        'next', CASE WHEN n.id IS NOT NULL THEN jsonb_build_object('session', to_jsonb(n),
+        'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', to_json(n),
           'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END)
-      WHEN 's' THEN jsonb_build_object('ref', x.r, 'kind', 'stale',
-        'actual', jsonb_build_object('status', x.st, 'epoch', x.ep))
-      WHEN 'c' THEN jsonb_build_object('ref', x.r, 'kind', 'cap', 'line', to_jsonb(l))
-      ELSE jsonb_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
-  INTO v_o
+      WHEN 's' THEN json_build_object('ref', x.r, 'kind', 'stale',
+        'actual', json_build_object('status', x.st, 'epoch', x.ep))
+      WHEN 'c' THEN json_build_object('ref', x.r, 'kind', 'cap', 'line', to_json(l))
+      ELSE json_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
+  INTO v_reply
   FROM x
   LEFT JOIN sessions s ON s.id = x.sid
   LEFT JOIN tasks t ON x.tk AND t.id = s.task_id
@@ -99,19 +99,19 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   LEFT JOIN ps sp ON sp.id = s.id
   LEFT JOIN ps np ON np.id = n.id;
 
-  RETURN jsonb_build_object(
+  RETURN json_build_object(
     'tick', v_tick,
     -- Whether this tick wrote anything: a tick that did not answers the
     -- current number, which may be another node's tick.
     'changed', v_changed,
-    'outcomes', v_o,
+    'outcomes', v_reply,
     'granted', v_granted,
     'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
-      SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(s), 'task', to_jsonb(t))
+      SELECT coalesce(json_agg(json_build_object('session', to_json(s), 'task', to_json(t))
         ORDER BY s.claimed_at, s.id), '[]')
       FROM sessions s JOIN tasks t ON t.id = s.task_id
       WHERE s.status = 'running' AND s.owner_node = v_owner) END,
     'running', v_running,
-    'lines', CASE WHEN v_changed THEN (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.user_id), '[]')
-      FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::jsonb END);
+    'lines', CASE WHEN v_changed THEN (SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
+      FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::json END);
 `;
