@@ -1,8 +1,19 @@
+import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+// The repository's own tests import the package by name (`roundtable`,
+// `roundtable/testing`, ...) and run on the .ts sources: the `source` export
+// condition (package.json) comes before `default`, which points at dist/.
+const conditions = ['source'];
+
 export default defineConfig({
+  resolve: { conditions: [...conditions, ...defaultClientConditions] },
+  ssr: { resolve: { conditions: [...conditions, ...defaultServerConditions] } },
   test: {
-    include: ['test/**/*.test.ts'],
+    // examples/: the suites docs/library.md shows an application writing, run as they are.
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    // The default output, then the list of what was skipped and why.
+    reporters: ['default', './test/support/skippedReporter.ts'],
     // PGlite runs initdb per instance (3-5 s) and Docker suites talk to a real
     // engine; the default 5 s is too tight for those, never for pure tests.
     testTimeout: 30_000,

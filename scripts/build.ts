@@ -1,20 +1,34 @@
 /**
- * Bundles the CLI into one file, `dist/roundtable.js` (`tsx scripts/build.ts`).
- * Packages stay external (PGlite loads its WASM next to its own module, so it
- * must run from node_modules), which makes the bundle a build of this
- * checkout, not a standalone artefact.
+ * `npm run build`: the package as an application installs it, in `dist/`.
  *
- * Modules under src/ that find files next to themselves with
- * `new URL('./x', import.meta.url)` (the board page's source, bundled at
- * runtime) would look next to dist/roundtable.js instead; the plugin pins
- * `import.meta.url` in each of them to its source file's URL.
+ * 1. `tsc -p tsconfig.build.json` emits ESM JavaScript, `.d.ts` and source
+ *    maps for every module under src/ (the entry points `package.json`
+ *    `exports` names among them; the CLI is `dist/cli/main.js`).
+ * 2. The board and inspector page scripts, which a checkout bundles with
+ *    esbuild in memory at server start, are bundled here once, next to where
+ *    their sources would be (`page/board.bundle.js`): an installed package
+ *    serves them without esbuild (src/ui-server/browserBundle.ts).
+ *
+ * A checkout never needs this: its tests, `npm start` and the examples run
+ * on the .ts sources (the `source` export condition, docs/library.md).
+ *
+ * `buildCli` is the older single-file bundle of the CLI, kept for the CLI's
+ * end-to-end test, which runs the CLI as a plain node process.
  */
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { PAGE_BUNDLE_OPTIONS } from '../src/ui-server/browserBundle.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Page scripts served by the UI servers: source (under src/) → bundle (under dist/). */
+export const PAGE_BUNDLES = [
+  ['ui-server/page/board.tsx', 'ui-server/page/board.bundle.js'],
+  ['ui-server/inspector/page/inspector.ts', 'ui-server/inspector/page/inspector.bundle.js'],
+] as const;
 
 const pinImportMetaUrl: Plugin = {
   name: 'pin-import-meta-url',
@@ -33,7 +47,7 @@ const pinImportMetaUrl: Plugin = {
   },
 };
 
-/** Builds the CLI; resolves with the output path. */
+/** Bundles the CLI into one file (the e2e test's); resolves with the output path. */
 export async function buildCli(outfile = join(ROOT, 'dist', 'roundtable.js')): Promise<string> {
   await build({
     entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
@@ -50,7 +64,39 @@ export async function buildCli(outfile = join(ROOT, 'dist', 'roundtable.js')): P
   return outfile;
 }
 
+/** A failed build step, named. */
+export class BuildError extends Error {
+  override readonly name = 'BuildError';
+  readonly code = 'BUILD_FAILED';
+}
+
+/** Builds the package into `outDir` (default dist/, emptied first); resolves with it. */
+export async function buildPackage(outDir = join(ROOT, 'dist')): Promise<string> {
+  await rm(outDir, { recursive: true, force: true });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'].concat(
+      outDir === join(ROOT, 'dist') ? [] : ['--outDir', outDir],
+    ),
+    { cwd: ROOT, encoding: 'utf8', timeout: 600_000 },
+  );
+  if (tsc.status !== 0) {
+    throw new BuildError(`tsc failed (${tsc.status ?? tsc.signal}):\n${tsc.stdout}${tsc.stderr}`);
+  }
+  await Promise.all(
+    PAGE_BUNDLES.map(([source, bundle]) =>
+      build({
+        ...PAGE_BUNDLE_OPTIONS,
+        entryPoints: [join(ROOT, 'src', source)],
+        outfile: join(outDir, bundle),
+        logLevel: 'warning',
+      }),
+    ),
+  );
+  return outDir;
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const out = await buildCli();
+  const out = await buildPackage();
   process.stdout.write(`built ${out}\n`);
 }

@@ -4,6 +4,7 @@
  * `roundtable/testing`, `roundtable/client`); this one assembles a node.
  */
 export { createRuntime } from './actors/runtime.js';
+export { defaultNodeId, RUNTIME_DEFAULTS, RuntimeOptionError } from './actors/runtimeOptions.js';
 export {
   describeRuntimeExit,
   type Runtime,
@@ -15,11 +16,23 @@ export {
   RuntimeStoppedError,
   type RuntimeTaskInput,
 } from './actors/runtimeTypes.js';
-export type { ContainerBackend } from './containers/ContainerBackend.js';
+export type {
+  AttachOptions,
+  ContainerBackend,
+  ExitMarker,
+  Observation,
+  PingResult,
+  RepinResult,
+  RunExit,
+  RunOutput,
+  RunRef,
+  RunSpec,
+  StartResult,
+} from './containers/ContainerBackend.js';
 export { ContainerError } from './containers/ContainerError.js';
 export { DockerBackend } from './containers/docker/DockerBackend.js';
 export { SwarmBackend } from './containers/docker/SwarmBackend.js';
-export { LocalBackend } from './containers/local/LocalBackend.js';
+export { LocalBackend, type LocalBackendOptions } from './containers/local/LocalBackend.js';
 export { SimulatedBackend } from './containers/simulated/SimulatedBackend.js';
 export { SimulatedCluster } from './containers/simulated/SimulatedCluster.js';
 export { connect, migrate } from './db/index.js';

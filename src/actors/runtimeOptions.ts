@@ -1,12 +1,19 @@
 /**
- * `createRuntime`'s options: one defaults object, validated, unknown keys
- * rejected with a "did you mean" (the ws habit).
+ * `createRuntime`'s options: one defaults object, one zod schema, unknown
+ * keys rejected with a "did you mean" (the ws habit). Only the store and the
+ * backend have no default; a library user's runtime is
+ * `createRuntime({ db, backend })` (docs/library.md).
  */
 import { randomUUID } from 'node:crypto';
-import type { RuntimeOptions } from './runtimeTypes.js';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { didYouMean } from '../common/didYouMean.js';
+import { systemClock } from '../supervisor/clock.js';
+import type { RuntimeCaps, RuntimeOptions } from './runtimeTypes.js';
 
-/** Defaults spread under the caller's options. */
+/** Defaults spread under the caller's options (clock and nodeId are filled in at resolve). */
 export const RUNTIME_DEFAULTS = {
+  caps: { maxRunning: 4, defaultUserCap: 2 },
   pollMs: 5_000,
   adoptBudgetMs: 15 * 60 * 1000,
   reconcileMs: 60_000,
@@ -17,32 +24,20 @@ export const RUNTIME_DEFAULTS = {
   storeDeadlineMs: 60_000,
 } as const;
 
-const KNOWN: ReadonlyArray<keyof RuntimeOptions> = [
-  'db',
-  'backend',
-  'clock',
-  'caps',
-  'pollMs',
-  'adoptBudgetMs',
-  'reconcileMs',
-  'nodeId',
-  'bootId',
-  'runnerImage',
-  'liveness',
-  'reconcileLock',
-  'ioTimeoutMs',
-  'heartbeatMs',
-  'heartbeatStaleBeats',
-  'passTimeoutMs',
-  'inspect',
-  'onError',
-  'localMax',
-  'notifications',
-  'dispatchPollMs',
-  'storeDeadlineMs',
-  'isTransient',
-  'positionPushMs',
-];
+/**
+ * The machine's name, reduced to what a node id may hold: the default
+ * `nodeId` of the runtime and of the CLI.
+ *
+ * @example
+ * ```ts
+ * defaultNodeId('my host (1)') // => 'my-host--1-'
+ * defaultNodeId('---') // => 'node'
+ * ```
+ */
+export function defaultNodeId(host: string = hostname()): string {
+  const cleaned = host.replace(/[^A-Za-z0-9_.:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
+  return cleaned.slice(0, 100) || 'node';
+}
 
 /** A bad option, named. */
 export class RuntimeOptionError extends Error {
@@ -56,7 +51,65 @@ export class RuntimeOptionError extends Error {
   }
 }
 
-export type ResolvedRuntimeOptions = Omit<RuntimeOptions, keyof typeof RUNTIME_DEFAULTS> & {
+/** An object with these methods (the ports: store handle parts, backend, clock). */
+const withMethods = (what: string, methods: readonly string[]) =>
+  z.custom<object>(
+    (v) =>
+      typeof v === 'object' &&
+      v !== null &&
+      methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+    `must be ${what} (with ${methods.join(', ')})`,
+  );
+const fn = z.custom<(...args: never[]) => unknown>(
+  (v) => typeof v === 'function',
+  'must be a function',
+);
+const ms = z.number().finite().positive('must be a number > 0');
+const cap = z.number().int().min(0, 'must be an integer >= 0');
+// The owner is `${nodeId}@${bootId}`: an @ inside either would make it ambiguous.
+const name = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, 'must be 1-100 of [A-Za-z0-9_.:-]');
+
+const schema = z.object({
+  db: z.custom<object>(
+    (v) => typeof v === 'object' && v !== null,
+    'is required: the store, `(await connect(...)).db` after `migrate`',
+  ),
+  backend: withMethods('a ContainerBackend', ['start', 'attach', 'observe', 'remove', 'ping']),
+  clock: withMethods('a clock', ['now', 'setTimeout', 'clearTimeout']).optional(),
+  caps: z.strictObject({ maxRunning: cap, defaultUserCap: cap }).optional(),
+  pollMs: ms.optional(),
+  adoptBudgetMs: ms.optional(),
+  reconcileMs: ms.optional(),
+  nodeId: name.optional(),
+  bootId: name.optional(),
+  runnerImage: z.string().min(1).max(255).optional(),
+  liveness: withMethods('an OwnerLiveness', ['isAlive']).optional(),
+  heartbeatMs: ms.optional(),
+  heartbeatStaleBeats: z.number().int().min(1, 'must be an integer >= 1').optional(),
+  passTimeoutMs: ms.optional(),
+  reconcileLock: z.boolean().optional(),
+  ioTimeoutMs: ms.optional(),
+  inspect: z.union([fn, z.object({})], 'must be an observer or a function').optional(),
+  onError: fn.optional(),
+  localMax: cap.optional(),
+  notifications: withMethods('notifications', ['listen']).optional(),
+  dispatchPollMs: ms.optional(),
+  positionPushMs: ms.optional(),
+  storeDeadlineMs: ms.optional(),
+  isTransient: fn.optional(),
+} satisfies Record<keyof RuntimeOptions, z.ZodType>);
+
+const KNOWN = Object.keys(schema.shape);
+
+export type ResolvedRuntimeOptions = Omit<
+  RuntimeOptions,
+  keyof typeof RUNTIME_DEFAULTS | 'clock' | 'nodeId'
+> & {
+  clock: NonNullable<RuntimeOptions['clock']>;
+  caps: RuntimeCaps;
+  nodeId: string;
   pollMs: number;
   adoptBudgetMs: number;
   reconcileMs: number;
@@ -77,81 +130,56 @@ export type ResolvedRuntimeOptions = Omit<RuntimeOptions, keyof typeof RUNTIME_D
  *
  * @example
  * ```ts
- * const base = { db: {}, backend: {}, clock: {}, caps: { maxRunning: 2, defaultUserCap: 1 }, nodeId: 'n1' }
+ * const backend = { start() {}, attach() {}, observe() {}, remove() {}, ping() {} }
+ * const base = { db: {}, backend }
  * resolveRuntimeOptions(base).reconcileMs // => 60000
+ * resolveRuntimeOptions(base).caps // => { maxRunning: 4, defaultUserCap: 2 }
+ * typeof resolveRuntimeOptions(base).clock.now() // => 'number'
+ * resolveRuntimeOptions({ ...base, nodeId: 'n1' }).nodeId // => 'n1'
  * resolveRuntimeOptions(base).heartbeatMs // => 20000
  * resolveRuntimeOptions({ ...base, reconcileMs: 3000 }).heartbeatMs // => 1000
  * resolveRuntimeOptions(base).heartbeatStaleBeats // => 3
  * resolveRuntimeOptions(base).passTimeoutMs // => 600000
  * resolveRuntimeOptions({ ...base, heartbeatStaleBeats: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, passTimeoutMs: -1 }) // throws RuntimeOptionError
- * resolveRuntimeOptions({ ...base, pollMS: 5 }) // throws RUNTIME_INVALID_OPTION
+ * resolveRuntimeOptions({ ...base, pollMS: 5 }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ ...base, reconcileMS: 5 }) // throws RUNTIME_INVALID_OPTION
  * resolveRuntimeOptions({ ...base, pollMs: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, nodeId: 'a@b' }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, caps: { maxRunning: -1, defaultUserCap: 1 } }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ db: {} }) // throws RuntimeOptionError
  * ```
  */
 export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new RuntimeOptionError('options', 'must be an object with at least db and backend');
+  }
   for (const key of Object.keys(options)) {
-    if ((KNOWN as readonly string[]).includes(key)) continue;
-    const near = KNOWN.find((k) => k.toLowerCase() === key.toLowerCase());
+    if (KNOWN.includes(key)) continue;
+    const near = didYouMean(key, KNOWN);
     throw new RuntimeOptionError(key, `is unknown${near ? `; did you mean ${near}?` : ''}`);
   }
-  for (const key of ['db', 'backend', 'clock'] as const) {
-    if (typeof options[key] !== 'object' || options[key] === null) {
-      throw new RuntimeOptionError(key, 'is required');
-    }
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new RuntimeOptionError(issue.path.join('.') || 'options', issue.message);
   }
+  // The caller's objects, not zod's copies: the store and the backend keep their identity.
   const o = { ...RUNTIME_DEFAULTS, ...options };
   const derived = {
     heartbeatMs: o.heartbeatMs ?? Math.max(1, Math.round(o.reconcileMs / 3)),
     heartbeatStaleBeats: o.heartbeatStaleBeats ?? 3,
     passTimeoutMs: o.passTimeoutMs ?? Math.max(o.reconcileMs, o.ioTimeoutMs) * 5,
   };
-  for (const key of [
-    'pollMs',
-    'adoptBudgetMs',
-    'reconcileMs',
-    'ioTimeoutMs',
-    'heartbeatMs',
-    'passTimeoutMs',
-    'dispatchPollMs',
-    'positionPushMs',
-    'storeDeadlineMs',
-  ] as const) {
-    const v = key in derived ? derived[key as keyof typeof derived] : o[key as keyof typeof o];
-    if (!(typeof v === 'number' && Number.isFinite(v) && v > 0)) {
-      throw new RuntimeOptionError(key, `must be a number > 0, got ${String(v)}`);
-    }
-  }
-  const caps = o.caps as unknown;
-  const capOk = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
-  if (
-    typeof caps !== 'object' ||
-    caps === null ||
-    !capOk((caps as Record<string, unknown>).maxRunning) ||
-    !capOk((caps as Record<string, unknown>).defaultUserCap)
-  ) {
-    throw new RuntimeOptionError('caps', 'needs integers maxRunning >= 0 and defaultUserCap >= 0');
-  }
-  // The owner is `${nodeId}@${bootId}`: an @ inside either would make it ambiguous.
-  const name = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
-  if (typeof o.nodeId !== 'string' || !name.test(o.nodeId)) {
-    throw new RuntimeOptionError('nodeId', 'must be 1-100 of [A-Za-z0-9_.:-]');
-  }
-  if (o.localMax !== undefined && !capOk(o.localMax)) {
-    throw new RuntimeOptionError('localMax', 'must be an integer >= 0');
-  }
-  const bootId = o.bootId ?? randomUUID().slice(0, 8);
-  if (!name.test(bootId))
-    throw new RuntimeOptionError('bootId', 'must be 1-100 of [A-Za-z0-9_.:-]');
-  if (!(Number.isInteger(derived.heartbeatStaleBeats) && derived.heartbeatStaleBeats >= 1)) {
-    throw new RuntimeOptionError('heartbeatStaleBeats', 'must be an integer >= 1');
+  if (!(derived.heartbeatMs > 0 && derived.passTimeoutMs > 0)) {
+    throw new RuntimeOptionError('heartbeatMs', 'must be a number > 0');
   }
   return {
     ...o,
     ...derived,
-    bootId,
+    clock: o.clock ?? systemClock,
+    nodeId: o.nodeId ?? defaultNodeId(),
+    bootId: o.bootId ?? randomUUID().slice(0, 8),
     onError: o.onError ?? ((error: unknown) => process.emitWarning(error as Error)),
   };
 }

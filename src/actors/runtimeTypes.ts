@@ -39,14 +39,18 @@ export interface RuntimeCaps {
   defaultUserCap: number;
 }
 
-/** Options of `createRuntime`. Unknown keys are rejected with a suggestion. */
+/**
+ * Options of `createRuntime`: only `db` and `backend` are required. Unknown
+ * keys are rejected with a suggestion (src/actors/runtimeOptions.ts).
+ */
 export interface RuntimeOptions {
   /** The store, migrated. The runtime never closes it. */
   db: Db;
   backend: ContainerBackend;
-  /** Drives every timer: polls, budgets, ticks, supervisor restarts. */
-  clock: SupervisorClock;
-  caps: RuntimeCaps;
+  /** Drives every timer: polls, budgets, ticks, supervisor restarts. Default `systemClock`. */
+  clock?: SupervisorClock;
+  /** Default `{ maxRunning: 4, defaultUserCap: 2 }` (the CLI's). */
+  caps?: RuntimeCaps;
   /** Delay between two looks at an adopted run. Default 5000. */
   pollMs?: number;
   /** Wall-clock budget of one adoption (the second way out). Default 15 min. */
@@ -57,8 +61,9 @@ export interface RuntimeOptions {
    * This machine's stable name (e.g. the host name). The owner written on
    * rows is `${nodeId}@${bootId}`: a new boot is a new owner, so a deploy
    * makes every run of the previous boot an orphan the Reconciler can see.
+   * Default: the host name, reduced to [A-Za-z0-9_.:-].
    */
-  nodeId: string;
+  nodeId?: string;
   /** Overrides the random per-boot id (tests, for readable owners). */
   bootId?: string;
   /**

@@ -4,8 +4,8 @@
  * help line. `--help`, the parser and docs/operations.md all read the table,
  * so a setting cannot exist in one place and be missing from another.
  */
-import { hostname } from 'node:os';
 import { z } from 'zod';
+import { defaultNodeId } from '../actors/runtimeOptions.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_PATTERN } from '../containers/namespace.js';
 
 const userName = z
@@ -68,11 +68,8 @@ export const cliConfigSchema = z.strictObject({
 
 export type CliConfig = z.infer<typeof cliConfigSchema>;
 
-/** The machine's name, reduced to what a node id may hold. */
-export function defaultNodeId(host: string = hostname()): string {
-  const cleaned = host.replace(/[^A-Za-z0-9_.:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
-  return cleaned.slice(0, 100) || 'node';
-}
+// The runtime's own default, so a library user's node and the CLI's have one name.
+export { defaultNodeId } from '../actors/runtimeOptions.js';
 
 /** Every default in one object (the ws habit): what `roundtable start` runs with when given nothing. */
 export function cliDefaults(): CliConfig {

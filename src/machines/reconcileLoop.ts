@@ -31,7 +31,8 @@ export class ReconcilerStoppedError extends Error {
   readonly code = 'RECONCILER_STOPPED';
 }
 
-interface Context {
+// Exported so the declaration of reconcilerLogic (src/actors) can name it in dist/.
+export interface Context {
   periodMs: number;
   boot: boolean;
   /** Callers of ticks that the running pass does not cover yet. */
