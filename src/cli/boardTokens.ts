@@ -100,8 +100,3 @@ export function loadBoardTokens(
   }
   return tokens;
 }
-
-/** The UI server's view: token to user id. */
-export function tokensByToken(tokens: BoardTokens): Record<string, string> {
-  return Object.fromEntries(Object.entries(tokens.users).map(([user, token]) => [token, user]));
-}

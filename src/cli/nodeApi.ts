@@ -46,8 +46,10 @@ export async function nodeRequest<T>(
   }
   if (!res.ok) {
     const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+    // A 400 (malformed) or 422 (`invalid`) is the input the user typed, refused:
+    // a usage error (exit 2), as the rows path says.
     throw new CliError(
-      'CLI_REMOTE',
+      res.status === 400 || res.status === 422 ? 'CLI_USAGE' : 'CLI_REMOTE',
       `the node refused: ${res.status} ${e?.code ?? ''} ${e?.message ?? ''}`.trim(),
     );
   }

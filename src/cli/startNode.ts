@@ -11,7 +11,7 @@ import type { DbHandle } from '../db/index.js';
 import { systemClock } from '../supervisor/clock.js';
 import type { UiServer } from '../ui-server/createUiServer.js';
 import { createInspector } from '../ui-server/inspector/createInspector.js';
-import { type BoardTokens, loadBoardTokens, tokensByToken } from './boardTokens.js';
+import { type BoardTokens, loadBoardTokens } from './boardTokens.js';
 import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
@@ -111,7 +111,7 @@ export async function startNode(
         options: () => ({
           source: runtime,
           commands: withBackendHealth(runtime, opened.decision),
-          tokens: { admin: tokens.admin, users: tokensByToken(tokens) },
+          tokens: { admin: tokens.admin, users: tokens.users },
           // After the first listen the port is fixed, so a restart keeps the printed URLs right.
           port: server?.port ?? config.port,
           host: config.host,
@@ -125,7 +125,17 @@ export async function startNode(
           resolve(s);
         },
         onStartFailed: (error) => {
-          uiLogger.error({ err: error }, 'the board could not start');
+          // A port in use (or not ours to take) is the user's to fix, not a bug: its
+          // one line says it all, without the stack of every incarnation that tried.
+          const listen = error as NodeJS.ErrnoException;
+          if (listen.syscall === 'listen') {
+            uiLogger.error(
+              { code: listen.code, reason: listen.message },
+              'the board could not start',
+            );
+          } else {
+            uiLogger.error({ err: error }, 'the board could not start');
+          }
           clearTimeout(timer);
           reject(
             new CliError(

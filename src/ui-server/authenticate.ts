@@ -22,7 +22,7 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 export function createAuthenticator(tokens: UiServerTokens): (token: string) => Principal | null {
   const entries: Array<{ digest: Buffer; principal: Principal }> = [
     { digest: digest(tokens.admin), principal: { kind: 'admin' } },
-    ...Object.entries(tokens.users).map(([t, userId]) => ({
+    ...Object.entries(tokens.users).map(([userId, t]) => ({
       digest: digest(t),
       principal: { kind: 'user', userId } as Principal,
     })),

@@ -63,7 +63,7 @@ export async function createUiServer(
   const inspectorRoutes = inspector?.attach({ authenticate, board: opts.source }) ?? null;
   const hub = new BoardHub({
     source: opts.source,
-    userIds: Object.values(opts.tokens.users),
+    userIds: Object.keys(opts.tokens.users),
     epoch: randomUUID(),
     limits,
     clock: opts.clock,

@@ -80,7 +80,10 @@ export interface UiServerLogger {
   error(obj: object, msg: string): void;
 }
 
-/** Bearer tokens: each user's token maps to its user id; the admin token sees every user. */
+/**
+ * Bearer tokens: each user id maps to its token (the shape of the CLI's
+ * `tokens.users` and of `.roundtable/tokens.json`); the admin token sees every user.
+ */
 export interface UiServerTokens {
   users: Record<string, string>;
   admin: string;
@@ -123,7 +126,7 @@ const token = z.string().regex(/^[A-Za-z0-9._~-]{16,256}$/, '16 to 256 of A-Z a-
 
 const shape = z.object({
   tokens: z.object({
-    users: z.record(token, z.string().min(1).max(200)),
+    users: z.record(z.string().min(1).max(200), token),
     admin: token,
   }),
   port: z.number().int().min(0).max(65_535),
@@ -174,8 +177,13 @@ export function resolveUiServerOptions(
   if (!hasMethods(options.commands, commandMethods)) {
     throw new UiServerConfigError('commands', `must implement ${commandMethods.join(', ')}`);
   }
-  if (Object.hasOwn(options.tokens.users, options.tokens.admin)) {
+  const userTokens = Object.values(options.tokens.users);
+  if (userTokens.includes(options.tokens.admin)) {
     throw new UiServerConfigError('tokens.admin', 'the admin token is also a user token');
+  }
+  const shared = userTokens.find((t, i) => userTokens.indexOf(t) !== i);
+  if (shared !== undefined) {
+    throw new UiServerConfigError('tokens.users', 'two users have the same token');
   }
   const limits: UiServerLimits = { ...UI_SERVER_DEFAULTS };
   for (const [k, v] of Object.entries(options.limits ?? {})) {

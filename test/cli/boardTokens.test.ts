@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadBoardTokens, TOKENS_FILE, tokensByToken } from '../../src/cli/boardTokens.js';
+import { loadBoardTokens, TOKENS_FILE } from '../../src/cli/boardTokens.js';
 
 let dir: string;
 beforeEach(() => {
@@ -36,12 +36,5 @@ describe('loadBoardTokens', () => {
   it('refuses a damaged file instead of silently replacing the tokens people use', () => {
     writeFileSync(join(dir, TOKENS_FILE), '{"admin": 3}');
     expect(() => loadBoardTokens(dir, { users: {} }, [])).toThrow(/damaged/);
-  });
-
-  it('tokensByToken inverts the map for the UI server', () => {
-    expect(tokensByToken({ admin: 'a', users: { ann: 't1', bo: 't2' } })).toEqual({
-      t1: 'ann',
-      t2: 'bo',
-    });
   });
 });

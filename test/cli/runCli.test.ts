@@ -180,6 +180,16 @@ describe('on a PGlite directory', () => {
   it('enqueue reports a bad input as a usage error', async () => {
     const c = capture();
     expect(await runCli(['enqueue', '--user', 'no spaces', ...flags(), '--', 'x'], c.io)).toBe(2);
+    const empty = capture();
+    expect(await runCli(['enqueue', '--title', '', ...flags(), '--', 'x'], empty.io)).toBe(2);
+    expect(empty.err()).toContain('--title must not be empty');
+  });
+
+  it('enqueue says a place in line in words', async () => {
+    const c = capture();
+    expect(await runCli(['enqueue', '--user', 'cy', ...flags(), '--', 'echo', 'hi'], c.io)).toBe(0);
+    // Rows enqueued by the tests above are ahead of it.
+    expect(c.out()).toMatch(/^tsk_\w+ for cy: queued, position \d+ in line \(via rows\)\n$/);
   });
 
   it('start runs the queue, answers enqueue and status through the node, and stops on one Ctrl-C', async () => {
@@ -209,6 +219,25 @@ describe('on a PGlite directory', () => {
       ),
     ).toBe(0);
     expect(JSON.parse(viaNode.out()).via).toMatch(/^node at http/);
+    // The same answers as from the rows: a refused input is a usage error, a place is in words.
+    const emptyTitle = capture();
+    expect(
+      await runCli(['enqueue', '--title', '', ...flags(), '--', 'echo', 'x'], emptyTitle.io),
+    ).toBe(2);
+    const spaced = capture();
+    expect(
+      await runCli(
+        ['enqueue', '--user', 'ann', '--title', 'a\u0007b', ...flags(), '--', 'x'],
+        spaced.io,
+      ),
+    ).toBe(2);
+    const words = capture();
+    expect(
+      await runCli(['enqueue', '--user', 'ann', ...flags(), '--', 'echo', 'y'], words.io),
+    ).toBe(0);
+    expect(words.out()).toMatch(
+      /: (granted a runner at once|queued, next in line|queued, position \d+ in line) \(via node at http/,
+    );
     const status = capture();
     expect(await runCli(['status', '--json', ...flags()], status.io)).toBe(0);
     expect(JSON.parse(status.out()).source).toMatch(/^node in process/);

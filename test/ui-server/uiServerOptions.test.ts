@@ -38,12 +38,12 @@ describe('resolveUiServerOptions', () => {
     [{ ...base, limits: { maxPayload: 1.5 } }, /limits\.maxPayload/],
     [{ ...base, port: 70000 }, /option port/],
     [
-      { ...base, tokens: { users: { short: 'alice' }, admin: TOKENS.admin } },
-      /tokens\.users\.short/,
+      { ...base, tokens: { users: { alice: 'short' }, admin: TOKENS.admin } },
+      /tokens\.users\.alice/,
     ],
     [{ ...base, tokens: { users: TOKENS.users, admin: 'has spaces in it, no' } }, /tokens\.admin/],
     [
-      { ...base, tokens: { users: { [TOKENS.admin]: 'x' }, admin: TOKENS.admin } },
+      { ...base, tokens: { users: { x: TOKENS.admin }, admin: TOKENS.admin } },
       /tokens\.admin: the admin token is also a user token/,
     ],
     [{ ...base, source: {} }, /option source: must implement BoardSource/],

@@ -21,7 +21,7 @@ import {
 import { FakeBoard } from '../support/fakeBoard.js';
 
 export const TOKENS = {
-  users: { 'alice-token-0123456789': 'alice', 'bob-token-0123456789ab': 'bob' },
+  users: { alice: 'alice-token-0123456789', bob: 'bob-token-0123456789ab' },
   admin: 'admin-token-0123456789',
 };
 export const ALICE = 'alice-token-0123456789';

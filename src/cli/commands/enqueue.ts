@@ -36,6 +36,22 @@ export function parseEnvPairs(pairs: readonly string[]): Record<string, string> 
   return env;
 }
 
+/**
+ * What a position means to the person who enqueued (docs/runner-pool.md):
+ * 0 is a runner granted at once, not a place in line.
+ *
+ * @example
+ * ```ts
+ * placeInLine(0) // => 'granted a runner at once'
+ * placeInLine(1) // => 'queued, next in line'
+ * placeInLine(3) // => 'queued, position 3 in line'
+ * ```
+ */
+export function placeInLine(position: number): string {
+  if (position === 0) return 'granted a runner at once';
+  return position === 1 ? 'queued, next in line' : `queued, position ${position} in line`;
+}
+
 export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const { config, flags, rest } = ctx;
   if (rest.length === 0) {
@@ -47,6 +63,8 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const user = typeof flags['--user'] === 'string' ? flags['--user'] : config.users[0]!;
   const title =
     typeof flags['--title'] === 'string' ? flags['--title'] : rest.join(' ').slice(0, 200);
+  // Checked here, so the answer is the same whether a node or the rows would take it.
+  if (title.trim() === '') throw new CliError('CLI_USAGE', '--title must not be empty');
   const image = typeof flags['--image'] === 'string' ? flags['--image'] : DEFAULT_IMAGE;
   const envFlag = flags['--env'];
   const env = parseEnvPairs(Array.isArray(envFlag) ? envFlag : []);
@@ -123,7 +141,7 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   ctx.io.stdout.write(
     flags['--json'] === true
       ? `${JSON.stringify(result)}\n`
-      : `${result.taskId} queued for ${user}, position ${result.position} (via ${result.via})\n`,
+      : `${result.taskId} for ${user}: ${placeInLine(result.position)} (via ${result.via})\n`,
   );
   return EXIT.ok;
 }

@@ -34,7 +34,7 @@ beforeEach(async () => {
   w = await startWorkload({ flushMs: 100, treeIntervalMs: 100 });
   server = await startInspectorServer({
     inspector: w.inspector,
-    tokens: { admin: ADMIN, users: { [USER]: 'alice' } },
+    tokens: { admin: ADMIN, users: { alice: USER } },
     port: 0,
     host: '127.0.0.1',
   });
