@@ -1,0 +1,95 @@
+// @ts-check
+// roundtable embedded in a plain node:http app: POST /jobs submits a job for
+// the user, GET /jobs/<taskId> says where it is; the board and the inspector
+// run next to it (their own port, their own tokens); SIGTERM stops taking
+// requests, stops the runtime (running jobs are left to be adopted by the
+// next start) and closes the store, then the process exits 0.
+// docs/library.md walks through it.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  connect,
+  createInspector,
+  createRuntime,
+  createUiServer,
+  LocalBackend,
+  migrate,
+} from 'roundtable';
+
+const store = await connect({ dataDir: process.env.APP_DATA_DIR ?? 'memory://' });
+await migrate(store.db);
+const inspector = createInspector();
+const runtime = await createRuntime({
+  db: store.db,
+  backend: new LocalBackend({
+    baseDir: process.env.APP_RUNS_DIR ?? mkdtempSync(join(tmpdir(), 'app-runs-')),
+  }),
+  inspect: inspector.observer,
+});
+// One shape for tokens everywhere: user id -> token.
+const tokens = {
+  admin: randomBytes(16).toString('hex'),
+  users: { ann: randomBytes(16).toString('hex') },
+};
+const board = await createUiServer({
+  source: runtime,
+  commands: runtime,
+  tokens,
+  port: Number(process.env.BOARD_PORT ?? 0),
+  host: '127.0.0.1',
+  inspector,
+});
+
+/**
+ * @param {import('node:http').ServerResponse} res
+ * @param {number} status
+ * @param {unknown} body
+ */
+function reply(res, status, body) {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+const app = createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://app');
+  const user = url.searchParams.get('user') ?? 'ann';
+  if (req.method === 'POST' && url.pathname === '/jobs') {
+    runtime
+      .submit(user, { title: 'hello', image: 'local', command: ['echo', `hello ${user}`] })
+      .then((created) => reply(res, 201, { taskId: created.task.id, position: created.position }))
+      .catch((/** @type {Error & { code?: string }} */ error) =>
+        reply(res, error.code === 'invalid' ? 422 : 503, { error: error.message }),
+      );
+    return;
+  }
+  const job = /^\/jobs\/([\w-]+)$/.exec(url.pathname);
+  if (req.method === 'GET' && job) {
+    const card = runtime.cards(user).find((c) => c.taskId === job[1]);
+    reply(res, card ? 200 : 404, card ?? { error: 'no such job' });
+    return;
+  }
+  reply(res, 404, { error: 'not found' });
+});
+await new Promise((resolve) =>
+  app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => resolve(undefined)),
+);
+const address = app.address();
+const port = typeof address === 'object' && address !== null ? address.port : 0;
+console.log(
+  JSON.stringify({
+    app: `http://127.0.0.1:${port}`,
+    board: `${board.url}/#token=${tokens.users.ann}`,
+    inspector: `${board.url}/inspect#token=${tokens.admin}`,
+  }),
+);
+
+process.once('SIGTERM', async () => {
+  app.close();
+  app.closeAllConnections();
+  await board.close();
+  await runtime.stop();
+  await store.close();
+  console.log('stopped');
+});

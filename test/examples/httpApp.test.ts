@@ -1,0 +1,73 @@
+/**
+ * examples/http-app.mjs as a real process on the checkout's sources: a job
+ * submitted over the app's own HTTP route runs to the end, the board it
+ * mounts answers, and SIGTERM stops it cleanly (exit 0). Real time: every
+ * wait is bounded.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('examples/http-app.mjs', () => {
+  it('submits on request, serves the board, and stops on SIGTERM with exit 0', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', 'examples/http-app.mjs'],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', PORT: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    );
+    try {
+      const deadline = Date.now() + 150_000;
+      while (!out.includes('\n')) {
+        if (Date.now() > deadline) throw new Error(`no address line: ${out} ${err}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const urls = JSON.parse(out.split('\n')[0] ?? '{}') as { app: string; board: string };
+      const created = await fetch(`${urls.app}/jobs?user=ann`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(20_000),
+      });
+      expect(created.status).toBe(201);
+      const { taskId } = (await created.json()) as { taskId: string };
+      let column = '';
+      while (column !== 'done') {
+        if (Date.now() > deadline) throw new Error(`job not done: ${column}`);
+        const res = await fetch(`${urls.app}/jobs/${taskId}?user=ann`, {
+          signal: AbortSignal.timeout(10_000),
+        });
+        column = ((await res.json()) as { column: string }).column;
+        if (column === 'failed') throw new Error('the job failed');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const page = await fetch(urls.board.split('#')[0] ?? '', {
+        signal: AbortSignal.timeout(20_000),
+      });
+      expect(page.status).toBe(200);
+      child.kill('SIGTERM');
+      const code = await Promise.race([
+        exited,
+        new Promise((r) => setTimeout(() => r('still running'), 30_000)),
+      ]);
+      expect(code, err).toBe(0);
+      expect(out).toContain('stopped');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 240_000);
+});
