@@ -28,6 +28,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const PAGE_BUNDLES = [
   ['ui-server/page/board.tsx', 'ui-server/page/board.bundle.js'],
   ['ui-server/inspector/page/inspector.ts', 'ui-server/inspector/page/inspector.bundle.js'],
+  ['ui-server/inspector/page/elkEngine.ts', 'ui-server/inspector/page/elkEngine.bundle.js'],
 ] as const;
 
 const pinImportMetaUrl: Plugin = {

@@ -30,8 +30,13 @@ import {
   type ResolvedInspectorOptions,
   resolveInspectorOptions,
 } from './inspectorOptions.js';
-import { INSPECTOR_HTML, inspectorScript } from './inspectorPage.js';
-import { INSPECT_EXIT_PATH, INSPECT_SUBPROTOCOL, INSPECT_WS_PATH } from './inspectorProtocol.js';
+import { INSPECTOR_HTML, inspectorElkScript, inspectorScript } from './inspectorPage.js';
+import {
+  INSPECT_ELK_PATH,
+  INSPECT_EXIT_PATH,
+  INSPECT_SUBPROTOCOL,
+  INSPECT_WS_PATH,
+} from './inspectorProtocol.js';
 import { JobIndex } from './jobIndex.js';
 
 /** What the routes need from the server they are mounted on. */
@@ -84,6 +89,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
   // Build the page in the background so the first visit is fast; a failure
   // is reported when the page is asked for.
   inspectorScript().catch(() => {});
+  inspectorElkScript().catch(() => {});
 
   const attach = (mount: InspectorMount): InspectorRoutes => {
     let closing = false;
@@ -113,7 +119,8 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
           }
           return true;
         }
-        if (path !== '/inspect' && path !== '/inspect.js') return false;
+        if (path !== '/inspect' && path !== '/inspect.js' && path !== INSPECT_ELK_PATH)
+          return false;
         if (req.method !== 'GET') {
           res.writeHead(405, { allow: 'GET', 'content-type': 'application/json' });
           res.end(JSON.stringify({ error: { code: 'method_not_allowed', message: 'use GET' } }));
@@ -129,7 +136,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
           res.end(INSPECTOR_HTML);
           return true;
         }
-        inspectorScript().then(
+        (path === INSPECT_ELK_PATH ? inspectorElkScript() : inspectorScript()).then(
           (js) => {
             res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
             res.end(js);

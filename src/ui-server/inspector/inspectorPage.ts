@@ -16,6 +16,12 @@ export const inspectorScript = cachedBrowserBundle(
   (cause) => new InspectorBundleError('bundling the inspector page failed', { cause }),
 );
 
+/** ELK, bundled on its own (page/elkEngine.ts): the page imports it when it draws a chart. */
+export const inspectorElkScript = cachedBrowserBundle(
+  new URL('./page/elkEngine.ts', import.meta.url),
+  (cause) => new InspectorBundleError('bundling the layout engine failed', { cause }),
+);
+
 /** The page's HTML. The admin token comes from the URL fragment (`/inspect#token=...`). */
 export const INSPECTOR_HTML = `<!doctype html>
 <html lang="en">

@@ -26,6 +26,9 @@ export const BEARER_SUBPROTOCOL_PREFIX = 'roundtable.bearer.';
 /** Where the topic lives on the UI server. */
 export const INSPECT_WS_PATH = '/inspect/ws';
 
+/** The layout engine's script, loaded by the page after its first paint. */
+export const INSPECT_ELK_PATH = '/inspect-elk.js';
+
 /** `POST` here `{ sessionId | path, reason }` to exit a supervised child (admin). */
 export const INSPECT_EXIT_PATH = '/inspect/api/exit';
 

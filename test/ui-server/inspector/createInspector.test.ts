@@ -226,7 +226,14 @@ describe('inspector page routes', () => {
     expect(await page.text()).toContain('<script type="module" src="/inspect.js">');
     const js = await fetch(`${server.url}/inspect.js`);
     expect(js.headers.get('content-type')).toContain('javascript');
-    expect((await js.text()).length).toBeGreaterThan(1000);
+    const page1 = await js.text();
+    expect(page1.length).toBeGreaterThan(1000);
+    // ELK is a script of its own, loaded after the first paint: the page's stays small.
+    expect(page1).not.toContain('org.eclipse.elk');
+    expect(page1.length).toBeLessThan(200_000);
+    const elk = await fetch(`${server.url}/inspect-elk.js`);
+    expect(elk.headers.get('content-type')).toContain('javascript');
+    expect(await elk.text()).toContain('org.eclipse.elk');
     expect((await fetch(`${server.url}/inspect`, { method: 'POST' })).status).toBe(405);
     expect((await fetch(`${server.url}/elsewhere`)).status).toBe(404);
   });

@@ -15,7 +15,7 @@ import {
   type InspectServerFrame,
 } from '../inspectorProtocol.js';
 import type { TimelineEntry } from '../timeline.js';
-import { highlight, renderChart } from './renderChart.js';
+import { highlight, loadElk, renderChart } from './renderChart.js';
 import { renderMonitors } from './renderMonitors.js';
 import { filterTimeline, timelineRows } from './renderTimeline.js';
 import { type Pick, renderTree, type TreeView } from './renderTree.js';
@@ -23,10 +23,19 @@ import { makeCurrent, treeKeys } from './treeKeys.js';
 
 type Frame<T extends InspectServerFrame['type']> = Extract<InspectServerFrame, { type: T }>;
 
+/** The board page's sessionStorage key for its token (src/ui-server/page/board.tsx). */
+const BOARD_TOKEN_KEY = 'roundtable.token';
+
 function readToken(): string | null {
   const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
   if (fromHash) {
     sessionStorage.setItem('roundtable.inspect.token', fromHash);
+    // The admin token opens the admin board too: the links to a job and to the
+    // board then work in this tab (and in tabs opened from it) with no token
+    // in their URL. A board token this tab already holds is left alone.
+    if (sessionStorage.getItem(BOARD_TOKEN_KEY) === null) {
+      sessionStorage.setItem(BOARD_TOKEN_KEY, fromHash);
+    }
     history.replaceState(null, '', location.pathname);
     return fromHash;
   }
@@ -309,4 +318,6 @@ if (token === null) status.textContent = 'no token: open /inspect#token=<admin t
 else {
   $('exit').addEventListener('click', () => void exitSelected(token));
   connect(token, 0);
+  // The layout engine loads after the first paint, before a chart is asked for.
+  setTimeout(() => loadElk().catch(() => {}), 0);
 }

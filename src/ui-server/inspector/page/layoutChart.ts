@@ -7,10 +7,11 @@
  * a dot that points at each compound state's initial child.
  *
  * DOM-free: the page passes a `measure` that asks a canvas for text widths;
- * Node tests use the monospace estimate. The worker-free build
- * (`elk.bundled.js`) runs in the page bundle and in Node alike.
+ * Node tests use the monospace estimate. The engine is passed in
+ * (elkEngine.ts): the page loads it as a script of its own after its first
+ * paint, so this module only imports ELK's types.
  */
-import elkBundled, { type ElkExtendedEdge, type ElkNode } from 'elkjs/lib/elk.bundled.js';
+import type { ELK, ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk.bundled.js';
 import type { GraphEdge, GraphNode, StatechartGraph } from '../machineGraph.js';
 
 export interface Box {
@@ -209,16 +210,12 @@ export function elkGraph(
   return { id: ROOT_ID, layoutOptions: ROOT_OPTIONS, children: top, edges };
 }
 
-// A CommonJS module: its default import is the constructor (with `.default` on it too).
-const ELK = elkBundled.default;
-let elk: InstanceType<typeof ELK> | null = null;
-
-/** Lays `graph` out. Rejects with ELK's error for a graph it cannot lay out. */
+/** Lays `graph` out with `elk`. Rejects with ELK's error for a graph it cannot lay out. */
 export async function layoutChart(
   graph: StatechartGraph,
+  elk: Pick<ELK, 'layout'>,
   measure: Measure = estimateText,
 ): Promise<ChartLayout> {
-  elk ??= new ELK();
   const out = await elk.layout(elkGraph(graph, measure));
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   const boxes: Box[] = [];

@@ -6,7 +6,9 @@
  * Text is measured with a canvas in the chart's own fonts before the
  * layout, so ELK leaves each label the room it really takes.
  */
+import { INSPECT_ELK_PATH } from '../inspectorProtocol.js';
 import type { StatechartGraph } from '../machineGraph.js';
+import type * as ElkEngine from './elkEngine.js';
 import { type ChartLayout, layoutChart, type Measure } from './layoutChart.js';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -33,6 +35,25 @@ export const measureText: Measure = (text, kind) => {
   return { w: ctx.measureText(text).width, h: px + 2 };
 };
 
+let engine: Promise<ReturnType<typeof ElkEngine.newElk>> | null = null;
+
+/**
+ * ELK, loaded once from its own script (a path in a variable: esbuild leaves
+ * the import to the browser instead of bundling ELK into the page). Called
+ * early to warm it; a failed load is retried on the next chart.
+ */
+export function loadElk(): Promise<ReturnType<typeof ElkEngine.newElk>> {
+  const path: string = INSPECT_ELK_PATH;
+  engine ??= (import(path) as Promise<typeof ElkEngine>).then(
+    (m) => m.newElk(),
+    (err: unknown) => {
+      engine = null;
+      throw err;
+    },
+  );
+  return engine;
+}
+
 const byShape = new Map<string, Promise<ChartLayout>>();
 
 /** One layout per machine shape: every TaskRunner (and each restart) draws the same graph. */
@@ -40,7 +61,7 @@ function cachedLayout(graph: StatechartGraph): Promise<ChartLayout> {
   const key = JSON.stringify(graph);
   let p = byShape.get(key);
   if (!p) {
-    p = layoutChart(graph, measureText);
+    p = loadElk().then((elk) => layoutChart(graph, elk, measureText));
     byShape.set(key, p);
     p.catch(() => byShape.delete(key));
   }

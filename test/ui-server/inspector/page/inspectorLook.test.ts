@@ -85,6 +85,24 @@ describe.skipIf(skipReason !== null)('inspector page: looks, keyboard, accessibi
     });
   }
 
+  it('records its first paint and bundle size (test/artifacts/inspector-paint.json; reported, not asserted)', async () => {
+    const page = await open(1400, 900);
+    const paint = await page.evaluate(() => {
+      const fcp = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null;
+      const js = performance
+        .getEntriesByType('resource')
+        .find((r) => r.name.endsWith('/inspect.js')) as PerformanceResourceTiming | undefined;
+      return {
+        firstContentfulPaintMs: fcp,
+        scriptMs: js ? js.responseEnd - js.startTime : null,
+        scriptBytes: js?.transferSize ?? null,
+      };
+    });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    writeFileSync(`${ARTIFACTS}inspector-paint.json`, `${JSON.stringify(paint, null, 2)}\n`);
+    expect(paint.firstContentfulPaintMs).not.toBeNull();
+  });
+
   it("the TaskRunner's chart: every label apart from every other, on its own backing", async () => {
     const page = await open(1400, 900);
     const rects = await page.$$eval('#chart g.edge-label', (gs) =>

@@ -198,6 +198,10 @@ describe.skipIf(skipReason !== null)(
 
       mkdirSync(new URL('.', `file://${ARTIFACT}`).pathname, { recursive: true });
       await page.screenshot({ path: ARTIFACT, fullPage: true });
+      // Following the link opens the job on the admin board, with no token in the URL.
+      await page.locator('#job-link').click();
+      await page.waitForURL(`${server.url}/#/jobs/${long.task.id}`, { timeout: STEP_MS });
+      await page.locator('body[data-view="admin"]').waitFor({ timeout: STEP_MS });
       expect(pageErrors).toEqual([]);
       expect(errors).toEqual([]);
     });

@@ -7,6 +7,7 @@ import {
   machineGraph,
   type StatechartGraph,
 } from '../../../../src/ui-server/inspector/machineGraph.js';
+import { newElk } from '../../../../src/ui-server/inspector/page/elkEngine.js';
 import * as mod from '../../../../src/ui-server/inspector/page/layoutChart.js';
 import { runDocExamples } from '../../../support/docExamples.js';
 import { job } from '../fixtures.js';
@@ -16,7 +17,9 @@ runDocExamples(
   mod,
 );
 
-const { layoutChart, overlaps } = mod;
+const elk = newElk();
+const layoutChart = (g: StatechartGraph) => mod.layoutChart(g, elk);
+const { overlaps } = mod;
 type Rect = mod.Rect;
 
 /** Every pair of labels, and every label against every state it is not inside. */

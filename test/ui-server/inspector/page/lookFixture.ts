@@ -11,6 +11,7 @@ import { WebSocketServer } from 'ws';
 import { taskRunnerMachine } from '../../../../src/machines/taskRunner.js';
 import {
   INSPECTOR_HTML,
+  inspectorElkScript,
   inspectorScript,
 } from '../../../../src/ui-server/inspector/inspectorPage.js';
 import {
@@ -194,6 +195,7 @@ export interface LookServer {
 /** Serves the page and the scripted topic on a port of its own. */
 export async function startLookServer(): Promise<LookServer> {
   const js = await inspectorScript();
+  const elk = await inspectorElkScript();
   const wss = new WebSocketServer({
     noServer: true,
     handleProtocols: (p) => (p.has(INSPECT_SUBPROTOCOL) ? INSPECT_SUBPROTOCOL : false),
@@ -238,6 +240,8 @@ export async function startLookServer(): Promise<LookServer> {
   const server: Server = createServer((req, res) => {
     if (req.url === '/inspect') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(INSPECTOR_HTML);
+    } else if (req.url === '/inspect-elk.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(elk);
     } else if (req.url === '/inspect.js') {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(js);
     } else res.writeHead(404).end();
