@@ -11,8 +11,8 @@
  * else the local server. Each engine run uses a scratch database, dropped after.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -28,6 +28,7 @@ import type { TickInput, TickOp } from '../../src/db/tickTypes.js';
 import { median, writeResults } from '../stats.js';
 
 const RUNS = 3;
+const loadavgCpus = () => availableParallelism();
 const BATCHES = [1, 20, 100] as const;
 const TICKS: Record<number, number> = { 1: 400, 20: 150, 100: 50 };
 const USERS = 100;
@@ -159,6 +160,70 @@ async function jsCost(h: DbHandle) {
   };
 }
 
+const COST_BATCH = 20;
+const COST_TICKS = 150;
+
+interface ServerCost {
+  /** Rows inserted + updated + deleted per job, by table (pg_stat_user_tables deltas). */
+  tuplesPerJob: Record<string, number>;
+  hotUpdatesPerJob: Record<string, number>;
+  /** CPU of the tick's backend per job (/proc/<pid>/stat; null when the server is not local). */
+  backendCpuUsPerJob: number | null;
+}
+
+/** The backend's user + system CPU in µs, or null when its /proc entry is not readable. */
+function backendCpuUs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What one job writes and costs the server's backend, at B = COST_BATCH:
+ * the tuple counts are exact (not timing), so they compare across loads.
+ */
+async function serverCost(url: string): Promise<ServerCost> {
+  const h = await connect({ databaseUrl: url, poolMax: 1 });
+  type Stat = { relname: string; w: string; hot: string };
+  const stats = async () => {
+    // Stats are flushed by a backend at most once a second, after a transaction.
+    await new Promise((r) => setTimeout(r, 1100));
+    await sql`SELECT 1`.execute(h.db);
+    await new Promise((r) => setTimeout(r, 1100));
+    await sql`SELECT pg_stat_clear_snapshot()`.execute(h.db);
+    const { rows } = await sql<Stat>`SELECT relname, n_tup_ins + n_tup_upd + n_tup_del AS w,
+      n_tup_hot_upd AS hot FROM pg_stat_user_tables`.execute(h.db);
+    return new Map(rows.map((r) => [r.relname, r]));
+  };
+  try {
+    await steady(h, COST_BATCH, 20);
+    const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(h.db);
+    const pid = rows[0]?.pid ?? 0;
+    const s0 = await stats();
+    const c0 = backendCpuUs(pid);
+    await steady(h, COST_BATCH, COST_TICKS);
+    const c1 = backendCpuUs(pid);
+    const s1 = await stats();
+    // steady() runs COST_TICKS + 11 ticks (10 warm-up, one to drain).
+    const jobs = (COST_TICKS + 11) * COST_BATCH;
+    const tuplesPerJob: Record<string, number> = {};
+    const hotUpdatesPerJob: Record<string, number> = {};
+    for (const [name, r] of s1) {
+      const w = (Number(r.w) - Number(s0.get(name)?.w ?? 0)) / jobs;
+      if (w > 0) tuplesPerJob[name] = w;
+      const hot = (Number(r.hot) - Number(s0.get(name)?.hot ?? 0)) / jobs;
+      if (hot > 0) hotUpdatesPerJob[name] = hot;
+    }
+    const backendCpuUsPerJob = c0 === null || c1 === null ? null : (c1 - c0) / jobs;
+    return { tuplesPerJob, hotUpdatesPerJob, backendCpuUsPerJob };
+  } finally {
+    await h.close();
+  }
+}
+
 async function admin(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 10_000 });
   await client.connect();
@@ -170,6 +235,7 @@ async function admin(statement: string): Promise<void> {
 }
 
 export async function run(): Promise<void> {
+  const loadStart = loadavg()[0] ?? 0;
   const results: { engine: string; batches: BatchResult[] }[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'roundtable-bench-tick-'));
   const lite = await connect({ dataDir: dir });
@@ -186,14 +252,24 @@ export async function run(): Promise<void> {
   const u = new URL(SERVER_URL);
   u.pathname = `/${name}`;
   const server = await connect({ databaseUrl: u.toString(), poolMax: 2 });
+  let cost: ServerCost;
   try {
     results.push({ engine: 'postgres server', batches: await measure('server', server) });
+    cost = await serverCost(u.toString());
   } finally {
     await server.close();
     await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 
+  const loadEnd = loadavg()[0] ?? 0;
   const f = (xs: number[], d = 0) => median(xs).toFixed(d);
+  const total = Object.values(cost.tuplesPerJob).reduce((a, b) => a + b, 0);
+  const perTable = Object.entries(cost.tuplesPerJob)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([t, n]) => {
+      const hot = cost.hotUpdatesPerJob[t];
+      return `| ${t} | ${n.toFixed(2)} | ${hot === undefined ? '' : hot.toFixed(2)} |`;
+    });
   const lines = [
     '# tick: one dispatch tick per statement',
     '',
@@ -212,8 +288,23 @@ export async function run(): Promise<void> {
     `Node JS per job (B = 100): payload build ${js.payloadUsPerJob.toFixed(1)} µs; reply parse ` +
       `${js.leanParseUsPerJob.toFixed(1)} µs per session+task with the lean checked parser, ` +
       `${js.zodParseUsPerJob.toFixed(1)} µs with the zod row schemas (dates converted first).`,
+    '',
+    `What one job writes on the server (B = ${COST_BATCH}, ${COST_TICKS} steady ticks; pg_stat_user_tables`,
+    'deltas, exact whatever the load): rows inserted + updated + deleted per job, and of the updates how many',
+    'were HOT (no index entries).',
+    '',
+    '| table | rows written per job | of which HOT updates |',
+    '|---|---:|---:|',
+    ...perTable,
+    `| **total** | **${total.toFixed(2)}** | |`,
+    '',
+    cost.backendCpuUsPerJob === null
+      ? 'Backend CPU per job: not measured (the server is not on this machine).'
+      : `Backend CPU per job (the tick's server process, user + system, /proc): ${cost.backendCpuUsPerJob.toFixed(0)} µs.`,
+    '',
+    `Load average (1 min) at start / end: ${loadStart.toFixed(1)} / ${loadEnd.toFixed(1)}, on ${loadavgCpus()} CPUs: wall times scale with it, the row counts do not.`,
   ];
   const markdown = lines.join('\n');
-  writeResults('tick', { results, js }, markdown);
+  writeResults('tick', { results, js, cost, load: { start: loadStart, end: loadEnd } }, markdown);
   process.stdout.write(`${markdown}\n`);
 }
