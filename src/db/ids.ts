@@ -69,18 +69,3 @@ export function assertName(value: unknown, field: string): string {
   }
   return value;
 }
-
-/**
- * The Docker service or container name of a session: DNS-safe, at most 48
- * characters, and a function of the session id alone.
- *
- * @example
- * ```ts
- * containerNameFor('ses_0123456789abcdef0123456789abcdef') // => 'rt-ses-0123456789abcdef0123456789abcdef'
- * containerNameFor('my-task') // throws ValidationError
- * ```
- */
-export function containerNameFor(sessionId: string): string {
-  assertId('session', sessionId, 'sessionId');
-  return `rt-${sessionId.replace('_', '-')}`;
-}

@@ -29,7 +29,6 @@ export { finishRun } from './finishRun.js';
 export {
   assertId,
   assertName,
-  containerNameFor,
   ID_PREFIX,
   type IdKind,
   isId,

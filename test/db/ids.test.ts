@@ -1,8 +1,9 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { handleFor } from '../../src/containers/wrapper.js';
 import { ValidationError } from '../../src/db/errors.js';
 import * as ids from '../../src/db/ids.js';
-import { assertName, containerNameFor, isId, newId } from '../../src/db/ids.js';
+import { assertName, isId, newId } from '../../src/db/ids.js';
 import { runDocExamples } from '../support/docExamples.js';
 
 runDocExamples(new URL('../../src/db/ids.ts', import.meta.url), ids);
@@ -42,11 +43,14 @@ describe('ids', () => {
     },
   );
 
-  it('derives container names from session ids alone, DNS-safe and short', () => {
+  it('names containers and services from session ids alone (rt-ses_<hex>), as docs/data.md says', () => {
     for (let n = 0; n < 50; n++) {
-      const name = containerNameFor(newId('session'));
-      expect(name).toMatch(/^[a-z0-9-]{1,63}$/);
+      const id = newId('session');
+      const name = handleFor(id);
+      expect(name).toBe(`rt-${id}`);
+      // Docker's rule for container and service names, and Swarm's 63-character cap.
+      expect(name).toMatch(/^rt-ses_[0-9a-f]{32}$/);
+      expect(name).toMatch(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/);
     }
-    expect(() => containerNameFor(newId('task'))).toThrow(ValidationError);
   });
 });
