@@ -1,8 +1,8 @@
 /**
  * What inspection costs: throughput of many supervised actors processing
  * events with the inspector off, on with no viewer, on with one live viewer
- * (following one actor in detail), on with one viewer that never reads (a
- * stalled socket), and with the Stately bridge pointed at nothing.
+ * (following one actor in detail), and on with one viewer that never reads
+ * (a stalled socket).
  *
  * The workload is our own supervised tree (a one_for_one supervisor over
  * ACTORS machines that assign on every event), fed in batches with a
@@ -11,7 +11,6 @@
  */
 import { WebSocket } from 'ws';
 import { type AnyActorRef, assign, type InspectionEvent, setup } from 'xstate';
-import { createStatelyBridge } from '../../src/actors/statelyInspect.js';
 import { startSupervisor } from '../../src/supervisor/index.js';
 import { createInspector } from '../../src/ui-server/inspector/createInspector.js';
 import {
@@ -47,22 +46,9 @@ const counter = setup({
   },
 });
 
-type Mode =
-  | 'off'
-  | 'noop observer'
-  | 'no viewer'
-  | 'one viewer'
-  | 'stalled viewer'
-  | 'stately, no server';
+type Mode = 'off' | 'noop observer' | 'no viewer' | 'one viewer' | 'stalled viewer';
 /** `noop observer` separates XState's own cost of inspection from ours. */
-const MODES: Mode[] = [
-  'off',
-  'noop observer',
-  'no viewer',
-  'one viewer',
-  'stalled viewer',
-  'stately, no server',
-];
+const MODES: Mode[] = ['off', 'noop observer', 'no viewer', 'one viewer', 'stalled viewer'];
 const silent = { warn: () => {} };
 
 const macrotask = () => new Promise<void>((r) => setImmediate(r));
@@ -80,11 +66,6 @@ async function once(mode: Mode): Promise<Sample> {
     mode === 'off' || mode === 'noop observer' ? null : createInspector({ logger: silent });
   let inspect: ((e: InspectionEvent) => void) | undefined = inspector?.observer;
   if (mode === 'noop observer') inspect = () => {};
-  const stately =
-    mode === 'stately, no server'
-      ? createStatelyBridge({ url: 'ws://127.0.0.1:9', onError: () => {} })
-      : null;
-  if (stately) inspect = stately.observer;
   const sup = await startSupervisor(
     {
       id: 'bench',
@@ -143,7 +124,6 @@ async function once(mode: Mode): Promise<Sample> {
   client?.terminate();
   await server?.close();
   inspector?.close();
-  await stately?.stop();
   await sup.shutdown();
   return {
     eventsPerCpuSec: (EVENTS / cpuMs) * 1000,
