@@ -2,28 +2,31 @@ import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { MigrationError } from '../../src/db/errors.js';
 import { MIGRATIONS, migrate } from '../../src/db/migrations.js';
-import { describeEachEngine } from '../support/databases.js';
+import { describeEachEngine, raceTest } from '../support/databases.js';
 
-describeEachEngine('migrate', (getDb) => {
+describeEachEngine('migrate', (getDb, engine) => {
   it('is idempotent', async () => {
     const { db } = getDb();
     expect(await migrate(db)).toEqual({ applied: [], current: MIGRATIONS.at(-1)!.version });
   });
 
-  it('runs once when two nodes migrate an empty database at the same time', async () => {
-    const { db, connectAnother } = getDb();
-    const other = (await connectAnother()).db;
-    await sql`DROP SCHEMA public CASCADE`.execute(db);
-    await sql`CREATE SCHEMA public`.execute(db);
-    const results = await Promise.all([migrate(db), migrate(other)]);
-    const versions = MIGRATIONS.map((m) => m.version);
-    expect(results.map((r) => r.applied).sort((a, b) => b.length - a.length)).toEqual([
-      versions,
-      [],
-    ]);
-    const rows = await db.selectFrom('schema_migrations').select('version').execute();
-    expect(rows.map((r) => r.version)).toEqual(versions);
-  });
+  raceTest(engine)(
+    'runs once when two nodes migrate an empty database at the same time',
+    async () => {
+      const { db, connectAnother } = getDb();
+      const other = (await connectAnother()).db;
+      await sql`DROP SCHEMA public CASCADE`.execute(db);
+      await sql`CREATE SCHEMA public`.execute(db);
+      const results = await Promise.all([migrate(db), migrate(other)]);
+      const versions = MIGRATIONS.map((m) => m.version);
+      expect(results.map((r) => r.applied).sort((a, b) => b.length - a.length)).toEqual([
+        versions,
+        [],
+      ]);
+      const rows = await db.selectFrom('schema_migrations').select('version').execute();
+      expect(rows.map((r) => r.version)).toEqual(versions);
+    },
+  );
 
   it('rolls a failing migration back whole, keeping the cause', async () => {
     const { db } = getDb();

@@ -4,10 +4,10 @@ import { newId } from '../../src/db/ids.js';
 import { retryTask } from '../../src/db/retryTask.js';
 import { listSessionEvents, listSessionsForTask } from '../../src/db/sessionQueries.js';
 import { cancel, claim, finish } from '../../src/db/sessionTransitions.js';
-import { describeEachEngine } from '../support/databases.js';
+import { describeEachEngine, raceTest } from '../support/databases.js';
 import { enqueue, rowCounts, steppingClock } from './fixtures.js';
 
-describeEachEngine('retryTask', (getDb) => {
+describeEachEngine('retryTask', (getDb, engine) => {
   it('queues attempt 2 of a cancelled task, with its history row', async () => {
     const { db } = getDb();
     const now = steppingClock();
@@ -95,28 +95,31 @@ describeEachEngine('retryTask', (getDb) => {
     expect((await listSessionsForTask(db, task.id)).map((s) => s.attempt)).toEqual([1, 2]);
   });
 
-  it('of two racing retries (two connections), exactly one adds an attempt', async () => {
-    const { db, connectAnother } = getDb();
-    const other = (await connectAnother()).db;
-    const now = steppingClock();
-    const { task, session } = await enqueue(db, 'alice', now());
-    await cancel(db, {
-      sessionId: session.id,
-      expected: { status: 'queued', epoch: 0 },
-      reason: 'cancelled by user',
-      now: now(),
-    });
-    const input = {
-      taskId: task.id,
-      expected: { sessionId: session.id, status: 'cancelled' as const, epoch: 0 },
-      now: now(),
-    };
-    const results = await Promise.allSettled([retryTask(db, input), retryTask(other, input)]);
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    const lost = results.find((r) => r.status === 'rejected');
-    expect((lost as PromiseRejectedResult).reason).toBeInstanceOf(StaleStatusError);
-    expect((await listSessionsForTask(db, task.id)).map((s) => s.attempt)).toEqual([1, 2]);
-  });
+  raceTest(engine)(
+    'of two racing retries (two connections), exactly one adds an attempt',
+    async () => {
+      const { db, connectAnother } = getDb();
+      const other = (await connectAnother()).db;
+      const now = steppingClock();
+      const { task, session } = await enqueue(db, 'alice', now());
+      await cancel(db, {
+        sessionId: session.id,
+        expected: { status: 'queued', epoch: 0 },
+        reason: 'cancelled by user',
+        now: now(),
+      });
+      const input = {
+        taskId: task.id,
+        expected: { sessionId: session.id, status: 'cancelled' as const, epoch: 0 },
+        now: now(),
+      };
+      const results = await Promise.allSettled([retryTask(db, input), retryTask(other, input)]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      const lost = results.find((r) => r.status === 'rejected');
+      expect((lost as PromiseRejectedResult).reason).toBeInstanceOf(StaleStatusError);
+      expect((await listSessionsForTask(db, task.id)).map((s) => s.attempt)).toEqual([1, 2]);
+    },
+  );
 
   it('an unknown task is NotFoundError; bad input is ValidationError naming the field', async () => {
     const { db } = getDb();

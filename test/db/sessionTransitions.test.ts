@@ -11,7 +11,7 @@ import {
   recordHandle,
   requeue,
 } from '../../src/db/sessionTransitions.js';
-import { describeEachEngine } from '../support/databases.js';
+import { describeEachEngine, raceTest } from '../support/databases.js';
 import { enqueue, rowCounts, steppingClock } from './fixtures.js';
 
 async function rejection(p: Promise<unknown>): Promise<unknown> {
@@ -23,7 +23,7 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection');
 }
 
-describeEachEngine('session transitions', (getDb) => {
+describeEachEngine('session transitions', (getDb, engine) => {
   it('walks queued -> running -> succeeded, fencing with the epoch, one event per change', async () => {
     const { db } = getDb();
     const now = steppingClock();
@@ -247,47 +247,50 @@ describeEachEngine('session transitions', (getDb) => {
     expect((await listSessionEvents(db, id)).length).toBe(1);
   });
 
-  it('lets exactly one of two connections claim, then finish, each session', async () => {
-    const { db, engine, connectAnother } = getDb();
-    const other = (await connectAnother()).db;
-    const rounds = engine === 'postgres' ? 300 : 40;
-    const now = steppingClock();
-    for (let n = 0; n < rounds; n++) {
-      const { session } = await enqueue(db, `user-${n % 7}`, now());
-      const t = now();
-      const claims = await Promise.allSettled([
-        claim(db, { sessionId: session.id, epoch: 0, owner: 'node-a', now: t }),
-        claim(other, { sessionId: session.id, epoch: 0, owner: 'node-b', now: t }),
-      ]);
-      expect(claims.filter((c) => c.status === 'fulfilled')).toHaveLength(1);
-      const lost = claims.find((c) => c.status === 'rejected');
-      expect(lost?.status === 'rejected' && lost.reason).toBeInstanceOf(StaleStatusError);
+  raceTest(engine)(
+    'lets exactly one of two connections claim, then finish, each session',
+    async () => {
+      const { db, connectAnother } = getDb();
+      const other = (await connectAnother()).db;
+      const rounds = 300;
+      const now = steppingClock();
+      for (let n = 0; n < rounds; n++) {
+        const { session } = await enqueue(db, `user-${n % 7}`, now());
+        const t = now();
+        const claims = await Promise.allSettled([
+          claim(db, { sessionId: session.id, epoch: 0, owner: 'node-a', now: t }),
+          claim(other, { sessionId: session.id, epoch: 0, owner: 'node-b', now: t }),
+        ]);
+        expect(claims.filter((c) => c.status === 'fulfilled')).toHaveLength(1);
+        const lost = claims.find((c) => c.status === 'rejected');
+        expect(lost?.status === 'rejected' && lost.reason).toBeInstanceOf(StaleStatusError);
 
-      const f = now();
-      const finishes = await Promise.allSettled([
-        finish(db, { sessionId: session.id, epoch: 1, status: 'succeeded', exitCode: 0, now: f }),
-        finish(other, {
-          sessionId: session.id,
-          epoch: 1,
-          status: 'failed',
-          exitCode: 1,
-          reason: 'lost',
-          userRecoverable: true,
-          now: f,
-        }),
-      ]);
-      expect(finishes.filter((c) => c.status === 'fulfilled')).toHaveLength(1);
-      const lostFinish = finishes.find((c) => c.status === 'rejected');
-      expect(lostFinish?.status === 'rejected' && lostFinish.reason).toBeInstanceOf(
-        StaleStatusError,
-      );
+        const f = now();
+        const finishes = await Promise.allSettled([
+          finish(db, { sessionId: session.id, epoch: 1, status: 'succeeded', exitCode: 0, now: f }),
+          finish(other, {
+            sessionId: session.id,
+            epoch: 1,
+            status: 'failed',
+            exitCode: 1,
+            reason: 'lost',
+            userRecoverable: true,
+            now: f,
+          }),
+        ]);
+        expect(finishes.filter((c) => c.status === 'fulfilled')).toHaveLength(1);
+        const lostFinish = finishes.find((c) => c.status === 'rejected');
+        expect(lostFinish?.status === 'rejected' && lostFinish.reason).toBeInstanceOf(
+          StaleStatusError,
+        );
 
-      const history = (await listSessionEvents(db, session.id)).map((e) => `${e.from}>${e.to}`);
-      expect(history.slice(0, 2)).toEqual(['null>queued', 'queued>running']);
-      expect(history).toHaveLength(3);
-      expect(new Set(history).size).toBe(3);
-    }
-  });
+        const history = (await listSessionEvents(db, session.id)).map((e) => `${e.from}>${e.to}`);
+        expect(history.slice(0, 2)).toEqual(['null>queued', 'queued>running']);
+        expect(history).toHaveLength(3);
+        expect(new Set(history).size).toBe(3);
+      }
+    },
+  );
 
   it('agrees with a two-field model (status, epoch) on every sequence of attempts', async () => {
     const { db } = getDb();

@@ -11,10 +11,10 @@ import { expect, it } from 'vitest';
 import type { Session } from '../../src/db/rows.js';
 import { tick } from '../../src/db/tick.js';
 import type { TickOp } from '../../src/db/tickTypes.js';
-import { describeEachEngine, truncateAll } from '../support/databases.js';
+import { describeEachEngine, raceTest, truncateAll } from '../support/databases.js';
 import { enqueueOp, expectConsistent, finishOp, ticker } from './tickFixtures.js';
 
-describeEachEngine('tick fairness and caps', (getDb) => {
+describeEachEngine('tick fairness and caps', (getDb, engine) => {
   it('a newcomer waits at most one grant per other user with work', async () => {
     const { db } = getDb();
     await fc.assert(
@@ -56,68 +56,76 @@ describeEachEngine('tick fairness and caps', (getDb) => {
     );
   }, 240_000);
 
-  it('concurrent ticks from five connections never exceed a cap at any instant', async () => {
-    const { db, connectAnother } = getDb();
-    await truncateAll(db);
-    const pool = (await connectAnother()).db;
-    const caps = { globalCap: 6, defaultUserCap: 2 };
-    const users = ['ann', 'ben', 'cat', 'dan'];
-    await tick(db, {
-      owner: 'setup@b',
-      now: new Date(),
-      ...caps,
-      want: 0,
-      ops: [{ op: 'cap', ref: 'c', userId: 'dan', maxRunning: 1 }],
-    });
-    const node = async (n: number) => {
-      const owner = `node${n}@boot`;
-      let held: Session[] = [];
-      for (let round = 0; round < 25; round++) {
-        const ops: TickOp[] = held.map((s) => finishOp(s.id, s.epoch));
-        ops.push(
-          enqueueOp(users[(n + round) % users.length]!),
-          enqueueOp(users[round % users.length]!),
-        );
-        const r = await tick(pool, { owner, now: new Date(), ...caps, want: 3, ops });
-        held = r.granted.map((g) => g.session);
-        for (const o of r.outcomes) expect(o.kind).toBe('applied');
-      }
-      await tick(pool, {
-        owner,
+  raceTest(engine)(
+    'concurrent ticks from five connections never exceed a cap at any instant',
+    async () => {
+      const { db, connectAnother } = getDb();
+      await truncateAll(db);
+      const pool = (await connectAnother()).db;
+      const caps = { globalCap: 6, defaultUserCap: 2 };
+      const users = ['ann', 'ben', 'cat', 'dan'];
+      await tick(db, {
+        owner: 'setup@b',
         now: new Date(),
         ...caps,
         want: 0,
-        ops: held.map((s) => finishOp(s.id, s.epoch)),
+        ops: [{ op: 'cap', ref: 'c', userId: 'dan', maxRunning: 1 }],
       });
-    };
-    await Promise.all([0, 1, 2, 3, 4].map(node));
+      const node = async (n: number) => {
+        const owner = `node${n}@boot`;
+        let held: Session[] = [];
+        for (let round = 0; round < 25; round++) {
+          const ops: TickOp[] = held.map((s) => finishOp(s.id, s.epoch));
+          ops.push(
+            enqueueOp(users[(n + round) % users.length]!),
+            enqueueOp(users[round % users.length]!),
+          );
+          const r = await tick(pool, { owner, now: new Date(), ...caps, want: 3, ops });
+          held = r.granted.map((g) => g.session);
+          for (const o of r.outcomes) expect(o.kind).toBe('applied');
+        }
+        await tick(pool, {
+          owner,
+          now: new Date(),
+          ...caps,
+          want: 0,
+          ops: held.map((s) => finishOp(s.id, s.epoch)),
+        });
+      };
+      await Promise.all([0, 1, 2, 3, 4].map(node));
 
-    const { rows } = await sql<{ user_id: string; from_status: string | null; to_status: string }>`
+      const { rows } = await sql<{
+        user_id: string;
+        from_status: string | null;
+        to_status: string;
+      }>`
       SELECT s.user_id, e.from_status, e.to_status FROM session_events e
       JOIN sessions s ON s.id = e.session_id ORDER BY e.id`.execute(db);
-    const running = new Map<string, number>();
-    let total = 0;
-    let grants = 0;
-    let peak = 0;
-    for (const e of rows) {
-      const delta = (e.to_status === 'running' ? 1 : 0) - (e.from_status === 'running' ? 1 : 0);
-      if (delta === 0) continue;
-      if (delta > 0) grants += 1;
-      total += delta;
-      running.set(e.user_id, (running.get(e.user_id) ?? 0) + delta);
-      peak = Math.max(peak, total);
-      expect(total).toBeLessThanOrEqual(caps.globalCap);
-      expect(running.get(e.user_id)).toBeLessThanOrEqual(
-        e.user_id === 'dan' ? 1 : caps.defaultUserCap,
-      );
-    }
-    expect(grants).toBeGreaterThan(50);
-    expect(peak).toBe(caps.globalCap);
-    expect(total).toBe(0);
-    await expectConsistent(db);
-    const ticks = await sql<{
-      n: string;
-    }>`SELECT count(DISTINCT tick) AS n FROM session_events`.execute(db);
-    expect(Number(ticks.rows[0]?.n)).toBeGreaterThan(100);
-  }, 120_000);
+      const running = new Map<string, number>();
+      let total = 0;
+      let grants = 0;
+      let peak = 0;
+      for (const e of rows) {
+        const delta = (e.to_status === 'running' ? 1 : 0) - (e.from_status === 'running' ? 1 : 0);
+        if (delta === 0) continue;
+        if (delta > 0) grants += 1;
+        total += delta;
+        running.set(e.user_id, (running.get(e.user_id) ?? 0) + delta);
+        peak = Math.max(peak, total);
+        expect(total).toBeLessThanOrEqual(caps.globalCap);
+        expect(running.get(e.user_id)).toBeLessThanOrEqual(
+          e.user_id === 'dan' ? 1 : caps.defaultUserCap,
+        );
+      }
+      expect(grants).toBeGreaterThan(50);
+      expect(peak).toBe(caps.globalCap);
+      expect(total).toBe(0);
+      await expectConsistent(db);
+      const ticks = await sql<{
+        n: string;
+      }>`SELECT count(DISTINCT tick) AS n FROM session_events`.execute(db);
+      expect(Number(ticks.rows[0]?.n)).toBeGreaterThan(100);
+    },
+    120_000,
+  );
 });

@@ -42,12 +42,23 @@ export interface TestDatabase {
    * Another connection pool to the same database, for races between "nodes".
    * On the server: a real second pool (closed after the suite). On PGlite:
    * the same pool, because PGlite has a single backend and two pools over it
-   * would interleave their transactions.
+   * would interleave their transactions; "two nodes" there run one statement
+   * after the other, so a race test must use {@link raceTest}.
    */
   connectAnother(): Promise<DbHandle>;
 }
 
-export type SuiteBody = (getDb: () => TestDatabase) => void;
+/** A suite body; `engine` is known when the tests are declared. */
+export type SuiteBody = (getDb: () => TestDatabase, engine: Engine) => void;
+
+/**
+ * `it` for a test that races two connections: it runs on the server only.
+ * On PGlite `connectAnother()` is the same single backend, so the "race"
+ * would be sequential and the test would pass without testing one.
+ */
+export function raceTest(engine: Engine): ReturnType<typeof it.runIf> {
+  return it.runIf(engine === 'postgres');
+}
 
 let sharedPglite: Promise<PGlite> | undefined;
 let closeRegistered = false;
@@ -133,7 +144,7 @@ function describePglite(name: string, body: SuiteBody): void {
           close: async () => {},
         }),
       };
-    });
+    }, 'pglite');
   });
 }
 
@@ -150,7 +161,7 @@ function describeServer(name: string, body: SuiteBody): void {
         });
       });
     } else {
-      describe.skip(title, () => body(unavailable));
+      describe.skip(title, () => body(unavailable, 'postgres'));
     }
     return;
   }
@@ -185,7 +196,7 @@ function describeServer(name: string, body: SuiteBody): void {
           return another;
         },
       };
-    });
+    }, 'postgres');
   });
 }
 
