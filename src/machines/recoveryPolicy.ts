@@ -35,8 +35,8 @@ export type RecoveryAction = 'adopt' | 'fail';
  * @example
  * ```ts
  * recoveryAction({ backend: 'swarm', kind: 'run', handle: 'rt-s1', presence: 'present' }) // => 'adopt'
- * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1@4242.45565.2d47ad76', presence: 'present' }) // => 'adopt'
- * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1@4242.45565.2d47ad76', presence: 'absent' }) // => 'fail'
+ * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1:4242.45565.2d47ad76', presence: 'present' }) // => 'adopt'
+ * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1:4242.45565.2d47ad76', presence: 'absent' }) // => 'fail'
  * recoveryAction({ backend: 'swarm', kind: 'bootstrap', handle: 'rt-s1', presence: 'present' }) // => 'fail'
  * recoveryAction({ backend: 'swarm', kind: 'run', handle: null, presence: 'present' }) // => 'fail'
  * recoveryAction({ backend: 'docker', kind: 'run', handle: 'rt-s1', presence: 'absent' }) // => 'fail'

@@ -1,6 +1,6 @@
 /**
  * The handle of a local run names the process it started, not only the
- * session: `rt-<sessionId>@<pid>.<start>.<boot>`, where `start` is the
+ * session: `rt-<sessionId>:<pid>.<start>.<boot>`, where `start` is the
  * process's start time as the kernel reports it and `boot` names the boot it
  * started in. A pid the kernel gave to another process since (after the run
  * ended, or across a reboot) then shows a different start or boot: the run
@@ -20,17 +20,17 @@ export interface LocalHandle {
   bootToken: string;
 }
 
-const LOCAL_HANDLE = /^rt-([A-Za-z0-9_-]{1,60})@(\d{1,10})\.(\d{1,20})\.([0-9a-f]{1,32})$/;
+const LOCAL_HANDLE = /^rt-([A-Za-z0-9_-]{1,60}):(\d{1,10})\.(\d{1,20})\.([0-9a-f]{1,32})$/;
 
 /**
  * @example
  * ```ts
- * formatLocalHandle({ sessionId: 's1', pid: 4242, startToken: '45565', bootToken: '2d47ad76' }) // => 'rt-s1@4242.45565.2d47ad76'
+ * formatLocalHandle({ sessionId: 's1', pid: 4242, startToken: '45565', bootToken: '2d47ad76' }) // => 'rt-s1:4242.45565.2d47ad76'
  * formatLocalHandle({ sessionId: 'a;b', pid: 1, startToken: '1', bootToken: '1' }) // throws invalid_argument
  * ```
  */
 export function formatLocalHandle(h: LocalHandle): string {
-  const handle = `${handleFor(h.sessionId)}@${h.pid}.${h.startToken}.${h.bootToken}`;
+  const handle = `${handleFor(h.sessionId)}:${h.pid}.${h.startToken}.${h.bootToken}`;
   if (parseLocalHandle(handle) === null) {
     throw new ContainerError('invalid_argument', `not a local handle: ${handle}`);
   }
@@ -43,10 +43,10 @@ export function formatLocalHandle(h: LocalHandle): string {
  *
  * @example
  * ```ts
- * parseLocalHandle('rt-s1@4242.45565.2d47ad76') // => { sessionId: 's1', pid: 4242, startToken: '45565', bootToken: '2d47ad76' }
+ * parseLocalHandle('rt-s1:4242.45565.2d47ad76') // => { sessionId: 's1', pid: 4242, startToken: '45565', bootToken: '2d47ad76' }
  * parseLocalHandle('rt-s1') // => null
- * parseLocalHandle('rt-s1@0.1.ab') // => null
- * parseLocalHandle('rt-s1@12.x.ab') // => null
+ * parseLocalHandle('rt-s1:0.1.ab') // => null
+ * parseLocalHandle('rt-s1:12.x.ab') // => null
  * ```
  */
 export function parseLocalHandle(handle: string): LocalHandle | null {

@@ -133,7 +133,7 @@ describe('LocalBackend specifics', () => {
     fx.strays.push(other.pid!);
     const foreign = {
       ...ref,
-      handle: `rt-${ref.sessionId}@${other.pid}.${h.startToken}.${h.bootToken}`,
+      handle: `rt-${ref.sessionId}:${other.pid}.${h.startToken}.${h.bootToken}`,
     };
     const dir = fx.backend.runDir(ref.sessionId);
     rmSync(`${dir}/roundtable-exit-${ref.sessionId}`);
@@ -155,7 +155,7 @@ describe('LocalBackend specifics', () => {
       const { ref, startedAt } = await start('kernel-reuse', ['sh', '-c', 'echo hi; sleep 600']);
       const pid = parseLocalHandle(ref.handle)!.pid;
       process.kill(-pid, 'SIGKILL');
-      await until(() => (isAlive(pid) ? undefined : true), 5_000);
+      await until(() => (isAlive(-pid) ? undefined : true), 5_000);
       expect(await spawnWithPid(pid, fx.strays)).toBe(pid);
       const seen = await fx.make().observe(ref);
       expect(seen).toMatchObject({ presence: 'present', marker: null });

@@ -39,6 +39,7 @@ export async function until<T>(
   }
 }
 
+/** Whether `pid` (or, negative, a process group) still exists. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -110,7 +111,8 @@ export function localFixture(): LocalFixture {
       const pid = parseLocalHandle(ref.handle)?.pid;
       if (pid === undefined) throw new Error(`not a local handle: ${ref.handle}`);
       process.kill(-pid, 'SIGKILL');
-      await until(() => (isAlive(pid) ? undefined : true), 5_000);
+      // The whole group: the kernel keeps a pid while it names a live group.
+      await until(() => (isAlive(-pid) ? undefined : true), 5_000);
       if ((await spawnWithPid(pid, strays)) === null) throw new Error(`could not reuse pid ${pid}`);
     };
   }
