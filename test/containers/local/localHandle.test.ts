@@ -23,7 +23,7 @@ describe('local handles', () => {
       const text = formatLocalHandle(h);
       expect(parseLocalHandle(text)).toEqual(h);
       // The session row stores it: the store's own check must take it.
-    expect(handleColumn.safeParse(text).success).toBe(true);
+      expect(handleColumn.safeParse(text).success).toBe(true);
     },
   );
 
