@@ -19,6 +19,8 @@ import {
   getSessionOutput,
   getTask,
   getTaskForUser,
+  getTaskOutput,
+  getTaskRecord,
   listSessionsForTask,
   NotFoundError,
   newId,
@@ -573,6 +575,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     poolSnapshot: () => lines.snapshot(o.caps.maxRunning),
     sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
+    taskDetail: (actor, taskId) => getTaskRecord(db, { actor, taskId }),
+    taskOutput: (actor, taskId, sessionId) => getTaskOutput(db, { actor, taskId, sessionId }),
     metrics() {
       const snap = lines.snapshot(o.caps.maxRunning);
       const samples = waitSamples;

@@ -20,7 +20,7 @@ import {
   type PoolSnapshot,
 } from '../board/boardPort.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
-import type { Db, Session, SessionOutput, Task } from '../db/index.js';
+import type { Db, Session, SessionOutput, Task, TaskRecord } from '../db/index.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { describeExitReason, type ExitReason } from '../supervisor/exitReason.js';
@@ -191,6 +191,18 @@ export interface Runtime extends BoardSource, BoardCommands {
    * 16 MiB, a cut marked; docs/data.md), or null: none stored, or not theirs.
    */
   sessionOutput(userId: string, sessionId: string): Promise<SessionOutput | null>;
+  /**
+   * A task with every attempt for its job page, as `actor` (null: the admin)
+   * may see it; null when there is none or it is another user's (the filter
+   * is in the SQL). Reads the store; no deadline of its own beyond the pool's.
+   */
+  taskDetail(actor: string | null, taskId: string): Promise<TaskRecord | null>;
+  /** The stored output of one attempt of `taskId`, as `actor` may see it; or null. */
+  taskOutput(
+    actor: string | null,
+    taskId: string,
+    sessionId: string,
+  ): Promise<SessionOutput | null>;
   /**
    * Resolves with the first successful boot pass's report (the board
    * reloaded after it); a failed boot pass is retried by the Reconciler's

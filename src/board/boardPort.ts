@@ -87,6 +87,62 @@ export interface CreateTaskInput {
   env?: Record<string, string>;
 }
 
+/** One attempt of a task on its job page. Times are ISO-8601 UTC strings, or null. */
+export interface TaskAttemptDetail {
+  sessionId: string;
+  attempt: number;
+  status: string;
+  enqueuedAt: string;
+  claimedAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  exitCode: number | null;
+  failureReason: string | null;
+  /** The owner (`node@boot`) that holds or last held it. */
+  node: string | null;
+  backend: string | null;
+  handle: string | null;
+  /** Its status changes, oldest first, each with the reason it was made. */
+  events: Array<{
+    from: string | null;
+    to: string;
+    reason: string | null;
+    node: string | null;
+    at: string;
+  }>;
+}
+
+/** A task for its job page: what it runs and every attempt, oldest first. */
+export interface TaskDetail {
+  taskId: string;
+  userId: string;
+  title: string;
+  image: string;
+  command: string[];
+  /** The names of its environment variables; the values (often secrets) never leave the store. */
+  envKeys: string[];
+  createdAt: string;
+  attempts: TaskAttemptDetail[];
+}
+
+/** A finished attempt's stored output (whole up to 16 MiB; a cut is marked in `text`). */
+export interface StoredOutput {
+  text: string;
+  totalBytes: number;
+  truncated: boolean;
+}
+
+/** One page of an attempt's stored output (`GET /api/tasks/:id/sessions/:sid/output`). */
+export interface OutputPage {
+  sessionId: string;
+  /** Index of the first line in `lines` (0-based). */
+  from: number;
+  lines: string[];
+  totalLines: number;
+  totalBytes: number;
+  truncated: boolean;
+}
+
 /** Pool occupancy. Non-admin callers get only their own row in `users`. */
 export interface PoolSnapshot {
   /** Global cap on runners held at once. */
@@ -132,6 +188,18 @@ export interface BoardCommands {
   setUserCap(userId: string, maxRunning: number | null): Promise<void>;
   poolSnapshot(): PoolSnapshot;
   metrics(): BoardMetricsSnapshot;
+  /**
+   * A task for its job page as `actor` may see it (the user filter in the
+   * query); null when there is none or it is another user's. Optional: a
+   * source without it has no job pages (404).
+   */
+  taskDetail?(actor: string | null, taskId: string): Promise<TaskDetail | null>;
+  /** The stored output of one attempt of `taskId`, as `actor` may see it; null when none. */
+  taskOutput?(
+    actor: string | null,
+    taskId: string,
+    sessionId: string,
+  ): Promise<StoredOutput | null>;
   /**
    * The node's container engine as its last start or probe found it; shown
    * on `/healthz` and the board. Optional: a source with no engine omits it.

@@ -2,7 +2,7 @@
  * Typed calls to the board's HTTP API, over `fetch` (Node 20 and browsers).
  * Failures reject with {@link BoardApiError} carrying the server's code.
  */
-import type { CreateTaskInput, PoolSnapshot } from '../board/boardPort.js';
+import type { CreateTaskInput, OutputPage, PoolSnapshot, TaskDetail } from '../board/boardPort.js';
 import type { BoardStatsSnapshot } from '../board/boardStats.js';
 
 /** An API call the server answered with an error, or that never got an answer. */
@@ -30,6 +30,12 @@ export interface BoardApi {
   pool(): Promise<PoolSnapshot>;
   /** Recent run durations, and for the admin the last hour's points (`GET /api/stats`). */
   stats(): Promise<BoardStatsSnapshot>;
+  /** A task with every attempt (`GET /api/tasks/:id`). */
+  task(taskId: string): Promise<TaskDetail>;
+  /** Lines `from`.. of an attempt's stored output; without `from`, its last `count` lines. */
+  outputPage(taskId: string, sessionId: string, from?: number, count?: number): Promise<OutputPage>;
+  /** An attempt's whole stored output as a file. */
+  outputFile(taskId: string, sessionId: string): Promise<Blob>;
 }
 
 /** `baseUrl` is `http://host:port` ('' in the page: same origin). */
@@ -39,7 +45,7 @@ export function createBoardApi(options: {
   fetch?: typeof globalThis.fetch;
 }): BoardApi {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async function request(method: string, path: string, body?: unknown): Promise<Response> {
     let res: Response;
     try {
       res = await doFetch(`${options.baseUrl}${path}`, {
@@ -53,12 +59,17 @@ export function createBoardApi(options: {
     } catch (err) {
       throw new BoardApiError(0, 'network', `${method} ${path} failed`, { cause: err });
     }
+    return res;
+  }
+  function refusal(res: Response, json: unknown): BoardApiError {
+    const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+    return new BoardApiError(res.status, e?.code ?? 'http', e?.message ?? res.statusText);
+  }
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await request(method, path, body);
     const text = await res.text();
     const json: unknown = text === '' ? undefined : JSON.parse(text);
-    if (!res.ok) {
-      const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-      throw new BoardApiError(res.status, e?.code ?? 'http', e?.message ?? res.statusText);
-    }
+    if (!res.ok) throw refusal(res, json);
     return json as T;
   }
   const id = encodeURIComponent;
@@ -69,5 +80,18 @@ export function createBoardApi(options: {
     setUserCap: (userId, maxRunning) => call('PUT', `/api/users/${id(userId)}/cap`, { maxRunning }),
     pool: () => call('GET', '/api/pool'),
     stats: () => call('GET', '/api/stats'),
+    task: (taskId) => call('GET', `/api/tasks/${id(taskId)}`),
+    outputPage(taskId, sessionId, from, count) {
+      const q = new URLSearchParams();
+      if (from !== undefined) q.set('from', String(from));
+      if (count !== undefined) q.set('count', String(count));
+      return call('GET', `/api/tasks/${id(taskId)}/sessions/${id(sessionId)}/output?${q}`);
+    },
+    async outputFile(taskId, sessionId) {
+      const path = `/api/tasks/${id(taskId)}/sessions/${id(sessionId)}/output.txt`;
+      const res = await request('GET', path);
+      if (!res.ok) throw refusal(res, await res.json().catch(() => undefined));
+      return res.blob();
+    },
   };
 }

@@ -93,6 +93,12 @@ export {
 } from './sessionTransitions.js';
 export { TICK_CHANNEL } from './sql/rtTick.js';
 export {
+  getTaskOutput,
+  getTaskRecord,
+  type TaskAttempt,
+  type TaskRecord,
+} from './taskDetail.js';
+export {
   type CreateTaskInput,
   createTasksWithSessions,
   createTaskWithSession,

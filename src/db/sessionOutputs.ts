@@ -142,7 +142,17 @@ export async function getSessionOutput(
     .where('o.session_id', '=', i.sessionId)
     .where('s.user_id', '=', i.userId)
     .executeTakeFirst();
-  if (row === undefined) return null;
+  return row === undefined ? null : toSessionOutput(row);
+}
+
+/** A `session_outputs` row read back, its byte count checked. */
+export function toSessionOutput(row: {
+  session_id: string;
+  text: string;
+  total_bytes: string | number;
+  truncated: boolean;
+  created_at: Date;
+}): SessionOutput {
   const totalBytes = Number(row.total_bytes);
   if (!Number.isSafeInteger(totalBytes)) {
     throw new CorruptRowError('session_outputs', row.session_id, 'total_bytes');

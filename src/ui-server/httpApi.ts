@@ -13,6 +13,13 @@ import {
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
 import type { BoardStats } from './boardStats.js';
+import {
+  jobReads,
+  outputPage,
+  parsePageQuery,
+  type RouteRefusal,
+  sendDownload,
+} from './jobRoutes.js';
 import { PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
 
@@ -49,6 +56,17 @@ const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
   { method: 'GET', pattern: /^\/api\/stats$/, name: 'stats' },
   { method: 'POST', pattern: /^\/api\/tasks$/, name: 'create' },
+  { method: 'GET', pattern: new RegExp(`^/api/tasks/${ID}$`), name: 'task' },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/api/tasks/${ID}/sessions/${ID}/output$`),
+    name: 'output',
+  },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/api/tasks/${ID}/sessions/${ID}/output\\.txt$`),
+    name: 'download',
+  },
   { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/cancel$`), name: 'cancel' },
   { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/retry$`), name: 'retry' },
   { method: 'PUT', pattern: new RegExp(`^/api/users/${ID}/cap$`), name: 'cap' },
@@ -121,7 +139,13 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     const allow = matching.map((m) => m.method).join(', ');
     throw new HttpError(405, 'method_not_allowed', `use ${allow}`, { allow });
   }
-  const param = decodeURIComponent(r.pattern.exec(path)?.[1] ?? '');
+  const groups = r.pattern.exec(path);
+  const param = decodeURIComponent(groups?.[1] ?? '');
+  const second = decodeURIComponent(groups?.[2] ?? '');
+  const refuse = (e: RouteRefusal): never => {
+    throw new HttpError(e.status, e.code, e.message);
+  };
+  const notFound = () => refuse({ status: 404, code: 'not_found', message: `no task ${param}` });
   switch (r.name) {
     case 'page':
       res.writeHead(200, {
@@ -156,6 +180,30 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     }
     case 'stats':
       return send(res, 200, ctx.stats.snapshot(viewerOf(principalOf(req, ctx))));
+    case 'task': {
+      const reads = jobReads(ctx.commands);
+      if ('status' in reads) return refuse(reads);
+      const detail = await reads.taskDetail(viewerOf(principalOf(req, ctx)), param);
+      return detail === null ? notFound() : send(res, 200, detail);
+    }
+    case 'output':
+    case 'download': {
+      const reads = jobReads(ctx.commands);
+      if ('status' in reads) return refuse(reads);
+      const viewer = viewerOf(principalOf(req, ctx));
+      const query = parsePageQuery(new URL(req.url ?? '/', 'http://localhost').searchParams);
+      if ('status' in query) return refuse(query);
+      const output = await reads.taskOutput(viewer, param, second);
+      if (output === null) {
+        return refuse({
+          status: 404,
+          code: 'not_found',
+          message: `no stored output for ${second}`,
+        });
+      }
+      if (r.name === 'download') return sendDownload(res, param, second, output);
+      return send(res, 200, outputPage(second, output, query.from, query.count));
+    }
     case 'create': {
       const principal = principalOf(req, ctx);
       if (principal.kind !== 'user') {

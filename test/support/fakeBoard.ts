@@ -12,6 +12,8 @@ import type {
   BoardSource,
   CreateTaskInput,
   PoolSnapshot,
+  StoredOutput,
+  TaskDetail,
 } from '../../src/board/boardPort.js';
 import { BoardCommandError, CARD_OUTPUT_LINES } from '../../src/board/boardPort.js';
 
@@ -31,6 +33,10 @@ export class FakeBoard implements BoardSource, BoardCommands {
   private readonly line: string[] = [];
   private readonly caps = new Map<string, number | null>();
   private readonly listeners = new Set<(card: BoardCard) => void>();
+  /** What each task runs, and each session's latest card and every output line (job pages). */
+  private readonly inputs = new Map<string, CreateTaskInput>();
+  private readonly attempts = new Map<string, Map<string, BoardCard>>();
+  private readonly fullOutput = new Map<string, string[]>();
   private waitSamples: number[] = [];
   private nextId = 1;
   restartsTotal = 0;
@@ -75,6 +81,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       updatedAt: this.iso(),
     };
     this.cardsById.set(card.taskId, card);
+    this.inputs.set(card.taskId, input);
     this.line.push(card.taskId);
     this.settle([card.taskId]);
     const after = this.cardsById.get(card.taskId)!;
@@ -165,10 +172,58 @@ export class FakeBoard implements BoardSource, BoardCommands {
     };
   }
 
+  async taskDetail(actor: string | null, taskId: string): Promise<TaskDetail | null> {
+    const card = this.cardsById.get(taskId);
+    const input = this.inputs.get(taskId);
+    if (card === undefined || input === undefined) return null;
+    if (actor !== null && card.userId !== actor) return null;
+    const attempts = [...(this.attempts.get(taskId)?.values() ?? [])].map((c) => ({
+      sessionId: c.sessionId,
+      attempt: c.attempt,
+      status: c.status,
+      enqueuedAt: c.queued?.since ?? c.updatedAt,
+      claimedAt: c.running?.since ?? null,
+      startedAt: c.running?.since ?? null,
+      finishedAt: c.column === 'done' || c.column === 'failed' ? c.updatedAt : null,
+      exitCode: c.exitCode,
+      failureReason: c.failure?.reason ?? (c.status === 'cancelled' ? 'cancelled' : null),
+      node: c.column === 'queued' ? null : 'fake-node@boot',
+      backend: c.column === 'queued' ? null : 'simulated',
+      handle: c.column === 'queued' ? null : `handle-${c.sessionId}`,
+      events: [],
+    }));
+    return {
+      taskId,
+      userId: card.userId,
+      title: card.title,
+      image: input.image,
+      command: [...input.command],
+      envKeys: Object.keys(input.env ?? {}).sort(),
+      createdAt: attempts[0]?.enqueuedAt ?? card.updatedAt,
+      attempts,
+    };
+  }
+
+  async taskOutput(
+    actor: string | null,
+    taskId: string,
+    sessionId: string,
+  ): Promise<StoredOutput | null> {
+    const card = this.attempts.get(taskId)?.get(sessionId);
+    if (card === undefined || (actor !== null && card.userId !== actor)) return null;
+    // Like the runtime: output is stored when the run finishes.
+    if (card.column !== 'done' && card.column !== 'failed') return null;
+    const text = (this.fullOutput.get(sessionId) ?? []).map((l) => `${l}\n`).join('');
+    return { text, totalBytes: Buffer.byteLength(text), truncated: false };
+  }
+
   // --- test controls: what the runtime would report ---
   /** Appends an output line to a running card. */
   output(taskId: string, line: string): void {
     const card = this.get(taskId);
+    const all = this.fullOutput.get(card.sessionId) ?? [];
+    all.push(line);
+    this.fullOutput.set(card.sessionId, all);
     const lastOutput = [...card.lastOutput, line].slice(-CARD_OUTPUT_LINES);
     this.update(taskId, { lastOutput });
   }
@@ -273,6 +328,8 @@ export class FakeBoard implements BoardSource, BoardCommands {
     });
     for (const id of changed) {
       const card = this.get(id);
+      const sessions = this.attempts.get(id) ?? new Map<string, BoardCard>();
+      this.attempts.set(id, sessions.set(card.sessionId, card));
       for (const listener of this.listeners) listener(card);
     }
   }

@@ -115,6 +115,62 @@ describe('caps and pool', () => {
     expect([all.users.length, all.running]).toEqual([2, 2]);
   });
 
+  it('serves a job and its stored output to its user and the admin, never to another user', async () => {
+    h = await startHarness();
+    await call('POST', '/api/tasks', ALICE, {
+      ...spec('a'),
+      env: { TOKEN: 'secret-value', HOME: '/x' },
+    });
+    for (let i = 1; i <= 5; i += 1) h.board.output('t1', `line ${i}`);
+    h.board.finish('t1', 0);
+    const detail = await call('GET', '/api/tasks/t1', ALICE);
+    expect(detail.status).toBe(200);
+    expect(detail.json).toMatchObject({
+      taskId: 't1',
+      userId: 'alice',
+      image: 'alpine:3',
+      command: ['echo', 'a'],
+      envKeys: ['HOME', 'TOKEN'],
+      attempts: [{ sessionId: 's1', attempt: 1, status: 'succeeded', exitCode: 0 }],
+    });
+    expect(JSON.stringify(detail.json)).not.toContain('secret-value');
+    expect((await call('GET', '/api/tasks/t1', ADMIN)).status).toBe(200);
+    const page = await call('GET', '/api/tasks/t1/sessions/s1/output?from=1&count=2', ALICE);
+    expect(page.json).toEqual({
+      sessionId: 's1',
+      from: 1,
+      lines: ['line 2', 'line 3'],
+      totalLines: 5,
+      totalBytes: 35,
+      truncated: false,
+    });
+    const tail = await call('GET', '/api/tasks/t1/sessions/s1/output?count=2', ADMIN);
+    expect((tail.json as { lines: string[] }).lines).toEqual(['line 4', 'line 5']);
+    const file = await fetch(`${h.server.url}/api/tasks/t1/sessions/s1/output.txt`, {
+      headers: { authorization: `Bearer ${ALICE}` },
+    });
+    expect([file.status, file.headers.get('content-disposition'), await file.text()]).toEqual([
+      200,
+      'attachment; filename="t1-s1.log"',
+      'line 1\nline 2\nline 3\nline 4\nline 5\n',
+    ]);
+    // Bob reads none of it: every route answers as if the task did not exist.
+    for (const path of [
+      '/api/tasks/t1',
+      '/api/tasks/t1/sessions/s1/output',
+      '/api/tasks/t1/sessions/s1/output.txt',
+    ]) {
+      const r = await call('GET', path, BOB);
+      expect([path, r.status, errorCode(r)]).toEqual([path, 404, 'not_found']);
+    }
+    expect(errorCode(await call('GET', '/api/tasks/t1/sessions/s1/output?count=0', ALICE))).toBe(
+      'bad_request',
+    );
+    expect(errorCode(await call('GET', '/api/tasks/t1/sessions/s1/output?page=2', ALICE))).toBe(
+      'bad_request',
+    );
+  });
+
   it('serves run statistics: durations to anyone signed in, the hour of points to the admin only', async () => {
     h = await startHarness();
     await call('POST', '/api/tasks', ALICE, spec('a'));

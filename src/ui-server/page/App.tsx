@@ -14,6 +14,7 @@ import { BoardColumns } from './BoardColumns.js';
 import type { CardActions } from './CardView.js';
 import { CreateForm } from './CreateForm.js';
 import { ErrorList, type ShownError } from './ErrorList.js';
+import { JobPage } from './JobPage.js';
 import { useEstimates } from './useEstimates.js';
 
 const POLL_MS = 5000;
@@ -124,7 +125,15 @@ export function App({ client, api }: { client: BoardClient; api: BoardApi }) {
         onDismiss={(id) => setErrors((es) => es.filter((e) => e.id !== id))}
       />
       {job ? (
-        <p class="job-placeholder">job {decodeURIComponent(job[1]!)}</p>
+        <JobPage
+          key={job[1]}
+          api={api}
+          taskId={decodeURIComponent(job[1]!)}
+          card={ctx.cards[decodeURIComponent(job[1]!)]}
+          admin={admin}
+          actions={actions}
+          report={report}
+        />
       ) : (
         <BoardColumns ctx={ctx} admin={admin} etas={etas} actions={actions} />
       )}

@@ -41,6 +41,7 @@ section h2 .count { font-weight: 400; color: var(--muted); }
 .job pre { max-height: 40rem; }
 .job table { border-collapse: collapse; width: 100%; }
 .job th, .job td { text-align: left; padding: .2rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+.scroll { overflow-x: auto; }
 .job dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2rem 1rem; }
 .job dd { margin: 0; overflow-wrap: anywhere; font-family: ui-monospace, monospace; }
 .dashboard { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: .8rem; padding: .8rem .8rem 0; }

@@ -1,0 +1,105 @@
+/**
+ * The job page's routes: a task with every attempt, and an attempt's stored
+ * output, paged by lines or whole as a download. What a user may read is
+ * decided by the port's query (the user filter is in the SQL); another
+ * user's task answers 404 like a missing one, so ids do not leak.
+ */
+import type { ServerResponse } from 'node:http';
+import { z } from 'zod';
+import type { BoardCommands, OutputPage, StoredOutput } from '../board/boardPort.js';
+
+/** Most lines one output page holds. */
+export const MAX_OUTPUT_PAGE_LINES = 5000;
+/** Lines in a page when the request names no count. */
+export const DEFAULT_OUTPUT_PAGE_LINES = 1000;
+
+const pageQuery = z.strictObject({
+  from: z.coerce.number().int().min(0).optional(),
+  count: z.coerce.number().int().min(1).max(MAX_OUTPUT_PAGE_LINES).optional(),
+});
+
+/** A refusal the API answers as `{ error }` with this status. */
+export interface RouteRefusal {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** Query parameters for an output page, or why they are refused. */
+export function parsePageQuery(
+  search: URLSearchParams,
+): { from: number | undefined; count: number } | RouteRefusal {
+  const parsed = pageQuery.safeParse(Object.fromEntries(search));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return {
+      status: 400,
+      code: 'bad_request',
+      message: `${issue.path.join('.') || 'query'}: ${issue.message}`,
+    };
+  }
+  return { from: parsed.data.from, count: parsed.data.count ?? DEFAULT_OUTPUT_PAGE_LINES };
+}
+
+/**
+ * Lines `from`..`from + count` of `text`; without `from`, the last `count`
+ * lines (a log is read from its end). A final newline ends the last line
+ * rather than starting an empty one.
+ *
+ * @example
+ * ```ts
+ * const out = { text: 'a\nb\nc\n', totalBytes: 6, truncated: false }
+ * outputPage('s1', out, 1, 5) // => { sessionId: 's1', from: 1, lines: ['b', 'c'], totalLines: 3, totalBytes: 6, truncated: false }
+ * outputPage('s1', out, undefined, 2).lines // => ['b', 'c']
+ * outputPage('s1', { ...out, text: '' }, undefined, 2).totalLines // => 0
+ * ```
+ */
+export function outputPage(
+  sessionId: string,
+  output: StoredOutput,
+  from: number | undefined,
+  count: number,
+): OutputPage {
+  const all = output.text === '' ? [] : output.text.replace(/\n$/, '').split('\n');
+  const start = from ?? Math.max(0, all.length - count);
+  return {
+    sessionId,
+    from: start,
+    lines: all.slice(start, start + count),
+    totalLines: all.length,
+    totalBytes: output.totalBytes,
+    truncated: output.truncated,
+  };
+}
+
+/** A file name for a download: the ids and nothing a header could be broken with. */
+export function downloadName(taskId: string, sessionId: string): string {
+  return `${taskId}-${sessionId}.log`.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+/** Sends a whole output as a text download. */
+export function sendDownload(
+  res: ServerResponse,
+  taskId: string,
+  sessionId: string,
+  output: StoredOutput,
+): void {
+  res.writeHead(200, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-disposition': `attachment; filename="${downloadName(taskId, sessionId)}"`,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(output.text);
+}
+
+/** The port's job reads, or a refusal when the source has none. */
+export function jobReads(
+  commands: BoardCommands,
+): Required<Pick<BoardCommands, 'taskDetail' | 'taskOutput'>> | RouteRefusal {
+  const { taskDetail, taskOutput } = commands;
+  if (taskDetail === undefined || taskOutput === undefined) {
+    return { status: 404, code: 'not_found', message: 'this server has no job pages' };
+  }
+  return { taskDetail: taskDetail.bind(commands), taskOutput: taskOutput.bind(commands) };
+}

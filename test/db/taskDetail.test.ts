@@ -1,0 +1,78 @@
+import { expect, it } from 'vitest';
+import type { TaskDetail } from '../../src/board/boardPort.js';
+import { finishWithOutput } from '../../src/db/sessionOutputs.js';
+import { claim } from '../../src/db/sessionTransitions.js';
+import { getTaskOutput, getTaskRecord, type TaskRecord } from '../../src/db/taskDetail.js';
+import { createTaskWithSession } from '../../src/db/tasks.js';
+import { describeEachEngine } from '../support/databases.js';
+import { enqueue, steppingClock } from './fixtures.js';
+
+// The port mirrors the store's record (the ui-server may not import the store): the same shape.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const portMatchesStore: Same<TaskRecord, TaskDetail> = true;
+void portMatchesStore;
+
+describeEachEngine('task detail', (getDb) => {
+  it('reads a task with its attempts and output for its user and the admin, never another user', async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const { task, session } = await createTaskWithSession(db, {
+      userId: 'alice',
+      title: 'with env',
+      spec: {
+        image: 'busybox:1.36',
+        command: ['sh', '-c', 'echo hi'],
+        env: { TOKEN: 'hush', A: '1' },
+      },
+      now: now(),
+    });
+    await claim(db, { sessionId: session.id, epoch: 0, owner: 'node-a@boot1', now: now() });
+    await finishWithOutput(
+      db,
+      {
+        sessionId: session.id,
+        epoch: 1,
+        status: 'failed',
+        exitCode: 3,
+        reason: 'exit_code',
+        userRecoverable: false,
+        now: now(),
+      },
+      { text: 'hi\nbye\n', totalBytes: 7, truncated: false },
+    );
+    const other = await enqueue(db, 'bob', now());
+
+    const mine = await getTaskRecord(db, { actor: 'alice', taskId: task.id });
+    expect(mine).toMatchObject({
+      taskId: task.id,
+      userId: 'alice',
+      title: 'with env',
+      image: 'busybox:1.36',
+      command: ['sh', '-c', 'echo hi'],
+      envKeys: ['A', 'TOKEN'],
+      attempts: [
+        {
+          sessionId: session.id,
+          attempt: 1,
+          status: 'failed',
+          exitCode: 3,
+          failureReason: 'exit_code',
+          node: 'node-a@boot1',
+        },
+      ],
+    });
+    expect(mine!.attempts[0]!.events.map((e) => e.to)).toEqual(['queued', 'running', 'failed']);
+    expect(JSON.stringify(mine)).not.toContain('hush');
+    expect(await getTaskRecord(db, { actor: null, taskId: task.id })).toEqual(mine);
+    expect(await getTaskRecord(db, { actor: 'bob', taskId: task.id })).toBeNull();
+    expect(await getTaskRecord(db, { actor: 'alice', taskId: other.task.id })).toBeNull();
+    expect(await getTaskRecord(db, { actor: 'alice', taskId: 'not-an-id' })).toBeNull();
+
+    const output = { actor: 'alice', taskId: task.id, sessionId: session.id };
+    expect((await getTaskOutput(db, output))?.text).toBe('hi\nbye\n');
+    expect((await getTaskOutput(db, { ...output, actor: null }))?.text).toBe('hi\nbye\n');
+    expect(await getTaskOutput(db, { ...output, actor: 'bob' })).toBeNull();
+    // The session must be an attempt of the task named.
+    expect(await getTaskOutput(db, { ...output, taskId: other.task.id, actor: null })).toBeNull();
+  });
+});
