@@ -27,6 +27,7 @@ import {
   readChanges,
   readLines,
   repairDispatch,
+  runningByOwner,
   type Session,
   tick,
   ValidationError,
@@ -39,6 +40,8 @@ import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { type ExitReason, isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
+import type { ClusterLiveness } from './clusterLiveness.js';
+import { startClusterLiveness } from './clusterLivenessWiring.js';
 import { Dispatcher, DispatcherStoppedError } from './dispatcher.js';
 import { LineBook } from './lineBook.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
@@ -47,7 +50,7 @@ import { runnerPoolMachine } from './runnerPool.js';
 import { createBoardIndex } from './runtimeBoard.js';
 import { EngineGate } from './runtimeEngine.js';
 import { TickFeed } from './runtimeFeed.js';
-import { heartbeatLiveness, heartbeatLogic } from './runtimeHeartbeat.js';
+import { heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
 import { RunnerStarter } from './runtimeRunners.js';
 import {
@@ -100,6 +103,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const now = () => clock.now();
   const isTransient = o.isTransient ?? isTransientDbError;
   let root: Supervisor | undefined;
+  /** Set once the boot lock's first attempt is over (src/actors/clusterLiveness.ts). */
+  let cluster: ClusterLiveness | undefined;
   let inFlight = 0;
   let dead = false;
   let restartsTotal = 0;
@@ -175,7 +180,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     validate: (op) => {
       validateTickOp(op);
     },
-    mayGrant: () => !dead && engine.available(),
+    // No grant before the boot lock is taken, nor while it is lost.
+    mayGrant: () => !dead && engine.available() && (cluster?.canGrant() ?? false),
     onTick(result, ops) {
       if (dead) return;
       vacuumSoon();
@@ -255,6 +261,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ).catch(report);
     },
     grantOf: (sessionId) => starter.take(sessionId),
+    mayAdopt: (s) => mayAdopt(s),
     onStartFailure: (error, session) => engine.startFailed(error, session),
     onRequeued: (reason) => {
       giveUps[reason] = (giveUps[reason] ?? 0) + 1;
@@ -335,6 +342,26 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     now,
   };
   const heartbeat = heartbeatLogic({ ...beats, track, onError: report });
+  // The boot lock is taken before the first beat: a row with no lock yet
+  // would read as a boot that lost it.
+  const wired = await startClusterLiveness({
+    db,
+    owner,
+    nodeId: o.nodeId,
+    clock,
+    pollMs: o.livenessPollMs,
+    staleAfterMs: staleAfterMs(beats),
+    bootLock: o.bootLock,
+    liveness: o.liveness,
+    beats,
+    reconcilerRef: () => root?.child('reconciler'),
+    poke: () => dispatcher.poke(),
+    isDead: () => dead,
+    onError: report,
+    track,
+  });
+  cluster = wired.cluster;
+  const { liveness, mayAdopt } = wired;
   let bootedSettle: { resolve(r: PassReport): void; reject(e: Error): void } | undefined;
   const booted = new Promise<PassReport>((resolve, reject) => {
     bootedSettle = { resolve, reject };
@@ -345,7 +372,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     backend,
     owner,
     now,
-    liveness: o.liveness ?? heartbeatLiveness(beats),
+    liveness,
     runnerImage: o.runnerImage,
     lock: o.reconcileLock,
     clock,
@@ -595,7 +622,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       tick: feed.seenTick(),
       holding: dispatcher.holding(),
       backlog: dispatcher.backlog(),
+      lock: cluster?.self() ?? 'none',
     }),
+    async clusterNodes() {
+      const [nodes, owned] = await Promise.all([
+        cluster?.nodes() ?? Promise.resolve([]),
+        runningByOwner(db),
+      ]);
+      return nodes.map((n) => ({ ...n, sessionsOwned: owned.get(n.owner) ?? 0 }));
+    },
     reconcile() {
       alive();
       const ref = top.child('reconciler');
@@ -625,11 +660,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         // window to adopt the runs this boot leaves behind.
         // A store that is down by now only costs them the window: reported.
         await endBeat(db, { owner }).catch(o.onError);
+        await cluster?.stop().catch(o.onError);
       })();
       return stopping;
     },
     kill() {
       ending ??= 'kill';
+      cluster?.kill();
       shutDownShell();
       top.kill();
     },

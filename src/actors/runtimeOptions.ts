@@ -18,10 +18,10 @@ export const RUNTIME_DEFAULTS = {
   adoptBudgetMs: 15 * 60 * 1000,
   reconcileMs: 60_000,
   ioTimeoutMs: 120_000,
-  reconcileLock: false,
   dispatchPollMs: 1_000,
   positionPushMs: 100,
   storeDeadlineMs: 60_000,
+  livenessPollMs: 250,
 } as const;
 
 /**
@@ -99,6 +99,17 @@ const schema = z.object({
   positionPushMs: ms.optional(),
   storeDeadlineMs: ms.optional(),
   isTransient: fn.optional(),
+  bootLock: z
+    .custom<object>(
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        'holdBootLock' in v &&
+        (v.holdBootLock === null || typeof v.holdBootLock === 'function'),
+      'must be the store handle (with holdBootLock)',
+    )
+    .optional(),
+  livenessPollMs: ms.optional(),
 } satisfies Record<keyof RuntimeOptions, z.ZodType>);
 
 const KNOWN = Object.keys(schema.shape);
@@ -118,6 +129,7 @@ export type ResolvedRuntimeOptions = Omit<
   dispatchPollMs: number;
   positionPushMs: number;
   storeDeadlineMs: number;
+  livenessPollMs: number;
   heartbeatMs: number;
   heartbeatStaleBeats: number;
   passTimeoutMs: number;
@@ -140,6 +152,11 @@ export type ResolvedRuntimeOptions = Omit<
  * resolveRuntimeOptions({ ...base, reconcileMs: 3000 }).heartbeatMs // => 1000
  * resolveRuntimeOptions(base).heartbeatStaleBeats // => 3
  * resolveRuntimeOptions(base).passTimeoutMs // => 600000
+ * resolveRuntimeOptions(base).reconcileLock // => false
+ * resolveRuntimeOptions({ ...base, bootLock: { holdBootLock: () => null } }).reconcileLock // => true
+ * resolveRuntimeOptions({ ...base, bootLock: { holdBootLock: null } }).reconcileLock // => false
+ * resolveRuntimeOptions({ ...base, bootLock: { holdBootLock: () => null }, reconcileLock: false }).reconcileLock // => false
+ * resolveRuntimeOptions({ ...base, bootLock: {} }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, heartbeatStaleBeats: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, passTimeoutMs: -1 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, pollMS: 5 }) // throws RuntimeOptionError
@@ -170,6 +187,10 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
     heartbeatMs: o.heartbeatMs ?? Math.max(1, Math.round(o.reconcileMs / 3)),
     heartbeatStaleBeats: o.heartbeatStaleBeats ?? 3,
     passTimeoutMs: o.passTimeoutMs ?? Math.max(o.reconcileMs, o.ioTimeoutMs) * 5,
+    // On a Postgres server (a boot lock can be held) one Reconciler acts at a
+    // time; PGlite's single connection could not even take the lock.
+    reconcileLock:
+      o.reconcileLock ?? (o.bootLock !== undefined && o.bootLock.holdBootLock !== null),
   };
   if (!(derived.heartbeatMs > 0 && derived.passTimeoutMs > 0)) {
     throw new RuntimeOptionError('heartbeatMs', 'must be a number > 0');

@@ -21,10 +21,12 @@ import {
 } from '../board/boardPort.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import type { Db, Session, SessionOutput, Task, TaskRecord } from '../db/index.js';
+import type { SelfLock } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { describeExitReason, type ExitReason } from '../supervisor/exitReason.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
+import type { BootLockPort, ClusterNode } from './clusterLiveness.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
 import type { PassReport } from './reconcilerSteps.js';
 import type { TickNotifications } from './runtimeFeed.js';
@@ -77,6 +79,17 @@ export interface RuntimeOptions {
    * `heartbeatStaleBeats` beats). See docs/runtime.md.
    */
   liveness?: OwnerLiveness;
+  /**
+   * The store's boot lock (the store handle, `holdBootLock`; src/db/bootLock.ts).
+   * Given on a Postgres server, this boot holds its lock for as long as it
+   * lives, takes no grants while it cannot, and watches the other boots'
+   * locks every `livenessPollMs`: a death is a DOWN within that period, and
+   * a Reconciler pass acts on it at once (src/actors/clusterLiveness.ts).
+   * Absent, or null on PGlite: the heartbeat rows alone decide.
+   */
+  bootLock?: BootLockPort;
+  /** How often the other boots' locks and rows are read. Default 250. */
+  livenessPollMs?: number;
   /** How often this boot writes its heartbeat row. Default reconcileMs / 3. */
   heartbeatMs?: number;
   /** Missed beats after which another node's owner counts as gone. Default 3. */
@@ -88,8 +101,10 @@ export interface RuntimeOptions {
    */
   passTimeoutMs?: number;
   /**
-   * Take the Postgres advisory lock around each reconcile pass. Needs a
-   * pool of more than one connection: never with PGlite. Default false.
+   * Take the Postgres advisory lock around each reconcile pass, so one
+   * Reconciler acts at a time over every node. Needs a pool of more than
+   * one connection: never with PGlite. Default: on when `bootLock` can hold
+   * a lock (a Postgres server), off otherwise.
    */
   reconcileLock?: boolean;
   /** Deadline of every container I/O call made by a run. Default 120 000. */
@@ -139,6 +154,17 @@ export interface RuntimeHealth {
   holding: number;
   /** Writes waiting for a tick. */
   backlog: number;
+  /**
+   * This boot's lock (`none`: no lock liveness, PGlite or no port). While
+   * `lost` or `busy` the node takes no new grants: it cannot prove it is alive.
+   */
+  lock: SelfLock;
+}
+
+/** One boot as the admin view lists it. */
+export interface RuntimeClusterNode extends ClusterNode {
+  /** Running sessions whose row names this boot as owner. */
+  sessionsOwned: number;
 }
 
 /**
@@ -219,6 +245,8 @@ export interface Runtime extends BoardSource, BoardCommands {
   reconcile(): Promise<void>;
   /** Supervisor events of the whole tree, for the inspector. */
   onSupervisorEvent(listener: (event: SupervisorEvent) => void): () => void;
+  /** Every boot with a heartbeat row, its lock, and the running sessions it owns (the admin view). */
+  clusterNodes(): Promise<RuntimeClusterNode[]>;
   /** Session ids with a live TaskRunner in this boot. */
   liveRunners(): string[];
   /** I/O calls in flight right now (the harness waits for 0 to call the system settled). */

@@ -66,6 +66,11 @@ export interface TaskRunnerDeps {
   onRows(session: Session, task?: Task | null, outputShown?: boolean): void;
   /** The rows a tick granted this session with, taken once; else undefined (a restart, an adoption). */
   grantOf(sessionId: string): { session: Session; task: Task } | undefined;
+  /**
+   * Whether this boot may fence the owner now on `session`'s row: its own
+   * row, or an owner the liveness decision says is gone. Default: yes.
+   */
+  mayAdopt?(session: Session): Promise<boolean>;
   /** A start that failed: what to do with the session (and tells the runtime the engine may be down). */
   onStartFailure(error: ContainerRunError, session: Session): StartFailure;
   /** A give-up or a start failure queued a new attempt (counted for /metrics). */
@@ -318,6 +323,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
           (async (): Promise<AdoptResult> => {
             const s = await retry(() => getSession(db, input.sessionId), signal);
             if (s.status !== 'running') return { kind: 'gone' };
+            // Adopt only the dead: the row may have moved to a live owner since the Reconciler looked.
+            if (deps.mayAdopt !== undefined && !(await deps.mayAdopt(s))) return { kind: 'gone' };
             alive(signal);
             try {
               // The epoch moves on: the previous owner, wherever it is, is fenced out.

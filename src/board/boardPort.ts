@@ -208,7 +208,33 @@ export interface BoardCommands {
     engine: 'available' | 'unavailable';
     /** Which backend runs the work and what chose it (`roundtable start` sets it). */
     backend?: { name: string; reason: string };
+    /** This boot's lock (cluster liveness); absent on a source with no cluster. */
+    lock?: BootLockView;
   };
+  /**
+   * Every boot with a heartbeat row (the admin view of the cluster: GET
+   * /api/admin/nodes). Optional: a source with no cluster omits it.
+   */
+  clusterNodes?(): Promise<ClusterNodeView[]>;
+}
+
+/** A boot's lock: `none` when lock liveness is off (PGlite, a pooler). */
+export type BootLockView = 'held' | 'lost' | 'busy' | 'none';
+
+/** One boot of one node, as the admin view lists it. */
+export interface ClusterNodeView {
+  owner: string;
+  nodeId: string;
+  bootId: string;
+  /** When the boot first beat (ISO 8601). */
+  since: string;
+  lastBeat: string;
+  /** Its boot lock as `pg_locks` shows it; `unknown` without lock liveness. */
+  lock: 'held' | 'released' | 'unknown';
+  liveness: 'alive' | 'dead' | 'unknown';
+  /** The boot answering this request. */
+  self: boolean;
+  sessionsOwned: number;
 }
 
 /** Stable codes of command failures, each with its HTTP status. */

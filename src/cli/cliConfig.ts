@@ -50,6 +50,10 @@ export const cliConfigSchema = z.strictObject({
   pollMs: ms,
   adoptBudgetMs: ms,
   reconcileMs: ms,
+  /** One Reconciler at a time over every node: `auto` is on for a Postgres server. */
+  reconcileLock: z.enum(['auto', 'on', 'off']),
+  /** Each boot's liveness lock: `off` behind a transaction pooler (heartbeat rows alone then). */
+  bootLock: z.enum(['auto', 'off']),
   shutdownMs: ms,
   simulated: z.strictObject({
     nodes: z.number().int().min(1).max(50),
@@ -86,6 +90,8 @@ export function cliDefaults(): CliConfig {
     pollMs: 5_000,
     adoptBudgetMs: 15 * 60 * 1000,
     reconcileMs: 60_000,
+    reconcileLock: 'auto',
+    bootLock: 'auto',
     shutdownMs: 15_000,
     simulated: { nodes: 2, speed: 1, rescheduleDelayMs: 1_000 },
     log: { level: 'info', format: 'auto' },
@@ -251,6 +257,22 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'int',
     group: 'node',
     help: 'Reconciler period',
+  },
+  {
+    key: 'reconcileLock',
+    flag: '--reconcile-lock',
+    env: 'ROUNDTABLE_RECONCILE_LOCK',
+    kind: 'enum',
+    group: 'node',
+    help: 'one Reconciler at a time over every node: auto (on for a Postgres server) | on | off',
+  },
+  {
+    key: 'bootLock',
+    flag: '--boot-lock',
+    env: 'ROUNDTABLE_BOOT_LOCK',
+    kind: 'enum',
+    group: 'node',
+    help: "auto (each boot holds a liveness lock on a Postgres server: a node's death is seen within a second) | off (behind a transaction pooler: heartbeat rows only)",
   },
   {
     key: 'shutdownMs',

@@ -12,6 +12,7 @@ import { systemClock } from '../supervisor/clock.js';
 import type { UiServer } from '../ui-server/createUiServer.js';
 import { createInspector } from '../ui-server/inspector/createInspector.js';
 import { type BoardTokens, loadBoardTokens } from './boardTokens.js';
+import type { CliConfig } from './cliConfig.js';
 import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
@@ -25,6 +26,26 @@ import { withProgress } from './withProgress.js';
 const UI_READY_MS = 30_000;
 /** How long `start` waits for the first Reconciler pass before it goes on without it. */
 const BOOT_SWEEP_MS = 60_000;
+
+/**
+ * The cluster-liveness options: each boot's lock on a Postgres server (off
+ * behind a pooler), and the one-Reconciler lock, which PGlite's single
+ * connection cannot take.
+ */
+function liveness(
+  config: Pick<CliConfig, 'bootLock' | 'reconcileLock'>,
+  store: DbHandle,
+): { bootLock?: DbHandle; reconcileLock?: boolean } {
+  if (config.reconcileLock === 'on' && store.engine === 'pglite')
+    throw new CliError(
+      'CLI_CONFIG',
+      '--reconcile-lock on needs a Postgres server (PGlite has one connection: a node on it is alone)',
+    );
+  return {
+    ...(config.bootLock === 'off' ? {} : { bootLock: store }),
+    ...(config.reconcileLock === 'auto' ? {} : { reconcileLock: config.reconcileLock === 'on' }),
+  };
+}
 
 export interface RunningNode {
   readonly runtime: Runtime;
@@ -90,6 +111,7 @@ export async function startNode(
       pollMs: config.pollMs,
       adoptBudgetMs: config.adoptBudgetMs,
       reconcileMs: config.reconcileMs,
+      ...liveness(config, store),
       nodeId: config.nodeId,
       ...(config.runnerImage ? { runnerImage: config.runnerImage } : {}),
       onError: (error) => logger.warn({ err: error }, 'background error'),

@@ -13,8 +13,14 @@ export const ADVISORY_LOCKS = {
   migrate: 1,
   /** Held by a slot claim while it counts running rows against the caps. */
   claimSlot: 2,
-  /** Held by the one Reconciler allowed to act at a time (issue: Reconciler). */
+  /** Held by the one Reconciler acting at a time, for the length of its pass. */
   reconciler: 3,
 } as const;
+
+/**
+ * 'rtbb' as an int4: the namespace of boot locks (src/db/bootLock.ts), one
+ * per live boot, keyed by a hash of its owner name.
+ */
+export const BOOT_LOCK_NAMESPACE = 0x72746262;
 
 export type AdvisoryLockName = keyof typeof ADVISORY_LOCKS;

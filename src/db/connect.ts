@@ -16,6 +16,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
 import { type ConnectOptions, validateConnectOptions } from './connectOptions.js';
 import { deadlinePool } from './deadlinePool.js';
 import { ConnectError } from './errors.js';
@@ -32,6 +33,10 @@ import type { Database } from './schema.js';
 export { CONNECT_DEFAULTS, type ConnectOptions } from './connectOptions.js';
 
 export type Engine = 'postgres' | 'pglite';
+
+/** How often the boot lock's connection is pinged, and the ping's deadline. */
+const BOOT_LOCK_PING_MS = 1_000;
+const BOOT_LOCK_DEADLINE_MS = 2_000;
 
 type StartListener = (
   channel: string,
@@ -62,6 +67,15 @@ export interface DbHandle {
     onPayload: (payload: string) => void,
     onState?: (state: ListenState) => void,
   ): Promise<() => Promise<void>>;
+  /**
+   * Takes this boot's lock (src/db/bootLock.ts) on a connection of its own
+   * and keeps it; `onState` hears `lost`/`busy`/`held` as it changes.
+   * Null on PGlite: one process, so a node is alone and its heartbeat row is
+   * its liveness.
+   */
+  holdBootLock:
+    | ((owner: string, onState: (state: BootLockState) => void) => Promise<BootLock>)
+    | null;
   /** Stops every listener, closes the pool, and PGlite if this handle opened it. Idempotent. */
   close(): Promise<void>;
 }
@@ -92,6 +106,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
   let owned: PGlite | undefined;
   let startListener: StartListener;
   let engine: Engine;
+  let bootLock: DbHandle['holdBootLock'] = null;
   if (o.databaseUrl !== undefined) {
     engine = 'postgres';
     const serverConfig: pg.ClientConfig = {
@@ -118,6 +133,19 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     };
     startListener = (channel, onPayload, onState) =>
       listenOnServer(listenConfig, channel, onPayload, onState);
+    bootLock = (owner, onState) =>
+      holdBootLock({
+        // A ping or a lock answers at once: a short deadline notices a cut socket soon.
+        client: { ...serverConfig, query_timeout: BOOT_LOCK_DEADLINE_MS },
+        owner,
+        pingMs: BOOT_LOCK_PING_MS,
+        retryMinMs: o.listenRetryMinMs,
+        retryMaxMs: Math.min(o.listenRetryMaxMs, 1_000),
+        closeTimeoutMs: o.connectTimeoutMs,
+        timers: o.timers ?? REAL_TIMERS,
+        onState,
+        onError: onPoolError,
+      });
   } else {
     engine = 'pglite';
     let instance = o.pglite;
@@ -175,5 +203,5 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     await close();
     throw new ConnectError(`cannot reach the ${engine} store`, { cause: error });
   }
-  return { db, engine, listen, close };
+  return { db, engine, listen, holdBootLock: bootLock, close };
 }

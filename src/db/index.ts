@@ -2,7 +2,20 @@
  * The durable store: connect, migrate, and the typed repositories the pool,
  * runners, Reconciler and board use. Rows are the truth; actors index them.
  */
-export { ADVISORY_LOCKS, type AdvisoryLockName, LOCK_NAMESPACE } from './advisoryLocks.js';
+export {
+  ADVISORY_LOCKS,
+  type AdvisoryLockName,
+  BOOT_LOCK_NAMESPACE,
+  LOCK_NAMESPACE,
+} from './advisoryLocks.js';
+export {
+  type BootLock,
+  type BootLockConfig,
+  type BootLockState,
+  bootLockKey,
+  heldBootKeys,
+  holdBootLock,
+} from './bootLock.js';
 export { type CompareAndSetInput, compareAndSet } from './compareAndSet.js';
 export {
   CONNECT_DEFAULTS,
@@ -47,9 +60,12 @@ export {
   type BeatInput,
   beat,
   endBeat,
+  listBeats,
+  type NodeBeat,
   type OwnerBeat,
   ownerBeat,
   pruneHeartbeats,
+  runningByOwner,
 } from './nodeHeartbeats.js';
 export { type RetryTaskInput, retryTask } from './retryTask.js';
 export type { Session, SessionEvent, Task } from './rows.js';

@@ -61,6 +61,47 @@ export async function ownerBeat(db: Db, input: { owner: string }): Promise<Owner
   return { beatAt: row.beat_at, replaced: row.replaced === true };
 }
 
+/** One boot's row, as the cluster's liveness watch reads it. */
+export interface NodeBeat {
+  owner: string;
+  nodeId: string;
+  startedAt: Date;
+  beatAt: Date;
+  /** A later boot of the same node has beaten since this one started. */
+  replaced: boolean;
+}
+
+/** Every boot's row (few: one per boot not yet pruned), oldest start first. */
+export async function listBeats(db: Db): Promise<NodeBeat[]> {
+  const rows = await db
+    .selectFrom('node_heartbeats as h')
+    .select([
+      'h.owner',
+      'h.node_id',
+      'h.started_at',
+      'h.beat_at',
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('node_heartbeats as later')
+              .select('later.owner')
+              .whereRef('later.node_id', '=', 'h.node_id')
+              .whereRef('later.started_at', '>', 'h.started_at'),
+          )
+          .as('replaced'),
+    ])
+    .orderBy('h.started_at')
+    .execute();
+  return rows.map((r) => ({
+    owner: r.owner,
+    nodeId: r.node_id,
+    startedAt: r.started_at,
+    beatAt: r.beat_at,
+    replaced: r.replaced === true,
+  }));
+}
+
 /** Deletes a boot's row: it stopped on purpose, so its runs are orphans at once. */
 export async function endBeat(db: Db, input: { owner: string }): Promise<void> {
   const o = parseOrThrow(owner, input.owner, 'owner');
@@ -72,4 +113,16 @@ export async function pruneHeartbeats(db: Db, input: { before: Date }): Promise<
   const before = parseOrThrow(f.now, input.before, 'before');
   const r = await db.deleteFrom('node_heartbeats').where('beat_at', '<', before).executeTakeFirst();
   return Number(r.numDeletedRows);
+}
+
+/** How many running sessions each owner holds (owners with none are absent). */
+export async function runningByOwner(db: Db): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['owner_node', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('status', '=', 'running')
+    .where('owner_node', 'is not', null)
+    .groupBy('owner_node')
+    .execute();
+  return new Map(rows.map((r) => [r.owner_node ?? '', Number(r.n)]));
 }

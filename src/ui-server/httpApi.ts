@@ -55,6 +55,7 @@ const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics' },
   { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
   { method: 'GET', pattern: /^\/api\/stats$/, name: 'stats' },
+  { method: 'GET', pattern: /^\/api\/admin\/nodes$/, name: 'nodes' },
   { method: 'POST', pattern: /^\/api\/tasks$/, name: 'create' },
   { method: 'GET', pattern: new RegExp(`^/api/tasks/${ID}$`), name: 'task' },
   {
@@ -164,7 +165,17 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
         connections: ctx.connections(),
         ...(health ? { engine: health.engine } : {}),
         ...(health?.backend ? { backend: health.backend } : {}),
+        // A boot that lost its lock takes no grants: it cannot prove it is alive.
+        ...(health?.lock
+          ? { lock: health.lock, takingGrants: health.lock === 'held' || health.lock === 'none' }
+          : {}),
       });
+    }
+    case 'nodes': {
+      requireAdmin(principalOf(req, ctx));
+      if (ctx.commands.clusterNodes === undefined)
+        throw new HttpError(404, 'not_found', 'this node has no cluster view');
+      return send(res, 200, { nodes: await ctx.commands.clusterNodes() });
     }
     case 'metrics': {
       requireAdmin(principalOf(req, ctx));

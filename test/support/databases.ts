@@ -141,6 +141,7 @@ function describePglite(name: string, body: SuiteBody): void {
           db: h.db,
           engine: 'pglite',
           listen: h.listen,
+          holdBootLock: null,
           close: async () => {},
         }),
       };

@@ -1,0 +1,245 @@
+/**
+ * Cluster liveness: this boot's own lock, and the other boots' deaths as
+ * DOWN messages.
+ *
+ * On a Postgres server each boot holds its boot lock (src/db/bootLock.ts) on
+ * a connection of its own. Every `pollMs` this watch reads the heartbeat rows
+ * and the boot locks held (`pg_locks`: one cheap query, measured against a
+ * waiting lock per peer, which would cost a connection per peer per node),
+ * and asks the pure `livenessVerdict` about every other boot. An owner that
+ * turns dead is reported once through `onDown`, which the runtime turns into
+ * a Reconciler pass at once; the Reconciler lock makes one node act on it.
+ *
+ * A boot's lock counts as `released` only once this watch has seen it held:
+ * a boot that never held one (a node behind a pooler, with the lock off) is
+ * judged by its beats alone, never killed for a lock it does not take.
+ *
+ * The same reading answers the Reconciler's and the runners' `isAlive`, so
+ * both judge by one rule (adopt only the dead). Without a lock (PGlite: one
+ * process, the node is alone; or a pooler) there is no watch and `isAlive`
+ * reads the heartbeat rows, as before: the backstop alone.
+ */
+import {
+  type BootLock,
+  type BootLockState,
+  bootLockKey,
+  type Db,
+  heldBootKeys,
+  listBeats,
+  type NodeBeat,
+} from '../db/index.js';
+import {
+  type DeathReason,
+  type LivenessVerdict,
+  livenessVerdict,
+  nodeOf,
+  type SelfLock,
+} from '../machines/livenessPolicy.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
+import type { OwnerLiveness } from './ownerLiveness.js';
+
+/** The boot-lock half of the store handle; `holdBootLock` null on PGlite. */
+export interface BootLockPort {
+  holdBootLock:
+    | ((owner: string, onState: (state: BootLockState) => void) => Promise<BootLock>)
+    | null;
+}
+
+export interface ClusterLivenessOptions {
+  db: Db;
+  owner: string;
+  nodeId: string;
+  clock: SupervisorClock;
+  pollMs: number;
+  staleAfterMs: number;
+  bootLock?: BootLockPort | undefined;
+  /** Another boot turned dead (once per boot). */
+  onDown(owner: string, reason: DeathReason): void;
+  /** This boot's own lock changed state. */
+  onSelf(state: SelfLock): void;
+  onError(error: unknown): void;
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/** One boot as the admin view lists it. */
+export interface ClusterNode {
+  owner: string;
+  nodeId: string;
+  bootId: string;
+  since: string;
+  lastBeat: string;
+  lock: 'held' | 'released' | 'unknown';
+  liveness: LivenessVerdict['owner'];
+  self: boolean;
+}
+
+interface Reading {
+  at: number;
+  beats: Map<string, NodeBeat>;
+  /** Null: no lock reading (no lock liveness, or it failed). */
+  held: Set<number> | null;
+}
+
+export class ClusterLiveness implements OwnerLiveness {
+  private lock: BootLock | undefined;
+  private selfState: SelfLock = 'none';
+  private last: Reading | undefined;
+  private reading: Promise<Reading> | undefined;
+  private readonly seenHeld = new Set<string>();
+  private readonly downed = new Set<string>();
+  /** Every other boot this watch has seen a row of: a row that vanishes is a DOWN too. */
+  private readonly known = new Set<string>();
+  private timer: unknown = null;
+  private stopped = false;
+
+  constructor(private readonly o: ClusterLivenessOptions) {}
+
+  /** Lock liveness is on: this boot holds (or retakes) a boot lock and watches the others'. */
+  get watching(): boolean {
+    return this.lock !== undefined;
+  }
+
+  /** Takes the boot lock (first attempt) and starts the watch; without a lock port, nothing. */
+  async start(): Promise<void> {
+    const hold = this.o.bootLock?.holdBootLock;
+    if (hold === null || hold === undefined) return;
+    this.lock = await hold(this.o.owner, (state) => this.setSelf(state));
+    this.setSelf(this.lock.state());
+    // The boots alive now are seen holding their locks before this one
+    // judges anyone: a death right after this boot started is a DOWN too.
+    await this.o.track(this.read()).catch(this.o.onError);
+    this.arm();
+  }
+
+  /** This boot's own lock: `none` when lock liveness is off. */
+  self(): SelfLock {
+    return this.selfState;
+  }
+
+  /** May this boot take new grants? Not while it cannot prove it is alive. */
+  canGrant(): boolean {
+    return this.selfState === 'held' || this.selfState === 'none';
+  }
+
+  async isAlive(owner: string): Promise<boolean> {
+    if (owner === this.o.owner) return true;
+    const r = await this.fresh();
+    return this.verdict(owner, r).owner !== 'dead';
+  }
+
+  /** Every boot with a row, with what this node makes of it. */
+  async nodes(): Promise<ClusterNode[]> {
+    const r = await this.fresh();
+    return [...r.beats.values()].map((b) => {
+      const at = b.owner.lastIndexOf('@');
+      return {
+        owner: b.owner,
+        nodeId: b.nodeId,
+        bootId: b.owner.slice(at + 1),
+        since: b.startedAt.toISOString(),
+        lastBeat: b.beatAt.toISOString(),
+        lock: this.lockOf(b.owner, r),
+        liveness: b.owner === this.o.owner ? 'alive' : this.verdict(b.owner, r).owner,
+        self: b.owner === this.o.owner,
+      };
+    });
+  }
+
+  /** Gives the lock back (a clean stop): the others see this boot gone at once. */
+  async stop(): Promise<void> {
+    this.halt();
+    await this.lock?.release();
+  }
+
+  /** Drops the lock's socket as a dying process would. */
+  kill(): void {
+    this.halt();
+    this.lock?.drop();
+  }
+
+  private halt(): void {
+    this.stopped = true;
+    if (this.timer !== null) this.o.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private setSelf(state: BootLockState): void {
+    if (this.stopped || state === this.selfState) return;
+    this.selfState = state;
+    this.o.onSelf(state);
+  }
+
+  private lockOf(owner: string, r: Reading): 'held' | 'released' | 'unknown' {
+    if (r.held === null) return 'unknown';
+    if (r.held.has(bootLockKey(owner))) return 'held';
+    return this.seenHeld.has(owner) ? 'released' : 'unknown';
+  }
+
+  private verdict(owner: string, r: Reading): LivenessVerdict {
+    const b = r.beats.get(owner);
+    return livenessVerdict({
+      sameNode: nodeOf(owner) === this.o.nodeId,
+      beatAgeMs: b === undefined ? null : r.at - b.beatAt.getTime(),
+      replaced: b?.replaced ?? false,
+      lock: this.lockOf(owner, r),
+      staleAfterMs: this.o.staleAfterMs,
+      self: this.selfState,
+    });
+  }
+
+  /** A reading at most half a period old (one read at a time). */
+  private fresh(): Promise<Reading> {
+    const last = this.last;
+    if (last !== undefined && this.o.clock.now() - last.at <= this.o.pollMs / 2)
+      return Promise.resolve(last);
+    this.reading ??= this.read().finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<Reading> {
+    const beats = new Map((await listBeats(this.o.db)).map((b) => [b.owner, b]));
+    let held: Set<number> | null = null;
+    if (this.lock !== undefined) {
+      try {
+        held = await heldBootKeys(this.o.db);
+      } catch (error) {
+        this.o.onError(error);
+      }
+    }
+    const r: Reading = { at: this.o.clock.now(), beats, held };
+    for (const owner of beats.keys()) if (owner !== this.o.owner) this.known.add(owner);
+    if (held !== null)
+      for (const owner of beats.keys()) if (held.has(bootLockKey(owner))) this.seenHeld.add(owner);
+    this.last = r;
+    return r;
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    this.timer = this.o.clock.setTimeout(() => {
+      this.timer = null;
+      void this.o
+        .track(this.read())
+        .then((r) => this.look(r), this.o.onError)
+        .finally(() => this.arm());
+    }, this.o.pollMs);
+  }
+
+  /** Reports every boot that turned dead since the last look, once. */
+  private look(r: Reading): void {
+    if (this.stopped) return;
+    // A row that vanished counts too: its boot stopped on purpose (or was pruned).
+    for (const owner of this.known) {
+      const v = this.verdict(owner, r);
+      // Back (its lock taken again): a later death is a new DOWN.
+      if (v.owner === 'alive') this.downed.delete(owner);
+      if (v.owner !== 'dead' || this.downed.has(owner)) continue;
+      this.downed.add(owner);
+      // A pruned row is forgotten once reported.
+      if (!r.beats.has(owner)) this.known.delete(owner);
+      this.o.onDown(owner, v.reason);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The liveness decision: is the boot written as a running row's owner still
+ * alive, so that its run must be left alone, or gone, so that one node may
+ * adopt or re-queue it?
+ *
+ * Two independent ways to notice a death, as in the adopt policy: the boot
+ * lock is the precise one (every boot holds a session-level advisory lock on
+ * a connection of its own; the server drops it the moment the process dies),
+ * and the heartbeat row is the backstop for when the lock cannot be trusted
+ * (a transaction pooler, PGlite, a lock read that failed) or says nothing
+ * useful (a process wedged with its connection open, a socket cut without a
+ * FIN: the server still holds the lock, the beats stop).
+ *
+ * And a node that cannot prove it is alive itself (its own lock connection
+ * broke) judges nobody: it might be the one cut off, and adopting from a
+ * cluster it cannot see would take runs from live owners.
+ *
+ * Pure: no clock, no I/O. The caller reads the rows, `pg_locks` and its clock.
+ */
+
+/** The owner's boot lock as `pg_locks` shows it; `unknown` when there is no trustworthy reading. */
+export type LockEvidence = 'held' | 'released' | 'unknown';
+
+/** This boot's own lock connection: `held` (provably alive), `lost` or `busy` (it cannot prove it), `none` (lock liveness off). */
+export type SelfLock = 'held' | 'lost' | 'busy' | 'none';
+
+/** Everything the decision looks at, for one owner other than this boot. */
+export interface OwnerEvidence {
+  /** The owner is another boot of this very node: this boot replaced it. */
+  sameNode: boolean;
+  /** Milliseconds since the owner's last beat; null when it has no row (stopped on purpose, pruned, never beat). */
+  beatAgeMs: number | null;
+  /** A later boot of the owner's node has beaten since the owner started (a deploy). */
+  replaced: boolean;
+  lock: LockEvidence;
+  /** How long a beat vouches for its owner (`heartbeatMs * staleBeats`). */
+  staleAfterMs: number;
+  self: SelfLock;
+}
+
+/** Why an owner counts as gone. */
+export type DeathReason = 'same_node' | 'replaced' | 'no_beat' | 'lock_released' | 'beat_stale';
+
+/**
+ * The verdict and what to do: `leave` the owner's runs, `take_over` them
+ * (adopt what can be adopted, fail and re-queue the rest), or `wait` (this
+ * node cannot judge now; the next look decides).
+ */
+export type LivenessVerdict =
+  | { owner: 'alive'; act: 'leave' }
+  | { owner: 'dead'; reason: DeathReason; act: 'take_over' }
+  | { owner: 'unknown'; act: 'wait' };
+
+/**
+ * Decides for one owner. The order says which evidence wins: a replaced or
+ * stopped boot is gone whatever its lock says (a deploy is not a crash); a
+ * released lock is a death at once, however fresh the last beat (SIGKILL);
+ * a held lock does not save an owner whose beats stopped (wedged, or a
+ * socket the server has not noticed is dead).
+ *
+ * Throws a `RangeError` naming the argument when `beatAgeMs` is NaN or
+ * `staleAfterMs` is not a positive number.
+ *
+ * @example
+ * ```ts
+ * const e = { sameNode: false, beatAgeMs: 100, replaced: false, lock: 'held', staleAfterMs: 3000, self: 'held' };
+ * livenessVerdict(e) // => { owner: 'alive', act: 'leave' }
+ * livenessVerdict({ ...e, lock: 'released' }) // => { owner: 'dead', reason: 'lock_released', act: 'take_over' }
+ * livenessVerdict({ ...e, beatAgeMs: 3001 }) // => { owner: 'dead', reason: 'beat_stale', act: 'take_over' }
+ * livenessVerdict({ ...e, lock: 'unknown', self: 'none' }) // => { owner: 'alive', act: 'leave' }
+ * livenessVerdict({ ...e, lock: 'unknown', beatAgeMs: 5000, self: 'none' }) // => { owner: 'dead', reason: 'beat_stale', act: 'take_over' }
+ * livenessVerdict({ ...e, beatAgeMs: null }) // => { owner: 'dead', reason: 'no_beat', act: 'take_over' }
+ * livenessVerdict({ ...e, replaced: true }) // => { owner: 'dead', reason: 'replaced', act: 'take_over' }
+ * livenessVerdict({ ...e, sameNode: true }) // => { owner: 'dead', reason: 'same_node', act: 'take_over' }
+ * livenessVerdict({ ...e, lock: 'released', self: 'lost' }) // => { owner: 'unknown', act: 'wait' }
+ * livenessVerdict({ ...e, self: 'busy' }) // => { owner: 'unknown', act: 'wait' }
+ * livenessVerdict({ ...e, beatAgeMs: -20 }) // => { owner: 'alive', act: 'leave' }
+ * livenessVerdict({ ...e, beatAgeMs: Number.NaN }) // throws RangeError
+ * livenessVerdict({ ...e, staleAfterMs: 0 }) // throws RangeError
+ * ```
+ */
+export function livenessVerdict(e: OwnerEvidence): LivenessVerdict {
+  if (e.beatAgeMs !== null && Number.isNaN(e.beatAgeMs))
+    throw new RangeError('livenessVerdict: beatAgeMs must be a number or null, got NaN');
+  if (!(Number.isFinite(e.staleAfterMs) && e.staleAfterMs > 0))
+    throw new RangeError(
+      `livenessVerdict: staleAfterMs must be a number > 0, got ${String(e.staleAfterMs)}`,
+    );
+  if (e.self === 'lost' || e.self === 'busy') return { owner: 'unknown', act: 'wait' };
+  const dead = (reason: DeathReason): LivenessVerdict => ({
+    owner: 'dead',
+    reason,
+    act: 'take_over',
+  });
+  if (e.sameNode) return dead('same_node');
+  if (e.replaced) return dead('replaced');
+  if (e.beatAgeMs === null) return dead('no_beat');
+  if (e.lock === 'released') return dead('lock_released');
+  // A beat "from the future" is clock skew between nodes: fresh, not stale.
+  if (e.beatAgeMs > e.staleAfterMs) return dead('beat_stale');
+  return { owner: 'alive', act: 'leave' };
+}
+
+/**
+ * The owner's node id: what comes before the last `@` of `node@boot`.
+ *
+ * @example
+ * ```ts
+ * nodeOf('a@b1') // => 'a'
+ * nodeOf('host.example:1@x') // => 'host.example:1'
+ * ```
+ */
+export function nodeOf(owner: string): string {
+  const at = owner.lastIndexOf('@');
+  return at < 0 ? owner : owner.slice(0, at);
+}

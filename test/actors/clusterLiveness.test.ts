@@ -1,0 +1,288 @@
+/**
+ * Cluster liveness between two runtimes on the Postgres server (each with
+ * its own pool and boot lock, one simulated cluster on real time, as two
+ * machines running the same Swarm would have): a death is a DOWN from the
+ * boot lock, long before the heartbeat window (60 s by default) could say
+ * so; a lock connection cut without a FIN leaves the decision to the
+ * heartbeat backstop; a boot whose own lock hangs takes no grants. In every
+ * case each run's exec happened once, and each run was adopted at most once.
+ */
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OwnerDownNotice } from '../../src/actors/clusterLivenessWiring.js';
+import { createRuntime } from '../../src/actors/runtime.js';
+import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
+import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
+import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
+import {
+  bootLockKey,
+  connect,
+  type DbHandle,
+  heldBootKeys,
+  holdBootLock,
+} from '../../src/db/index.js';
+import { REAL_TIMERS } from '../../src/db/listen.js';
+import { systemClock } from '../../src/supervisor/clock.js';
+import {
+  createServerDatabase,
+  describeEachEngine,
+  TEST_DATABASE_URL_VAR,
+  truncateAll,
+} from '../support/databases.js';
+import { type FreezableProxy, startFreezableProxy } from '../support/freezableProxy.js';
+
+const serverUrl = process.env[TEST_DATABASE_URL_VAR] ?? '';
+const describeServer = serverUrl !== '' || process.env.CI === 'true' ? describe : describe.skip;
+
+async function until(done: () => Promise<boolean> | boolean, what: string, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describeServer('cluster liveness: two runtimes [postgres server]', () => {
+  let url = '';
+  let drop: (() => Promise<void>) | undefined;
+  let main: DbHandle;
+  const handles: DbHandle[] = [];
+  const nodes: Runtime[] = [];
+  const proxies: FreezableProxy[] = [];
+  const notices: unknown[] = [];
+  let cluster: SimulatedCluster;
+
+  beforeAll(async () => {
+    const created = await createServerDatabase();
+    if (created === null) throw new Error(`CI=true but ${TEST_DATABASE_URL_VAR} is not set`);
+    url = created.url;
+    drop = created.drop;
+    main = await connect({ databaseUrl: url });
+  }, 60_000);
+  afterEach(async () => {
+    for (const n of nodes.splice(0)) n.kill();
+    for (const p of proxies.splice(0)) await p.close();
+    for (const h of handles.splice(0)) await h.close();
+    await truncateAll(main.db);
+    notices.length = 0;
+  });
+  afterAll(async () => {
+    await main?.close();
+    await drop?.();
+  });
+
+  const boot = async (nodeId: string, extra: Partial<RuntimeOptions> = {}) => {
+    const h = await connect({ databaseUrl: url, poolMax: 4 });
+    handles.push(h);
+    const rt = await createRuntime({
+      db: h.db,
+      notifications: h,
+      bootLock: h,
+      backend: new SimulatedBackend(cluster),
+      clock: systemClock,
+      caps: { maxRunning: 10, defaultUserCap: 10 },
+      nodeId,
+      pollMs: 100,
+      dispatchPollMs: 200,
+      onError: (e) => notices.push(e),
+      ...extra,
+    });
+    nodes.push(rt);
+    return rt;
+  };
+  const running = async () =>
+    main.db
+      .selectFrom('sessions')
+      .select(['id', 'owner_node', 'epoch', 'attempt'])
+      .where('status', '=', 'running')
+      .execute();
+  const sessions = async () =>
+    main.db.selectFrom('sessions').select(['id', 'status', 'owner_node', 'attempt']).execute();
+  const downs = () => notices.filter((n): n is OwnerDownNotice => n instanceof OwnerDownNotice);
+  /** Every exec of every session happened once. */
+  const eachExecOnce = async () => {
+    for (const s of await sessions()) expect(cluster.execLog(s.id).length).toBeLessThanOrEqual(1);
+  };
+  const submitTo = async (rt: Runtime, n: number, seconds: number) => {
+    for (let i = 0; i < n; i += 1)
+      await rt.submit('u1', { title: `t${i}`, image: 'sim', command: ['sleep', String(seconds)] });
+  };
+
+  it('a killed node is a DOWN from its lock: another node adopts its runs at once, each exec once', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const a = await boot('nodeA');
+    await submitTo(a, 3, 3);
+    await until(async () => (await running()).length === 3, 'A to run 3');
+    const b = await boot('nodeB');
+    expect(a.health().lock).toBe('held');
+    expect(b.health().lock).toBe('held');
+    a.kill();
+    // A's last beat vouches for it for 60 s: only the lock can say it died.
+    await until(
+      async () => (await running()).every((s) => s.owner_node === b.owner),
+      'B to adopt',
+      10_000,
+    );
+    expect(downs().map((d) => [d.owner, d.reason])).toEqual([[a.owner, 'lock_released']]);
+    await until(
+      async () => (await sessions()).every((s) => s.status === 'succeeded'),
+      'the adopted runs to finish from their markers',
+    );
+    expect((await sessions()).map((s) => s.attempt)).toEqual([1, 1, 1]);
+    await eachExecOnce();
+  });
+
+  it('a stopped node (SIGTERM) is a DOWN too: its row goes, then its lock', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const a = await boot('nodeA');
+    await submitTo(a, 2, 3);
+    await until(async () => (await running()).length === 2, 'A to run 2');
+    const b = await boot('nodeB');
+    await a.stop();
+    await until(
+      async () => (await running()).every((s) => s.owner_node === b.owner),
+      'B to adopt',
+      10_000,
+    );
+    expect(downs().map((d) => d.owner)).toEqual([a.owner]);
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    await eachExecOnce();
+  });
+
+  it('a lock connection cut without a FIN: the server keeps the lock, the heartbeat backstop decides, one adoption', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const proxy = await startFreezableProxy({ host: '127.0.0.1', port: 5432 });
+    proxies.push(proxy);
+    const viaProxy = new URL(url);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    const beats = { heartbeatMs: 300, heartbeatStaleBeats: 3 };
+    const a = await boot('nodeA', {
+      ...beats,
+      bootLock: {
+        holdBootLock: (owner, onState) =>
+          holdBootLock({
+            client: { connectionString: viaProxy.toString(), query_timeout: 2_000 },
+            owner,
+            pingMs: 200,
+            retryMinMs: 50,
+            retryMaxMs: 500,
+            closeTimeoutMs: 500,
+            timers: REAL_TIMERS,
+            onState,
+            onError: () => undefined,
+          }),
+      },
+    });
+    await submitTo(a, 2, 4);
+    await until(async () => (await running()).length === 2, 'A to run 2');
+    const b = await boot('nodeB', beats);
+    // The cable is cut, then A dies: no FIN ever reaches the server.
+    proxy.freeze();
+    a.kill();
+    await until(
+      async () => (await running()).every((s) => s.owner_node === b.owner),
+      'B to adopt',
+      15_000,
+    );
+    expect((await heldBootKeys(main.db)).has(bootLockKey(a.owner))).toBe(true);
+    expect(downs().map((d) => [d.owner, d.reason])).toEqual([[a.owner, 'beat_stale']]);
+    const epochs = (await running()).map((s) => s.epoch);
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    // Adopted once: the grant's epoch, plus one fence.
+    expect(epochs.every((e) => e === epochs[0])).toBe(true);
+    await eachExecOnce();
+    // The server drops the orphaned session only when we tell it to.
+    await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE application_name = 'roundtable-bootlock' AND datname = current_database()
+        AND client_port IS NOT NULL`.execute(main.db);
+  });
+
+  it('a boot whose own lock connection hangs takes no grants until it holds its lock again', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const proxy = await startFreezableProxy({ host: '127.0.0.1', port: 5432 });
+    proxies.push(proxy);
+    const viaProxy = new URL(url);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    const a = await boot('nodeA', {
+      bootLock: {
+        holdBootLock: (owner, onState) =>
+          holdBootLock({
+            client: {
+              connectionString: viaProxy.toString(),
+              query_timeout: 500,
+              connectionTimeoutMillis: 500,
+            },
+            owner,
+            pingMs: 100,
+            retryMinMs: 50,
+            retryMaxMs: 200,
+            closeTimeoutMs: 200,
+            timers: REAL_TIMERS,
+            onState,
+            onError: () => undefined,
+          }),
+      },
+    });
+    proxy.freeze();
+    await until(() => a.health().lock !== 'held', 'A to see its lock connection hang');
+    expect(notices.some((n) => (n as { code?: string }).code === 'BOOT_LOCK_LOST')).toBe(true);
+    await submitTo(a, 2, 1);
+    // Queued, not granted, while A cannot prove it is alive (a few ticks' worth of looks).
+    for (let i = 0; i < 10; i += 1) {
+      expect(await running()).toEqual([]);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    proxy.thaw();
+    await until(() => a.health().lock === 'held', 'A to hold its lock again');
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    await eachExecOnce();
+  });
+});
+
+describeEachEngine('cluster liveness, one node', (getDb) => {
+  it('on PGlite takes no lock (one process: the node is alone), keeps the Reconciler lock off, and runs work', async () => {
+    const t = getDb();
+    const h = await t.connectAnother();
+    const sim = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const errors: unknown[] = [];
+    const rt = await createRuntime({
+      db: h.db,
+      notifications: h,
+      bootLock: h,
+      backend: new SimulatedBackend(sim),
+      clock: systemClock,
+      caps: { maxRunning: 2, defaultUserCap: 2 },
+      nodeId: 'solo',
+      pollMs: 100,
+      dispatchPollMs: 200,
+      onError: (e) => errors.push(e),
+    });
+    try {
+      const alone = t.engine === 'pglite';
+      expect(h.holdBootLock === null).toBe(alone);
+      expect(rt.health().lock).toBe(alone ? 'none' : 'held');
+      await rt.booted;
+      const created = await rt.submit('u1', { title: 't', image: 'sim', command: ['sleep', '0'] });
+      await until(
+        async () =>
+          (
+            await h.db
+              .selectFrom('sessions')
+              .select('status')
+              .where('id', '=', created.session.id)
+              .executeTakeFirstOrThrow()
+          ).status === 'succeeded',
+        'the run to finish',
+        60_000,
+      );
+      const nodes = await rt.clusterNodes();
+      expect(nodes.map((n) => [n.owner, n.lock, n.self, n.sessionsOwned])).toEqual([
+        [rt.owner, alone ? 'unknown' : 'held', true, 0],
+      ]);
+      expect(errors).toEqual([]);
+    } finally {
+      await rt.stop();
+      if (t.engine !== 'pglite') await h.close();
+    }
+  }, 120_000);
+});
