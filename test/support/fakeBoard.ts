@@ -10,6 +10,8 @@ import type {
   BoardCommands,
   BoardMetricsSnapshot,
   BoardSource,
+  BootLockView,
+  ClusterNodeView,
   CreateTaskInput,
   PoolSnapshot,
   StoredOutput,
@@ -155,8 +157,15 @@ export class FakeBoard implements BoardSource, BoardCommands {
 
   /** The engine as a test sets it (`/healthz` reports it). */
   engine: 'available' | 'unavailable' = 'available';
-  health(): { engine: 'available' | 'unavailable' } {
-    return { engine: this.engine };
+  /** This boot's lock as a test sets it (`/healthz` reports it when set). */
+  lock: BootLockView | undefined;
+  /** The cluster view as a test sets it (GET /api/admin/nodes). */
+  nodes: ClusterNodeView[] = [];
+  async clusterNodes(): Promise<ClusterNodeView[]> {
+    return this.nodes;
+  }
+  health(): { engine: 'available' | 'unavailable'; lock?: BootLockView } {
+    return { engine: this.engine, ...(this.lock ? { lock: this.lock } : {}) };
   }
 
   metrics(): BoardMetricsSnapshot {

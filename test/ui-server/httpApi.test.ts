@@ -255,4 +255,47 @@ describe('health', () => {
     h.board.engine = 'unavailable';
     expect((await call('GET', '/healthz', null)).json).toMatchObject({ engine: 'unavailable' });
   });
+
+  it('/healthz says when this boot lost its lock: it takes no grants until it holds it again', async () => {
+    h = await startHarness();
+    expect((await call('GET', '/healthz', null)).json).not.toHaveProperty('lock');
+    h.board.lock = 'held';
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({
+      lock: 'held',
+      takingGrants: true,
+    });
+    h.board.lock = 'lost';
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({
+      ok: true,
+      lock: 'lost',
+      takingGrants: false,
+    });
+  });
+});
+
+describe('cluster nodes', () => {
+  const node = {
+    owner: 'a@b1',
+    nodeId: 'a',
+    bootId: 'b1',
+    since: '2026-12-01T10:00:00.000Z',
+    lastBeat: '2026-12-01T10:05:00.000Z',
+    lock: 'held' as const,
+    liveness: 'alive' as const,
+    self: true,
+    sessionsOwned: 3,
+  };
+  it('GET /api/admin/nodes lists the boots to the admin only', async () => {
+    h = await startHarness();
+    h.board.nodes = [node, { ...node, owner: 'b@b2', nodeId: 'b', bootId: 'b2', self: false }];
+    const denied = await call('GET', '/api/admin/nodes', ALICE);
+    expect([denied.status, errorCode(denied)]).toEqual([403, 'forbidden']);
+    expect((await call('GET', '/api/admin/nodes', null)).status).toBe(401);
+    const r = await call('GET', '/api/admin/nodes', ADMIN);
+    expect(r.status).toBe(200);
+    expect((r.json as { nodes: { owner: string }[] }).nodes.map((n) => n.owner)).toEqual([
+      'a@b1',
+      'b@b2',
+    ]);
+  });
 });
