@@ -23,10 +23,10 @@
  * its own cluster, and fails it as `owner_lost` with a new attempt queued in
  * the same transaction (failAndRequeue), which its pool then runs. Two ways
  * the standby learns the owner is gone (docs/runtime.md):
- * - `roundtable`: another node (`bench-b`), already up. The victim counts as
- *   alive until its heartbeat row is `heartbeatMs * heartbeatStaleBeats` old,
- *   then the next periodic pass fails and re-queues (defaults: 20 s x 3 +
- *   up to 60 s);
+ * - `roundtable`: another node (`bench-b`), already up. The victim's boot
+ *   lock is freed by the server when its process dies; the standby's
+ *   liveness watch sees that within `livenessPollMs` (a DOWN) and runs a
+ *   pass at once (the heartbeat window, 20 s x 3, is only the backstop);
  * - `roundtable-restart`: the same node (`bench-a`) booted again after the
  *   kill, as a deploy or a process manager would: another boot of this node
  *   is gone at once, so the boot pass does it.
@@ -90,7 +90,7 @@ const heartbeatS = reconcileS / 3;
 function makeRuntimeSystem(v: Variant): BenchSystem {
   const standbyText =
     v.standby === 'other_node'
-      ? `a second node (nodeId ${NODES.standbyOtherNode}) already up when the worker (nodeId ${NODES.primary}) is SIGKILLed; it counts the dead node alive until its heartbeat row is ${heartbeatS} s x 3 beats old, then its next periodic pass (every ${reconcileS} s) fails each run as owner_lost and queues attempt 2 (the simulated cluster died with the process, so there is nothing to adopt); expected ${heartbeatS * 3}-${heartbeatS * 3 + reconcileS} s plus the re-queue work`
+      ? `a second node (nodeId ${NODES.standbyOtherNode}) already up when the worker (nodeId ${NODES.primary}) is SIGKILLed; the server frees the dead boot's lock at once, the standby's liveness watch sees it within ${RUNTIME_DEFAULTS.livenessPollMs} ms (a DOWN), and the pass it runs at once fails each run as owner_lost and queues attempt 2 in the same ticks (the simulated cluster died with the process, so there is nothing to adopt); the heartbeat window (${heartbeatS} s x 3) is only the backstop`
       : `the same node (nodeId ${NODES.primary}) started again in a new process right after the SIGKILL (a deploy, or a process manager restarting it): the previous boot of this node is gone at once, so the boot pass fails each run as owner_lost and queues attempt 2, which the new boot runs; the time includes the new process's start-up (Node + tsx + connect + migrate check)`;
   return {
     name: v.name,
@@ -100,12 +100,12 @@ function makeRuntimeSystem(v: Variant): BenchSystem {
     ...(v.scenarios ? { scenarios: v.scenarios } : {}),
     version: 'roundtable 0.1.0 (createRuntime at this commit)',
     settings: {
-      runtime: `${(v.nodes ?? 1) > 1 ? `${v.nodes} node processes on one Postgres (the worker process is node bench-a and forks ${EXTRA_NODE_IDS.slice(0, (v.nodes ?? 1) - 1).join(', ')}), each ` : ''}createRuntime on the server (src/db connect(), pool max 10), caps maxRunning 20 (recovery test: 1000), ${v.userCap === null ? 'one user, defaultUserCap = maxRunning' : `${v.users} users round-robin, defaultUserCap ${v.userCap}`}; every other option its default (reconcileMs ${RUNTIME_DEFAULTS.reconcileMs}, heartbeatMs reconcileMs/3, heartbeatStaleBeats 3, reconcileLock false); real-time clock (Date.now/setTimeout)`,
+      runtime: `${(v.nodes ?? 1) > 1 ? `${v.nodes} node processes on one Postgres (the worker process is node bench-a and forks ${EXTRA_NODE_IDS.slice(0, (v.nodes ?? 1) - 1).join(', ')}), each ` : ''}createRuntime on the server (src/db connect(), pool max 10), caps maxRunning 20 (recovery test: 1000), ${v.userCap === null ? 'one user, defaultUserCap = maxRunning' : `${v.users} users round-robin, defaultUserCap ${v.userCap}`}; bootLock the store handle (as the CLI), every other option its default (livenessPollMs ${RUNTIME_DEFAULTS.livenessPollMs}, reconcileMs ${RUNTIME_DEFAULTS.reconcileMs}, heartbeatMs reconcileMs/3, heartbeatStaleBeats 3, reconcileLock on: the server default); real-time clock (Date.now/setTimeout)`,
       backend: `SimulatedBackend over an in-process SimulatedCluster (2 machines) on the same clock; the job's command is the bench's \`bench <key> noop\` (exits 0 at once; the job counts as started when its exec starts)`,
       enqueue: `runtime.submit(userId, { title: key, image, command }) in the worker process: the throughput batch all at once (Promise.all, ${SUBMIT_CHUNK} in flight at a time, so concurrent submits ride one tick)${(v.nodes ?? 1) > 1 ? `, its keys spread round-robin over the ${v.nodes} nodes` : ''}, one per message for latency; the bench process forwards each batch over IPC and only reads progress from the rows`,
     },
     recovery: {
-      defaultBehaviour: `the Reconciler fails or adopts runs whose owner is gone: a restarted node at its boot pass, another node after the dead one's heartbeat is ${heartbeatS * 3} s stale, at its next pass (every ${reconcileS} s); a container still present is adopted, an absent one is failed as owner_lost and queued again as attempt 2`,
+      defaultBehaviour: `the Reconciler fails or adopts runs whose owner is gone: a restarted node at its boot pass, another node as soon as its liveness watch sees the dead boot's lock freed (every ${RUNTIME_DEFAULTS.livenessPollMs} ms; the heartbeat row, ${heartbeatS * 3} s stale, is the backstop), in a pass run at once; a container still present is adopted, an absent one is failed as owner_lost and queued again as attempt 2`,
       measuredWith: `documented defaults; ${standbyText}`,
     },
 
@@ -255,6 +255,9 @@ export async function startNode(
   let errors = 0;
   const runtime = await createRuntime({
     db: h.db,
+    // As `roundtable start` runs it: each boot holds its lock, deaths are DOWNs.
+    bootLock: h,
+    notifications: h,
     backend: new SimulatedBackend(cluster),
     clock,
     caps: {
