@@ -1,17 +1,22 @@
 /**
  * What inspection costs: throughput of many supervised actors processing
- * events with the inspector off, on with no viewer, on with one live viewer
- * (following one actor in detail), and on with one viewer that never reads
- * (a stalled socket).
+ * events with the inspector off; with the inspector's gate (what the node
+ * uses: supervision events always, XState's frames only while a viewer is
+ * connected) and no viewer; with one live viewer (following one actor in
+ * detail), which opens the gate; with one viewer that never reads (a
+ * stalled socket); with the always-on observer and no viewer (the shape
+ * before the gate); and with the Stately bridge pointed at nothing.
  *
  * The workload is our own supervised tree (a one_for_one supervisor over
  * ACTORS machines that assign on every event), fed in batches with a
  * macrotask between batches in every mode, so timers (the inspector's
  * flush) get their turn as they would in a server.
  */
+import { cpus, loadavg } from 'node:os';
 import { WebSocket } from 'ws';
 import { type AnyActorRef, assign, type InspectionEvent, setup } from 'xstate';
 import { startSupervisor } from '../../src/supervisor/index.js';
+import type { InspectionGate } from '../../src/supervisor/inspectionGate.js';
 import { createInspector } from '../../src/ui-server/inspector/createInspector.js';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
@@ -46,9 +51,22 @@ const counter = setup({
   },
 });
 
-type Mode = 'off' | 'noop observer' | 'no viewer' | 'one viewer' | 'stalled viewer';
+type Mode =
+  | 'off'
+  | 'noop observer'
+  | 'no viewer'
+  | 'one viewer'
+  | 'stalled viewer'
+  | 'observer always on, no viewer';
 /** `noop observer` separates XState's own cost of inspection from ours. */
-const MODES: Mode[] = ['off', 'noop observer', 'no viewer', 'one viewer', 'stalled viewer'];
+const MODES: Mode[] = [
+  'off',
+  'noop observer',
+  'no viewer',
+  'one viewer',
+  'stalled viewer',
+  'observer always on, no viewer',
+];
 const silent = { warn: () => {} };
 
 const macrotask = () => new Promise<void>((r) => setImmediate(r));
@@ -64,7 +82,8 @@ interface Sample {
 async function once(mode: Mode): Promise<Sample> {
   const inspector =
     mode === 'off' || mode === 'noop observer' ? null : createInspector({ logger: silent });
-  let inspect: ((e: InspectionEvent) => void) | undefined = inspector?.observer;
+  let inspect: ((e: InspectionEvent) => void) | InspectionGate | undefined =
+    mode === 'observer always on, no viewer' ? inspector?.observer : inspector?.gate;
   if (mode === 'noop observer') inspect = () => {};
   const sup = await startSupervisor(
     {
@@ -160,6 +179,10 @@ export async function run(): Promise<void> {
     '',
     'Ratios are of events per CPU-second of this process (the machine is shared; wall',
     'time is shown too). The viewer runs in the same process, so its cost is counted.',
+    "`no viewer`, `one viewer` and `stalled viewer` use the inspector's gate (what `roundtable start`",
+    'passes): XState inspects an actor only while a viewer is connected. `observer always on` is',
+    "the inspector's observer given to every actor (the shape before the gate).",
+    `Load average (1 min) ${loadavg()[0]?.toFixed(2)} at the end, on ${cpus().length} cores shared with other work.`,
     '',
     '| mode | events/CPU-s | vs off | vs noop observer | wall events/s | frames to viewer | KiB to viewer |',
     '|---|---:|---:|---:|---:|---:|---:|',

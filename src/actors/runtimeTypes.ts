@@ -25,6 +25,7 @@ import type { SelfLock } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { describeExitReason, type ExitReason } from '../supervisor/exitReason.js';
+import type { InspectionGate } from '../supervisor/inspectionGate.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { BootLockPort, ClusterNode } from './clusterLiveness.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
@@ -109,8 +110,12 @@ export interface RuntimeOptions {
   reconcileLock?: boolean;
   /** Deadline of every container I/O call made by a run. Default 120 000. */
   ioTimeoutMs?: number;
-  /** XState inspection observer, given to every actor in the tree. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * XState inspection: an observer given to every actor in the tree, or an
+   * `InspectionGate` (the inspector's `gate`) that sees the actors only
+   * while it is open and the supervision events always.
+   */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | InspectionGate;
   /** Errors no caller awaits (a failed sweep, a failed container removal). Default: process warning. */
   onError?: (error: unknown) => void;
   /**

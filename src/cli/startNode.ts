@@ -95,11 +95,11 @@ export async function startNode(
     }
     const opened = await openBackend(config, ctx.origins?.backend ?? 'the configuration');
     undo.push(() => opened.close());
-    // Every actor of the tree reports to it; it costs a map write per frame while nobody watches.
+    // The supervision events reach it always; the actors' frames only while a viewer is connected.
     const inspector = createInspector({ logger: logger.child({ component: 'inspector' }) });
     undo.push(() => inspector.close());
     const runtime = await createRuntime({
-      inspect: inspector.observer,
+      inspect: inspector.gate,
       db: store.db,
       // Other nodes' ticks arrive as NOTIFY (a poll covers a lost listener).
       notifications: {

@@ -23,6 +23,7 @@ import type { SupervisorEvent } from './events.js';
 import { type ExitSignal, exitOneChild, registerShell } from './exitChild.js';
 import type { ExitReason } from './exitReason.js';
 import { fromTemplate, type StartArgs } from './fromTemplate.js';
+import { shellObserver } from './inspectionGate.js';
 import { inspectionShell } from './inspectionShell.js';
 import { Mailbox } from './Mailbox.js';
 import { noteInspected } from './monitorInspection.js';
@@ -61,6 +62,8 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   private readonly shell: AnyActorRef | undefined;
   private readonly out: SupervisorOutbox;
   private seq = 0;
+  /** Who sees this tree's monitors (the gate's observer, always fed), if anyone. */
+  private readonly seen: ReturnType<typeof shellObserver>;
   /** Where every child's incarnation reports its exit; the child record is the token. */
   private readonly sink: ExitSink<ChildRecord> = {
     childExited: (child, spawned, reason) =>
@@ -88,9 +91,10 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     this.shell = inspectionShell(this.id, runtime);
     this.sessionId = this.shell?.sessionId ?? this.id;
     this.out = new SupervisorOutbox(this.id, this.shell, runtime.onError);
-    if (this.shell && runtime.inspect) {
+    this.seen = shellObserver(runtime.inspect);
+    if (this.shell && this.seen) {
       registerShell(this.shell, this);
-      noteInspected(this, runtime.inspect);
+      noteInspected(this, this.seen);
     }
   }
 
@@ -274,7 +278,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     child.spawned = result.spawned;
     child.status = 'running';
     child.starts += 1;
-    if (this.runtime.inspect) noteInspected(result.spawned.ref, this.runtime.inspect);
+    if (this.seen) noteInspected(result.spawned.ref, this.seen);
     if (!this.out.observed) return undefined;
     this.out.emit({
       type: 'roundtable.child.started',

@@ -10,6 +10,7 @@ export * from './events.js';
 export * from './exitChild.js';
 export * from './exitReason.js';
 export * from './fromSafeCallback.js';
+export * from './inspectionGate.js';
 export * from './monitor.js';
 export * from './monitorInspection.js';
 export * from './Registry.js';

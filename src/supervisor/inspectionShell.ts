@@ -5,17 +5,19 @@
  * frames, so an inspector draws the tree from one stream.
  */
 import { type AnyActorRef, createActor, fromTransition } from 'xstate';
+import { shellObserver } from './inspectionGate.js';
 import type { SupervisorRuntime } from './supervisorSpec.js';
 import { type TreeSnapshot, treeReducer } from './treeReducer.js';
 
 /** The started shell, or `undefined` when nobody inspects. */
 export function inspectionShell(id: string, runtime: SupervisorRuntime): AnyActorRef | undefined {
-  if (!runtime.inspect) return undefined;
+  const inspect = shellObserver(runtime.inspect);
+  if (!inspect) return undefined;
   const initial: TreeSnapshot = { id, children: {} };
   const shell = createActor(fromTransition(treeReducer, initial), {
     id,
     clock: runtime.clock,
-    inspect: runtime.inspect,
+    inspect,
   });
   shell.start();
   return shell;

@@ -10,9 +10,9 @@
  */
 import { type AnyActorRef, createActor, fromTransition } from 'xstate';
 import type { MonitorEvent } from './events.js';
-import type { SupervisorRuntime } from './supervisorSpec.js';
+import type { InspectionObserver } from './inspectionGate.js';
 
-export type InspectObserver = NonNullable<SupervisorRuntime['inspect']>;
+export type InspectObserver = InspectionObserver;
 
 /** The id of every monitor shell actor. */
 export const MONITOR_SHELL_ID = 'roundtable.monitors';

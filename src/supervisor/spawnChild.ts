@@ -12,6 +12,7 @@ import { createActor } from 'xstate';
 import type { ResolvedChildSpec } from './childSpec.js';
 import { SHUTDOWN_EVENT } from './events.js';
 import type { ExitReason } from './exitReason.js';
+import { InspectionGate } from './inspectionGate.js';
 import type { SupervisorRuntime, SupervisorSpec } from './supervisorSpec.js';
 import { type ExitSource, exitReasonOf, recordExitReason } from './watchExit.js';
 
@@ -144,15 +145,18 @@ class ActorIncarnation<T> extends Incarnation<T> {
     startedAt: number,
     sink: ExitSink<T>,
     token: T,
+    private readonly gate: InspectionGate | undefined,
   ) {
     super(actor, actor.sessionId, startedAt, sink, token);
   }
 
   error(error: unknown): void {
+    this.gate?.untrack(this.actor);
     this.finish({ error });
   }
 
   complete(): void {
+    this.gate?.untrack(this.actor);
     this.finish(exitReasonOf(this.actor) ?? 'killed');
   }
 
@@ -230,20 +234,24 @@ export function spawnChild<T>(
     );
   }
   const now = runtime.clock.now();
+  const gate = runtime.inspect instanceof InspectionGate ? runtime.inspect : undefined;
+  const inspect = runtime.inspect instanceof InspectionGate ? undefined : runtime.inspect;
   // XState reads a missing input and `input: undefined` alike; leaving the
   // key out keeps the actor's options object small.
   const actor = createActor(spec.start.logic, {
     id: spec.id,
     clock: runtime.clock,
     ...(input !== undefined ? { input } : {}),
-    ...(runtime.inspect ? { inspect: runtime.inspect } : {}),
+    ...(inspect ? { inspect } : {}),
   });
-  const inc = new ActorIncarnation(actor, now, sink, token);
+  const inc = new ActorIncarnation(actor, now, sink, token, gate);
   actor.subscribe(inc);
+  gate?.track(actor);
   try {
     actor.start();
+    gate?.started(actor);
   } catch (error) {
-    inc.finish({ error });
+    inc.error(error);
   }
   if (inc.reason !== undefined && typeof inc.reason === 'object' && 'error' in inc.reason) {
     return { ok: false, reason: inc.reason };

@@ -2,10 +2,10 @@
  * A supervisor's own configuration: one defaults object, validated, with
  * unknown keys rejected (the ws habit).
  */
-import type { InspectionEvent, Observer } from 'xstate';
 import type { ChildSpec } from './childSpec.js';
 import { type SupervisorClock, systemClock } from './clock.js';
 import { ChildSpecError, type SupervisorError } from './errors.js';
+import type { InspectionGate, InspectionObserver } from './inspectionGate.js';
 import type { Registry } from './Registry.js';
 import { DEFAULT_INTENSITY, DEFAULT_PERIOD_MS } from './restartIntensity.js';
 import type { AutoShutdown, Strategy } from './restartPolicy.js';
@@ -28,8 +28,12 @@ export interface SupervisorSpec {
 /** The runtime a tree shares; nested supervisors inherit it from their parent. */
 export interface SupervisorRuntime {
   clock: SupervisorClock;
-  /** Passed to every child's createActor, and fed the supervisor's own events. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * An observer: passed to every child's createActor, and fed the
+   * supervisor's own events. An `InspectionGate`: the supervisor's events
+   * always, the children's frames only while the gate is open.
+   */
+  inspect?: InspectionObserver | InspectionGate;
   registry?: Registry;
   /** Jitter source for backoff; injectable for tests. */
   random: () => number;

@@ -136,6 +136,20 @@ export class InspectionCollector {
     }
   };
 
+  /**
+   * A gate opens (InspectionGate): the live actors are told again next, so
+   * records of actors that were live when the last viewer left are dropped
+   * (they may have ended unseen); supervisors' shells, always fed, and the
+   * dead kept for a look stay.
+   */
+  resync(): void {
+    for (const [id, rec] of this.actors) {
+      if (rec.supervisor || DEAD.has(rec.status)) continue;
+      this.actors.delete(id);
+    }
+    this.treeVersion += 1;
+  }
+
   stats(): {
     frames: number;
     actors: number;

@@ -37,6 +37,8 @@ export interface HubOptions {
   maxSkips: number;
   json: Partial<SafeJsonLimits>;
   logger: { warn(obj: object, msg: string): void };
+  /** The first viewer came (true) or the last one left (false): opens and closes the gate. */
+  onWatching?(watching: boolean): void;
 }
 
 interface Viewer {
@@ -103,6 +105,8 @@ export class InspectorHub {
       errorsSeen: 0,
     };
     this.viewers.add(v);
+    // Opened before the first frame: the gate tells the collector every live actor now.
+    if (this.viewers.size === 1) this.opts.onWatching?.(true);
     this.collector.changed = () => this.schedule();
     ws.on('message', (data, isBinary) => this.onMessage(v, data.toString(), isBinary));
     ws.on('close', () => this.detach(v));
@@ -145,7 +149,10 @@ export class InspectorHub {
   private detach(v: Viewer): void {
     if (!this.viewers.delete(v)) return;
     // Nobody watching: the collector stops calling us at all.
-    if (this.viewers.size === 0) this.collector.changed = null;
+    if (this.viewers.size === 0) {
+      this.collector.changed = null;
+      this.opts.onWatching?.(false);
+    }
   }
 
   private schedule(): void {

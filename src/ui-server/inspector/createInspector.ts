@@ -20,6 +20,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
 import type { BoardSource } from '../../board/boardPort.js';
+import { InspectionGate } from '../../supervisor/inspectionGate.js';
 import { type Principal, tokenOf } from '../authenticate.js';
 import { rejectUpgrade, requestPath } from '../listenerGuard.js';
 import { InspectionCollector } from './InspectionCollector.js';
@@ -55,7 +56,13 @@ export interface InspectorRoutes {
 }
 
 export interface Inspector {
-  /** Pass as `inspect` to createActor, startSupervisor or createRuntime. */
+  /**
+   * Pass as `inspect` to startSupervisor or createRuntime: the supervision
+   * events always, every actor's frames only while a viewer is connected
+   * (the first viewer opens it and is shown every live actor as it is).
+   */
+  readonly gate: InspectionGate;
+  /** Every frame always: pass as `inspect` to a bare createActor, or to see history nobody watched. */
   readonly observer: (event: InspectionEvent) => void;
   readonly collector: InspectionCollector;
   readonly options: ResolvedInspectorOptions;
@@ -77,6 +84,13 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
     maxActors: opts.maxActors,
     keepDead: opts.keepDead,
   });
+  // Records from an always-on observer are current: only the gate's go stale while closed.
+  const gate: InspectionGate = new InspectionGate(collector.observer, {
+    onOpen: () => {
+      if (gate.inUse) collector.resync();
+    },
+  });
+  let closeGate: (() => void) | null = null;
   const hub = new InspectorHub(collector, {
     clock: opts.clock,
     flushMs: opts.flushMs,
@@ -85,6 +99,10 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
     maxSkips: opts.maxSkips,
     json: opts.json,
     logger: opts.logger,
+    onWatching(watching) {
+      closeGate?.();
+      closeGate = watching ? gate.open() : null;
+    },
   });
   // Build the page in the background so the first visit is fast; a failure
   // is reported when the page is asked for.
@@ -182,6 +200,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
   };
 
   return {
+    gate,
     observer: collector.observer,
     collector,
     options: opts,

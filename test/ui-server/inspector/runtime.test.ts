@@ -1,7 +1,8 @@
 /**
  * The inspector on the real runtime (PGlite in memory, a simulated Swarm, a
  * virtual clock): the root tree, a TaskRunner's statechart and its slot
- * grant, seen through the admin topic.
+ * grant, seen through the admin topic; and, with the inspector's gate, a
+ * viewer that connects mid-run.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,28 @@ import {
 import { InspectClient } from './inspectClient.js';
 
 const ADMIN = 'admin-token-0123456789';
+
+/** A node on PGlite in memory and a simulated Swarm, inspected by `inspect`. */
+async function bootNode(
+  clock: TestClock,
+  inspect: Inspector['observer'] | Inspector['gate'],
+  errors: unknown[],
+) {
+  const pglite = await PGlite.create('memory://');
+  const handle = await connect({ pglite });
+  await migrate(handle.db);
+  const runtime = await createRuntime({
+    db: handle.db,
+    backend: new SimulatedBackend(new SimulatedCluster({ clock })),
+    clock,
+    caps: { maxRunning: 4, defaultUserCap: 2 },
+    nodeId: 'inspect-node',
+    bootId: 'boot1',
+    inspect,
+    onError: (e) => errors.push(e),
+  });
+  return { pglite, handle, runtime };
+}
 
 describe('inspector on the runtime', () => {
   let pglite: PGlite;
@@ -46,19 +69,7 @@ describe('inspector on the runtime', () => {
     clock = new TestClock();
     // The virtual clock stands still here: a tree frame with every flush.
     inspector = createInspector({ clock, treeIntervalMs: 0 });
-    pglite = await PGlite.create('memory://');
-    handle = await connect({ pglite });
-    await migrate(handle.db);
-    runtime = await createRuntime({
-      db: handle.db,
-      backend: new SimulatedBackend(new SimulatedCluster({ clock })),
-      clock,
-      caps: { maxRunning: 4, defaultUserCap: 2 },
-      nodeId: 'inspect-node',
-      bootId: 'boot1',
-      inspect: inspector.observer,
-      onError: (e) => errors.push(e),
-    });
+    ({ pglite, handle, runtime } = await bootNode(clock, inspector.observer, errors));
     await settle();
     server = await startInspectorServer({
       inspector,
@@ -161,6 +172,100 @@ describe('inspector on the runtime', () => {
       expect(errors).toEqual([]);
     } finally {
       c.close();
+    }
+  });
+});
+
+describe('inspector gate on the runtime: a viewer that connects mid-run', () => {
+  it('sees the tree, a running TaskRunner’s current state and its monitor; nothing is followed after it leaves', async () => {
+    const clock = new TestClock();
+    const inspector = createInspector({ clock, treeIntervalMs: 0 });
+    const errors: unknown[] = [];
+    const { pglite, handle, runtime } = await bootNode(clock, inspector.gate, errors);
+    const settle = async () => {
+      let quiet = 0;
+      for (let i = 0; i < 20_000 && quiet < 3; i++) {
+        await new Promise<void>((r) => setImmediate(r));
+        quiet = runtime.busy() === 0 ? quiet + 1 : 0;
+      }
+    };
+    const server = await startInspectorServer({
+      inspector,
+      tokens: { admin: ADMIN },
+      port: 0,
+      host: '127.0.0.1',
+    });
+    let c: InspectClient | undefined;
+    try {
+      // The run starts, with nobody watching: no actor frames are collected.
+      const { session } = await runtime.submit('alice', {
+        title: 'long job',
+        image: 'alpine:3',
+        command: ['sleep', '600'],
+      });
+      await settle();
+      const framesBefore = inspector.stats().frames;
+      const runner = () =>
+        Object.values(inspector.collector.tree.supervisors)
+          .find((s) => s.id === 'taskRunners')
+          ?.children.find((ch) => ch.id === session.id);
+      // The tree is kept from the supervision events alone.
+      expect(runner()?.status).toBe('running');
+      expect(inspector.collector.actors.get(runner()!.sessionId!)).toBeUndefined();
+
+      c = await InspectClient.open(server.url, ADMIN);
+      const tree = await c.take('tree', (f) =>
+        f.actors.some((a) => a.sessionId === runner()?.sessionId),
+      );
+      const runnerSession = runner()!.sessionId!;
+      expect(tree.actors.find((a) => a.sessionId === runnerSession)).toMatchObject({
+        status: 'active',
+        machine: true,
+      });
+      // The ContainerRun it invoked before anyone looked is listed under it.
+      expect(tree.actors.some((a) => a.parentId === runnerSession)).toBe(true);
+      const edges = Object.values(tree.tree.monitors).filter(
+        (m) => m.targetSessionId === runnerSession,
+      );
+      expect(edges).toHaveLength(1);
+
+      c.send({ type: 'select', sessionId: runnerSession });
+      const actor = await c.take('actor');
+      expect(actor.active).toEqual(['taskRunner', 'taskRunner.running']);
+      expect(actor.context).toMatchObject({ sessionId: session.id, userId: 'alice' });
+
+      // Following from here: a cancel is seen as the runner's events.
+      await runtime.cancel(null, session.taskId);
+      await settle();
+      inspector.flush();
+      const after = await c.take('tree', (f) =>
+        f.actors.some((a) => a.sessionId === runnerSession && a.status !== 'active'),
+      );
+      expect(after.actors.find((a) => a.sessionId === runnerSession)?.status).not.toBe('active');
+
+      c.close();
+      await c.closed;
+      c = undefined;
+      // The gate closes with the last viewer: a run now is not followed frame by frame.
+      await settle();
+      const closedAt = inspector.stats().frames;
+      await runtime.submit('alice', {
+        title: 'unseen',
+        image: 'alpine:3',
+        command: ['sleep', '600'],
+      });
+      await settle();
+      const unseen = inspector.stats().frames - closedAt;
+      // Only supervision frames (the runner's start, the pool's monitor): a handful.
+      expect(unseen).toBeLessThan(20);
+      expect(framesBefore).toBeGreaterThan(0);
+      expect(errors).toEqual([]);
+    } finally {
+      c?.close();
+      await server.close();
+      runtime.kill();
+      await handle.close();
+      await pglite.close();
     }
   });
 });
