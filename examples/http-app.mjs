@@ -1,7 +1,7 @@
 // @ts-check
 // roundtable embedded in a plain node:http app: POST /jobs submits a job for
 // the user, GET /jobs/<taskId> says where it is; the board and the inspector
-// run next to it (their own port, their own tokens); SIGTERM stops taking
+// are mounted on the app's own server (one port, their own tokens); SIGTERM stops taking
 // requests, stops the runtime (running jobs are left to be adopted by the
 // next start) and closes the store, then the process exits 0.
 // docs/library.md walks through it.
@@ -14,9 +14,9 @@ import {
   connect,
   createInspector,
   createRuntime,
-  createUiServer,
   LocalBackend,
   migrate,
+  mountUiServer,
 } from 'roundtable';
 
 const store = await connect({ dataDir: process.env.APP_DATA_DIR ?? 'memory://' });
@@ -34,14 +34,9 @@ const tokens = {
   admin: randomBytes(16).toString('hex'),
   users: { ann: randomBytes(16).toString('hex') },
 };
-const board = await createUiServer({
-  source: runtime,
-  commands: runtime,
-  tokens,
-  port: Number(process.env.BOARD_PORT ?? 0),
-  host: '127.0.0.1',
-  inspector,
-});
+// The board's paths (/, /board.js, /healthz, /metrics, /api/..., /inspect..., the
+// sockets /ws and /inspect/ws) are answered by it; every other path is the app's.
+const board = await mountUiServer({ source: runtime, commands: runtime, tokens, inspector });
 
 /**
  * @param {import('node:http').ServerResponse} res
@@ -53,6 +48,7 @@ function reply(res, status, body) {
 }
 
 const app = createServer((req, res) => {
+  if (board.handleRequest(req, res)) return;
   const url = new URL(req.url ?? '/', 'http://app');
   const user = url.searchParams.get('user') ?? 'ann';
   if (req.method === 'POST' && url.pathname === '/jobs') {
@@ -72,6 +68,9 @@ const app = createServer((req, res) => {
   }
   reply(res, 404, { error: 'not found' });
 });
+app.on('upgrade', (req, socket, head) => {
+  if (!board.handleUpgrade(req, socket, head)) socket.destroy();
+});
 await new Promise((resolve) =>
   app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => resolve(undefined)),
 );
@@ -80,15 +79,15 @@ const port = typeof address === 'object' && address !== null ? address.port : 0;
 console.log(
   JSON.stringify({
     app: `http://127.0.0.1:${port}`,
-    board: `${board.url}/#token=${tokens.users.ann}`,
-    inspector: `${board.url}/inspect#token=${tokens.admin}`,
+    board: `http://127.0.0.1:${port}/#token=${tokens.users.ann}`,
+    inspector: `http://127.0.0.1:${port}/inspect#token=${tokens.admin}`,
   }),
 );
 
 process.once('SIGTERM', async () => {
   app.close();
-  app.closeAllConnections();
   await board.close();
+  app.closeAllConnections();
   await runtime.stop();
   await store.close();
   console.log('stopped');

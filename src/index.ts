@@ -38,3 +38,8 @@ export { SimulatedCluster } from './containers/simulated/SimulatedCluster.js';
 export { connect, migrate } from './db/index.js';
 export { createUiServer, type UiServer } from './ui-server/createUiServer.js';
 export { createInspector } from './ui-server/inspector/createInspector.js';
+export {
+  type MountedUiServer,
+  type MountOptions,
+  mountUiServer,
+} from './ui-server/mountUiServer.js';

@@ -73,6 +73,20 @@ const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'PUT', pattern: new RegExp(`^/api/users/${ID}/cap$`), name: 'cap' },
 ];
 
+/**
+ * Whether a path is one of the board's HTTP routes (any method), for a board
+ * mounted on an app's server to tell its paths from the app's.
+ *
+ * @example
+ * ```ts
+ * isBoardPath('/api/tasks/t1') // => true
+ * isBoardPath('/jobs') // => false
+ * ```
+ */
+export function isBoardPath(path: string): boolean {
+  return path.startsWith('/api/') || ROUTES.some((r) => r.pattern.test(path));
+}
+
 /** What the handler needs from the server. */
 export interface HttpApiContext {
   commands: BoardCommands;

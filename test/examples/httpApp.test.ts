@@ -1,12 +1,14 @@
 /**
  * examples/http-app.mjs as a real process on the checkout's sources: a job
- * submitted over the app's own HTTP route runs to the end, the board it
- * mounts answers, and SIGTERM stops it cleanly (exit 0). Real time: every
+ * submitted over the app's own HTTP route runs to the end, the board page and
+ * a board WebSocket answer on the app's own port, and SIGTERM stops it cleanly (exit 0). Real time: every
  * wait is bounded.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { SUBPROTOCOL } from '../../src/board/boardProtocol.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -59,6 +61,26 @@ describe('examples/http-app.mjs', () => {
         signal: AbortSignal.timeout(20_000),
       });
       expect(page.status).toBe(200);
+      expect(new URL(urls.board).port).toBe(new URL(urls.app).port);
+      const token = new URL(urls.board).hash.replace('#token=', '');
+      const ws = new WebSocket(`${urls.app.replace('http', 'ws')}/ws`, [SUBPROTOCOL], {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const hello = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no hello')), 20_000);
+        ws.once('message', (d) => {
+          clearTimeout(timer);
+          resolve((JSON.parse(String(d)) as { type: string }).type);
+        });
+        ws.once('error', reject);
+      });
+      expect(hello).toBe('hello');
+      ws.terminate();
+      // The app's own route still answers on the same port.
+      const missing = await fetch(`${urls.app}/jobs/nope?user=ann`, {
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(missing.status).toBe(404);
       child.kill('SIGTERM');
       const code = await Promise.race([
         exited,
