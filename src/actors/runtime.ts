@@ -25,6 +25,7 @@ import {
   NotFoundError,
   newId,
   readChanges,
+  readLineStatus,
   readLines,
   repairDispatch,
   runningByOwner,
@@ -635,6 +636,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ]);
       return nodes.map((n) => ({ ...n, sessionsOwned: owned.get(n.owner) ?? 0 }));
     },
+    lineStatus: (headSize) => readLineStatus(db, headSize),
     reconcile() {
       alive();
       const ref = top.child('reconciler');

@@ -20,7 +20,7 @@ import {
   type PoolSnapshot,
 } from '../board/boardPort.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
-import type { Db, Session, SessionOutput, Task, TaskRecord } from '../db/index.js';
+import type { Db, LineStatusRows, Session, SessionOutput, Task, TaskRecord } from '../db/index.js';
 import type { SelfLock } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
@@ -252,6 +252,8 @@ export interface Runtime extends BoardSource, BoardCommands {
   onSupervisorEvent(listener: (event: SupervisorEvent) => void): () => void;
   /** Every boot with a heartbeat row, its lock, and the running sessions it owns (the admin view). */
   clusterNodes(): Promise<RuntimeClusterNode[]>;
+  /** What `roundtable status` counts, read from the rows (GET /api/admin/status). */
+  lineStatus(headSize: number): Promise<LineStatusRows>;
   /** Session ids with a live TaskRunner in this boot. */
   liveRunners(): string[];
   /** I/O calls in flight right now (the harness waits for 0 to call the system settled). */

@@ -216,6 +216,19 @@ export interface BoardCommands {
    * /api/admin/nodes). Optional: a source with no cluster omits it.
    */
   clusterNodes?(): Promise<ClusterNodeView[]>;
+  /**
+   * What `roundtable status` counts, read from the rows (GET /api/admin/status),
+   * so the CLI's answer through a node is the one it reads from the rows.
+   * Optional: a source with no rows omits it.
+   */
+  lineStatus?(headSize: number): Promise<LineStatusView>;
+}
+
+/** Sessions by user and status, cap overrides, and the head of the line. */
+export interface LineStatusView {
+  counts: Array<{ userId: string; status: string; n: number }>;
+  caps: Array<{ userId: string; maxRunning: number }>;
+  head: Array<{ userId: string; taskId: string; title: string; attempt: number; since: string }>;
 }
 
 /** A boot's lock: `none` when lock liveness is off (PGlite, a pooler). */

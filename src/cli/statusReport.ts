@@ -1,11 +1,9 @@
 /**
  * What `roundtable status` shows: the line and the runners, in total and per
- * user, counted from the session rows (or, when a node holds the PGlite
- * directory, from that node's pool, which is an index over the same rows).
+ * user, counted from the session rows (read here, or, when a node holds the
+ * PGlite directory, by that node from the same rows with the same queries).
  */
-import { sql } from 'kysely';
-import type { Db } from '../db/index.js';
-import { getUserCaps } from '../db/index.js';
+import { type Db, type LineStatusRows, readLineStatus } from '../db/index.js';
 
 export interface UserStatus {
   userId: string;
@@ -13,7 +11,7 @@ export interface UserStatus {
   running: number;
   /** The user's cap: an override, or the default. */
   cap: number;
-  /** Finished sessions by outcome; null when the source does not know (a node's pool). */
+  /** Finished sessions by outcome; null when the source does not know. */
   succeeded: number | null;
   failed: number | null;
   cancelled: number | null;
@@ -88,50 +86,26 @@ export function summarize(
   };
 }
 
-/** Counts sessions by user and status in one query. */
+/** The report from the rows `readLineStatus` reads (here, or by a running node). Pure. */
+export function fromLineStatus(
+  source: string,
+  rows: LineStatusRows,
+  defaults: { maxRunning: number; defaultUserCap: number },
+): StatusReport {
+  const caps = new Map(rows.caps.map((c) => [c.userId, c.maxRunning]));
+  return {
+    ...summarize(source, rows.counts, caps, defaults),
+    head: rows.head.map((r, i) => ({ position: i + 1, ...r })),
+  };
+}
+
+/** Counts sessions by user and status from the rows. */
 export async function readStatus(
   db: Db,
   source: string,
   defaults: { maxRunning: number; defaultUserCap: number },
 ): Promise<StatusReport> {
-  const rows = await db
-    .selectFrom('sessions')
-    .select(['user_id', 'status', sql<string>`count(*)`.as('n')])
-    .groupBy(['user_id', 'status'])
-    .execute();
-  const caps = await getUserCaps(db);
-  // Dispatch order, the same (enqueued_at, id) the pool and the claim use.
-  const head = await db
-    .selectFrom('sessions')
-    .innerJoin('tasks', 'tasks.id', 'sessions.task_id')
-    .select([
-      'sessions.user_id',
-      'sessions.task_id',
-      'sessions.attempt',
-      'sessions.enqueued_at',
-      'tasks.title',
-    ])
-    .where('sessions.status', '=', 'queued')
-    .orderBy('sessions.enqueued_at')
-    .orderBy('sessions.id')
-    .limit(HEAD_SIZE)
-    .execute();
-  return {
-    ...summarize(
-      source,
-      rows.map((r) => ({ userId: r.user_id, status: r.status, n: Number(r.n) })),
-      caps,
-      defaults,
-    ),
-    head: head.map((r, i) => ({
-      position: i + 1,
-      userId: r.user_id,
-      taskId: r.task_id,
-      title: r.title,
-      attempt: r.attempt,
-      since: new Date(r.enqueued_at).toISOString(),
-    })),
-  };
+  return fromLineStatus(source, await readLineStatus(db, HEAD_SIZE), defaults);
 }
 
 /**

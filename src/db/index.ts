@@ -48,6 +48,7 @@ export {
   newId,
 } from './ids.js';
 export { TEXT_LIMITS } from './inputs.js';
+export { type LineStatusRows, readLineStatus } from './lineStatus.js';
 export {
   assertChannel,
   type ListenState,

@@ -47,6 +47,9 @@ const setCapBody = z.strictObject({
   maxRunning: z.number().int().min(0).max(10_000).nullable(),
 });
 
+/** How many of the line GET /api/admin/status lists (what `roundtable status` shows). */
+const STATUS_HEAD_SIZE = 5;
+
 const ID = '([A-Za-z0-9_.:-]{1,128})';
 const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'GET', pattern: /^\/$/, name: 'page' },
@@ -56,6 +59,7 @@ const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
   { method: 'GET', pattern: /^\/api\/stats$/, name: 'stats' },
   { method: 'GET', pattern: /^\/api\/admin\/nodes$/, name: 'nodes' },
+  { method: 'GET', pattern: /^\/api\/admin\/status$/, name: 'status' },
   { method: 'POST', pattern: /^\/api\/tasks$/, name: 'create' },
   { method: 'GET', pattern: new RegExp(`^/api/tasks/${ID}$`), name: 'task' },
   {
@@ -190,6 +194,12 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       if (ctx.commands.clusterNodes === undefined)
         throw new HttpError(404, 'not_found', 'this node has no cluster view');
       return send(res, 200, { nodes: await ctx.commands.clusterNodes() });
+    }
+    case 'status': {
+      requireAdmin(principalOf(req, ctx));
+      if (ctx.commands.lineStatus === undefined)
+        throw new HttpError(404, 'not_found', 'this node has no rows to count');
+      return send(res, 200, await ctx.commands.lineStatus(STATUS_HEAD_SIZE));
     }
     case 'metrics': {
       requireAdmin(principalOf(req, ctx));

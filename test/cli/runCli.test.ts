@@ -64,6 +64,19 @@ function capture(env: Record<string, string> = {}, files: Record<string, string>
   };
 }
 
+/** Waits for a starting node's `ready` log record and returns it. */
+async function readyRecord(node: Captured, deadline: number) {
+  while (!node.out().includes('"msg":"ready"')) {
+    if (Date.now() > deadline) throw new Error(`no ready record: ${node.err()} ${node.out()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return node
+    .out()
+    .split('\n')
+    .map((l) => (l ? JSON.parse(l) : {}))
+    .find((r) => r.msg === 'ready');
+}
+
 describe('help and usage', () => {
   it('prints the general help with every command', async () => {
     const c = capture();
@@ -250,6 +263,58 @@ describe('on a PGlite directory', () => {
     expect(() => readFileSync(join(dir, 'node.json'))).toThrow();
   }, 90_000);
 
+  it('status answers the same through a running node as from the rows, with a job waiting and some finished', async () => {
+    const node = capture({ ROUNDTABLE_SIM_SPEED: '50' });
+    const running = runCli(['start', '--port', '0', ...flags()], node.io);
+    const viaNode = capture();
+    try {
+      const deadline = Date.now() + 60_000;
+      const ready = await readyRecord(node, deadline);
+      const admin = String(ready.board).split('#token=')[1];
+      // ann is paused (cap 0), so her job waits at the head of the line for good.
+      const cap = await fetch(`${ready.url}/api/users/ann/cap`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ maxRunning: 0 }),
+      });
+      expect(cap.status).toBeLessThan(300);
+      await cap.body?.cancel();
+      for (const user of ['ann', 'bo']) {
+        const c = capture();
+        expect(
+          await runCli(['enqueue', '--user', user, ...flags(), '--', 'echo', 'z'], c.io),
+          c.err(),
+        ).toBe(0);
+      }
+      // Wait until everything else has finished: the state is then still.
+      for (;;) {
+        const s = capture();
+        expect(await runCli(['status', '--json', ...flags()], s.io)).toBe(0);
+        const r = JSON.parse(s.out());
+        const bo = r.users.find((u: { userId: string }) => u.userId === 'bo');
+        if (r.running === 0 && r.queued === 1 && bo?.succeeded + bo?.failed >= 1) break;
+        if (Date.now() > deadline) throw new Error(`the line did not settle: ${s.out()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await runCli(['status', '--json', ...flags()], viaNode.io)).toBe(0);
+    } finally {
+      node.signal('SIGINT');
+      expect(await running).toBe(0);
+    }
+    const fromRows = capture();
+    expect(await runCli(['status', '--json', ...flags()], fromRows.io)).toBe(0);
+    const a = JSON.parse(viaNode.out());
+    const b = JSON.parse(fromRows.out());
+    expect(a.source).toMatch(/^node in process/);
+    expect(b.source).toMatch(/^rows of/);
+    expect({ ...a, source: '' }).toEqual({ ...b, source: '' });
+    expect(a.head).toEqual([expect.objectContaining({ position: 1, userId: 'ann', attempt: 1 })]);
+    expect(a.users.find((u: { userId: string }) => u.userId === 'ann')).toMatchObject({ cap: 0 });
+    expect(a.users.every((u: { succeeded: unknown }) => typeof u.succeeded === 'number')).toBe(
+      true,
+    );
+  }, 90_000);
+
   it('a root that gives up is fatal: logged, the store closed, exit 5', async () => {
     const node = capture({ ROUNDTABLE_SIM_SPEED: '50' });
     const running = runCli(['start', '--port', '0', ...flags()], node.io);
@@ -257,16 +322,7 @@ describe('on a PGlite directory', () => {
     void running.then((code) => {
       exitCode = code;
     });
-    const deadline = Date.now() + 60_000;
-    while (!node.out().includes('"msg":"ready"')) {
-      if (Date.now() > deadline) throw new Error(`no ready record: ${node.err()} ${node.out()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const ready = node
-      .out()
-      .split('\n')
-      .map((l) => (l ? JSON.parse(l) : {}))
-      .find((r) => r.msg === 'ready');
+    const ready = await readyRecord(node, Date.now() + 60_000);
     const admin = String(ready.board).split('#token=')[1];
     // The operator's exit button, four times in a row: the root allows 3 restarts in 5 s.
     for (let i = 0; i < 10 && exitCode === undefined; i += 1) {

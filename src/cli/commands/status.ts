@@ -1,13 +1,19 @@
 /** `roundtable status`: the line, the runners and per-user counts. */
 import { existsSync } from 'node:fs';
-import type { PoolSnapshot } from '../../board/boardPort.js';
+import type { LineStatusRows } from '../../db/index.js';
 import { loadBoardTokens } from '../boardTokens.js';
 import type { CommandContext } from '../commandContext.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { nodeRequest } from '../nodeApi.js';
 import { readLiveNode } from '../nodeFile.js';
 import { describeStore, openStore, pgliteDir } from '../openStore.js';
-import { formatStatus, readStatus, type StatusReport, summarize } from '../statusReport.js';
+import {
+  formatStatus,
+  fromLineStatus,
+  readStatus,
+  type StatusReport,
+  summarize,
+} from '../statusReport.js';
 
 export async function runStatus(ctx: CommandContext): Promise<ExitCode> {
   const report = await statusReport(ctx);
@@ -22,25 +28,15 @@ async function statusReport(ctx: CommandContext): Promise<StatusReport> {
   if (config.databaseUrl === undefined) {
     const live = readLiveNode(config.dataDir);
     if (live?.url) {
-      // The node holds the PGlite directory; its pool is an index over the same rows.
+      // The node holds the PGlite directory; it reads the rows with the same queries.
       const tokens = loadBoardTokens(config.dataDir, config.tokens, []);
-      const pool = await nodeRequest<PoolSnapshot>(live.url, tokens.admin, 'GET', '/api/pool');
-      return {
-        source: `node in process ${live.pid} at ${live.url}`,
-        maxRunning: pool.maxRunning,
-        queued: pool.queued,
-        running: pool.running,
-        users: pool.users.map((u) => ({
-          userId: u.userId,
-          queued: u.queued,
-          running: u.running,
-          cap: u.maxRunning ?? config.caps.defaultUserCap,
-          succeeded: null,
-          failed: null,
-          cancelled: null,
-        })),
-        head: [],
-      };
+      const rows = await nodeRequest<LineStatusRows>(
+        live.url,
+        tokens.admin,
+        'GET',
+        '/api/admin/status',
+      );
+      return fromLineStatus(`node in process ${live.pid} at ${live.url}`, rows, config.caps);
     }
     if (live !== null) {
       throw new CliError(
