@@ -12,12 +12,17 @@
 import { parse } from 'shell-quote';
 
 /** Why a command line has no argv. */
-export type CommandLineErrorCode = 'empty' | 'operator' | 'glob';
+export type CommandLineErrorCode = 'empty' | 'operator' | 'glob' | 'syntax';
 
 /** The argv a line runs, or why it has none. */
 export type ParsedCommand =
   | { ok: true; argv: string[] }
   | { ok: false; code: CommandLineErrorCode; message: string };
+
+// A lookup that returns the reference itself keeps `$VAR` as typed: there is no shell to expand it.
+function words(line: string) {
+  return parse(line, (key) => `$${key}`);
+}
 
 /**
  * Splits `line` into argv.
@@ -31,11 +36,23 @@ export type ParsedCommand =
  * parseCommandLine('   ').code // => 'empty'
  * parseCommandLine('echo a | wc -c').code // => 'operator'
  * parseCommandLine('ls *.ts').code // => 'glob'
+ * parseCommandLine('echo ${').code // => 'syntax'
  * ```
  */
 export function parseCommandLine(line: string): ParsedCommand {
-  // A lookup that returns the reference itself keeps `$VAR` as typed: there is no shell to expand it.
-  const entries = parse(line, (key) => `$${key}`);
+  let entries: ReturnType<typeof words>;
+  try {
+    entries = words(line);
+  } catch (error) {
+    // shell-quote throws on what no shell could read either (`${` unclosed):
+    // the form shows why instead of the page's script failing.
+    const why = error instanceof Error ? error.message : String(error);
+    return {
+      ok: false,
+      code: 'syntax',
+      message: `the line cannot be read as shell words (${why}): check its quotes and \${…}`,
+    };
+  }
   const argv: string[] = [];
   for (const entry of entries) {
     if (typeof entry === 'string') argv.push(entry);

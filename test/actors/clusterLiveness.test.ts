@@ -277,6 +277,12 @@ describeEachEngine('cluster liveness, one node', (getDb) => {
         'the run to finish',
         60_000,
       );
+      // The boot's own row appears with its first beat, which runs apart from the work.
+      await until(
+        async () => (await rt.clusterNodes()).length > 0,
+        'the own heartbeat row',
+        20_000,
+      );
       const nodes = await rt.clusterNodes();
       expect(nodes.map((n) => [n.owner, n.lock, n.self, n.sessionsOwned])).toEqual([
         [rt.owner, alone ? 'unknown' : 'held', true, 0],
