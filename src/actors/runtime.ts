@@ -24,6 +24,7 @@ import {
   listSessionsForTask,
   NotFoundError,
   newId,
+  readActivity,
   readChanges,
   readLineStatus,
   readLines,
@@ -637,6 +638,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return nodes.map((n) => ({ ...n, sessionsOwned: owned.get(n.owner) ?? 0 }));
     },
     lineStatus: (headSize) => readLineStatus(db, headSize),
+    activity: ({ minutes, at }) => readActivity(db, { minutes, at: at ?? new Date(now()) }),
     reconcile() {
       alive();
       const ref = top.child('reconciler');

@@ -20,7 +20,15 @@ import {
   type PoolSnapshot,
 } from '../board/boardPort.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
-import type { Db, LineStatusRows, Session, SessionOutput, Task, TaskRecord } from '../db/index.js';
+import type {
+  ActivityRows,
+  Db,
+  LineStatusRows,
+  Session,
+  SessionOutput,
+  Task,
+  TaskRecord,
+} from '../db/index.js';
 import type { SelfLock } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
@@ -254,6 +262,8 @@ export interface Runtime extends BoardSource, BoardCommands {
   clusterNodes(): Promise<RuntimeClusterNode[]>;
   /** What `roundtable status` counts, read from the rows (GET /api/admin/status). */
   lineStatus(headSize: number): Promise<LineStatusRows>;
+  /** The dashboard's per-minute series up to `at` (default: now), from the rows (GET /api/admin/activity). */
+  activity(query: { minutes: number; at?: Date }): Promise<ActivityRows>;
   /** Session ids with a live TaskRunner in this boot. */
   liveRunners(): string[];
   /** I/O calls in flight right now (the harness waits for 0 to call the system settled). */

@@ -222,6 +222,38 @@ export interface BoardCommands {
    * Optional: a source with no rows omits it.
    */
   lineStatus?(headSize: number): Promise<LineStatusView>;
+  /**
+   * The admin dashboard's per-minute series over the last `minutes` up to
+   * `at` (the source's own clock when absent), computed from the rows, so
+   * every node of a cluster answers the same (GET /api/admin/activity).
+   * Optional: a source with no rows omits it.
+   */
+  activity?(query: ActivityQuery): Promise<ActivitySeries>;
+}
+
+/** Which window the dashboard asks for. */
+export interface ActivityQuery {
+  minutes: number;
+  at?: Date;
+}
+
+/**
+ * The dashboard's series: columns of equal length, one entry per minute
+ * (uPlot's data shape). Queue depth and runners held are sampled at each
+ * minute's end; the waits (seconds, enqueue to claim) are those of the runs
+ * claimed in it, null when none; succeeded and failed count the runs that
+ * ended in it.
+ */
+export interface ActivitySeries {
+  bucketSeconds: number;
+  /** Each minute's start, seconds since the epoch. */
+  t: number[];
+  queued: number[];
+  running: number[];
+  waitP50: Array<number | null>;
+  waitP95: Array<number | null>;
+  succeeded: number[];
+  failed: number[];
 }
 
 /** Sessions by user and status, cap overrides, and the head of the line. */

@@ -10,6 +10,7 @@ import {
   type BoardCommands,
   isBoardCommandError,
 } from '../board/boardPort.js';
+import { parseActivityQuery } from './activityRoute.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
 import type { BoardStats } from './boardStats.js';
@@ -60,6 +61,7 @@ const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'GET', pattern: /^\/api\/stats$/, name: 'stats' },
   { method: 'GET', pattern: /^\/api\/admin\/nodes$/, name: 'nodes' },
   { method: 'GET', pattern: /^\/api\/admin\/status$/, name: 'status' },
+  { method: 'GET', pattern: /^\/api\/admin\/activity$/, name: 'activity' },
   { method: 'POST', pattern: /^\/api\/tasks$/, name: 'create' },
   { method: 'GET', pattern: new RegExp(`^/api/tasks/${ID}$`), name: 'task' },
   {
@@ -200,6 +202,14 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       if (ctx.commands.lineStatus === undefined)
         throw new HttpError(404, 'not_found', 'this node has no rows to count');
       return send(res, 200, await ctx.commands.lineStatus(STATUS_HEAD_SIZE));
+    }
+    case 'activity': {
+      requireAdmin(principalOf(req, ctx));
+      if (ctx.commands.activity === undefined)
+        throw new HttpError(404, 'not_found', 'this node has no rows to chart');
+      const query = parseActivityQuery(new URL(req.url ?? '/', 'http://localhost').searchParams);
+      if ('status' in query) return refuse(query);
+      return send(res, 200, await ctx.commands.activity(query));
     }
     case 'metrics': {
       requireAdmin(principalOf(req, ctx));

@@ -6,6 +6,8 @@
  * card and every card whose position moved, synchronously, like the runtime.
  */
 import type {
+  ActivityQuery,
+  ActivitySeries,
   BoardCard,
   BoardCommands,
   BoardMetricsSnapshot,
@@ -163,6 +165,25 @@ export class FakeBoard implements BoardSource, BoardCommands {
   nodes: ClusterNodeView[] = [];
   async clusterNodes(): Promise<ClusterNodeView[]> {
     return this.nodes;
+  }
+  /**
+   * The dashboard's series as a test sets it (GET /api/admin/activity; the
+   * store's SQL has its own test); every query asked is kept.
+   */
+  activitySeries: ActivitySeries = {
+    bucketSeconds: 60,
+    t: [],
+    queued: [],
+    running: [],
+    waitP50: [],
+    waitP95: [],
+    succeeded: [],
+    failed: [],
+  };
+  readonly activityQueries: ActivityQuery[] = [];
+  async activity(query: ActivityQuery): Promise<ActivitySeries> {
+    this.activityQueries.push(query);
+    return this.activitySeries;
   }
   health(): { engine: 'available' | 'unavailable'; lock?: BootLockView } {
     return { engine: this.engine, ...(this.lock ? { lock: this.lock } : {}) };

@@ -299,3 +299,38 @@ describe('cluster nodes', () => {
     ]);
   });
 });
+
+describe('admin dashboard', () => {
+  it('GET /api/admin/activity gives the admin the series for a typed window, and no one else', async () => {
+    h = await startHarness();
+    h.board.activitySeries = { ...h.board.activitySeries, t: [1_800_000_000], queued: [4] };
+    for (const token of [ALICE, BOB]) {
+      const denied = await call('GET', '/api/admin/activity', token);
+      expect([denied.status, errorCode(denied)]).toEqual([403, 'forbidden']);
+    }
+    expect((await call('GET', '/api/admin/activity', null)).status).toBe(401);
+    expect(h.board.activityQueries).toEqual([]);
+    const r = await call('GET', '/api/admin/activity', ADMIN);
+    expect([r.status, (r.json as { queued: number[] }).queued]).toEqual([200, [4]]);
+    await call('GET', '/api/admin/activity?minutes=5&at=2026-07-14T10:04:30%2B02:00', ADMIN);
+    expect(h.board.activityQueries).toEqual([
+      { minutes: 60 },
+      { minutes: 5, at: new Date('2026-07-14T08:04:30Z') },
+    ]);
+    const refused: Array<[string, RegExp]> = [
+      ['minutes=0', /^minutes:/],
+      ['minutes=1441', /^minutes:/],
+      ['minutes=1e3', /^minutes:/],
+      ['minutes=-5', /^minutes:/],
+      ['at=yesterday', /^at:/],
+      ['at=2026-07-14T10:04:30', /^at:/],
+      ['hours=1', /^hours:/],
+    ];
+    for (const [query, message] of refused) {
+      const bad = await call('GET', `/api/admin/activity?${query}`, ADMIN);
+      expect([bad.status, errorCode(bad)], query).toEqual([400, 'bad_request']);
+      expect((bad.json as { error: { message: string } }).error.message, query).toMatch(message);
+    }
+    expect(h.board.activityQueries).toHaveLength(2);
+  });
+});
