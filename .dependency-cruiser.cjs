@@ -84,11 +84,13 @@ module.exports = {
       comment:
         'what src imports at run time is a dependency, not a devDependency. Two are meant: ' +
         'browserBundle loads esbuild only in a checkout (the package serves prebuilt pages), ' +
-        'and the contract suite (roundtable/testing/contract) has vitest as its optional peer',
+        'the contract suite (roundtable/testing/contract) has vitest as its optional peer, ' +
+        'and roundtable/testing/property has fast-check as its own',
       severity: 'error',
       from: {
         path: '^src/',
-        pathNot: '^src/(ui-server/browserBundle|testing/containerContract)\\.ts$',
+        pathNot:
+          '^src/(ui-server/browserBundle|testing/containerContract|testing/replayableProperty)\\.ts$',
       },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },

@@ -29,6 +29,8 @@ describe('package entry points', () => {
   it('roundtable/testing and roundtable/client', async () => {
     const testing = await import('roundtable/testing');
     expect(typeof testing.createTestRuntime).toBe('function');
+    const property = await import('roundtable/testing/property');
+    expect(typeof property.assertReplayable).toBe('function');
     const client = await import('roundtable/client');
     expect(typeof client.connectBoard).toBe('function');
     expect(typeof client.createBoardStore).toBe('function');

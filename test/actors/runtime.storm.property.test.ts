@@ -3,6 +3,13 @@
  * node kills, waiter crashes and RunnerPool crashes at random moments. After every step: no
  * session lost, caps never exceeded, no slot leaked, no command executed
  * twice in one container; at the end, every wait has ended.
+ *
+ * Every run of the suite draws a fresh seed (printed) and runs up to 50
+ * storms in a 120 s budget (STORM_RUNS, STORM_BUDGET_MS change them). A
+ * failure is shrunk and its message ends with the command that replays the
+ * smallest storm, e.g.
+ * `STORM_SEED=-1234 STORM_PATH='7:3:0' npx vitest run test/actors/runtime.storm.property.test.ts`
+ * (docs/testing.md).
  */
 import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
@@ -10,6 +17,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AnyActorRef } from 'xstate';
 import type { Supervisor } from '../../src/supervisor/Supervisor.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { assertReplayable } from '../../src/testing/replayableProperty.js';
 
 let pglite: PGlite;
 beforeAll(async () => {
@@ -84,10 +92,32 @@ async function checkInvariants(h: TestRuntime): Promise<void> {
       );
     }
   }
-  // No slot leaked: whatever the pool counts as holding a runner is running in the rows.
-  const runningIds = new Set(rows.filter((s) => s.status === 'running').map((s) => s.id));
+  // No slot leaked, either way: the pool counts as holding a runner exactly
+  // what is running in the rows (no slot held for a finished run, none
+  // forgotten for a live one), per user and in total, and as waiting exactly
+  // what is queued.
   const snap = h.runtime.poolSnapshot();
-  expect(snap.running).toBeLessThanOrEqual(runningIds.size);
+  const count = (status: string) => {
+    const by = new Map<string, number>();
+    for (const s of rows) if (s.status === status) by.set(s.userId, (by.get(s.userId) ?? 0) + 1);
+    return by;
+  };
+  const runningRows = count('running');
+  const queuedRows = count('queued');
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  expect({ running: snap.running, queued: snap.queued }).toEqual({
+    running: total(runningRows),
+    queued: total(queuedRows),
+  });
+  for (const u of snap.users) {
+    expect({ user: u.userId, running: u.running, queued: u.queued }).toEqual({
+      user: u.userId,
+      running: runningRows.get(u.userId) ?? 0,
+      queued: queuedRows.get(u.userId) ?? 0,
+    });
+  }
+  for (const u of [...runningRows.keys(), ...queuedRows.keys()])
+    expect(snap.users.map((x) => x.userId)).toContain(u);
   // No command executed twice in one container (by two owners or one).
   const seen = new Set<string>();
   for (const e of h.execLog()) {
@@ -97,55 +127,69 @@ async function checkInvariants(h: TestRuntime): Promise<void> {
   }
 }
 
-test('deploy storms lose nothing and every wait ends', async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 14 }), async (steps) => {
-      const h = await createTestRuntime({
-        pglite,
-        caps: CAPS,
-        pollMs: 5_000,
-        adoptBudgetMs: 120_000,
-        reconcileMs: 30_000,
-      });
-      try {
-        for (const s of steps) {
-          const running = (await h.sessions()).filter((r) => r.status === 'running');
-          if (s.kind === 'create') {
-            await h.runtime.createTask(USERS[s.user] ?? 'u1', {
-              title: 't',
-              image: 'runner:v1',
-              command: ['agent', String(s.seconds)],
-            });
-          } else if (s.kind === 'advance') await h.advance(s.ms);
-          else if (s.kind === 'deploy') await h.deploy();
-          else if (s.kind === 'reschedule' && running.length > 0) {
-            h.cluster.reschedule((running[s.pick % running.length] as { id: string }).id);
-          } else if (s.kind === 'killNode') {
-            const node = h.cluster.nodeNames()[s.node] ?? 'node-1';
-            h.cluster.killNode(node);
-            h.cluster.reviveNode(node);
-          } else if (s.kind === 'crashRunner') {
-            const sup = h.runtime.root.child('taskRunners') as Supervisor | undefined;
-            const live = sup?.whichChildren().filter((c) => c.status === 'running') ?? [];
-            const victim = live[s.pick % Math.max(1, live.length)];
-            (victim?.ref as AnyActorRef | undefined)?.stop();
-          } else if (s.kind === 'crashPool') {
-            // The permanent RunnerPool dies; its restart must lose no waiter.
-            (h.runtime.root.child('runnerPool') as AnyActorRef | undefined)?.stop();
+const BUDGET_MS = Number(process.env.STORM_BUDGET_MS ?? 120_000);
+
+test(
+  'deploy storms lose nothing and every wait ends',
+  async () => {
+    await assertReplayable(
+      fc.array(step, { minLength: 3, maxLength: 14 }),
+      async (steps) => {
+        const h = await createTestRuntime({
+          pglite,
+          caps: CAPS,
+          pollMs: 5_000,
+          adoptBudgetMs: 120_000,
+          reconcileMs: 30_000,
+        });
+        try {
+          for (const s of steps) {
+            const running = (await h.sessions()).filter((r) => r.status === 'running');
+            if (s.kind === 'create') {
+              await h.runtime.createTask(USERS[s.user] ?? 'u1', {
+                title: 't',
+                image: 'runner:v1',
+                command: ['agent', String(s.seconds)],
+              });
+            } else if (s.kind === 'advance') await h.advance(s.ms);
+            else if (s.kind === 'deploy') await h.deploy();
+            else if (s.kind === 'reschedule' && running.length > 0) {
+              h.cluster.reschedule((running[s.pick % running.length] as { id: string }).id);
+            } else if (s.kind === 'killNode') {
+              const node = h.cluster.nodeNames()[s.node] ?? 'node-1';
+              h.cluster.killNode(node);
+              h.cluster.reviveNode(node);
+            } else if (s.kind === 'crashRunner') {
+              const sup = h.runtime.root.child('taskRunners') as Supervisor | undefined;
+              const live = sup?.whichChildren().filter((c) => c.status === 'running') ?? [];
+              const victim = live[s.pick % Math.max(1, live.length)];
+              (victim?.ref as AnyActorRef | undefined)?.stop();
+            } else if (s.kind === 'crashPool') {
+              // The permanent RunnerPool dies; its restart must lose no waiter.
+              (h.runtime.root.child('runnerPool') as AnyActorRef | undefined)?.stop();
+            }
+            await h.settle();
+            await checkInvariants(h);
           }
-          await h.settle();
+          // Every wait ends: budgets, polls and ticks bring everything to rest.
+          for (let i = 0; i < 12; i += 1) await h.advance(60_000);
+          const rows = await h.sessions();
+          expect(rows.filter((r) => r.status === 'queued' || r.status === 'running')).toEqual([]);
+          expect(h.runtime.poolSnapshot()).toMatchObject({ running: 0, queued: 0 });
           await checkInvariants(h);
+        } finally {
+          await h.close();
         }
-        // Every wait ends: budgets, polls and ticks bring everything to rest.
-        for (let i = 0; i < 12; i += 1) await h.advance(60_000);
-        const rows = await h.sessions();
-        expect(rows.filter((r) => r.status === 'queued' || r.status === 'running')).toEqual([]);
-        expect(h.runtime.poolSnapshot()).toMatchObject({ running: 0, queued: 0 });
-        await checkInvariants(h);
-      } finally {
-        await h.close();
-      }
-    }),
-    { numRuns: 12, seed: Number(process.env.STORM_SEED ?? 42) },
-  );
-}, 240_000);
+      },
+      {
+        prefix: 'STORM',
+        command: 'npx vitest run test/actors/runtime.storm.property.test.ts',
+        numRuns: 50,
+        budgetMs: BUDGET_MS,
+        shrinkBudgetMs: 240_000,
+      },
+    );
+    // The budget plus the shrinking's, plus one storm already under way at each end.
+  },
+  BUDGET_MS + 420_000,
+);
