@@ -174,9 +174,9 @@ export async function killTaskContainer(
   return { killed: current.id, replacement };
 }
 
-/** Removes every service this file's runtimes created (by session and namespace label). */
-export async function sweepServices(docker: Docker): Promise<void> {
-  const services = await docker.listServices({ filters: { label: namespaceFilter(NAMESPACE) } });
+/** Removes every service of `namespace` (this file's by default), by its namespace label. */
+export async function sweepServices(docker: Docker, namespace = NAMESPACE): Promise<void> {
+  const services = await docker.listServices({ filters: { label: namespaceFilter(namespace) } });
   await Promise.all(
     services.map((s) =>
       docker

@@ -14,117 +14,68 @@
  *
  * Real time, because these are real processes: every wait is bounded.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from '../../scripts/build.js';
 import { parseLocalHandle } from '../../src/containers/local/localHandle.js';
 import { canChoosePids, isAlive, spawnWithPid, until } from '../containers/local/localFixture.js';
-import { CliProcess, freePort, type LogRecord } from './cliProcess.js';
+import type { CliProcess } from './cliProcess.js';
+import {
+  CI,
+  createTaskOver,
+  E2eCluster,
+  type E2eNode,
+  SERVER,
+  STOP_MS,
+  serverSkipNote,
+  transition,
+  UP_MS,
+} from './e2eCluster.js';
 
-const ADMIN = 'e2e-admin-token-0000000';
-const USERS = { ann: 'e2e-ann-token-000000000' };
-const UP_MS = 90_000; // a first start runs initdb, which is slow on a busy machine
-const STOP_MS = 20_000;
-
-let script: string;
-let dir: string;
-let configPath: string;
-let baseUrl: string;
-let url: string;
-const SERVER = process.env.ROUNDTABLE_TEST_DATABASE_URL;
-const CI = process.env.CI === 'true';
-const dbName = `rt_local_e2e_${randomBytes(6).toString('hex')}`;
-
-async function query<T>(sql: string, params: unknown[] = [], connectionString = url): Promise<T[]> {
-  const c = new pg.Client({ connectionString });
-  await c.connect();
-  try {
-    return (await c.query(sql, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
+let cluster: E2eCluster;
+let node: E2eNode;
 
 /** Waits until the session row records its handle: from then on a crash leaves an adoptable run. */
 function handleRecorded(sessionId: string): Promise<string> {
   return until(async () => {
-    const rows = await query<{ handle: string | null }>(
+    const rows = await cluster.query<{ handle: string | null }>(
       'SELECT handle FROM sessions WHERE id = $1',
       [sessionId],
     );
     return rows[0]?.handle ?? undefined;
   }, 30_000);
 }
-const running: CliProcess[] = [];
 const strays: number[] = [];
 
 function startNode(): CliProcess {
   // No DOCKER_HOST (cleanEnv drops it) and one that cannot answer: auto must pick local.
-  const p = new CliProcess(script, ['start', '--config', configPath], {
-    DOCKER_HOST: `unix://${join(dir, 'no-docker.sock')}`,
-  });
-  running.push(p);
-  return p;
+  return cluster.start(node, { DOCKER_HOST: `unix://${join(cluster.dir, 'no-docker.sock')}` });
 }
 
-async function createTask(title: string, command: string[]) {
-  const res = await fetch(`${baseUrl}/api/tasks`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${USERS.ann}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ title, image: 'alpine:3.20', command }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()) as { taskId: string; sessionId: string };
-}
-
-const transition = (taskId: string, to: string) => (r: LogRecord) =>
-  r.component === 'board' &&
-  r.task === taskId &&
-  typeof r.msg === 'string' &&
-  r.msg.endsWith(`→ ${to}`);
+const createTask = async (title: string, command: string[]) =>
+  createTaskOver(node, 'ann', { title, image: 'alpine:3.20', command });
 
 /** The run's directory under the data directory, once it has one. */
-const runDir = (sessionId: string) => join(dir, 'state', 'runs', 'default', sessionId);
+const runDir = (sessionId: string) => join(node.dataDir, 'runs', 'default', sessionId);
 
 beforeAll(async () => {
   if (SERVER === undefined) {
     if (CI) throw new Error('CI=true needs ROUNDTABLE_TEST_DATABASE_URL');
     return;
   }
-  await query(`CREATE DATABASE ${dbName}`, [], SERVER);
-  const u = new URL(SERVER);
-  u.pathname = `/${dbName}`;
-  url = u.toString();
-  script = await buildCli();
-  dir = mkdtempSync(join(tmpdir(), 'roundtable-local-e2e-'));
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}`;
-  configPath = join(dir, 'roundtable.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({
-      dataDir: join(dir, 'state'),
-      databaseUrl: url,
-      port,
-      users: Object.keys(USERS),
-      tokens: { admin: ADMIN, users: USERS },
-      caps: { maxRunning: 4, defaultUserCap: 4 },
-      pollMs: 200,
-      shutdownMs: 15_000,
-    }),
-  );
+  cluster = await E2eCluster.create(SERVER, 'rt_local_e2e');
+  node = await cluster.addNode('local-e2e', {
+    caps: { maxRunning: 4, defaultUserCap: 4 },
+    pollMs: 200,
+  });
 });
 
 afterAll(async () => {
-  for (const p of running) await p.kill();
+  if (cluster === undefined) return;
+  for (const p of cluster.processes) await p.kill();
   for (const pid of strays) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   // Runs still going (a re-queued attempt, a failed test): each run's group, by its record.
-  const runs = join(dir ?? '', 'state', 'runs', 'default');
+  const runs = join(node.dataDir, 'runs', 'default');
   for (const session of existsSync(runs) ? readdirSync(runs) : []) {
     const record = join(runs, session, 'run.json');
     if (!existsSync(record)) continue;
@@ -133,13 +84,11 @@ afterAll(async () => {
     )?.pid;
     if (pid !== undefined && isAlive(-pid)) process.kill(-pid, 'SIGKILL');
   }
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  if (SERVER !== undefined)
-    await query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`, [], SERVER);
+  await cluster.close(SERVER ?? '');
 });
 
 const suite = SERVER === undefined && !CI ? describe.skip : describe;
-suite(`roundtable start on local processes, SIGKILLed mid-run and started again${SERVER === undefined ? ' (skipped: ROUNDTABLE_TEST_DATABASE_URL is not set)' : ''}`, () => {
+suite(`roundtable start on local processes, SIGKILLed mid-run and started again${serverSkipNote}`, () => {
   it('adopts the run, which finishes from its marker with its whole output, having run once', async () => {
     const first = startNode();
     const ready = await first.waitFor((r) => r.msg === 'ready', UP_MS, 'ready record');
@@ -147,13 +96,13 @@ suite(`roundtable start on local processes, SIGKILLed mid-run and started again$
       name: 'local',
       reason: expect.stringMatching(/^auto: no Docker engine answered/),
     });
-    const health = (await (await fetch(`${baseUrl}/healthz`)).json()) as {
+    const health = (await (await fetch(`${node.baseUrl}/healthz`)).json()) as {
       backend?: { name: string };
     };
     expect(health.backend?.name).toBe('local');
 
-    const gate = join(dir, 'go');
-    const starts = join(dir, 'starts');
+    const gate = join(cluster.dir, 'go');
+    const starts = join(cluster.dir, 'starts');
     // Counts its own starts, then waits for the gate: it is mid-run when the node dies.
     const task = await createTask('counts itself', [
       'sh',
@@ -163,7 +112,7 @@ suite(`roundtable start on local processes, SIGKILLed mid-run and started again$
       starts,
       gate,
     ]);
-    await first.waitFor(transition(task.taskId, 'running'), 30_000, 'the run started');
+    await first.waitFor(transition('running', task.taskId), 30_000, 'the run started');
     await until(() => (existsSync(starts) ? true : undefined), 30_000);
     expect(await handleRecorded(task.sessionId)).toMatch(/^rt-ses_\w+:\d+\.\d+\.[0-9a-f]+$/);
     first.signal('SIGKILL');
@@ -173,18 +122,18 @@ suite(`roundtable start on local processes, SIGKILLed mid-run and started again$
     const second = startNode();
     await second.waitFor((r) => r.msg === 'ready', UP_MS, 'second ready record');
     writeFileSync(gate, '');
-    await second.waitFor(transition(task.taskId, 'succeeded'), 60_000, 'the adopted run succeeded');
+    await second.waitFor(transition('succeeded', task.taskId), 60_000, 'the adopted run succeeded');
     second.signal('SIGINT');
     expect(await second.exitCode(STOP_MS)).toBe(0);
 
     expect(readFileSync(starts, 'utf8')).toBe('start\n');
     expect(existsSync(runDir(task.sessionId))).toBe(false);
-    const sessions = await query<{ id: string; status: string; backend: string }>(
+    const sessions = await cluster.query<{ id: string; status: string; backend: string }>(
       'SELECT id, status, backend FROM sessions WHERE task_id = $1',
       [task.taskId],
     );
     expect(sessions).toEqual([{ id: task.sessionId, status: 'succeeded', backend: 'local' }]);
-    const output = await query<{ text: string }>(
+    const output = await cluster.query<{ text: string }>(
       'SELECT text FROM session_outputs WHERE session_id = $1',
       [task.sessionId],
     );
@@ -201,7 +150,7 @@ suite(`roundtable start on local processes, SIGKILLed mid-run and started again$
         '-c',
         'echo up; sleep 600',
       ]);
-      await first.waitFor(transition(task.taskId, 'running'), 30_000, 'the run started');
+      await first.waitFor(transition('running', task.taskId), 30_000, 'the run started');
       // The wrapper, leader of the run's process group, as the row names it.
       const pid = parseLocalHandle(await handleRecorded(task.sessionId))?.pid ?? 0;
       expect(pid).toBeGreaterThan(0);
@@ -215,7 +164,7 @@ suite(`roundtable start on local processes, SIGKILLed mid-run and started again$
       const second = startNode();
       await second.waitFor((r) => r.msg === 'ready', UP_MS, 'second ready record');
       const given = await until(async () => {
-        const rows = await query<{ id: string; failure_reason: string | null }>(
+        const rows = await cluster.query<{ id: string; failure_reason: string | null }>(
           "SELECT id, failure_reason FROM sessions WHERE task_id = $1 AND status = 'failed'",
           [task.taskId],
         );
