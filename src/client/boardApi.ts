@@ -2,7 +2,14 @@
  * Typed calls to the board's HTTP API, over `fetch` (Node 20 and browsers).
  * Failures reject with {@link BoardApiError} carrying the server's code.
  */
-import type { CreateTaskInput, OutputPage, PoolSnapshot, TaskDetail } from '../board/boardPort.js';
+import type {
+  ActivitySeries,
+  ClusterNodeView,
+  CreateTaskInput,
+  OutputPage,
+  PoolSnapshot,
+  TaskDetail,
+} from '../board/boardPort.js';
 import type { BoardStatsSnapshot } from '../board/boardStats.js';
 
 /** An API call the server answered with an error, or that never got an answer. */
@@ -36,6 +43,10 @@ export interface BoardApi {
   outputPage(taskId: string, sessionId: string, from?: number, count?: number): Promise<OutputPage>;
   /** An attempt's whole stored output as a file. */
   outputFile(taskId: string, sessionId: string): Promise<Blob>;
+  /** Admin: the dashboard's per-minute series (`GET /api/admin/activity`); `at` is ISO-8601. */
+  activity(query?: { minutes?: number; at?: string }): Promise<ActivitySeries>;
+  /** Admin: every boot of the cluster (`GET /api/admin/nodes`). */
+  clusterNodes(): Promise<ClusterNodeView[]>;
 }
 
 /** `baseUrl` is `http://host:port` ('' in the page: same origin). */
@@ -87,6 +98,14 @@ export function createBoardApi(options: {
       if (count !== undefined) q.set('count', String(count));
       return call('GET', `/api/tasks/${id(taskId)}/sessions/${id(sessionId)}/output?${q}`);
     },
+    activity(query = {}) {
+      const q = new URLSearchParams();
+      if (query.minutes !== undefined) q.set('minutes', String(query.minutes));
+      if (query.at !== undefined) q.set('at', query.at);
+      return call('GET', `/api/admin/activity?${q}`);
+    },
+    clusterNodes: () =>
+      call<{ nodes: ClusterNodeView[] }>('GET', '/api/admin/nodes').then((r) => r.nodes),
     async outputFile(taskId, sessionId) {
       const path = `/api/tasks/${id(taskId)}/sessions/${id(sessionId)}/output.txt`;
       const res = await request('GET', path);

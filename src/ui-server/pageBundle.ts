@@ -3,6 +3,8 @@
  * `src/ui-server/page/board.tsx` with esbuild into memory. The bundle is built
  * once per process and shared by every server in it.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { cachedBrowserBundle } from './browserBundle.js';
 import { PAGE_CSS } from './page/styles.js';
 
@@ -18,6 +20,15 @@ export const pageScript = cachedBrowserBundle(
   (cause) => new PageBundleError('bundling the board page failed', { cause }),
 );
 
+/**
+ * uPlot's own stylesheet (its chart's layers are positioned by it), from the
+ * installed package, read once at load, inlined next to the page's.
+ */
+const UPLOT_CSS = readFileSync(
+  createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css'),
+  'utf8',
+);
+
 /** The page's HTML. The token comes from the URL fragment, never sent to the server in a URL. */
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -25,7 +36,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>roundtable board</title>
-<style>${PAGE_CSS}</style>
+<style>${UPLOT_CSS}${PAGE_CSS}</style>
 </head>
 <body>
 <div id="app">connecting</div>

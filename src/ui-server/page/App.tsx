@@ -10,6 +10,7 @@ import type { CreateTaskInput, PoolSnapshot } from '../../board/boardPort.js';
 import type { BoardApi } from '../../client/boardApi.js';
 import type { BoardClient } from '../../client/boardClient.js';
 import type { BoardContext } from '../../client/boardStore.js';
+import { AdminView } from './AdminView.js';
 import { BoardColumns } from './BoardColumns.js';
 import type { CardActions } from './CardView.js';
 import { CreateForm } from './CreateForm.js';
@@ -135,7 +136,10 @@ export function App({ client, api }: { client: BoardClient; api: BoardApi }) {
           report={report}
         />
       ) : (
-        <BoardColumns ctx={ctx} admin={admin} etas={etas} actions={actions} />
+        <>
+          {admin && <AdminView api={api} />}
+          <BoardColumns ctx={ctx} admin={admin} etas={etas} actions={actions} />
+        </>
       )}
     </>
   );

@@ -47,4 +47,13 @@ section h2 .count { font-weight: 400; color: var(--muted); }
 .dashboard { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: .8rem; padding: .8rem .8rem 0; }
 .dashboard figure { margin: 0; background: var(--card); border-radius: 6px; padding: .4rem; min-width: 0; overflow: hidden; }
 .dashboard figcaption { font-size: 12px; color: var(--muted); }
+.dashboard .chart-summary { font-size: 11px; color: var(--muted); margin: .2rem 0 0; }
+.stale { color: var(--bad); font-size: 12px; margin: 0; grid-column: 1 / -1; }
+.nodes { padding: .8rem .8rem 0; }
+.nodes table { border-collapse: collapse; width: 100%; background: var(--card); font-size: 12px; }
+.nodes th, .nodes td { text-align: left; padding: .2rem .5rem; border-bottom: 1px solid var(--line); }
+.nodes .mono { font-family: ui-monospace, monospace; }
+.nodes .num { text-align: right; }
+.nodes .muted { color: var(--muted); }
+.nodes .verdict.dead { color: var(--bad); font-weight: 600; }
 `;
