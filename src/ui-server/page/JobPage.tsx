@@ -170,7 +170,10 @@ export function JobPage(props: {
           </button>
         )}
         {props.admin && latest !== undefined && (
-          <a class="inspect" href={`/inspect#runner=${encodeURIComponent(latest.sessionId)}`}>
+          <a
+            class="inspect"
+            href={`/inspect#runner=${encodeURIComponent(latest.sessionId)}&task=${encodeURIComponent(taskId)}`}
+          >
             its TaskRunner in the inspector
           </a>
         )}

@@ -19,6 +19,7 @@ import { highlight, loadElk, renderChart } from './renderChart.js';
 import { renderMonitors } from './renderMonitors.js';
 import { filterTimeline, timelineRows } from './renderTimeline.js';
 import { type Pick, renderTree, type TreeView } from './renderTree.js';
+import { findRunner, parseRunnerLink, type RunnerLink } from './runnerLink.js';
 import { makeCurrent, treeKeys } from './treeKeys.js';
 
 type Frame<T extends InspectServerFrame['type']> = Extract<InspectServerFrame, { type: T }>;
@@ -26,8 +27,14 @@ type Frame<T extends InspectServerFrame['type']> = Extract<InspectServerFrame, {
 /** The board page's sessionStorage key for its token (src/ui-server/page/board.tsx). */
 const BOARD_TOKEN_KEY = 'roundtable.token';
 
+/** The runner the board's job page linked to (`#runner=<sessionId>`), until it is selected. */
+let wanted: RunnerLink | null = parseRunnerLink(location.hash);
+/** The link that was followed: its task links the runner back to its job if the tree does not know it. */
+let followed: RunnerLink | null = null;
+
 function readToken(): string | null {
-  const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
+  const params = new URLSearchParams(location.hash.slice(1));
+  const fromHash = params.get('token');
   if (fromHash) {
     sessionStorage.setItem('roundtable.inspect.token', fromHash);
     // The admin token opens the admin board too: the links to a job and to the
@@ -36,10 +43,16 @@ function readToken(): string | null {
     if (sessionStorage.getItem(BOARD_TOKEN_KEY) === null) {
       sessionStorage.setItem(BOARD_TOKEN_KEY, fromHash);
     }
-    history.replaceState(null, '', location.pathname);
+    // The token leaves the address bar; a runner link stays.
+    params.delete('token');
+    const rest = params.toString();
+    history.replaceState(null, '', `${location.pathname}${rest ? `#${rest}` : ''}`);
     return fromHash;
   }
-  return sessionStorage.getItem('roundtable.inspect.token');
+  // Opened from the admin board's job page (same tab): its token is the admin's.
+  return (
+    sessionStorage.getItem('roundtable.inspect.token') ?? sessionStorage.getItem(BOARD_TOKEN_KEY)
+  );
 }
 
 const $ = (id: string) => document.getElementById(id)!;
@@ -83,17 +96,48 @@ function select(sessionId: string | null, path: string | null): void {
 }
 
 function onPick(p: Pick): void {
+  wanted = null;
   select(p.sessionId, p.path);
+}
+
+/** Selects the linked runner once the tree holds it (opening its fold if it ended). */
+function followLink(): void {
+  if (!view || wanted === null) return;
+  const place = findRunner(view.tree, wanted.runner);
+  if (place === null) {
+    document.body.dataset.runnerLink = 'absent';
+    if (selected === null) {
+      $('actor-title').textContent =
+        `runner ${wanted.runner} is not in this node's tree: it may run on another node, or have aged out`;
+    }
+    return;
+  }
+  followed = wanted;
+  wanted = null;
+  if (place.fold !== null) openFolds.add(place.fold);
+  select(place.sessionId, place.path);
+  document.body.dataset.runnerLink = 'selected';
+  document
+    .querySelector('#tree li[aria-selected="true"]')
+    ?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
 }
 
 /** The selected actor's job, linked to its page on the board. */
 function drawJob(): void {
   const job = selected === null ? null : jobOf(selected);
   const link = $('job-link') as HTMLAnchorElement;
-  link.hidden = job?.taskId == null;
+  const linkedTask =
+    followed !== null && selected !== null && actorsById.get(selected)?.id === followed.runner
+      ? followed.task
+      : null;
+  const taskId = job?.taskId ?? linkedTask;
+  link.hidden = taskId == null;
   if (job?.taskId != null) {
     link.href = boardJobHref(job.taskId);
     link.textContent = `job “${job.title ?? job.taskId}” of ${job.userId} on the board`;
+  } else if (taskId != null) {
+    link.href = boardJobHref(taskId);
+    link.textContent = `job ${taskId} on the board`;
   }
 }
 
@@ -281,6 +325,7 @@ function connect(token: string, attempt: number): void {
         drawTree();
         drawJob();
         followRestart();
+        followLink();
         break;
       case 'actor':
         onActor(f);
@@ -310,6 +355,10 @@ function connect(token: string, attempt: number): void {
 }
 
 treeKeys($('tree'));
+addEventListener('hashchange', () => {
+  wanted = parseRunnerLink(location.hash);
+  followLink();
+});
 for (const id of ['tl-actor', 'tl-kind', 'tl-alarms'])
   $(id).addEventListener('input', drawTimeline);
 
