@@ -10,9 +10,11 @@
  * turns dead is reported once through `onDown`, which the runtime turns into
  * a Reconciler pass at once; the Reconciler lock makes one node act on it.
  *
- * A boot's lock counts as `released` only once this watch has seen it held:
- * a boot that never held one (a node behind a pooler, with the lock off) is
- * judged by its beats alone, never killed for a lock it does not take.
+ * A boot's lock counts as `released` only once this watch has seen it held,
+ * or its row says it held it at its last beat (a boot that died before this
+ * watch started, or before this watch's first look): a boot that never held
+ * one (a node behind a pooler, with the lock off) is judged by its beats
+ * alone, never killed for a lock it does not take.
  *
  * The same reading answers the Reconciler's and the runners' `isAlive`, so
  * both judge by one rule (adopt only the dead). Without a lock (PGlite: one
@@ -172,7 +174,9 @@ export class ClusterLiveness implements OwnerLiveness {
   private lockOf(owner: string, r: Reading): 'held' | 'released' | 'unknown' {
     if (r.held === null) return 'unknown';
     if (r.held.has(bootLockKey(owner))) return 'held';
-    return this.seenHeld.has(owner) ? 'released' : 'unknown';
+    return this.seenHeld.has(owner) || r.beats.get(owner)?.bootLock === true
+      ? 'released'
+      : 'unknown';
   }
 
   private verdict(owner: string, r: Reading): LivenessVerdict {

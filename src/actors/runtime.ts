@@ -346,6 +346,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     heartbeatMs: o.heartbeatMs,
     staleBeats: o.heartbeatStaleBeats,
     now,
+    // Said in the row, so a watch that never saw this boot's lock held still knows to expect it.
+    holdsBootLock: () => cluster?.self() === 'held',
   };
   const heartbeat = heartbeatLogic({ ...beats, track, onError: report });
   // The boot lock is taken before the first beat: a row with no lock yet

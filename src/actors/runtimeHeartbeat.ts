@@ -24,6 +24,8 @@ export interface HeartbeatOptions {
   heartbeatMs: number;
   staleBeats: number;
   now: () => number;
+  /** Whether this boot holds its boot lock now (written with each beat; absent: never). */
+  holdsBootLock?: () => boolean;
 }
 
 /** How long a beat vouches for its owner. */
@@ -86,7 +88,12 @@ export function heartbeatLogic(
         o.track(
           (async () => {
             const at = o.now();
-            await beat(o.db, { owner: o.owner, nodeId: o.nodeId, now: new Date(at) });
+            await beat(o.db, {
+              owner: o.owner,
+              nodeId: o.nodeId,
+              now: new Date(at),
+              bootLock: o.holdsBootLock?.() ?? false,
+            });
             if (input.beats % 10 === 0) {
               await pruneHeartbeats(o.db, { before: new Date(at - 100 * staleAfterMs(o)) });
             }

@@ -141,6 +141,15 @@ export const MIGRATIONS: readonly Migration[] = [
     // (src/db/sql/leanHotPath.ts; docs/data.md, "What a job costs").
     statements: LEAN_HOT_PATH,
   },
+  {
+    version: 6,
+    name: 'heartbeat_boot_lock',
+    // Whether the boot held its boot lock at its last beat: a boot that died
+    // before another node's watch saw its lock held is then known dead from
+    // its row and pg_locks at once, not after the heartbeat window
+    // (src/actors/clusterLiveness.ts).
+    statements: ['ALTER TABLE node_heartbeats ADD COLUMN boot_lock boolean NOT NULL DEFAULT false'],
+  },
 ];
 
 /** What `migrate` did. */

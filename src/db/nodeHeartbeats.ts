@@ -16,16 +16,28 @@ const owner = z
   .max(256)
   .regex(/^[^@]+@[^@]+$/, 'node@boot');
 
-const beatInput = z.strictObject({ owner, nodeId: f.name, now: f.now });
+const beatInput = z.strictObject({
+  owner,
+  nodeId: f.name,
+  now: f.now,
+  /** This boot holds its boot lock now (false: lock liveness off, or the lock is lost). */
+  bootLock: z.boolean().default(false),
+});
 export type BeatInput = z.input<typeof beatInput>;
 
-/** Writes this boot's beat (the first one records `started_at`). */
+/** Writes this boot's beat (the first one records `started_at`) and whether it holds its boot lock. */
 export async function beat(db: Db, input: BeatInput): Promise<void> {
   const i = parseOrThrow(beatInput, input, '');
   await db
     .insertInto('node_heartbeats')
-    .values({ owner: i.owner, node_id: i.nodeId, started_at: i.now, beat_at: i.now })
-    .onConflict((oc) => oc.column('owner').doUpdateSet({ beat_at: i.now }))
+    .values({
+      owner: i.owner,
+      node_id: i.nodeId,
+      started_at: i.now,
+      beat_at: i.now,
+      boot_lock: i.bootLock,
+    })
+    .onConflict((oc) => oc.column('owner').doUpdateSet({ beat_at: i.now, boot_lock: i.bootLock }))
     .execute();
 }
 
@@ -69,6 +81,8 @@ export interface NodeBeat {
   beatAt: Date;
   /** A later boot of the same node has beaten since this one started. */
   replaced: boolean;
+  /** It held its boot lock at its last beat: a lock not held now means it is gone. */
+  bootLock: boolean;
 }
 
 /** Every boot's row (few: one per boot not yet pruned), oldest start first. */
@@ -80,6 +94,7 @@ export async function listBeats(db: Db): Promise<NodeBeat[]> {
       'h.node_id',
       'h.started_at',
       'h.beat_at',
+      'h.boot_lock',
       (eb) =>
         eb
           .exists(
@@ -99,6 +114,7 @@ export async function listBeats(db: Db): Promise<NodeBeat[]> {
     startedAt: r.started_at,
     beatAt: r.beat_at,
     replaced: r.replaced === true,
+    bootLock: r.boot_lock,
   }));
 }
 

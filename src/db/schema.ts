@@ -90,6 +90,8 @@ export interface NodeHeartbeatsTable {
   node_id: string;
   started_at: Timestamp;
   beat_at: Timestamp;
+  /** The boot held its boot lock at its last beat (migration 6). */
+  boot_lock: Generated<boolean>;
 }
 
 export interface SessionOutputsTable {

@@ -151,6 +151,44 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     await eachExecOnce();
   });
 
+  it('a node killed while no other node watched: the next boot reads from its row that it held a lock, and takes its runs at once', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const a = await boot('nodeA');
+    await submitTo(a, 2, 3);
+    await until(async () => (await running()).length === 2, 'A to run 2');
+    await until(
+      async () =>
+        (await main.db.selectFrom('node_heartbeats').select('boot_lock').execute()).some(
+          (r) => r.boot_lock,
+        ),
+      "A's beat saying it holds its lock",
+    );
+    a.kill();
+    // B never saw A's lock held; A's last beat would vouch for it for 60 s.
+    const b = await boot('nodeB');
+    await until(
+      async () => (await running()).every((s) => s.owner_node === b.owner),
+      'B to adopt',
+      10_000,
+    );
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    expect((await sessions()).map((s) => s.attempt)).toEqual([1, 1]);
+    await eachExecOnce();
+  });
+
+  it('a boot that takes no lock (behind a pooler) is judged by its beats alone: its runs are left alone', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const a = await boot('nodeA', { bootLock: undefined });
+    await submitTo(a, 1, 2);
+    await until(async () => (await running()).length === 1, 'A to run 1');
+    const b = await boot('nodeB');
+    await b.reconcile();
+    expect((await running()).map((s) => s.owner_node)).toEqual([a.owner]);
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    expect(downs().filter((d) => d.owner === a.owner)).toEqual([]);
+    await eachExecOnce();
+  });
+
   it('a lock connection cut without a FIN: the server keeps the lock, the heartbeat backstop decides, one adoption', async () => {
     cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const proxy = await startFreezableProxy({ host: '127.0.0.1', port: 5432 });

@@ -1,6 +1,12 @@
 import { expect, it } from 'vitest';
 import { ValidationError } from '../../src/db/errors.js';
-import { beat, endBeat, ownerBeat, pruneHeartbeats } from '../../src/db/nodeHeartbeats.js';
+import {
+  beat,
+  endBeat,
+  listBeats,
+  ownerBeat,
+  pruneHeartbeats,
+} from '../../src/db/nodeHeartbeats.js';
 import { describeEachEngine } from '../support/databases.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 6, 14, 10, 0, s));
@@ -13,7 +19,25 @@ describeEachEngine('node heartbeats', (getDb) => {
     await beat(db, { owner: 'a@1', nodeId: 'a', now: at(20) });
     expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: at(20), replaced: false });
     const rows = await db.selectFrom('node_heartbeats').selectAll().execute();
-    expect(rows).toEqual([{ owner: 'a@1', node_id: 'a', started_at: at(0), beat_at: at(20) }]);
+    expect(rows).toEqual([
+      { owner: 'a@1', node_id: 'a', started_at: at(0), beat_at: at(20), boot_lock: false },
+    ]);
+  });
+
+  it('each beat says whether the boot holds its boot lock now, and the watch reads it', async () => {
+    const { db } = getDb();
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0), bootLock: true });
+    await beat(db, { owner: 'b@1', nodeId: 'b', now: at(1) });
+    expect((await listBeats(db)).map((b) => [b.owner, b.bootLock])).toEqual([
+      ['a@1', true],
+      ['b@1', false],
+    ]);
+    // Its lock lost: the next beat says so.
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(20), bootLock: false });
+    expect((await listBeats(db)).map((b) => [b.owner, b.bootLock])).toEqual([
+      ['a@1', false],
+      ['b@1', false],
+    ]);
   });
 
   it('a later boot of the same node marks the earlier one replaced; other nodes are not', async () => {
