@@ -4,7 +4,7 @@
  * the previous step may have changed them, and that is the point.
  */
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
-import { type Db, listRunning, newId, type Session } from '../db/index.js';
+import { adoptMany, type Db, listRunning, newId, type Session } from '../db/index.js';
 import type { TickFinish, TickOutcome } from '../db/tickTypes.js';
 import { recoveryAction } from '../machines/recoveryPolicy.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
@@ -31,8 +31,11 @@ export interface ReconcilerDeps {
   runnerImage?: string | undefined;
   /** Sessions with a live TaskRunner in this boot. */
   liveRunners(): ReadonlySet<string>;
-  /** Starts a TaskRunner on the adopt path for an orphaned run (no-op when it has one). */
-  adoptRunner(session: Session): Promise<void>;
+  /**
+   * Starts a TaskRunner for a run this pass fenced (`adoptMany`): it goes on
+   * from `session`, the fenced row (no-op when the session has a runner).
+   */
+  runAdopted(session: Session): Promise<void>;
   /** Stops a session's TaskRunner, if any (its row was moved on under it). */
   stopRunner(sessionId: string): void;
   onChanged(taskId: string): void;
@@ -112,8 +115,16 @@ export async function recoverRepinned(
  * Step 2: running sessions whose owner is gone. An owner is gone when it is
  * another boot that the liveness port does not vouch for, or this boot with
  * no TaskRunner for the session (its runner supervisor gave up on it).
- * `recoveryAction` decides: adopt (a TaskRunner on the adopt path, which
- * fences the old owner with the epoch) or fail and re-queue.
+ * `recoveryAction` decides: adopt or fail and re-queue.
+ *
+ * Adoption is batched: the decisions (one liveness judgement per owner, one
+ * observation per run, ORPHAN_CONCURRENCY at a time) come first; then the
+ * runs to adopt are fenced ADOPT_BATCH per statement (`adoptMany`: each row
+ * a compare-and-set on its epoch, so a row that moved on is left alone),
+ * their owners judged again just before, so only the dead are adopted; and
+ * each fenced run gets its TaskRunner, which starts from the fenced row with
+ * no read or write of its own. A node's two hundred runs cost two
+ * statements, not a thousand.
  */
 export async function adoptOrphans(
   deps: ReconcilerDeps,
@@ -122,12 +133,13 @@ export async function adoptOrphans(
   const live = deps.liveRunners();
   const rows = await listRunning(deps.db);
   const done: Array<'adopted' | 'failed' | undefined> = new Array(rows.length);
+  const gone = ownersGone(deps);
+  const toAdopt: number[] = [];
   // Concurrently, so a dead node's thousand runs ride a few ticks, not a thousand.
   await eachLimited(rows, ORPHAN_CONCURRENCY, async (s, i) => {
     deps.signal?.throwIfAborted();
     if (live.has(s.id)) return;
-    if (s.owner !== deps.owner && s.owner !== null && (await deps.liveness.isAlive(s.owner)))
-      return;
+    if (!(await gone(s.owner))) return;
     const presence =
       s.handle === null
         ? 'absent'
@@ -138,21 +150,67 @@ export async function adoptOrphans(
       handle: s.handle,
       presence,
     });
-    if (action === 'adopt' && deps.backend.adoptable) {
-      await deps.adoptRunner(s);
-      done[i] = 'adopted';
-    } else if (await recover(deps, s, 'owner_lost')) {
-      done[i] = 'failed';
-    }
+    if (action === 'adopt' && deps.backend.adoptable) toAdopt.push(i);
+    else if (await recover(deps, s, 'owner_lost')) done[i] = 'failed';
   });
+  for (let from = 0; from < toAdopt.length; from += ADOPT_BATCH) {
+    deps.signal?.throwIfAborted();
+    const batch = toAdopt.slice(from, from + ADOPT_BATCH);
+    for (const i of await fenceOrphans(
+      deps,
+      batch.map((i) => rows[i] as Session),
+    ))
+      done[batch[i] as number] = 'adopted';
+  }
   rows.forEach((s, i) => {
     if (done[i] !== undefined) report[done[i]].push(s.id);
   });
   return report;
 }
 
+/**
+ * Whether a row's owner is gone, judged once per owner in a pass: this
+ * boot (its run has no runner here), no owner, or a boot the liveness port
+ * does not vouch for.
+ */
+function ownersGone(deps: ReconcilerDeps): (owner: string | null) => Promise<boolean> {
+  const judged = new Map<string, Promise<boolean>>();
+  return (owner) => {
+    if (owner === null || owner === deps.owner) return Promise.resolve(true);
+    let gone = judged.get(owner);
+    if (gone === undefined) {
+      gone = deps.liveness.isAlive(owner).then((alive) => !alive);
+      judged.set(owner, gone);
+    }
+    return gone;
+  };
+}
+
+/**
+ * Fences `orphans` in one statement and starts their runners; the indexes
+ * (into `orphans`) of the runs adopted. Their owners are judged again first,
+ * fresh: an owner that came back since the decisions keeps its runs.
+ */
+async function fenceOrphans(deps: ReconcilerDeps, orphans: Session[]): Promise<number[]> {
+  const gone = ownersGone(deps);
+  const dead = await Promise.all(orphans.map((s) => gone(s.owner)));
+  const want = orphans.filter((_, i) => dead[i]);
+  if (want.length === 0) return [];
+  deps.signal?.throwIfAborted();
+  const { adopted } = await adoptMany(deps.db, {
+    sessions: want.map((s) => ({ sessionId: s.id, epoch: s.epoch })),
+    owner: deps.owner,
+    now: new Date(deps.now()),
+  });
+  const fenced = new Map(adopted.map((s) => [s.id, s]));
+  await eachLimited(adopted, ORPHAN_CONCURRENCY, (s) => deps.runAdopted(s));
+  return orphans.flatMap((s, i) => (fenced.has(s.id) ? [i] : []));
+}
+
 /** Orphans handled at once by one pass. */
 const ORPHAN_CONCURRENCY = 64;
+/** Orphans fenced by one statement. */
+export const ADOPT_BATCH = 250;
 
 /** Runs `fn` over `items`, at most `limit` at a time; rejects with the first error. */
 async function eachLimited<T>(

@@ -267,6 +267,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ).catch(report);
     },
     grantOf: (sessionId) => starter.take(sessionId),
+    fencedOf: (sessionId) => starter.takeFenced(sessionId),
     mayAdopt: (s) => mayAdopt(s),
     onStartFailure: (error, session) => engine.startFailed(error, session),
     onRequeued: (reason) => {
@@ -387,7 +388,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     passTimeoutMs: o.passTimeoutMs,
     track,
     liveRunners: ours,
-    adoptRunner: (s) => starter.adopt(s),
+    runAdopted: (s) => starter.adoptFenced(s),
     submit: (op) => dispatcher.submit(op),
     repair: () => repairDispatch(db),
     vacuum: () => vacuumDispatch(db),

@@ -20,6 +20,8 @@ export interface RunnerStarterOptions {
 export class RunnerStarter {
   /** Rows a tick granted, taken once by the runner's first step. */
   private readonly grants = new Map<string, { session: Session; task: Task }>();
+  /** Rows the Reconciler fenced for this boot, taken once by the adopting runner. */
+  private readonly fenced = new Map<string, Session>();
 
   constructor(private readonly o: RunnerStarterOptions) {}
 
@@ -28,6 +30,13 @@ export class RunnerStarter {
     const g = this.grants.get(sessionId);
     this.grants.delete(sessionId);
     return g;
+  }
+
+  /** The row the Reconciler fenced for `sessionId`, once. */
+  takeFenced(sessionId: string): Session | undefined {
+    const s = this.fenced.get(sessionId);
+    this.fenced.delete(sessionId);
+    return s;
   }
 
   /** Sessions with a runner that has not ended. */
@@ -56,9 +65,13 @@ export class RunnerStarter {
     });
   }
 
-  /** The Reconciler judged the owner gone: adopt the run. */
-  adopt(session: Pick<Session, 'id' | 'userId'>): Promise<void> {
-    return this.start(session, 'adopt');
+  /** The Reconciler fenced `session` for this boot: its runner goes on from that row. */
+  adoptFenced(session: Session): Promise<void> {
+    this.fenced.set(session.id, session);
+    return this.start(session, 'adopt').finally(() => {
+      // Taken by the runner's first step by now, or it never started.
+      this.fenced.delete(session.id);
+    });
   }
 
   private async start(

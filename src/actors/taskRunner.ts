@@ -67,6 +67,11 @@ export interface TaskRunnerDeps {
   /** The rows a tick granted this session with, taken once; else undefined (a restart, an adoption). */
   grantOf(sessionId: string): { session: Session; task: Task } | undefined;
   /**
+   * The row the Reconciler already fenced for this boot (a batched adopt),
+   * taken once: the runner goes on from it with no read and no CAS of its own.
+   */
+  fencedOf?(sessionId: string): Session | undefined;
+  /**
    * Whether this boot may fence the owner now on `session`'s row: its own
    * row, or an owner the liveness decision says is gone. Default: yes.
    */
@@ -125,6 +130,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   const specs = new Map<string, Task>();
   /** Where each run lives, once started (the handle op may still be on its way). */
   const handles = new Map<string, string>();
+  /** Rows fenced by the Reconciler, from `loadRow` to the adopt step. */
+  const prefenced = new Map<string, Session>();
   const forget = (sessionId: string) => {
     streamed.delete(sessionId);
     outputs.delete(sessionId);
@@ -296,6 +303,18 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     return 'finished';
   };
 
+  /** A row this boot fenced: the runner holds its slot and shows it. */
+  const took = (fenced: Session, holder: Watchable, signal: AbortSignal): AdoptResult => {
+    // Cancelled while the CAS was out: the cancel's own CAS decides the row;
+    // this runner is gone and must not hold anything.
+    if (signal.aborted) return { kind: 'gone' };
+    rows.set(fenced.id, fenced);
+    if (fenced.handle !== null) handles.set(fenced.id, fenced.handle);
+    slots.hold(fenced.id, fenced.epoch, holder);
+    deps.onRows(fenced);
+    return { kind: 'adopted', handle: fenced.handle, startedAt: fenced.startedAt };
+  };
+
   return taskRunnerMachine.provide({
     actors: {
       loadRow: fromPromise(({ input, signal }) =>
@@ -306,6 +325,11 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
               rows.set(grant.session.id, grant.session);
               specs.set(grant.session.id, grant.task);
               return { kind: 'run' };
+            }
+            const fenced = deps.fencedOf?.(input.sessionId);
+            if (fenced !== undefined) {
+              prefenced.set(fenced.id, fenced);
+              return { kind: 'adopt' };
             }
             const s = await retry(() => getSession(db, input.sessionId), signal);
             if (s.status !== 'running') return { kind: 'gone' };
@@ -321,6 +345,10 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       adopt: fromPromise(({ input, signal }) =>
         deps.track(
           (async (): Promise<AdoptResult> => {
+            const pre = prefenced.get(input.sessionId);
+            prefenced.delete(input.sessionId);
+            // Fenced by the Reconciler's batch (only the dead, by epoch): ours at that epoch.
+            if (pre !== undefined) return took(pre, input.holder, signal);
             const s = await retry(() => getSession(db, input.sessionId), signal);
             if (s.status !== 'running') return { kind: 'gone' };
             // Adopt only the dead: the row may have moved to a live owner since the Reconciler looked.
@@ -332,14 +360,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
                 () => adopt(db, { sessionId: s.id, epoch: s.epoch, owner: deps.owner, now: now() }),
                 signal,
               );
-              // Cancelled while the CAS was out: the cancel's own CAS decides
-              // the row; this runner is gone and must not hold anything.
-              if (signal.aborted) return { kind: 'gone' };
-              rows.set(fenced.id, fenced);
-              if (fenced.handle !== null) handles.set(fenced.id, fenced.handle);
-              slots.hold(fenced.id, fenced.epoch, input.holder);
-              deps.onRows(fenced);
-              return { kind: 'adopted', handle: fenced.handle, startedAt: fenced.startedAt };
+              return took(fenced, input.holder, signal);
             } catch (error) {
               if (error instanceof StaleStatusError) return { kind: 'gone' };
               throw error;

@@ -2,8 +2,13 @@
  * The durable store: connect, migrate, and the typed repositories the pool,
  * runners, Reconciler and board use. Rows are the truth; actors index them.
  */
-
 export { type ActivityRows, MAX_ACTIVITY_MINUTES, readActivity } from './activitySeries.js';
+export {
+  type AdoptManyInput,
+  type AdoptManyResult,
+  adoptMany,
+  MAX_ADOPT_BATCH,
+} from './adoptMany.js';
 export {
   ADVISORY_LOCKS,
   type AdvisoryLockName,

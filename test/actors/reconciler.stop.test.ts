@@ -43,7 +43,7 @@ function hangingReconciler(overrides: Partial<ReconcilerOptions> = {}) {
     liveness: { isAlive: async () => true },
     runnerImage: 'runner:v2',
     liveRunners: () => new Set(),
-    adoptRunner: none,
+    runAdopted: none,
     stopRunner: () => {},
     onChanged: () => {},
     onError: () => {},

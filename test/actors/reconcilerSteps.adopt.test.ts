@@ -1,0 +1,173 @@
+/**
+ * Step 2's batched adoption on a real store: a dead node's runs are judged
+ * once per owner, fenced a batch per statement (the statement count does not
+ * grow with the runs), and handed to their runners as fenced rows; an owner
+ * that comes back before the fence keeps its runs, a live one is never
+ * looked at, and a row that moved on is left alone.
+ */
+import { type KyselyPlugin, sql } from 'kysely';
+import { expect, it } from 'vitest';
+import {
+  ADOPT_BATCH,
+  adoptOrphans,
+  type ReconcilerDeps,
+} from '../../src/actors/reconcilerSteps.js';
+import type { ContainerBackend, Observation } from '../../src/containers/ContainerBackend.js';
+import { createTasksWithSessions, getSession, type Session } from '../../src/db/index.js';
+import type { Db } from '../../src/db/transaction.js';
+import { SPEC, steppingClock } from '../db/fixtures.js';
+import { describeEachEngine } from '../support/databases.js';
+
+/**
+ * `n` runs under `owner` at epoch 1, each with a handle. Set up in bulk:
+ * the rows are what matters here, not how they got there.
+ */
+async function runs(db: Db, n: number, owner: string, now: () => Date): Promise<string[]> {
+  const at = now();
+  const created = await createTasksWithSessions(
+    db,
+    Array.from({ length: n }, (_, i) => ({
+      userId: `u${i % 4}`,
+      title: `t${i}`,
+      spec: SPEC,
+      now: at,
+    })),
+  );
+  const ids = created.map((c) => c.session.id);
+  await db
+    .updateTable('sessions')
+    .set({
+      status: 'running',
+      epoch: 1,
+      owner_node: owner,
+      claimed_at: at,
+      backend: 'local',
+      handle: sql<string>`'rt-' || id || ':1.1.b'`,
+    })
+    .where('id', 'in', ids)
+    .execute();
+  return ids;
+}
+
+/** Counts the statements sent through it. */
+function counted(db: Db): { db: Db; statements: () => number } {
+  let n = 0;
+  const plugin: KyselyPlugin = {
+    transformQuery: (a) => {
+      n += 1;
+      return a.node;
+    },
+    transformResult: async (a) => a.result,
+  };
+  return { db: db.withPlugin(plugin), statements: () => n };
+}
+
+function deps(db: Db, alive: (owner: string, call: number) => boolean) {
+  const adopted: Session[] = [];
+  let calls = 0;
+  const backend = {
+    kind: 'local',
+    adoptable: true,
+    observe: async (): Promise<Observation> => ({
+      presence: 'present',
+      containerStartedAt: null,
+      marker: null,
+    }),
+  } as unknown as ContainerBackend;
+  const d: ReconcilerDeps = {
+    db,
+    backend,
+    submit: async () => {
+      throw new Error('no run here is failed');
+    },
+    repair: async () => [],
+    poke: () => {},
+    owner: 'new@2',
+    now: () => Date.parse('2026-07-14T12:00:00Z'),
+    liveness: {
+      isAlive: async (owner) => {
+        calls += 1;
+        return alive(owner, calls);
+      },
+    },
+    liveRunners: () => new Set(),
+    runAdopted: async (s) => {
+      adopted.push(s);
+    },
+    stopRunner: () => {},
+    onChanged: () => {},
+    onError: (e) => {
+      throw e;
+    },
+    onGiveUp: () => {},
+  };
+  return { deps: d, adopted, livenessCalls: () => calls };
+}
+
+describeEachEngine('Reconciler step 2: batched adoption', (getDb) => {
+  it(`fences a dead node's ${ADOPT_BATCH + 10} runs in two statements and hands each runner its fenced row`, async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const ids = await runs(db, ADOPT_BATCH + 10, 'old@1', now);
+    const c = counted(db);
+    const t = deps(c.db, () => false);
+    const report = await adoptOrphans(t.deps);
+    expect([...report.adopted].sort()).toEqual([...ids].sort());
+    expect(report.failed).toEqual([]);
+    // listRunning, then one adoptMany per batch: nothing per run.
+    expect(c.statements()).toBe(3);
+    // Once at the decisions, once before each batch's fence.
+    expect(t.livenessCalls()).toBe(3);
+    expect(t.adopted).toHaveLength(ids.length);
+    for (const s of t.adopted) expect(s).toMatchObject({ owner: 'new@2', epoch: 2 });
+    expect(await getSession(db, ids[0] as string)).toMatchObject({ owner: 'new@2', epoch: 2 });
+  });
+
+  it('an owner seen dead at the decisions but alive at the fence keeps its runs', async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const ids = await runs(db, 3, 'flaky@1', now);
+    const t = deps(db, (_owner, call) => call > 1);
+    const report = await adoptOrphans(t.deps);
+    expect(report.adopted).toEqual([]);
+    expect(t.adopted).toEqual([]);
+    for (const id of ids)
+      expect(await getSession(db, id)).toMatchObject({ owner: 'flaky@1', epoch: 1 });
+  });
+
+  it("a live owner's runs and runs with a runner here are left alone; this boot's runner-less run is adopted", async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const [liveOne] = await runs(db, 1, 'live@1', now);
+    const [ours, oursRunning] = await runs(db, 2, 'new@2', now);
+    const t = deps(db, (owner) => owner === 'live@1');
+    t.deps.liveRunners = () => new Set([oursRunning as string]);
+    const report = await adoptOrphans(t.deps);
+    expect(report.adopted).toEqual([ours]);
+    expect(t.adopted.map((s) => [s.id, s.epoch])).toEqual([[ours, 2]]);
+    expect(await getSession(db, liveOne as string)).toMatchObject({ owner: 'live@1', epoch: 1 });
+    expect(await getSession(db, oursRunning as string)).toMatchObject({ epoch: 1 });
+  });
+
+  it('a row another node adopted between the decisions and the fence is not adopted again', async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const [a, b] = (await runs(db, 2, 'old@1', now)) as [string, string];
+    const t = deps(db, () => false);
+    const observe = t.deps.backend.observe.bind(t.deps.backend);
+    // The other node fences `a` while this pass observes it.
+    t.deps.backend = {
+      ...t.deps.backend,
+      observe: async (ref) => {
+        if (ref.sessionId === a) {
+          const { adopt } = await import('../../src/db/index.js');
+          await adopt(db, { sessionId: a, epoch: 1, owner: 'other@3', now: now() });
+        }
+        return observe(ref);
+      },
+    } as ContainerBackend;
+    const report = await adoptOrphans(t.deps);
+    expect(report.adopted).toEqual([b]);
+    expect(await getSession(db, a)).toMatchObject({ owner: 'other@3', epoch: 2 });
+  });
+});
