@@ -3,9 +3,15 @@
  * the recent durations of finished runs, the runs holding a runner now and
  * the caps. Pure: the page and the measurement script feed it numbers.
  *
- * The model: every run takes the median recent duration; a run already going
- * has the median of the recent durations longer than its age still to go
- * (a run past all of them: a quarter of the median). The line is served in
+ * The model: every run takes the mean recent duration (k runs ahead add up
+ * to k means; with many instant runs among long ones the median is 0 or the
+ * long one, and waits read as zero or double: bench/results/estimate.md); a
+ * run already going has the mean of the recent durations longer than its age
+ * still to go, and one that outlived all of them as long again as it has
+ * run (at least a quarter of the mean). A run going now that is older than
+ * every recent duration also counts as a duration (its age: a lower bound),
+ * so a node that has only seen instant runs finish does not call every wait
+ * zero while long ones are running. The line is served in
  * position order (the RunnerPool's fair order, which grants follow), each
  * card by the first runner to free up, and a card whose user is at their cap
  * waits for one of that user's runs to end as well. Cards ahead that the
@@ -31,10 +37,8 @@ export interface StartEstimateInput {
   recentDurations: readonly number[];
 }
 
-const median = (sorted: readonly number[]): number => {
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
+const mean = (values: readonly number[]): number =>
+  values.reduce((a, b) => a + b, 0) / values.length;
 
 /** A runner frees up at the earliest of these times: a small binary heap. */
 class FreeTimes {
@@ -86,16 +90,22 @@ class FreeTimes {
  * estimateStarts({ ...base, queued, userCaps: { ann: 1 } }) // => { t1: 0, t2: 60000, t3: 120000, t4: 180000, t5: 240000 }
  * estimateStarts({ ...base, queued: [{ taskId: 'late', userId: 'ann', position: 6 }] }).late // => 120000
  * estimateStarts({ ...base, queued, recentDurations: [] }) // => {}
+ * // Three instant runs and two of a minute: each run ahead adds the mean, 24 s.
+ * estimateStarts({ ...base, maxRunning: 1, queued: queued.slice(0, 3), recentDurations: [0, 0, 0, 60_000, 60_000] }) // => { t1: 0, t2: 24000, t3: 48000 }
+ * // Only instant runs seen so far, one going for 20 s: it is expected to go on as long again.
+ * estimateStarts({ ...base, maxRunning: 1, queued: queued.slice(0, 1), running: [{ userId: 'bob', since: -20_000 }], recentDurations: [0, 0] }) // => { t1: 20000 }
  * ```
  */
 export function estimateStarts(input: StartEstimateInput): Record<string, number> {
   const { now, maxRunning } = input;
   if (input.recentDurations.length === 0 || maxRunning < 1) return {};
-  const durations = [...input.recentDurations].sort((a, b) => a - b);
-  const typical = median(durations);
+  const longest = Math.max(...input.recentDurations);
+  const outlived = input.running.map((r) => now - r.since).filter((age) => age > longest);
+  const durations = [...input.recentDurations, ...outlived];
+  const typical = mean(durations);
   const remaining = (age: number) => {
     const longer = durations.filter((d) => d > age);
-    return longer.length > 0 ? median(longer) - age : typical / 4;
+    return longer.length > 0 ? mean(longer) - age : Math.max(typical / 4, age);
   };
   const free = new FreeTimes();
   const ends = new Map<string, number[]>();

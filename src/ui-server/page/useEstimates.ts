@@ -6,6 +6,7 @@
 import { useMemo } from 'preact/hooks';
 import type { PoolSnapshot } from '../../board/boardPort.js';
 import type { BoardContext } from '../../client/boardStore.js';
+import { estimateInputFrom } from '../../client/estimateInput.js';
 import { estimateStarts } from '../../client/estimateStart.js';
 
 /** Rounded so a card re-renders when its estimate moves by 10 s, not on every render. */
@@ -18,22 +19,9 @@ export function useEstimates(
 ): Record<string, number> {
   return useMemo(() => {
     if (pool === null) return {};
-    const cards = Object.values(ctx.cards);
-    const running = cards
-      .filter((c) => c.running !== null)
-      .map((c) => ({ userId: c.userId, since: Date.parse(c.running!.since) }));
-    const queued = cards
-      .filter((c) => c.queued !== null)
-      .map((c) => ({ taskId: c.taskId, userId: c.userId, position: c.queued!.position }));
-    const raw = estimateStarts({
-      now: Date.now(),
-      maxRunning: pool.maxRunning,
-      userCaps: Object.fromEntries(pool.users.map((u) => [u.userId, u.maxRunning])),
-      running,
-      runningUnseen: Math.max(0, pool.running - running.length),
-      queued,
-      recentDurations: recentDurationsMs,
-    });
+    const raw = estimateStarts(
+      estimateInputFrom(Object.values(ctx.cards), pool, recentDurationsMs, Date.now()),
+    );
     for (const id of Object.keys(raw)) raw[id] = Math.round(raw[id]! / ROUND_MS) * ROUND_MS;
     return raw;
   }, [ctx.cards, pool, recentDurationsMs]);
