@@ -169,6 +169,10 @@ interface ServerCost {
   hotUpdatesPerJob: Record<string, number>;
   /** CPU of the tick's backend per job (/proc/<pid>/stat; null when the server is not local). */
   backendCpuUsPerJob: number | null;
+  /** pg_stat_database.xact_commit delta per job, the bench's own stats reads subtracted. */
+  commitsPerJob: number;
+  /** Statements the bench sent per job (tick() sends one per tick). */
+  statementsPerJob: number;
 }
 
 /** The backend's user + system CPU in µs, or null when its /proc entry is not readable. */
@@ -187,7 +191,7 @@ function backendCpuUs(pid: number): number | null {
  */
 async function serverCost(url: string): Promise<ServerCost> {
   const h = await connect({ databaseUrl: url, poolMax: 1 });
-  type Stat = { relname: string; w: string; hot: string };
+  type Stat = { relname: string; w: string; hot: string; commits: string };
   const stats = async () => {
     // Stats are flushed by a backend at most once a second, after a transaction.
     await new Promise((r) => setTimeout(r, 1100));
@@ -195,7 +199,8 @@ async function serverCost(url: string): Promise<ServerCost> {
     await new Promise((r) => setTimeout(r, 1100));
     await sql`SELECT pg_stat_clear_snapshot()`.execute(h.db);
     const { rows } = await sql<Stat>`SELECT relname, n_tup_ins + n_tup_upd + n_tup_del AS w,
-      n_tup_hot_upd AS hot FROM pg_stat_user_tables`.execute(h.db);
+      n_tup_hot_upd AS hot, (SELECT xact_commit FROM pg_stat_database
+        WHERE datname = current_database()) AS commits FROM pg_stat_user_tables`.execute(h.db);
     return new Map(rows.map((r) => [r.relname, r]));
   };
   try {
@@ -218,7 +223,17 @@ async function serverCost(url: string): Promise<ServerCost> {
       if (hot > 0) hotUpdatesPerJob[name] = hot;
     }
     const backendCpuUsPerJob = c0 === null || c1 === null ? null : (c1 - c0) / jobs;
-    return { tuplesPerJob, hotUpdatesPerJob, backendCpuUsPerJob };
+    const commitsOf = (m: Map<string, Stat>) => Number([...m.values()][0]?.commits ?? 0);
+    // Between the two reads: the first read's own commit and the second's
+    // two round trips (SELECT 1, pg_stat_clear_snapshot) are the bench's.
+    const commitsPerJob = (commitsOf(s1) - commitsOf(s0) - 3) / jobs;
+    return {
+      tuplesPerJob,
+      hotUpdatesPerJob,
+      backendCpuUsPerJob,
+      commitsPerJob,
+      statementsPerJob: (COST_TICKS + 11) / jobs,
+    };
   } finally {
     await h.close();
   }
@@ -301,6 +316,8 @@ export async function run(): Promise<void> {
     cost.backendCpuUsPerJob === null
       ? 'Backend CPU per job: not measured (the server is not on this machine).'
       : `Backend CPU per job (the tick's server process, user + system, /proc): ${cost.backendCpuUsPerJob.toFixed(0)} µs.`,
+    '',
+    `Statements per job: ${cost.statementsPerJob.toFixed(3)} (one \`SELECT rt_tick\` per tick); commits per job: ${cost.commitsPerJob.toFixed(3)} (pg_stat_database.xact_commit delta).`,
     '',
     `Load average (1 min) at start / end: ${loadStart.toFixed(1)} / ${loadEnd.toFixed(1)}, on ${loadavgCpus()} CPUs: wall times scale with it, the row counts do not.`,
   ];

@@ -10,6 +10,7 @@ import { CorruptRowError, ValidationError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import type { Session, Task } from './rows.js';
+import { CHANGED_TICK } from './sql/derivedHistory.js';
 import { ACTIVE_LINES, positionOf } from './sql/rtPlace.js';
 import { arrayOf, lineFromJson, pairsFromJson } from './tickReply.js';
 import type { UserLine } from './tickTypes.js';
@@ -44,8 +45,9 @@ export interface DispatchChanges {
 
 /**
  * Everything ticks after `sinceTick` changed, in one snapshot: the sessions
- * through `session_events.tick` (every status change a tick makes writes
- * one), the lines through `user_lines.tick`.
+ * through the latest of their `queued_tick`, `claimed_tick`, `ended_tick`
+ * (every status change a tick makes sets one; indexed), the lines through
+ * `user_lines.tick`.
  */
 export async function readChanges(db: Db, since: number): Promise<DispatchChanges> {
   const s = parseOrThrow(sinceTick, since, 'sinceTick');
@@ -54,7 +56,10 @@ export async function readChanges(db: Db, since: number): Promise<DispatchChange
       coalesce((SELECT running FROM dispatch_state), 0) AS running,
       (SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(ls), 'task', to_jsonb(t))
           ORDER BY ls.enqueued_at, ls.id), '[]')
-       FROM (SELECT DISTINCT s.task_id FROM session_events e JOIN sessions s ON s.id = e.session_id
+       FROM (SELECT s.task_id FROM sessions s WHERE ${sql.raw(CHANGED_TICK)} > ${s}::bigint
+             UNION
+             -- Ticks before migration 7 wrote history rows instead.
+             SELECT s.task_id FROM session_events e JOIN sessions s ON s.id = e.session_id
              WHERE e.tick > ${s}::bigint) ch
        CROSS JOIN LATERAL (SELECT * FROM sessions x WHERE x.task_id = ch.task_id
                            ORDER BY x.attempt DESC LIMIT 1) ls

@@ -9,6 +9,7 @@ import { type Kysely, sql } from 'kysely';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { MigrationError } from './errors.js';
 import type { Database } from './schema.js';
+import { DERIVED_HISTORY } from './sql/derivedHistory.js';
 import { DISPATCH_SCHEMA } from './sql/dispatchSchema.js';
 import { LEAN_HOT_PATH } from './sql/leanHotPath.js';
 import { RT_PLACE, RT_STATE_ROW } from './sql/rtPlace.js';
@@ -149,6 +150,15 @@ export const MIGRATIONS: readonly Migration[] = [
     // its row and pg_locks at once, not after the heartbeat window
     // (src/actors/clusterLiveness.ts).
     statements: ['ALTER TABLE node_heartbeats ADD COLUMN boot_lock boolean NOT NULL DEFAULT false'],
+  },
+  {
+    version: 7,
+    name: 'derived_history',
+    // A tick writes no history rows: the session row carries its
+    // transitions' ticks, one dispatch_ticks row per tick says who ticked,
+    // and the session_history view derives the history
+    // (src/db/sql/derivedHistory.ts; docs/data.md, "History").
+    statements: DERIVED_HISTORY,
   },
 ];
 

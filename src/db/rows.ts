@@ -65,6 +65,13 @@ export interface SessionEvent {
   node: string | null;
   epoch: number;
   at: Date;
+  /**
+   * The tick that made it (null: a write outside ticks), and its place in
+   * that tick (`session_history.phase`): ticks are serial, so sorting a
+   * store's events by (tick, phase) gives the order the database decided in.
+   */
+  tick: number | null;
+  phase: number | null;
 }
 
 const date = z.date().refine((d) => Number.isFinite(d.getTime()), 'invalid date');
@@ -125,6 +132,8 @@ const eventRow = z.object({
   node: z.string().nullable(),
   epoch: int,
   at: date,
+  tick: bigintOrNull,
+  phase: int.nullable().optional(),
 });
 
 function check<S extends z.ZodType>(schema: S, table: string, row: unknown): z.output<S> {
@@ -188,5 +197,7 @@ export function toSessionEvent(row: Selectable<SessionEventsTable> | unknown): S
     node: r.node,
     epoch: r.epoch,
     at: r.at,
+    tick: r.tick,
+    phase: r.phase ?? null,
   };
 }

@@ -63,6 +63,14 @@ export interface SessionsTable {
   turn: NullableBigint;
   /** Migration 4: its user's join number when it was queued. */
   join_seq: NullableBigint;
+  /** Migration 7: the ticks that queued, claimed and ended it (null outside ticks). */
+  queued_tick: NullableBigint;
+  claimed_tick: NullableBigint;
+  ended_tick: NullableBigint;
+  /** Migration 7: why a tick queued it, when not 'created' (`requeued after <id>`, `retry of <id>`). */
+  queued_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 7: a tick's cancel reason. */
+  cancel_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SessionEventsTable {
@@ -127,6 +135,27 @@ export interface DispatchStateTable {
   next_join_seq: Bigint;
 }
 
+/** Migration 7: one row per tick that changed anything. */
+export interface DispatchTicksTable {
+  tick: Bigint;
+  owner: string;
+  at: Timestamp;
+}
+
+/**
+ * Migration 7's view: every session's history, the `session_events` rows
+ * and the transitions derived from ticked session rows. Read-only.
+ */
+export interface SessionHistoryView extends Omit<SessionEventsTable, 'id'> {
+  /** An event row's number, or `<session>/queued|claimed|ended` for a derived one. */
+  id: string;
+  user_id: string;
+  /** Order within a session: by (epoch, step). */
+  step: number;
+  /** Order within a tick: by (tick, phase). */
+  phase: number;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -143,5 +172,7 @@ export interface Database {
   session_outputs: SessionOutputsTable;
   user_lines: UserLinesTable;
   dispatch_state: DispatchStateTable;
+  dispatch_ticks: DispatchTicksTable;
+  session_history: SessionHistoryView;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -96,13 +96,18 @@ export async function countRunning(
   return { total, byUser };
 }
 
-/** A session's history, oldest first, for internal callers (post-mortems, tests). */
+/**
+ * A session's history, oldest first (`session_history`: the event rows and
+ * the transitions derived from ticked rows), for internal callers.
+ */
 export async function listSessionEvents(db: Db, sessionId: string): Promise<SessionEvent[]> {
   const id = parseOrThrow(f.sessionId, sessionId, 'sessionId');
   const rows = await db
-    .selectFrom('session_events')
+    .selectFrom('session_history')
     .selectAll()
     .where('session_id', '=', id)
+    .orderBy('epoch')
+    .orderBy('step')
     .orderBy('id')
     .execute();
   return rows.map(toSessionEvent);
@@ -117,12 +122,13 @@ export async function listSessionEventsForUser(
   const user = parseOrThrow(f.name, userId, 'userId');
   const id = parseOrThrow(f.sessionId, sessionId, 'sessionId');
   const rows = await db
-    .selectFrom('session_events as e')
-    .innerJoin('sessions as s', 's.id', 'e.session_id')
-    .selectAll('e')
-    .where('e.session_id', '=', id)
-    .where('s.user_id', '=', user)
-    .orderBy('e.id')
+    .selectFrom('session_history')
+    .selectAll()
+    .where('session_id', '=', id)
+    .where('user_id', '=', user)
+    .orderBy('epoch')
+    .orderBy('step')
+    .orderBy('id')
     .execute();
   return rows.map(toSessionEvent);
 }

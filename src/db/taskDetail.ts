@@ -83,13 +83,15 @@ export async function getTaskRecord(
       ? []
       : (
           await db
-            .selectFrom('session_events')
+            .selectFrom('session_history')
             .selectAll()
             .where(
               'session_id',
               'in',
               sessions.map((s) => s.id),
             )
+            .orderBy('epoch')
+            .orderBy('step')
             .orderBy('id')
             .execute()
         ).map(toSessionEvent);

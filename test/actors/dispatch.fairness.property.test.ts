@@ -19,7 +19,7 @@ import type { Runtime } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
-import { type ReplayEvent, replayDispatch } from '../support/dispatchReplay.js';
+import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
 import { advanceAll } from '../support/multiNode.js';
 
 const CAPS = { maxRunning: 3, defaultUserCap: 1 };
@@ -108,24 +108,11 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
           await advanceAll(harness, nodes, 30_000);
           const sessions = await harness.sessions();
           expect(sessions.every((s) => s.status === 'succeeded')).toBe(true);
-          const events = await getDb()
-            .db.selectFrom('session_events as e')
-            .innerJoin('sessions as s', 's.id', 'e.session_id')
-            .select(['e.session_id', 's.user_id', 'e.from_status', 'e.to_status', 'e.tick'])
-            .orderBy('e.id')
-            .execute();
-          const replay = replayDispatch(
-            events.map(
-              (e): ReplayEvent => ({
-                sessionId: e.session_id,
-                userId: e.user_id,
-                from: e.from_status,
-                to: e.to_status,
-                tick: e.tick === null ? null : Number(e.tick),
-              }),
-            ),
-            { globalCap: CAPS.maxRunning, userCap: () => CAPS.defaultUserCap },
-          );
+          const events = await readDispatchHistory(getDb().db);
+          const replay = replayDispatch(events, {
+            globalCap: CAPS.maxRunning,
+            userCap: () => CAPS.defaultUserCap,
+          });
           expect(replay.violations).toEqual([]);
           expect(replay.grants).toBe(script.length);
           expect(harness.errors).toEqual([]);

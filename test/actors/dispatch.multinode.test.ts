@@ -14,7 +14,7 @@ import { connect } from '../../src/db/index.js';
 import { cleanEnv } from '../cli/cliProcess.js';
 import { createServerDatabase, TEST_DATABASE_URL_VAR } from '../support/databases.js';
 import type { DispatchNodeConfig } from '../support/dispatchNode.js';
-import { type ReplayEvent, replayDispatch } from '../support/dispatchReplay.js';
+import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
 
 const NODE_SCRIPT = fileURLToPath(new URL('../support/dispatchNode.ts', import.meta.url));
 const hasServer = Boolean(process.env[TEST_DATABASE_URL_VAR]);
@@ -83,12 +83,7 @@ suite(`dispatch across 3 node processes${hasServer ? '' : ` (skipped: ${TEST_DAT
     );
     children.push(...nodes.map((n) => n.child));
     await Promise.all(nodes.map((n) => n.done));
-    const events = await h.db
-      .selectFrom('session_events as e')
-      .innerJoin('sessions as s', 's.id', 'e.session_id')
-      .select(['e.session_id', 's.user_id', 'e.from_status', 'e.to_status', 'e.tick'])
-      .orderBy('e.id')
-      .execute();
+    const events = await readDispatchHistory(h.db);
     const owners = await h.db
       .selectFrom('sessions')
       .select((eb) => ['owner_node', eb.fn.countAll<string>().as('n')])
@@ -99,18 +94,10 @@ suite(`dispatch across 3 node processes${hasServer ? '' : ` (skipped: ${TEST_DAT
       .select((eb) => eb.fn.max('attempt').as('max'))
       .executeTakeFirstOrThrow();
     await h.close();
-    const replay = replayDispatch(
-      events.map(
-        (e): ReplayEvent => ({
-          sessionId: e.session_id,
-          userId: e.user_id,
-          from: e.from_status,
-          to: e.to_status,
-          tick: e.tick === null ? null : Number(e.tick),
-        }),
-      ),
-      { globalCap: caps.maxRunning, userCap: (u) => (u === 'u0' ? 1 : caps.defaultUserCap) },
-    );
+    const replay = replayDispatch(events, {
+      globalCap: caps.maxRunning,
+      userCap: (u) => (u === 'u0' ? 1 : caps.defaultUserCap),
+    });
     expect(replay.violations).toEqual([]);
     expect(replay.grants).toBe(perNode * 3);
     expect(replay.maxRunning).toBe(caps.maxRunning);

@@ -12,6 +12,7 @@ import type { AnyActorRef } from 'xstate';
 import type { Session } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
+import { decisionOrder } from '../support/dispatchReplay.js';
 
 let h: TestRuntime | undefined;
 afterEach(async () => {
@@ -30,7 +31,7 @@ const agent = (seconds: number) => ({
 async function peakRunning(harness: TestRuntime, rows: Session[]) {
   const events = (await Promise.all(rows.map((s) => harness.events(s.id))))
     .flat()
-    .sort((a, b) => Number(a.id) - Number(b.id));
+    .sort(decisionOrder);
   const userOf = new Map(rows.map((s) => [s.id, s.userId]));
   const running = new Map<string, string>();
   let total = 0;

@@ -18,6 +18,7 @@ import type { AnyActorRef } from 'xstate';
 import type { Supervisor } from '../../src/supervisor/Supervisor.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { assertReplayable } from '../../src/testing/replayableProperty.js';
+import { decisionOrder } from '../support/dispatchReplay.js';
 
 let pglite: PGlite;
 beforeAll(async () => {
@@ -78,7 +79,7 @@ async function checkInvariants(h: TestRuntime): Promise<void> {
   }
   // Caps never exceeded, replayed from the history (every instant, not only now).
   const events = await Promise.all(rows.map((s) => h.events(s.id)));
-  const flat = events.flat().sort((a, b) => Number(a.id) - Number(b.id));
+  const flat = events.flat().sort(decisionOrder);
   const userOf = new Map(rows.map((s) => [s.id, s.userId]));
   const running = new Map<string, string>();
   for (const e of flat) {

@@ -6,13 +6,22 @@
  */
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { positionsOf, readLines } from '../../src/db/dispatchReads.js';
+import {
+  currentTick,
+  positionsOf,
+  readChanges,
+  readLines,
+  repairDispatch,
+} from '../../src/db/dispatchReads.js';
 import { MIGRATIONS, migrate } from '../../src/db/migrations.js';
+import { listSessionEvents } from '../../src/db/sessionQueries.js';
 import { claim } from '../../src/db/sessionTransitions.js';
+import { getTaskRecord } from '../../src/db/taskDetail.js';
+import type { Db } from '../../src/db/transaction.js';
 import { setUserCap } from '../../src/db/userCaps.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueue, steppingClock } from './fixtures.js';
-import { enqueueOp, expectConsistent, finishOp, requeueOp, ticker } from './tickFixtures.js';
+import { expectConsistent, finishOp, ref, requeueOp, ticker } from './tickFixtures.js';
 
 describeEachEngine('migration 4 backfill', (getDb) => {
   it('places existing queued and running rows, then ticks in their order', async () => {
@@ -33,7 +42,7 @@ describeEachEngine('migration 4 backfill', (getDb) => {
     await claim(db, { sessionId: b1.session.id, epoch: 0, owner: 'old@boot', now: now() });
     await setUserCap(db, { userId: 'erin', maxRunning: 3, now: now() });
 
-    expect(await migrate(db)).toMatchObject({ applied: [4, 5] });
+    expect(await migrate(db)).toMatchObject({ applied: [4, 5, 6, 7] });
 
     // bob's oldest queued row is b2 (b1 runs), after alice's a1: alice joins first.
     const { rows } = await sql<{ id: string; turn: string; join_seq: string }>`
@@ -74,36 +83,106 @@ describeEachEngine('migration 4 backfill', (getDb) => {
   });
 });
 
+/**
+ * A store at `version` with work in flight, written as the rows of that
+ * era's writers would be: the old migrations' functions are the current
+ * code's (migrations.ts), so an older tick cannot run here; the pre-tick
+ * repositories and the repair write what such a store holds (history rows,
+ * turns, counters). alice: a1 running on old@boot, a2 queued; bob: b1
+ * running, b2 queued.
+ */
+async function storeAt(db: Db, version: number) {
+  await sql`DROP SCHEMA public CASCADE`.execute(db);
+  await sql`CREATE SCHEMA public`.execute(db);
+  await migrate(
+    db,
+    MIGRATIONS.filter((m) => m.version <= version),
+  );
+  const now = steppingClock();
+  const [a1, a2, b1, b2] = [
+    await enqueue(db, 'alice', now(), 'a1'),
+    await enqueue(db, 'alice', now(), 'a2'),
+    await enqueue(db, 'bob', now(), 'b1'),
+    await enqueue(db, 'bob', now(), 'b2'),
+  ].map((c) => c.session);
+  for (const s of [a1, b1])
+    await claim(db, { sessionId: s!.id, epoch: 0, owner: 'old@boot', now: now() });
+  expect(await repairDispatch(db)).not.toEqual([]);
+  return { a1: a1!, a2: a2!, b1: b1!, b2: b2! };
+}
+
 describeEachEngine('migration 5 (lean hot path)', (getDb) => {
   it('upgrades a store with work in flight and keeps ticking it', async () => {
     const { db } = getDb();
-    await sql`DROP SCHEMA public CASCADE`.execute(db);
-    await sql`CREATE SCHEMA public`.execute(db);
-    await migrate(
-      db,
-      MIGRATIONS.filter((m) => m.version <= 4),
-    );
-    const t = ticker(db, { defaultUserCap: 1 });
-    const ops = [enqueueOp('alice', 'a1'), enqueueOp('alice', 'a2'), enqueueOp('bob', 'b1')];
-    const before = await t(ops, { want: 2 });
-    expect(before.granted.map((g) => g.task.title)).toEqual(['a1', 'b1']);
-
-    expect(await migrate(db)).toMatchObject({ applied: [5] });
+    const { a1, b1 } = await storeAt(db, 4);
+    expect(await migrate(db)).toMatchObject({ applied: [5, 6, 7] });
     const { rows: fks } = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_constraint
       WHERE contype = 'f' AND connamespace = 'public'::regnamespace`.execute(db);
     expect(fks[0]?.n).toBe(0);
 
     // One finish with output, one requeued at the head of bob's line.
-    const [a1, b1] = before.granted.map((g) => g.session);
-    const f = finishOp(a1!.id, a1!.epoch);
-    const q = requeueOp(b1!.id, b1!.epoch);
+    const t = ticker(db, { defaultUserCap: 1 });
+    const f = finishOp(a1.id, 1);
+    const q = requeueOp(b1.id, 1);
     const after = await t([f, q], { want: 5 });
     expect(after.outcomes).toMatchObject([
       { ref: f.ref, kind: 'applied', task: { column: 'done' } },
       { ref: q.ref, kind: 'applied', next: { position: 0 } },
     ]);
-    expect(after.granted.map((g) => g.task.title)).toEqual(['a2', 'b1']);
+    // b1's next attempt is at the head of bob's line (turn -1), ahead of a2 (turn 0).
+    expect(after.granted.map((g) => g.task.title)).toEqual(['b1', 'a2']);
+    await expectConsistent(db);
+  });
+});
+
+describeEachEngine('migration 7 (derived history)', (getDb) => {
+  it('keeps the history rows of a store with work in flight, then derives the rest', async () => {
+    const { db } = getDb();
+    const { a1, a2, b1, b2 } = await storeAt(db, 6);
+    const since = await currentTick(db);
+    expect(await migrate(db)).toMatchObject({ applied: [7] });
+
+    const t = ticker(db, { defaultUserCap: 1 });
+    const f = finishOp(a1.id, 1);
+    const c = {
+      op: 'cancel',
+      ref: ref('c'),
+      sessionId: b2.id,
+      expected: { status: 'queued', epoch: 0 },
+      reason: 'cancelled by user',
+      column: 'failed',
+    } as const;
+    const r = await t([f, c], { want: 5 });
+    expect(r.granted.map((g) => g.session.id)).toEqual([a2.id]);
+
+    const history = async (id: string) =>
+      (await listSessionEvents(db, id)).map((e) => [e.from, e.to, e.reason, e.node, e.epoch]);
+    // The rows written before the upgrade, then the tick's, derived from the session row.
+    expect(await history(a1.id)).toEqual([
+      [null, 'queued', 'created', null, 0],
+      ['queued', 'running', 'claimed', 'old@boot', 1],
+      ['running', 'succeeded', null, 'old@boot', 1],
+    ]);
+    expect(await history(a2.id)).toEqual([
+      [null, 'queued', 'created', null, 0],
+      ['queued', 'running', 'claimed', 'node-a@boot1', 1],
+    ]);
+    expect(await history(b2.id)).toEqual([
+      [null, 'queued', 'created', null, 0],
+      ['queued', 'cancelled', 'cancelled by user', 'node-a@boot1', 0],
+    ]);
+    expect(await history(b1.id)).toHaveLength(2);
+    // The job page reads the same history.
+    const record = await getTaskRecord(db, { actor: 'alice', taskId: a1.taskId });
+    expect(record?.attempts[0]?.events.map((e) => e.to)).toEqual([
+      'queued',
+      'running',
+      'succeeded',
+    ]);
+    // The feed sees every task the tick touched.
+    const changes = await readChanges(db, since);
+    expect(changes.sessions.map((x) => x.session.id).sort()).toEqual([a1.id, a2.id, b2.id].sort());
     await expectConsistent(db);
   });
 });

@@ -100,7 +100,7 @@ export function appliedOf(result: TickResult, r: string) {
  * The dispatch invariants, recounted from the rows: every line's counts,
  * the global count, contiguous turns under one join number per line, and
  * no row pointing at a missing task or session (the foreign keys migration 5
- * dropped).
+ * dropped), and a derived history whose ticks were all logged, in order.
  */
 export async function expectConsistent(db: Db): Promise<void> {
   const { rows: bad } = await sql<{ user_id: string; problem: string }>`
@@ -128,7 +128,18 @@ export async function expectConsistent(db: Db): Promise<void> {
       WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = e.session_id)
     UNION ALL
     SELECT o.session_id, 'output without session' FROM session_outputs o
-      WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = o.session_id)`.execute(db);
+      WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = o.session_id)
+    UNION ALL
+    -- The derived history (migration 7): every tick a row names was logged, in transition order.
+    SELECT s.id, 'tick not logged' FROM sessions s
+      CROSS JOIN LATERAL (VALUES (s.queued_tick), (s.claimed_tick), (s.ended_tick)) v(t)
+      WHERE v.t IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dispatch_ticks k WHERE k.tick = v.t)
+    UNION ALL
+    SELECT s.id, 'ticks out of order' FROM sessions s
+      WHERE s.claimed_tick < s.queued_tick OR s.ended_tick <= s.claimed_tick
+        OR s.ended_tick < s.queued_tick OR (s.claimed_tick IS NOT NULL AND s.claimed_at IS NULL)`.execute(
+    db,
+  );
   expect(bad).toEqual([]);
 }
 

@@ -1,6 +1,6 @@
 /**
- * Replays a dispatch history (every `session_events` row, in id order:
- * ticks are serial, so id order is the order the database decided in) and
+ * Replays a dispatch history (`session_history` in (tick, phase) order:
+ * ticks are serial, so that is the order the database decided in) and
  * checks the dispatch engine's promises at every step, not by sampling:
  *
  * - caps: sessions running at once never above the global cap, nor a
@@ -12,6 +12,51 @@
  *   grants together, in key order, but writes their history rows in no
  *   particular order.
  */
+
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+
+/**
+ * Every transition of the store in the order the database decided it:
+ * by tick (serial), and within a tick by phase (finishes and cancels
+ * before the grants they make room for). Writes outside ticks (adoptions)
+ * come last; the replay ignores them (they change no count).
+ */
+export async function readDispatchHistory(db: Kysely<Database>): Promise<ReplayEvent[]> {
+  const rows = await db
+    .selectFrom('session_history')
+    .select(['session_id', 'user_id', 'from_status', 'to_status', 'tick'])
+    .orderBy(
+      (eb) => eb.ref('tick'),
+      (ob) => ob.asc().nullsLast(),
+    )
+    .orderBy('phase')
+    .orderBy('id')
+    .execute();
+  return rows.map((e) => ({
+    sessionId: e.session_id,
+    userId: e.user_id,
+    from: e.from_status,
+    to: e.to_status,
+    tick: e.tick === null ? null : Number(e.tick),
+  }));
+}
+
+/**
+ * Sorts one store's `SessionEvent`s into the order the database decided
+ * them: by tick, then phase; writes outside ticks last.
+ */
+export function decisionOrder(
+  a: { tick: number | null; phase: number | null; id: string },
+  b: { tick: number | null; phase: number | null; id: string },
+): number {
+  const big = Number.MAX_SAFE_INTEGER;
+  return (
+    (a.tick ?? big) - (b.tick ?? big) ||
+    (a.phase ?? big) - (b.phase ?? big) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
+}
 
 export interface ReplayEvent {
   sessionId: string;

@@ -1,7 +1,7 @@
 /**
  * SQL fragments shared by the phases of `rt_tick`: the small outcome
  * records each phase appends to `v_out` (rendered once at the end, with the
- * final rows and positions), and the history row's column list.
+ * final rows and positions).
  */
 
 /** The NOTIFY channel a tick that changed anything signals, with its number as the payload. */
@@ -15,5 +15,3 @@ export const STALE = (status: string, epoch: string) =>
   `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 's', 'st', ${status}, 'ep', ${epoch})`;
 /** `not_found`. */
 export const NF = `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 'n')`;
-export const EVENT_COLS =
-  'session_events (session_id, from_status, to_status, reason, node, epoch, at, tick)';

@@ -26,7 +26,8 @@ export const positionOf = (q: string) =>
  * `rt_place(rows, at_head, tick, now, default_cap, next_join)`: inserts new
  * queued sessions (rows: ord, id, task_id, user_id, kind, attempt, reason),
  * their history rows, and their users' line counts, set-based. Returns the
- * next free join number.
+ * next free join number. The rows carry their own history (migration 7:
+ * `queued_tick`, `queued_reason`; docs/data.md, "History").
  *
  * - A user with queued work: at the back (`at_head` false: turns from
  *   head + queued on) or at the head (`at_head` true, a run the
@@ -65,14 +66,13 @@ BEGIN
       coalesce(j.js, ru.join_seq) AS js
     FROM ru CROSS JOIN fl LEFT JOIN j ON j.user_id = ru.user_id
   ), ins AS (
-    INSERT INTO sessions (id, task_id, user_id, kind, status, attempt, enqueued_at, updated_at, turn, join_seq)
+    -- The history is the row (queued_tick, queued_reason; migration 7), no event row.
+    INSERT INTO sessions (id, task_id, user_id, kind, status, attempt, enqueued_at, updated_at, turn, join_seq,
+      queued_tick, queued_reason)
     SELECT r.id, r.task_id, r.user_id, r.kind, 'queued', r.attempt, p_now, p_now,
-      b.base + row_number() OVER (PARTITION BY r.user_id ORDER BY r.ord) - 1, b.js
+      b.base + row_number() OVER (PARTITION BY r.user_id ORDER BY r.ord) - 1, b.js,
+      p_tick, nullif(r.reason, 'created')
     FROM r JOIN b ON b.user_id = r.user_id
-    RETURNING id
-  ), ev AS (
-    INSERT INTO session_events (session_id, from_status, to_status, reason, node, epoch, at, tick)
-    SELECT ins.id, NULL, 'queued', r.reason, NULL, 0, p_now, p_tick FROM ins JOIN r ON r.id = ins.id
   ), ln AS (
     INSERT INTO user_lines (user_id, head_turn, queued, running, join_seq, max_running, has_override, tick)
     SELECT b.user_id, b.head, b.k, 0, b.js, coalesce(c.max_running, p_ucap), c.user_id IS NOT NULL, p_tick

@@ -4,7 +4,10 @@
  * src/db/tickInput.ts). Every phase is one set-based statement over
  * `jsonb_to_recordset`, in the contract's order: caps, handles, finishes
  * (with head-of-line requeues), cancels (with the renumber), retries,
- * enqueues, then the grants. No EXCEPTION blocks: a subtransaction per op
+ * enqueues, then the grants. A tick writes no history rows: each status
+ * change sets its tick on the session row (queued_tick, claimed_tick,
+ * ended_tick) and the tick writes one `dispatch_ticks` row; the history is
+ * derived from them (migration 7, src/db/sql/derivedHistory.ts). No EXCEPTION blocks: a subtransaction per op
  * would cost more than the op. An op that loses its compare-and-set is an
  * outcome, not an error; only a broken invariant raises (and rolls the
  * whole tick back).
@@ -15,7 +18,7 @@
  * (measured 234 vs 92 µs per job in the prototype, ../shared/DISPATCH.md).
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
-import { A, EVENT_COLS, NF, STALE } from './outcomeSql.js';
+import { A, NF, STALE } from './outcomeSql.js';
 import { APPEND_PHASES } from './rtTickAppend.js';
 import { GRANT_AND_REPLY } from './rtTickGrant.js';
 
@@ -51,7 +54,12 @@ BEGIN
   PERFORM pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot});
   -- By key: one row, but each tick leaves a dead version behind it.
   SELECT * INTO st FROM dispatch_state WHERE id;
-  IF NOT FOUND THEN st := rt_state_row(); END IF;
+  IF NOT FOUND THEN
+    st := rt_state_row();
+    -- Never reuse a tick number the log holds (the state row was rebuilt by hand).
+    st.tick := greatest(st.tick, coalesce((SELECT max(k.tick) FROM dispatch_ticks k), 0));
+    UPDATE dispatch_state SET tick = st.tick WHERE id;
+  END IF;
   v_tick := st.tick + 1;
   v_running := st.running;
   v_next_join := st.next_join_seq;
@@ -121,14 +129,11 @@ BEGIN
     ), u AS (
       UPDATE sessions s SET status = f.status, finished_at = v_now, exit_code = f.exit_code,
         failure_reason = CASE WHEN f.status = 'failed' THEN f.reason END,
-        user_recoverable = (f.status = 'failed' AND f.user_recoverable), updated_at = v_now
+        user_recoverable = (f.status = 'failed' AND f.user_recoverable), updated_at = v_now,
+        ended_tick = v_tick
       FROM f WHERE s.id = f.session_id AND s.status = 'running' AND s.epoch = f.epoch
-      RETURNING s.id, s.task_id, s.user_id, s.kind, s.attempt, s.owner_node, s.epoch, s.status, f.ord,
-        f.reason, f.has_output, f.out_text, f.out_total, f.out_truncated, f.col, f.requeue_id
-    ), e AS (
-      INSERT INTO ${EVENT_COLS}
-      SELECT u.id, 'running', u.status, CASE WHEN u.status = 'failed' THEN u.reason END,
-        u.owner_node, u.epoch, v_now, v_tick FROM u
+      RETURNING s.id, s.task_id, s.user_id, s.kind, s.attempt, s.status, f.ord,
+        f.has_output, f.out_text, f.out_total, f.out_truncated, f.col, f.requeue_id
     ), o AS (
       INSERT INTO session_outputs (session_id, text, total_bytes, truncated, created_at)
       SELECT u.id, u.out_text, u.out_total, u.out_truncated, v_now FROM u WHERE u.has_output
@@ -169,12 +174,10 @@ BEGIN
         AS x(ord integer, session_id text, exp_status text, exp_epoch integer, reason text, col text)
       ORDER BY x.session_id, x.ord
     ), u AS (
-      UPDATE sessions s SET status = 'cancelled', finished_at = v_now, updated_at = v_now
+      UPDATE sessions s SET status = 'cancelled', finished_at = v_now, updated_at = v_now,
+        ended_tick = v_tick, cancel_reason = c.reason
       FROM c WHERE s.id = c.session_id AND s.status = c.exp_status AND s.epoch = c.exp_epoch
-      RETURNING s.id, s.task_id, s.user_id, s.epoch, s.turn, c.exp_status, c.reason, c.col
-    ), e AS (
-      INSERT INTO ${EVENT_COLS}
-      SELECT u.id, u.exp_status, 'cancelled', u.reason, v_owner, u.epoch, v_now, v_tick FROM u
+      RETURNING s.id, s.task_id, s.user_id, s.turn, c.exp_status, c.col
     ), t AS (
       UPDATE tasks SET board_column = u.col, updated_at = v_now FROM u WHERE tasks.id = u.task_id
     ), l AS (

@@ -3,7 +3,7 @@
  * cap assertion), the state row and NOTIFY, and the reply with exact
  * positions. Spliced into the function body by rtTick.ts; the variables are its.
  */
-import { EVENT_COLS, TICK_CHANNEL } from './outcomeSql.js';
+import { TICK_CHANNEL } from './outcomeSql.js';
 import { ACTIVE_LINES, positionOf } from './rtPlace.js';
 
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
@@ -22,16 +22,13 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       ORDER BY c.turn, u.join_seq LIMIT v_free
     ), g AS (
       UPDATE sessions s SET status = 'running', epoch = s.epoch + 1, owner_node = v_owner,
-        claimed_at = v_now, updated_at = v_now
+        claimed_at = v_now, updated_at = v_now, claimed_tick = v_tick
       -- By primary key from an array, and "IS TRUE" so the planner cannot
       -- prove the partial index over queued rows: the generic plan is made
       -- once per connection, often on an empty table, and would then walk
       -- every queued row of the line (O(depth)) believing the index tiny.
       WHERE s.id = ANY (ARRAY(SELECT cand.id FROM cand)) AND (s.status = 'queued') IS TRUE
       RETURNING s.*
-    ), e AS (
-      INSERT INTO ${EVENT_COLS}
-      SELECT g.id, 'queued', 'running', 'claimed', v_owner, g.epoch, v_now, v_tick FROM g
     ), lu AS (
       UPDATE user_lines l SET running = l.running + x.n, queued = l.queued - x.n,
         head_turn = l.head_turn + x.n, tick = v_tick
@@ -59,6 +56,8 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     UPDATE dispatch_state SET tick = v_tick, running = v_running, global_cap = v_gcap,
       default_user_cap = v_ucap, next_join_seq = v_next_join
       WHERE id;
+    -- Who ticked: the node of the history's claims and cancels (session_history).
+    INSERT INTO dispatch_ticks (tick, owner, at) VALUES (v_tick, v_owner, v_now);
     -- The owner rides along: a node skips its own ticks (it has their replies).
     PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner);
   ELSE
