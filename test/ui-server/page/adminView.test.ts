@@ -8,6 +8,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterNodeView } from '../../../src/board/boardPort.js';
+import { axeViolations } from '../../support/axe.js';
 import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
 import { FakeBoard } from '../../support/fakeBoard.js';
 import { ADMIN, ALICE, type Harness, startHarness } from '../wsHarness.js';
@@ -130,6 +131,24 @@ describe.skipIf(skipReason !== null)('admin view in chromium', () => {
     ]);
     await row('node-c@b1').waitFor({ timeout: STEP_MS });
     expect(await page.locator('#nodes-title .count').textContent()).toBe('3');
+  });
+
+  it('has no serious accessibility violation, in light and dark', async () => {
+    expect(await axeViolations(page)).toEqual([]);
+    const dark = await browser.newPage({
+      viewport: { width: 420, height: 900 },
+      colorScheme: 'dark',
+    });
+    try {
+      await dark.goto(`${h.server.url}/#token=${ADMIN}`);
+      await dark.locator('.nodes tr[data-owner]').first().waitFor({ timeout: STEP_MS });
+      await dark.locator('figure[data-chart="ended"] canvas').waitFor({ timeout: STEP_MS });
+      expect(await axeViolations(dark)).toEqual([]);
+      // A phone's width: the charts and the table stay inside it.
+      expect(await dark.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+    } finally {
+      await dark.close();
+    }
   });
 
   it('shows a user neither the charts nor the nodes', async () => {
