@@ -32,7 +32,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The flood of issue 14: 30 sockets × 40 subscribes, while the board keeps changing. */
 const subscribeFlood = async (a: Arena) => {
-  await a.attack({ kind: 'subscribeFlood', sockets: 30, count: 40, resume: false });
+  await a.attack({ kind: 'subscribeFlood', sockets: 30, count: 40, filtered: false });
   await a.attack({ kind: 'churn', changes: 1 });
   await sleep(50);
 };

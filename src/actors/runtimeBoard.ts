@@ -404,6 +404,12 @@ export function createBoardIndex(
       return list.map((e) => toCard(e, pos.get(e.task.id) ?? null));
     },
     subscribe(listener) {
+      // With nobody listening the passes were skipped, so the positions last
+      // shown may be behind the lines (a later arrival took an earlier turn).
+      // The first listener reads cards() live; catch the shown positions up
+      // and forget what was emitted for them, so the next move is told even
+      // when it lands back on a number once sent.
+      if (listeners.size === 0) for (const id of reposition()) emitted.delete(id);
       listeners.add(listener);
       return () => listeners.delete(listener);
     },

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { BoardCard } from './boardPort.js';
+import { type BoardWindow, MAX_RANGE_LIMIT, MAX_WATCH } from './boardWindow.js';
 
 /** The protocol version a client names in `subscribe`. */
 export const PROTOCOL_VERSION = 1;
@@ -66,21 +67,47 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const cardSchemaMatchesPort: Same<z.infer<typeof boardCardSchema>, BoardCard> = true;
 void cardSchemaMatchesPort;
 
-/** Where a client left off: the stream's epoch and the last sequence number applied. */
-export const resumePointSchema = z.strictObject({
-  epoch: z.string().min(1).max(64),
-  seq: z.number().int().nonnegative(),
+const rangeSchema = z.strictObject({
+  offset: z.number().int().nonnegative().max(10_000_000),
+  limit: z.number().int().nonnegative().max(MAX_RANGE_LIMIT),
 });
 
-/** A resume point. */
-export type ResumePoint = z.infer<typeof resumePointSchema>;
+/** What a subscriber shows (src/board/boardWindow.ts); every field bounded. */
+export const windowSchema = z.strictObject({
+  filter: z
+    .strictObject({
+      user: z.string().max(64).optional(),
+      status: z.enum(['', 'queued', 'running', 'succeeded', 'failed', 'cancelled']).optional(),
+      text: z.string().max(200).optional(),
+    })
+    .optional(),
+  columns: z
+    .strictObject({
+      queued: rangeSchema.optional(),
+      running: rangeSchema.optional(),
+      done: rangeSchema.optional(),
+      failed: rangeSchema.optional(),
+    })
+    .optional(),
+  watch: z.array(z.string().min(1).max(64)).max(MAX_WATCH).optional(),
+});
+
+const windowSchemaMatches: Same<z.infer<typeof windowSchema>, BoardWindow> = true;
+void windowSchemaMatches;
+
+const countsSchema = z.object({
+  queued: z.number().int(),
+  running: z.number().int(),
+  done: z.number().int(),
+  failed: z.number().int(),
+});
 
 /** Client to server. */
 export const clientFrameSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('subscribe'),
     v: z.number().int(),
-    resume: resumePointSchema.optional(),
+    window: windowSchema.optional(),
   }),
   z.strictObject({ type: z.literal('ping'), id: z.string().max(64) }),
 ]);
@@ -103,10 +130,19 @@ export const serverFrameSchema = z.discriminatedUnion('type', [
     type: z.literal('snapshot'),
     epoch: z.string(),
     seq: z.number().int(),
+    counts: countsSchema,
+    /** Users with cards in the view (the admin's user filter offers them). */
+    users: z.array(z.string()),
     cards: z.array(boardCardSchema),
   }),
-  z.object({ type: z.literal('resumed'), epoch: z.string(), seq: z.number().int() }),
-  z.object({ type: z.literal('patch'), seq: z.number().int(), card: boardCardSchema }),
+  z.object({
+    type: z.literal('update'),
+    seq: z.number().int(),
+    counts: countsSchema.optional(),
+    users: z.array(z.string()).optional(),
+    cards: z.array(boardCardSchema),
+    removed: z.array(z.string()),
+  }),
   z.object({ type: z.literal('pong'), id: z.string() }),
   z.object({ type: z.literal('error'), code: z.enum(ERROR_CODES), message: z.string() }),
 ]);

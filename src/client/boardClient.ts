@@ -1,7 +1,8 @@
 /**
- * The board client: connects, subscribes, applies patches to the read model,
- * and on any loss reconnects with backoff and resumes from its last sequence
- * number. Works in Node and the browser: it takes any WHATWG-style WebSocket
+ * The board client: connects, subscribes to its window (what the page shows:
+ * src/board/boardWindow.ts), applies the server's updates to the read model,
+ * and on any loss reconnects with backoff and subscribes to the window again
+ * (a window's snapshot is small, so there is nothing to replay). Works in Node and the browser: it takes any WHATWG-style WebSocket
  * constructor (the browser's, or `ws`'s) and injectable timers.
  */
 
@@ -12,6 +13,7 @@ import {
   SUBPROTOCOL,
   serverFrameSchema,
 } from '../board/boardProtocol.js';
+import type { BoardWindow } from '../board/boardWindow.js';
 import { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 import { type BoardStore, createBoardStore } from './boardStore.js';
 
@@ -46,6 +48,8 @@ export interface BoardClientOptions {
   backoff?: BackoffDelays;
   timers?: ClientTimers;
   random?: () => number;
+  /** The window to subscribe to; default the first 100 cards of each column, no filter. */
+  window?: BoardWindow;
   /** Every valid frame, after the store has applied it (tests, debugging). */
   onFrame?: (frame: ServerFrame) => void;
 }
@@ -55,6 +59,13 @@ export interface BoardClient {
   readonly store: BoardStore;
   /** Reconnect attempts since the last successful subscribe. */
   readonly attempts: number;
+  /** The window it subscribes to. */
+  readonly window: BoardWindow;
+  /**
+   * Shows another window (a filter, a page, a followed task): subscribes
+   * with it now, and with it after every reconnect.
+   */
+  setWindow(window: BoardWindow): void;
   /** Drops the current socket (as a network failure would); the client reconnects and resumes. */
   drop(): void;
   /** Closes for good; no reconnect. */
@@ -91,14 +102,12 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
   let pingTimer: unknown = null;
   let deadTimer: unknown = null;
   let heartbeatMs = 30_000;
+  let window: BoardWindow = options.window ?? {};
 
   const send = (frame: object) => {
     if (socket?.readyState === OPEN) socket.send(JSON.stringify(frame));
   };
-  const subscribe = () => {
-    const { epoch, seq } = store.getSnapshot().context;
-    send({ type: 'subscribe', v: PROTOCOL_VERSION, ...(epoch ? { resume: { epoch, seq } } : {}) });
-  };
+  const subscribe = () => send({ type: 'subscribe', v: PROTOCOL_VERSION, window });
   const clearLiveness = () => {
     timers.clearTimeout(pingTimer);
     timers.clearTimeout(deadTimer);
@@ -120,7 +129,6 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
       return;
     }
     armLiveness();
-    const ctx = store.getSnapshot().context;
     switch (frame.type) {
       case 'hello':
         heartbeatMs = frame.heartbeatMs;
@@ -132,14 +140,8 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
         attempts = 0;
         store.trigger.snapshot(frame);
         break;
-      case 'resumed':
-        attempts = 0;
-        store.trigger.resumed();
-        break;
-      case 'patch':
-        // A gap means a frame was lost; resubscribing replays it or resnapshots.
-        if (frame.seq > ctx.seq + 1) subscribe();
-        else store.trigger.patch(frame);
+      case 'update':
+        store.trigger.update(frame);
         break;
       case 'error':
         store.trigger.error(frame);
@@ -179,6 +181,15 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
     store,
     get attempts() {
       return attempts;
+    },
+    get window() {
+      return window;
+    },
+    setWindow(next) {
+      // The same window again (a re-render) is no new subscribe.
+      if (JSON.stringify(next) === JSON.stringify(window)) return;
+      window = next;
+      subscribe();
     },
     drop() {
       socket?.close(4000, 'dropped by client');

@@ -1,14 +1,17 @@
 /**
- * What the board shows of its cards: the filter (user, status, title), the
- * per-column counts, and a page of each column, so a long line costs the
- * page the cards it draws, not the cards it holds.
+ * What the board asks the server for and lays out: the filter bar's filter,
+ * the page of each column it shows, and the window (src/board/boardWindow.ts)
+ * those make, so a long line costs the page the cards it draws.
  *
  * Imports nothing from `node:*`: the browser bundle includes this file.
  */
 import type { BoardCard, Column, SessionStatus } from '../board/boardPort.js';
+import { type BoardWindow, COLUMNS } from '../board/boardWindow.js';
 import { type BoardContext, cardsInColumn } from './boardStore.js';
 
-/** The board's filter; empty fields match everything. */
+export { matchesFilter } from '../board/boardWindow.js';
+
+/** The filter bar's filter; empty fields match everything. */
 export interface BoardFilter {
   user: string;
   status: SessionStatus | '';
@@ -19,65 +22,75 @@ export interface BoardFilter {
 /** A filter that keeps every card. */
 export const NO_FILTER: BoardFilter = { user: '', status: '', text: '' };
 
+/** Where each column's page starts (0-based). */
+export type ColumnOffsets = Record<Column, number>;
+
+/** Every column at its first page. */
+export const FIRST_PAGES: ColumnOffsets = { queued: 0, running: 0, done: 0, failed: 0 };
+
 /**
- * True when `card` passes `filter`.
+ * The window of a board showing a page of `pageSize` cards per column from
+ * `offsets`, under `filter`.
  *
  * @example
  * ```ts
- * const card = { taskId: 't1', userId: 'ann', title: 'Build API', status: 'running' }
- * matchesFilter(card, { user: '', status: '', text: '' }) // => true
- * matchesFilter(card, { user: 'ann', status: 'running', text: 'api' }) // => true
- * matchesFilter(card, { user: 'bob', status: '', text: '' }) // => false
- * matchesFilter(card, { user: '', status: 'queued', text: '' }) // => false
- * matchesFilter(card, { user: '', status: '', text: 'T1' }) // => true
+ * const w = boardWindow({ user: '', status: '', text: 'api' }, { queued: 200, running: 0, done: 0, failed: 0 }, 100)
+ * w.columns.queued // => { offset: 200, limit: 100 }
+ * w.filter // => { text: 'api' }
+ * boardWindow({ user: '', status: '', text: '' }, { queued: 0, running: 0, done: 0, failed: 0 }, 100).filter // => {}
  * ```
  */
-export function matchesFilter(
-  card: Pick<BoardCard, 'taskId' | 'userId' | 'title' | 'status'>,
+export function boardWindow(
   filter: BoardFilter,
-): boolean {
-  if (filter.user !== '' && card.userId !== filter.user) return false;
-  if (filter.status !== '' && card.status !== filter.status) return false;
-  const text = filter.text.trim().toLowerCase();
-  if (text === '') return true;
-  return card.title.toLowerCase().includes(text) || card.taskId.toLowerCase().includes(text);
+  offsets: ColumnOffsets,
+  pageSize: number,
+): BoardWindow & { columns: NonNullable<BoardWindow['columns']> } {
+  const f: NonNullable<BoardWindow['filter']> = {};
+  if (filter.user !== '') f.user = filter.user;
+  if (filter.status !== '') f.status = filter.status;
+  if (filter.text.trim() !== '') f.text = filter.text;
+  const columns = Object.fromEntries(
+    COLUMNS.map((c) => [c, { offset: offsets[c], limit: pageSize }]),
+  ) as Record<Column, { offset: number; limit: number }>;
+  return { filter: f, columns };
 }
 
-/** One column as drawn: the first `limit` matching cards, and how many match. */
+/**
+ * The window of a page that follows one task and shows no column (a job page).
+ *
+ * @example
+ * ```ts
+ * watchWindow('t7') // => { columns: { queued: { offset: 0, limit: 0 }, running: { offset: 0, limit: 0 }, done: { offset: 0, limit: 0 }, failed: { offset: 0, limit: 0 } }, watch: ['t7'] }
+ * ```
+ */
+export function watchWindow(taskId: string): BoardWindow {
+  const none = { offset: 0, limit: 0 };
+  return {
+    columns: { queued: none, running: none, done: none, failed: none },
+    watch: [taskId],
+  };
+}
+
+/** One column as drawn: the cards of its page, and how many match in all. */
 export interface ColumnPage {
   cards: BoardCard[];
   total: number;
 }
 
 /**
- * The first `limit` cards of `column` that pass `filter`, in display order.
+ * The page of `column` the client holds, and the column's count.
  *
  * @example
  * ```ts
  * const card = (taskId, position) => ({ taskId, userId: 'ann', title: taskId, status: 'queued', column: 'queued', queued: { position }, running: null, updatedAt: '' })
- * const ctx = { cards: { a: card('a', 3), b: card('b', 1), c: card('c', 2) } }
- * const page = columnPage(ctx, 'queued', { user: '', status: '', text: '' }, 2)
- * [page.cards.map((c) => c.taskId), page.total] // => [['b', 'c'], 3]
+ * const ctx = { cards: { a: card('a', 3), b: card('b', 1) }, counts: { queued: 5000, running: 0, done: 0, failed: 0 } }
+ * const page = columnPage(ctx, 'queued')
+ * [page.cards.map((c) => c.taskId), page.total] // => [['b', 'a'], 5000]
  * ```
  */
 export function columnPage(
-  ctx: Pick<BoardContext, 'cards'>,
+  ctx: Pick<BoardContext, 'cards' | 'counts'>,
   column: Column,
-  filter: BoardFilter,
-  limit: number,
 ): ColumnPage {
-  const cards = cardsInColumn(ctx, column).filter((c) => matchesFilter(c, filter));
-  return { cards: cards.slice(0, limit), total: cards.length };
-}
-
-/**
- * Every user with a card, sorted (the admin's user filter offers them).
- *
- * @example
- * ```ts
- * usersOf({ cards: { a: { userId: 'bob' }, b: { userId: 'ann' }, c: { userId: 'bob' } } }) // => ['ann', 'bob']
- * ```
- */
-export function usersOf(ctx: Pick<BoardContext, 'cards'>): string[] {
-  return [...new Set(Object.values(ctx.cards).map((c) => c.userId))].sort();
+  return { cards: cardsInColumn(ctx, column), total: ctx.counts[column] };
 }

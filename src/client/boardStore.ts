@@ -1,15 +1,22 @@
 /**
- * The board's read model, an `@xstate/store`: the cards the server sent,
+ * The board's read model, an `@xstate/store`: the cards of the window the
+ * client subscribed to (src/board/boardWindow.ts), every column's count,
  * where the stream stands (epoch and sequence number) and the connection
  * state. The page renders from it; tests assert on it.
  */
 import { createStore } from '@xstate/store';
 import type { BoardCard, Column } from '../board/boardPort.js';
+import { type ColumnCounts, orderOf } from '../board/boardWindow.js';
 
 /** The read model's context. */
 export interface BoardContext {
+  /** The cards in the window (and the watched ones), by task id. */
   cards: Record<string, BoardCard>;
-  /** Stream identity and last applied sequence number; the resume point. */
+  /** Every column's count under the window's filter (the cards not sent included). */
+  counts: ColumnCounts;
+  /** Users with cards in the view. */
+  users: string[];
+  /** Stream identity and the seq of the last frame applied. */
   epoch: string | null;
   seq: number;
   connection: 'connecting' | 'live' | 'offline' | 'closed';
@@ -21,6 +28,8 @@ export interface BoardContext {
 /** An empty board. */
 export const EMPTY_BOARD: BoardContext = {
   cards: {},
+  counts: { queued: 0, running: 0, done: 0, failed: 0 },
+  users: [],
   epoch: null,
   seq: 0,
   connection: 'connecting',
@@ -28,24 +37,55 @@ export const EMPTY_BOARD: BoardContext = {
   lastError: null,
 };
 
-/** Creates the store. Patches at or below the current `seq` are duplicates and change nothing. */
+/** A window's fresh state. */
+export interface SnapshotEvent {
+  epoch: string;
+  seq: number;
+  counts: ColumnCounts;
+  users: string[];
+  cards: BoardCard[];
+}
+
+/** What changed inside the window. */
+export interface UpdateEvent {
+  seq: number;
+  counts?: ColumnCounts | undefined;
+  users?: string[] | undefined;
+  cards: BoardCard[];
+  removed: string[];
+}
+
+/**
+ * Creates the store. An update at or below the current `seq` (one sent for
+ * the window before a snapshot replaced it) changes nothing.
+ */
 export function createBoardStore(context: BoardContext = EMPTY_BOARD) {
   return createStore({
     context,
     on: {
       hello: (ctx, e: { userId: string | null }) => ({ ...ctx, userId: e.userId }),
-      snapshot: (ctx, e: { epoch: string; seq: number; cards: BoardCard[] }) => ({
+      snapshot: (ctx, e: SnapshotEvent) => ({
         ...ctx,
         epoch: e.epoch,
         seq: e.seq,
+        counts: e.counts,
+        users: e.users,
         cards: Object.fromEntries(e.cards.map((c) => [c.taskId, c])),
         connection: 'live' as const,
       }),
-      resumed: (ctx) => ({ ...ctx, connection: 'live' as const }),
-      patch: (ctx, e: { seq: number; card: BoardCard }) =>
-        e.seq <= ctx.seq
-          ? ctx
-          : { ...ctx, seq: e.seq, cards: { ...ctx.cards, [e.card.taskId]: e.card } },
+      update: (ctx, e: UpdateEvent) => {
+        if (e.seq <= ctx.seq) return ctx;
+        const cards = { ...ctx.cards };
+        for (const id of e.removed) delete cards[id];
+        for (const c of e.cards) cards[c.taskId] = c;
+        return {
+          ...ctx,
+          seq: e.seq,
+          cards,
+          counts: e.counts ?? ctx.counts,
+          users: e.users ?? ctx.users,
+        };
+      },
       connection: (ctx, e: { state: BoardContext['connection'] }) =>
         ctx.connection === e.state ? ctx : { ...ctx, connection: e.state },
       error: (ctx, e: { code: string; message: string }) => ({
@@ -59,15 +99,9 @@ export function createBoardStore(context: BoardContext = EMPTY_BOARD) {
 /** The board store's type. */
 export type BoardStore = ReturnType<typeof createBoardStore>;
 
-const byPosition = (a: BoardCard, b: BoardCard) =>
-  (a.queued?.position ?? 0) - (b.queued?.position ?? 0);
-const byStart = (a: BoardCard, b: BoardCard) =>
-  (a.running?.since ?? '').localeCompare(b.running?.since ?? '');
-const newestFirst = (a: BoardCard, b: BoardCard) => b.updatedAt.localeCompare(a.updatedAt);
-
 /**
- * The cards of one column in display order: the line by position, running by
- * start, finished ones newest first.
+ * The cards of one column the client holds, in display order (the order the
+ * server cut the window in).
  *
  * @example
  * ```ts
@@ -78,7 +112,7 @@ const newestFirst = (a: BoardCard, b: BoardCard) => b.updatedAt.localeCompare(a.
  * ```
  */
 export function cardsInColumn(ctx: Pick<BoardContext, 'cards'>, column: Column): BoardCard[] {
-  const cards = Object.values(ctx.cards).filter((c) => c.column === column);
-  const order = column === 'queued' ? byPosition : column === 'running' ? byStart : newestFirst;
-  return cards.sort(order);
+  return Object.values(ctx.cards)
+    .filter((c) => c.column === column)
+    .sort(orderOf(column));
 }

@@ -11,6 +11,7 @@ export type {
   SessionStatus,
 } from '../board/boardPort.js';
 export * from '../board/boardProtocol.js';
+export * from '../board/boardWindow.js';
 export { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 export { type BoardApi, BoardApiError, createBoardApi } from './boardApi.js';
 export {

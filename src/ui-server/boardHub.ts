@@ -3,9 +3,12 @@
  * of everyone), fan-out of card changes, inbound frame checks, flood limits,
  * the per-user subscribe and unsent-bytes budgets, and the heartbeat.
  *
- * A patch is serialised once per view and the same string goes to every
- * subscriber of that view, so fan-out costs one `send` per client; a
- * snapshot is serialised once per (view, seq) and shared the same way.
+ * Every subscriber shows a window (src/board/boardWindow.ts). Card changes
+ * are gathered for one turn of the loop, then each view applies them to its
+ * indexes and each group of sockets showing one window gets one `update`
+ * frame, built once and sent to all of them, holding only what changed inside
+ * the window (and the counts): a socket costs its window, never the line. A
+ * snapshot is serialised once per (window, seq) and shared the same way.
  */
 import type { WebSocket } from 'ws';
 import type { BoardCard, BoardSource } from '../board/boardPort.js';
@@ -13,9 +16,9 @@ import {
   CLOSE_CODES,
   type ErrorCode,
   PROTOCOL_VERSION,
-  type ResumePoint,
   type ServerFrame,
 } from '../board/boardProtocol.js';
+import type { BoardWindow } from '../board/boardWindow.js';
 import { type Principal, viewerOf } from './authenticate.js';
 import { type BoardConnection, BoardView } from './boardView.js';
 import { parseClientFrame } from './parseClientFrame.js';
@@ -48,6 +51,7 @@ export class BoardHub {
   private readonly timer: unknown;
   private framesSent = 0;
   private slowClosed = 0;
+  private flushQueued = false;
 
   constructor(
     private readonly deps: {
@@ -59,8 +63,8 @@ export class BoardHub {
       logger: UiServerLogger;
     },
   ) {
-    // Logs exist for every configured user from the start: a change made while
-    // a user is offline must still be in the log when they resume.
+    // Views exist for every configured user from the start, each read with
+    // the user's filter in the query, then kept by the changes.
     this.views.set(ADMIN_VIEW, this.newView(null));
     for (const id of new Set(deps.userIds)) this.views.set(id, this.newView(id));
     this.unsubscribe = deps.source.subscribe((card) => this.publish(card));
@@ -89,6 +93,7 @@ export class BoardHub {
     const conn: BoardConnection = {
       ws,
       view,
+      group: null,
       bucket: fullBucket(
         { burst: limits.floodBurst, perSecond: limits.floodPerSecond },
         clock.now(),
@@ -143,9 +148,9 @@ export class BoardHub {
   }
 
   private newView(userId: string | null): BoardView {
-    const { limits: l, epoch, clock } = this.deps;
+    const { limits: l, epoch, clock, source } = this.deps;
     const budget = { burst: l.subscribeBurst, perSecond: l.subscribePerSecond };
-    return new BoardView(userId, epoch, l.resumeBuffer, budget, clock.now());
+    return new BoardView(userId, epoch, source.cards(userId), budget, clock.now());
   }
 
   private detach(conn: BoardConnection): void {
@@ -154,20 +159,29 @@ export class BoardHub {
   }
 
   private publish(card: BoardCard): void {
-    const cardJson = JSON.stringify(card);
-    const render = (seq: number) => `{"type":"patch","seq":${seq},"card":${cardJson}}`;
-    const targets = [this.views.get(ADMIN_VIEW), this.views.get(card.userId)];
-    for (const view of targets) {
-      if (view === undefined) continue;
-      const frame = view.append(render);
-      if (view.subscribers.size === 0) continue;
-      // Encoded once for the whole view rather than once per socket by ws.
-      const bytes = Buffer.from(frame);
-      // Summed from the sends themselves: no second pass over the sockets
-      // unless the view is over its budget.
-      let buffered = 0;
-      for (const conn of view.subscribers) buffered += this.sendRaw(conn, bytes);
-      if (buffered > this.deps.limits.maxUserBufferedBytes) this.enforceBudget(view);
+    this.views.get(ADMIN_VIEW)?.change(card);
+    this.views.get(card.userId)?.change(card);
+    // A burst of changes (a grant moves every card behind it) is one flush.
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => this.flush());
+    }
+  }
+
+  /** Sends every view's pending changes to the groups they touch. */
+  private flush(): void {
+    this.flushQueued = false;
+    for (const view of this.views.values()) {
+      for (const { group, frame } of view.flush()) {
+        if (group.subscribers.size === 0) continue;
+        // Encoded once for the whole group rather than once per socket by ws.
+        const bytes = Buffer.from(frame);
+        // Summed from the sends themselves: no second pass over the sockets
+        // unless the view is over its budget.
+        let buffered = 0;
+        for (const conn of [...group.subscribers]) buffered += this.sendRaw(conn, bytes);
+        if (buffered > this.deps.limits.maxUserBufferedBytes) this.enforceBudget(view);
+      }
     }
   }
 
@@ -205,7 +219,7 @@ export class BoardHub {
     else if (frame.type === 'ping') this.send(conn, { type: 'pong', id: frame.id });
     else if (frame.v !== PROTOCOL_VERSION) {
       this.fail(conn, 'unsupported_version', `this server speaks v${PROTOCOL_VERSION}`);
-    } else this.subscribe(conn, frame.resume);
+    } else this.subscribe(conn, frame.window ?? {});
   }
 
   /**
@@ -213,14 +227,14 @@ export class BoardHub {
    * socket, in arrival order) until the budget refills. Nothing is refused:
    * a client whose subscribe is dropped would wait for a snapshot forever.
    */
-  private subscribe(conn: BoardConnection, resume: ResumePoint | undefined): void {
+  private subscribe(conn: BoardConnection, window: BoardWindow): void {
     const { view } = conn;
     const now = this.deps.clock.now();
     if (view.pending.size === 0 && view.takeSubscribe(now)) {
-      this.serve(conn, resume);
+      this.serve(conn, window);
       return;
     }
-    view.pending.set(conn, resume);
+    view.pending.set(conn, window);
     this.scheduleDrain(view);
   }
 
@@ -229,32 +243,20 @@ export class BoardHub {
     const { clock } = this.deps;
     view.drainTimer = clock.setTimeout(() => {
       view.drainTimer = null;
-      for (const [conn, resume] of view.pending) {
+      for (const [conn, window] of view.pending) {
         if (!view.takeSubscribe(clock.now())) break;
         view.pending.delete(conn);
-        this.serve(conn, resume);
+        this.serve(conn, window);
       }
       if (view.pending.size > 0) this.scheduleDrain(view);
     }, view.msUntilSubscribe(clock.now()));
   }
 
-  private serve(conn: BoardConnection, resume: ResumePoint | undefined): void {
-    const { view } = conn;
-    view.subscribers.add(conn);
-    const decision = resume ? view.log.resume(resume) : { kind: 'snapshot' as const };
-    if (decision.kind === 'replay') {
-      this.sendRaw(
-        conn,
-        JSON.stringify({ type: 'resumed', epoch: view.log.epoch, seq: resume!.seq }),
-      );
-      for (const patch of decision.patches) this.sendRaw(conn, patch.frame);
-    } else {
-      this.sendRaw(
-        conn,
-        view.snapshotFrame((userId) => this.deps.source.cards(userId)),
-      );
-    }
-    this.enforceBudget(view);
+  /** A snapshot of the window, after whatever changes are pending went to the groups. */
+  private serve(conn: BoardConnection, window: BoardWindow): void {
+    this.flush();
+    this.sendRaw(conn, conn.view.join(conn, window));
+    this.enforceBudget(conn.view);
   }
 
   /** Closes the view's slowest sockets (4008) while its unsent bytes exceed the budget. */
@@ -291,7 +293,7 @@ export class BoardHub {
     this.framesSent += 1;
     const buffered = conn.ws.bufferedAmount;
     if (buffered > this.deps.limits.maxBufferedBytes) {
-      // A consumer this far behind is as good as dead; it reconnects and resumes.
+      // A consumer this far behind is as good as dead; it reconnects and subscribes again.
       this.deps.logger.warn({ buffered }, 'board: slow consumer dropped');
       conn.ws.terminate();
       this.detach(conn);

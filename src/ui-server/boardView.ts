@@ -1,6 +1,7 @@
 /**
  * One view of the board (one user, or the admin's view of everyone) and what
- * is shared by every socket of it: the patch log, the snapshot frame, the
+ * is shared by every socket of it: its cards, indexed per column (one index
+ * per filter in use), the groups of sockets showing the same window, the
  * subscribe budget and the unsent-bytes budget. Budgets are the view's, not a
  * socket's, because a user who opens more sockets must not get more of the
  * node: 30 sockets × 40 subscribes on a 400-card board used to stall the
@@ -8,8 +9,8 @@
  */
 import type { WebSocket } from 'ws';
 import type { BoardCard } from '../board/boardPort.js';
-import type { ResumePoint } from '../board/boardProtocol.js';
-import { PatchLog } from './patchLog.js';
+import { type BoardWindow, filterKey, matchesFilter } from '../board/boardWindow.js';
+import { ColumnIndex } from './columnIndex.js';
 import {
   type BucketLimits,
   fullBucket,
@@ -17,11 +18,14 @@ import {
   type TokenBucket,
   take,
 } from './tokenBucket.js';
+import { type ViewState, WindowGroup, windowKey } from './windowGroup.js';
 
 /** One board socket as the hub keeps it. */
 export interface BoardConnection {
   ws: WebSocket;
   view: BoardView;
+  /** The window it subscribed to; null before its first subscribe is served. */
+  group: WindowGroup<BoardConnection> | null;
   /** The socket's own frame budget (flood limit). */
   bucket: TokenBucket;
   strikes: number;
@@ -31,54 +35,113 @@ export interface BoardConnection {
 }
 
 /** A subscribe that waits for the view's budget: the latest one per socket, in arrival order. */
-type Pending = Map<BoardConnection, ResumePoint | undefined>;
+type Pending = Map<BoardConnection, BoardWindow>;
 
 /** A view's shared state. */
 export class BoardView {
-  readonly log: PatchLog;
   /** Every open socket of the view, subscribed or not (they all share the byte budget). */
   readonly connections = new Set<BoardConnection>();
-  readonly subscribers = new Set<BoardConnection>();
   readonly pending: Pending = new Map();
   /** The timer that serves `pending` when the budget refills. */
   drainTimer: unknown = null;
-  private snapshot: { seq: number; frame: Buffer } | null = null;
+  /** Counts the view's flushes that changed something: the `seq` of its frames. */
+  private seq = 0;
+  private readonly cards = new Map<string, BoardCard>();
+  /** Changes not yet flushed, by task id (the latest wins). */
+  private readonly changes = new Map<string, BoardCard>();
+  private readonly userCards = new Map<string, number>();
+  private users: string[] = [];
+  /** Every card, and one index per filter some group uses (the key '' is every card). */
+  private readonly indexes = new Map<string, { index: ColumnIndex; groups: number }>();
+  private readonly groups = new Map<string, WindowGroup<BoardConnection>>();
   private bucket: TokenBucket;
 
   constructor(
     readonly userId: string | null,
-    epoch: string,
-    resumeBuffer: number,
+    readonly epoch: string,
+    cards: readonly BoardCard[],
     private readonly subscribeLimits: BucketLimits,
     now: number,
   ) {
-    this.log = new PatchLog(epoch, resumeBuffer);
+    for (const card of cards) this.cards.set(card.taskId, card);
+    for (const card of cards) this.countUser(card.userId, 1);
+    this.users = [...this.userCards.keys()].sort();
+    this.indexes.set('', { index: new ColumnIndex(() => true, cards), groups: 0 });
     this.bucket = fullBucket(subscribeLimits, now);
   }
 
-  /** Appends a patch; the cached snapshot is stale from now on and is let go. */
-  append(render: (seq: number) => string): string {
-    this.snapshot = null;
-    return this.log.append(render).frame;
+  /** Sockets subscribed to some window. */
+  get subscribed(): number {
+    let n = 0;
+    for (const g of this.groups.values()) n += g.subscribers.size;
+    return n;
+  }
+
+  /** Takes a card's new state; the next flush applies it. */
+  change(card: BoardCard): void {
+    this.changes.set(card.taskId, card);
   }
 
   /**
-   * The snapshot frame at the log's current seq, serialised once per (view,
-   * seq) and shared by every socket that subscribes before the next patch.
-   * The read is synchronous, so no patch can fall between it and the seq.
+   * Applies the changes to the view's indexes and returns, for each group
+   * whose window they touched, the `update` frame for its sockets.
    */
-  snapshotFrame(cards: (userId: string | null) => BoardCard[]): Buffer {
-    const seq = this.log.seq;
-    if (this.snapshot?.seq !== seq) {
-      const frame = JSON.stringify({
-        type: 'snapshot',
-        epoch: this.log.epoch,
-        seq,
-        cards: cards(this.userId),
-      });
-      this.snapshot = { seq, frame: Buffer.from(frame) };
+  flush(): Array<{ group: WindowGroup<BoardConnection>; frame: string }> {
+    if (this.changes.size === 0) return [];
+    const changed = [...this.changes.values()];
+    this.changes.clear();
+    let usersChanged = false;
+    for (const card of changed) {
+      const prev = this.cards.get(card.taskId);
+      this.cards.set(card.taskId, card);
+      if (prev?.userId === card.userId) continue;
+      if (prev !== undefined) usersChanged = this.countUser(prev.userId, -1) || usersChanged;
+      usersChanged = this.countUser(card.userId, 1) || usersChanged;
     }
-    return this.snapshot.frame;
+    if (usersChanged) this.users = [...this.userCards.keys()].sort();
+    const touched = new Set<ColumnIndex>();
+    for (const { index } of this.indexes.values()) {
+      if (index.apply(changed).size > 0) touched.add(index);
+    }
+    this.seq += 1;
+    const out: Array<{ group: WindowGroup<BoardConnection>; frame: string }> = [];
+    const ids = changed.map((c) => c.taskId);
+    const state = this.state();
+    for (const group of this.groups.values()) {
+      if (!touched.has(group.index) && !group.watches(ids) && !usersChanged) continue;
+      const frame = group.update(state, usersChanged);
+      if (frame !== null) out.push({ group, frame });
+    }
+    return out;
+  }
+
+  /**
+   * Moves `conn` to the group of `window` (made, with its filter's index,
+   * if it is the first) and returns the snapshot frame for it. Callers flush
+   * first, so the snapshot and the group's next update start from one state.
+   */
+  join(conn: BoardConnection, window: BoardWindow): Buffer {
+    this.leave(conn);
+    const key = windowKey(window);
+    let group = this.groups.get(key);
+    if (group === undefined) {
+      const fk = filterKey(window.filter);
+      let entry = this.indexes.get(fk);
+      if (entry === undefined) {
+        const filter = window.filter ?? {};
+        entry = {
+          index: new ColumnIndex((c) => matchesFilter(c, filter), this.cards.values()),
+          groups: 0,
+        };
+        this.indexes.set(fk, entry);
+      }
+      entry.groups += 1;
+      group = new WindowGroup<BoardConnection>(key, window, entry.index, this.state());
+      this.groups.set(key, group);
+    }
+    group.subscribers.add(conn);
+    conn.group = group;
+    return group.snapshotFrame(this.state());
   }
 
   /** Takes one subscribe from the view's budget. */
@@ -127,7 +190,39 @@ export class BoardView {
   /** Forgets a socket. */
   remove(conn: BoardConnection): void {
     this.connections.delete(conn);
-    this.subscribers.delete(conn);
     this.pending.delete(conn);
+    this.leave(conn);
+  }
+
+  /** Takes `conn` out of its group; a group left empty goes, and its filter's index with its last group. */
+  private leave(conn: BoardConnection): void {
+    const group = conn.group;
+    if (group === null) return;
+    conn.group = null;
+    group.subscribers.delete(conn);
+    if (group.subscribers.size > 0) return;
+    this.groups.delete(group.key);
+    const fk = filterKey(group.window.filter);
+    const entry = this.indexes.get(fk);
+    if (entry === undefined) return;
+    entry.groups -= 1;
+    if (entry.groups === 0 && fk !== '') this.indexes.delete(fk);
+  }
+
+  private state(): ViewState {
+    return {
+      epoch: this.epoch,
+      seq: this.seq,
+      users: this.users,
+      card: (id) => this.cards.get(id),
+    };
+  }
+
+  /** Adds `by` to a user's card count; true when the user appeared or went. */
+  private countUser(userId: string, by: number): boolean {
+    const n = (this.userCards.get(userId) ?? 0) + by;
+    if (n <= 0) this.userCards.delete(userId);
+    else this.userCards.set(userId, n);
+    return n === 0 || n === by;
   }
 }

@@ -20,8 +20,6 @@ export const UI_SERVER_DEFAULTS = {
   floodPerSecond: 10,
   /** Frames dropped for flooding, in a row, before the socket is closed with 4029. */
   floodStrikes: 20,
-  /** Patches kept per view for clients that reconnect and resume. */
-  resumeBuffer: 1024,
   /** Bytes queued to one socket before it counts as a dead slow consumer and is terminated. */
   maxBufferedBytes: 8 * 1024 * 1024,
   /**
@@ -42,7 +40,8 @@ export const UI_SERVER_DEFAULTS = {
   maxAdminConnections: 20,
   /**
    * Subscribes one user may send at once, over all their sockets (each one
-   * can cost a whole snapshot); beyond it a subscribe waits for the budget.
+   * costs a window's snapshot, and a new filter a pass over the view's
+   * cards); beyond it a subscribe waits for the budget.
    */
   subscribeBurst: 10,
   /** Steady subscribes per second one user may send, over all their sockets. */

@@ -43,7 +43,7 @@ describe('against a real server', () => {
     expect([queued('t3'), queued('t4')]).toEqual([1, 2]);
   });
 
-  it('reconnects after a drop and resumes from its last seq, catching up on missed changes', async () => {
+  it('reconnects after a drop and subscribes to its window again, catching up on missed changes', async () => {
     h = await startHarness();
     const timers = new ManualTimers();
     const frames: ServerFrame['type'][] = [];
@@ -63,10 +63,7 @@ describe('against a real server', () => {
     await h.board.createTask('alice', spec('while away 2'));
     expect(timers.fireShortest()).toBe(250);
     await until(storeSub(c), () => cardsOf(c).length === 2, 'caught up');
-    expect(frames.filter((f) => f === 'snapshot' || f === 'resumed')).toEqual([
-      'snapshot',
-      'resumed',
-    ]);
+    expect(frames.filter((f) => f === 'snapshot')).toEqual(['snapshot', 'snapshot']);
     expect(cardsOf(c)).toEqual(byTask(h.board.cards('alice')));
     expect(c.attempts).toBe(0);
   });
@@ -145,19 +142,23 @@ describe('against a scripted socket', () => {
     const { socket } = start();
     expect(socket.protocols).toEqual(['roundtable.board.v1', `roundtable.bearer.${ALICE}`]);
     socket.deliver(hello);
-    expect(socket.sent).toEqual([{ type: 'subscribe', v: 1 }]);
+    expect(socket.sent).toEqual([{ type: 'subscribe', v: 1, window: {} }]);
   });
 
-  it('resubscribes from its seq when a patch skips one', () => {
+  it('refuses a bad frame, applies updates, and subscribes again when the window changes', () => {
     const { c, socket } = start();
     socket.deliver(hello);
-    socket.deliver({ type: 'snapshot', epoch: 'e', seq: 5, cards: [] });
-    socket.deliver({ type: 'patch', seq: 7, card: { bad: true } });
+    const counts = { queued: 1, running: 0, done: 0, failed: 0 };
+    socket.deliver({ type: 'snapshot', epoch: 'e', seq: 5, counts, users: ['alice'], cards: [] });
+    socket.deliver({ type: 'update', seq: 7, cards: [{ bad: true }], removed: [] });
     expect(c.store.getSnapshot().context.lastError?.code).toBe('bad_server_frame');
-    const { card } = { card: { ...sampleCard } };
-    socket.deliver({ type: 'patch', seq: 7, card });
-    expect(socket.sent.at(-1)).toEqual({ type: 'subscribe', v: 1, resume: { epoch: 'e', seq: 5 } });
-    expect(c.store.getSnapshot().context.seq).toBe(5);
+    socket.deliver({ type: 'update', seq: 7, cards: [{ ...sampleCard }], removed: [] });
+    expect(Object.keys(c.store.getSnapshot().context.cards)).toEqual(['t1']);
+    const window = { filter: { text: 'x' } };
+    c.setWindow(window);
+    c.setWindow({ filter: { text: 'x' } });
+    expect(socket.sent.slice(1)).toEqual([{ type: 'subscribe', v: 1, window }]);
+    expect(c.window).toEqual(window);
   });
 
   it('pings a quiet server and gives it up after two silent intervals', () => {

@@ -24,31 +24,36 @@ const card = (taskId: string, extra: Partial<BoardCard> = {}): BoardCard => ({
   ...extra,
 });
 
+const counts = { queued: 40, running: 2, done: 0, failed: 1 };
+
 describe('board store', () => {
   it('replaces everything on a snapshot and goes live', () => {
     const store = createBoardStore();
-    store.trigger.patch({ seq: 1, card: card('old') });
-    store.trigger.snapshot({ epoch: 'e', seq: 7, cards: [card('a')] });
+    store.trigger.update({ seq: 1, cards: [card('old')], removed: [] });
+    store.trigger.snapshot({ epoch: 'e', seq: 7, counts, users: ['alice'], cards: [card('a')] });
     const ctx = store.getSnapshot().context;
-    expect([Object.keys(ctx.cards), ctx.seq, ctx.epoch, ctx.connection]).toEqual([
+    expect([Object.keys(ctx.cards), ctx.seq, ctx.epoch, ctx.connection, ctx.counts]).toEqual([
       ['a'],
       7,
       'e',
       'live',
+      counts,
     ]);
   });
 
-  it('ignores duplicate patches and does not notify for them', () => {
+  it('ignores an update at or below its seq (sent before a snapshot replaced the window)', () => {
     const store = createBoardStore();
-    store.trigger.snapshot({ epoch: 'e', seq: 3, cards: [] });
+    store.trigger.snapshot({ epoch: 'e', seq: 3, counts, users: [], cards: [card('kept')] });
     let notified = 0;
     store.subscribe(() => {
       notified += 1;
     });
-    store.trigger.patch({ seq: 3, card: card('dup') });
+    store.trigger.update({ seq: 3, cards: [card('dup')], removed: ['kept'] });
     expect(notified).toBe(0);
-    store.trigger.patch({ seq: 4, card: card('new') });
-    expect([notified, Object.keys(store.getSnapshot().context.cards)]).toEqual([1, ['new']]);
+    const moved = { ...counts, queued: 41 };
+    store.trigger.update({ seq: 4, counts: moved, cards: [card('new')], removed: ['kept'] });
+    const ctx = store.getSnapshot().context;
+    expect([notified, Object.keys(ctx.cards), ctx.counts.queued]).toEqual([1, ['new'], 41]);
   });
 
   it('sorts running cards by start and finished ones newest first', () => {
@@ -73,13 +78,13 @@ describe('board store', () => {
   });
 
   test.prop([fc.array(fc.tuple(fc.nat(20), fc.constantFrom('a', 'b', 'c')), { maxLength: 40 })])(
-    'seq only grows, and each card is its latest patch',
+    'seq only grows, and each card is its latest update',
     (patches) => {
       const store = createBoardStore();
       const latest = new Map<string, number>();
       let max = 0;
       for (const [seq, id] of patches) {
-        store.trigger.patch({ seq, card: card(id, { attempt: seq }) });
+        store.trigger.update({ seq, cards: [card(id, { attempt: seq })], removed: [] });
         if (seq > max) {
           max = seq;
           latest.set(id, seq);

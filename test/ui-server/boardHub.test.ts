@@ -8,12 +8,15 @@ import {
   applyFrames,
   BOB,
   byTask,
+  expectedWindow,
   type Harness,
   RawClient,
   spec,
   startHarness,
+  updatedCards,
 } from './wsHarness.js';
 
+type WindowState = Parameters<typeof applyFrames>[0];
 let h: Harness;
 const clients: RawClient[] = [];
 async function open(token: string, opts?: { autoPong?: boolean }) {
@@ -53,7 +56,7 @@ describe('subscribe', () => {
     expect(snapshot.cards.map((c) => c.title).sort()).toEqual(['a1', 'b1']);
   });
 
-  it('streams patches in order, each seq one more than the last, and ends equal to the source', async () => {
+  it('sends updates in order, seq growing, and ends equal to the source', async () => {
     h = await startHarness();
     const { c, snapshot } = await subscribed(ALICE);
     const state = { seq: snapshot.seq, cards: new Map<string, BoardCard>() };
@@ -62,7 +65,7 @@ describe('subscribe', () => {
     h.board.finish('t1', 0);
     h.board.finish('t2', 3);
     const frames = await c.sync();
-    expect(frames.every((f) => f.type === 'patch')).toBe(true);
+    expect(frames.every((f) => f.type === 'update')).toBe(true);
     applyFrames(state, frames);
     expect(byTask([...state.cards.values()])).toEqual(byTask(h.board.cards('alice')));
     // Rule 4: waiting and holding are told apart on every card.
@@ -72,18 +75,89 @@ describe('subscribe', () => {
     expect(state.cards.get('t5')?.queued?.position).toBe(1);
   });
 
-  it('emits moved positions: when the head of the line leaves, everyone behind moves up', async () => {
+  it('sends moved positions in one update: when the head of the line leaves, everyone behind moves up', async () => {
     h = await startHarness();
     for (let i = 0; i < 5; i++) await h.board.createTask('alice', spec(`a${i}`));
     const { c } = await subscribed(ALICE);
     await h.board.cancel('alice', 't3');
-    const patches = (await c.sync()) as Array<Extract<ServerFrame, { type: 'patch' }>>;
-    const positions = patches.map((p) => [p.card.taskId, p.card.queued?.position ?? null]);
+    const frames = await c.sync();
+    expect(frames).toHaveLength(1);
+    const positions = byTask(updatedCards(frames)).map((p) => [
+      p.taskId,
+      p.queued?.position ?? null,
+    ]);
     expect(positions).toEqual([
       ['t3', null],
       ['t4', 1],
       ['t5', 2],
     ]);
+    expect(frames[0]).toMatchObject({ counts: { queued: 2, running: 2, done: 0, failed: 1 } });
+  });
+});
+
+describe('windows', () => {
+  it('sends every count but only the cards of the window, and keeps positions exact as the line moves', async () => {
+    h = await startHarness();
+    for (let i = 0; i < 30; i++) await h.board.createTask('alice', spec(`a${i}`));
+    const c = await open(ALICE);
+    const none = { offset: 0, limit: 0 };
+    const window = {
+      columns: { queued: { offset: 10, limit: 5 }, running: none, done: none, failed: none },
+    };
+    c.send({ type: 'subscribe', v: 1, window });
+    const snapshot = await c.next('snapshot');
+    expect(snapshot.counts).toEqual({ queued: 28, running: 2, done: 0, failed: 0 });
+    const queued = snapshot.cards.filter((x) => x.queued !== null);
+    expect(queued.map((x) => x.queued!.position)).toEqual([11, 12, 13, 14, 15]);
+    const state = { seq: snapshot.seq, cards: new Map(snapshot.cards.map((x) => [x.taskId, x])) };
+    // A card far behind the window changes: nothing to send but nothing moved either.
+    await h.board.cancel('alice', 't30');
+    const far = await c.sync();
+    expect(updatedCards(far)).toEqual([]);
+    expect(far.map((f) => f.type === 'update' && f.counts?.failed)).toEqual([1]);
+    applyFrames(state, far);
+    // The head leaves: the window slides, one card in, one out, four renumbered.
+    h.board.finish('t1', 0);
+    const slid = await c.sync();
+    applyFrames(state, slid);
+    const got = byTask([...state.cards.values()]);
+    expect(got).toEqual(expectedWindow(h.board.cards('alice'), window).cards);
+    expect(updatedCards(slid).filter((x) => x.column === 'queued')).toHaveLength(5);
+  });
+
+  it('a watched task is sent wherever it is, and only if it is the user’s', async () => {
+    h = await startHarness();
+    await h.board.createTask('bob', spec('bob’s'));
+    for (let i = 0; i < 3; i++) await h.board.createTask('alice', spec(`a${i}`));
+    const none = { offset: 0, limit: 0 };
+    const columns = { queued: none, running: none, done: none, failed: none };
+    const c = await open(ALICE);
+    c.send({ type: 'subscribe', v: 1, window: { columns, watch: ['t4', 't1'] } });
+    const snapshot = await c.next('snapshot');
+    expect(snapshot.cards.map((x) => x.taskId)).toEqual(['t4']);
+    h.board.output('t1', 'not alice’s');
+    h.board.output('t2', 'not watched');
+    await h.board.cancel('alice', 't4');
+    expect(updatedCards(await c.sync()).map((x) => [x.taskId, x.status])).toEqual([
+      ['t4', 'cancelled'],
+    ]);
+  });
+
+  it('a filter counts and cuts under it; subscribing again replaces the window', async () => {
+    h = await startHarness();
+    for (let i = 0; i < 12; i++)
+      await h.board.createTask('alice', spec(i % 3 === 0 ? `api ${i}` : `x ${i}`));
+    const c = await open(ALICE);
+    c.send({ type: 'subscribe', v: 1, window: { filter: { text: 'API' } } });
+    const first = await c.next('snapshot');
+    expect(first.counts).toEqual({ queued: 3, running: 1, done: 0, failed: 0 });
+    expect(first.cards.every((x) => x.title.startsWith('api'))).toBe(true);
+    c.send({ type: 'subscribe', v: 1, window: { filter: { status: 'running' } } });
+    const second = await c.next('snapshot');
+    expect(second.cards.map((x) => x.taskId).sort()).toEqual(['t1', 't2']);
+    await h.board.createTask('alice', spec('api 99'));
+    // The new card is no running one: at most a count moves, no card is sent.
+    expect(updatedCards(await c.sync())).toEqual([]);
   });
 });
 
@@ -96,59 +170,45 @@ describe('isolation', () => {
     await h.board.createTask('alice', spec('a'));
     await h.board.createTask('bob', spec('b'));
     await h.board.createTask('bob', spec('b2'));
-    const users = (frames: ServerFrame[]) =>
-      frames.flatMap((f) => (f.type === 'patch' ? [f.card.userId] : []));
+    const users = (frames: ServerFrame[]) => updatedCards(frames).map((c) => c.userId);
     expect(users(await alice.sync())).toEqual(['alice']);
     expect(users(await bob.sync())).toEqual(['bob', 'bob']);
     expect(users(await admin.sync())).toEqual(['alice', 'bob', 'bob']);
   });
+
+  it('a user’s filter on another user finds nothing; their counts are their own', async () => {
+    h = await startHarness();
+    await h.board.createTask('bob', spec('b'));
+    await h.board.createTask('alice', spec('a'));
+    const c = await open(ALICE);
+    c.send({ type: 'subscribe', v: 1, window: { filter: { user: 'bob' } } });
+    const snap = await c.next('snapshot');
+    expect([snap.cards, snap.counts, snap.users]).toEqual([
+      [],
+      { queued: 0, running: 0, done: 0, failed: 0 },
+      ['alice'],
+    ]);
+    const admin = await open(ADMIN);
+    admin.send({ type: 'subscribe', v: 1, window: { filter: { user: 'bob' } } });
+    const all = await admin.next('snapshot');
+    expect([all.cards.map((x) => x.userId), all.users]).toEqual([['bob'], ['alice', 'bob']]);
+  });
 });
 
-describe('resume', () => {
-  it('replays exactly the missed patches after a reconnect with the last seq', async () => {
+describe('reconnect', () => {
+  it('a new socket subscribing gets a fresh snapshot of the window, with what changed meanwhile', async () => {
     h = await startHarness();
     const first = await subscribed(ALICE);
     await h.board.createTask('alice', spec('a'));
-    const before = await first.c.sync();
-    const state = { seq: first.snapshot.seq, cards: new Map<string, BoardCard>() };
-    applyFrames(state, before);
+    await first.c.sync();
     first.c.ws.terminate();
     await h.board.createTask('alice', spec('b'));
     await h.board.createTask('bob', spec('not mine'));
     h.board.output('t1', 'line');
-    const again = await open(ALICE);
-    again.send({
-      type: 'subscribe',
-      v: 1,
-      resume: { epoch: first.snapshot.epoch, seq: state.seq },
-    });
-    const resumed = await again.next('resumed');
-    expect(resumed).toEqual({ type: 'resumed', epoch: first.snapshot.epoch, seq: state.seq });
-    const missed = await again.sync();
-    expect(missed.map((f) => (f.type === 'patch' ? f.seq : -1))).toEqual([2, 3]);
-    applyFrames(state, missed);
-    expect(byTask([...state.cards.values()])).toEqual(byTask(h.board.cards('alice')));
-  });
-
-  it('sends a fresh snapshot when the buffer no longer holds the gap', async () => {
-    h = await startHarness({ resumeBuffer: 2 });
-    const first = await subscribed(ALICE);
-    for (let i = 0; i < 4; i++) await h.board.createTask('alice', spec(`a${i}`));
-    const again = await open(ALICE);
-    again.send({ type: 'subscribe', v: 1, resume: { epoch: first.snapshot.epoch, seq: 0 } });
-    const snap = await again.next('snapshot');
-    expect(snap.cards).toHaveLength(4);
-    expect(snap.seq).toBe(4);
-  });
-
-  it('sends a fresh snapshot for another epoch (a restarted server) or a seq from the future', async () => {
-    h = await startHarness();
-    const c = await open(ALICE);
-    c.send({ type: 'subscribe', v: 1, resume: { epoch: 'old-epoch', seq: 0 } });
-    expect((await c.next('snapshot')).seq).toBe(0);
-    const { snapshot } = await subscribed(ALICE);
-    c.send({ type: 'subscribe', v: 1, resume: { epoch: snapshot.epoch, seq: 99 } });
-    expect((await c.next('snapshot')).seq).toBe(0);
+    const again = await subscribed(ALICE);
+    expect(again.snapshot.seq).toBeGreaterThan(first.snapshot.seq);
+    expect(again.snapshot.epoch).toBe(first.snapshot.epoch);
+    expect(byTask(again.snapshot.cards)).toEqual(byTask(h.board.cards('alice')));
   });
 });
 
@@ -160,10 +220,56 @@ describe('bad input: a typed error frame, and the connection carries on', () => 
     ['a subscribe of the wrong shape', { type: 'subscribe', v: 'one' }, 'bad_frame'],
     ['unknown keys', { type: 'subscribe', v: 1, admin: true }, 'bad_frame'],
     [
-      'a bad resume point',
-      { type: 'subscribe', v: 1, resume: { epoch: '', seq: -1 } },
+      'a resume point (protocol v1 has none)',
+      { type: 'subscribe', v: 1, resume: { epoch: 'e', seq: 1 } },
       'bad_frame',
     ],
+    [
+      'a negative offset',
+      { type: 'subscribe', v: 1, window: { columns: { queued: { offset: -1, limit: 5 } } } },
+      'bad_frame',
+    ],
+    [
+      'a limit over 200',
+      { type: 'subscribe', v: 1, window: { columns: { done: { offset: 0, limit: 201 } } } },
+      'bad_frame',
+    ],
+    [
+      'a fractional limit',
+      { type: 'subscribe', v: 1, window: { columns: { done: { offset: 0, limit: 1.5 } } } },
+      'bad_frame',
+    ],
+    [
+      'an unknown column',
+      { type: 'subscribe', v: 1, window: { columns: { archived: { offset: 0, limit: 5 } } } },
+      'bad_frame',
+    ],
+    [
+      'an unknown status',
+      { type: 'subscribe', v: 1, window: { filter: { status: 'lost' } } },
+      'bad_frame',
+    ],
+    [
+      'a search of 201 characters',
+      { type: 'subscribe', v: 1, window: { filter: { text: 'x'.repeat(201) } } },
+      'bad_frame',
+    ],
+    [
+      'an unknown filter key',
+      { type: 'subscribe', v: 1, window: { filter: { sql: '1=1' } } },
+      'bad_frame',
+    ],
+    [
+      '21 watched tasks',
+      { type: 'subscribe', v: 1, window: { watch: Array.from({ length: 21 }, (_, i) => `t${i}`) } },
+      'bad_frame',
+    ],
+    [
+      'a watched id that is no string',
+      { type: 'subscribe', v: 1, window: { watch: [7] } },
+      'bad_frame',
+    ],
+    ['a window that is no object', { type: 'subscribe', v: 1, window: 'all' }, 'bad_frame'],
     ['another protocol version', { type: 'subscribe', v: 2 }, 'unsupported_version'],
   ];
   it.each(cases)('%s', async (_name, frame, code) => {
@@ -190,7 +296,7 @@ describe('bad input: a typed error frame, and the connection carries on', () => 
     c.send({ type: 'ping', id: 'x'.repeat(2000) });
     expect((await c.closed).code).toBe(1009);
     await h.board.createTask('bob', spec('still here'));
-    expect((await bystander.sync()).map((f) => f.type)).toEqual(['patch']);
+    expect((await bystander.sync()).map((f) => f.type)).toEqual(['update']);
   });
 
   it('a flood: rate_limited once, dropped frames, then close 4029; others carry on', async () => {
@@ -229,59 +335,87 @@ describe('heartbeat', () => {
   });
 });
 
-describe('model: any sequence of changes reaches every view in order, filtered', () => {
+describe('model: any sequence of changes keeps every window equal to the cut of the full list', () => {
   const op = fc.oneof(
     fc.record({ kind: fc.constant('create'), user: fc.constantFrom('alice', 'bob', 'carol') }),
     fc.record({ kind: fc.constant('finish'), pick: fc.nat(), code: fc.constantFrom(0, 1) }),
     fc.record({ kind: fc.constant('cancel'), pick: fc.nat() }),
+    fc.record({ kind: fc.constant('retry'), pick: fc.nat() }),
     fc.record({ kind: fc.constant('output'), pick: fc.nat() }),
     fc.record({ kind: fc.constant('drop') }),
   );
-  test.prop([fc.array(op, { maxLength: 25 })], { numRuns: 12 })(
-    'views equal the source after replaying ops, with a reconnect-and-resume in between',
-    async (ops) => {
-      h = await startHarness({ resumeBuffer: 8 });
-      const views = [
-        { token: ALICE, userId: 'alice' as string | null },
-        { token: BOB, userId: 'bob' },
-        { token: ADMIN, userId: null },
-      ];
-      const live = [];
-      for (const v of views) {
-        const { c, snapshot } = await subscribed(v.token);
-        live.push({
-          ...v,
-          c,
-          epoch: snapshot.epoch,
-          state: { seq: snapshot.seq, cards: new Map() },
-        });
-      }
-      for (const o of ops) {
-        const all = h.board.cards(null);
-        const running = all.filter((c) => c.running);
-        const open_ = all.filter((c) => c.column === 'queued' || c.column === 'running');
-        if (o.kind === 'create') await h.board.createTask(o.user, spec('x'));
-        else if (o.kind === 'finish' && running.length > 0)
-          h.board.finish(running[o.pick % running.length]!.taskId, o.code);
-        else if (o.kind === 'cancel' && open_.length > 0)
-          await h.board.cancel(null, open_[o.pick % open_.length]!.taskId);
-        else if (o.kind === 'output' && running.length > 0)
-          h.board.output(running[o.pick % running.length]!.taskId, 'out');
-        else if (o.kind === 'drop') {
-          const v = live[0]!;
-          applyFrames(v.state, await v.c.sync());
-          v.c.ws.terminate();
-          v.c = await open(v.token);
-          v.c.send({ type: 'subscribe', v: 1, resume: { epoch: v.epoch, seq: v.state.seq } });
-        }
-      }
-      for (const v of live) {
-        const frames = await v.c.sync();
-        applyFrames(v.state, frames);
-        expect(byTask([...v.state.cards.values()])).toEqual(byTask(h.board.cards(v.userId)));
-      }
-      for (const c of clients.splice(0)) c.ws.terminate();
-      await h.server.close();
+  const range = fc.record({ offset: fc.nat({ max: 6 }), limit: fc.nat({ max: 4 }) });
+  const window = fc.record(
+    {
+      filter: fc.record(
+        {
+          user: fc.constantFrom('', 'alice', 'bob'),
+          status: fc.constantFrom('', 'queued', 'failed' as const),
+          text: fc.constantFrom('', 'x1', 'X'),
+        },
+        { requiredKeys: [] },
+      ),
+      columns: fc.record(
+        { queued: range, running: range, done: range, failed: range },
+        { requiredKeys: [] },
+      ),
+      watch: fc.array(fc.constantFrom('t1', 't2', 't5', 't9'), { maxLength: 2 }),
     },
+    { requiredKeys: [] },
   );
+  test.prop([fc.array(op, { maxLength: 30 }), fc.array(window, { minLength: 3, maxLength: 3 })], {
+    numRuns: 15,
+  })('windows equal the model after the ops, with a reconnect in between', async (ops, windows) => {
+    h = await startHarness({ subscribeBurst: 100 });
+    const views = [
+      { token: ALICE, userId: 'alice' as string | null },
+      { token: BOB, userId: 'bob' },
+      { token: ADMIN, userId: null },
+    ];
+    const live = [];
+    for (const [i, v] of views.entries()) {
+      const c = await open(v.token);
+      const w = windows[i]!;
+      c.send({ type: 'subscribe', v: 1, window: w });
+      live.push({
+        ...v,
+        c,
+        w,
+        state: { seq: -1, cards: new Map<string, BoardCard>() } as WindowState,
+      });
+    }
+    for (const o of ops) {
+      const all = h.board.cards(null);
+      const running = all.filter((c) => c.running);
+      const open_ = all.filter((c) => c.column === 'queued' || c.column === 'running');
+      const ended = all.filter((c) => c.column === 'failed');
+      if (o.kind === 'create') await h.board.createTask(o.user, spec(`x${all.length}`));
+      else if (o.kind === 'finish' && running.length > 0)
+        h.board.finish(running[o.pick % running.length]!.taskId, o.code);
+      else if (o.kind === 'cancel' && open_.length > 0)
+        await h.board.cancel(null, open_[o.pick % open_.length]!.taskId);
+      else if (o.kind === 'retry' && ended.length > 0)
+        await h.board.retry(null, ended[o.pick % ended.length]!.taskId);
+      else if (o.kind === 'output' && running.length > 0)
+        h.board.output(running[o.pick % running.length]!.taskId, 'out');
+      else if (o.kind === 'drop') {
+        const v = live[0]!;
+        v.c.ws.terminate();
+        v.c = await open(v.token);
+        v.state = { seq: -1, cards: new Map() } as WindowState;
+        v.c.send({ type: 'subscribe', v: 1, window: v.w });
+      }
+    }
+    for (const v of live) {
+      const frames = await v.c.sync();
+      applyFrames(v.state, frames);
+      const want = expectedWindow(h.board.cards(v.userId), v.w);
+      expect(byTask([...v.state.cards.values()])).toEqual(want.cards);
+      expect(v.state.counts).toEqual(want.counts);
+      for (const card of v.state.cards.values())
+        if (v.userId !== null) expect(card.userId).toBe(v.userId);
+    }
+    for (const c of clients.splice(0)) c.ws.terminate();
+    await h.server.close();
+  });
 });

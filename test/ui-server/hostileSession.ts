@@ -20,7 +20,7 @@ export type Attack =
   | { kind: 'oversize' }
   | { kind: 'badJson' }
   | { kind: 'unknownType'; type: string }
-  | { kind: 'subscribeFlood'; sockets: number; count: number; resume: boolean }
+  | { kind: 'subscribeFlood'; sockets: number; count: number; filtered: boolean }
   | { kind: 'reconnect'; count: number }
   | { kind: 'slowReaders'; count: number }
   | { kind: 'churn'; changes: number }
@@ -82,7 +82,7 @@ export class Arena {
       const frame = await this.control.next();
       this.check('bob', frame);
       applyFrames(this.state, [frame]);
-      if (frame.type === 'patch' && frame.card.lastOutput.at(-1) === mark) {
+      if (frame.type === 'update' && frame.cards.some((c) => c.lastOutput.at(-1) === mark)) {
         return performance.now() - t0;
       }
     }
@@ -117,7 +117,7 @@ export class Arena {
             c?.send({
               type: 'subscribe',
               v: 1,
-              ...(a.resume ? { resume: { epoch: 'e', seq: i } } : {}),
+              ...(a.filtered ? { window: { filter: { text: `a${i}` } } } : {}),
             });
           }
         }
@@ -162,8 +162,7 @@ export class Arena {
   }
 
   private check(owner: string, frame: ServerFrame): void {
-    const cards =
-      frame.type === 'snapshot' ? frame.cards : frame.type === 'patch' ? [frame.card] : [];
+    const cards = frame.type === 'snapshot' || frame.type === 'update' ? frame.cards : [];
     for (const card of cards) {
       if (card.userId !== owner) this.foreign.push(`${owner} got ${card.userId}'s ${card.taskId}`);
     }

@@ -38,7 +38,7 @@ const attack: fc.Arbitrary<Attack> = fc.oneof(
     kind: fc.constant('subscribeFlood'),
     sockets: fc.integer({ min: 1, max: 6 }),
     count: fc.integer({ min: 1, max: 40 }),
-    resume: fc.boolean(),
+    filtered: fc.boolean(),
   }),
   fc.record({ kind: fc.constant('reconnect'), count: fc.integer({ min: 1, max: 8 }) }),
   fc.record({ kind: fc.constant('slowReaders'), count: fc.integer({ min: 1, max: 4 }) }),

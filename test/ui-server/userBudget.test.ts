@@ -1,6 +1,6 @@
 /**
  * Budgets per user, over all their sockets: subscribes (a token bucket keyed
- * by the view, not the socket), the snapshot built once per (user, seq) and
+ * by the view, not the socket), the snapshot built once per (window, seq) and
  * shared, and the unsent bytes, over which the slowest sockets are closed
  * with 4008. Driven on fake sockets and the manual clock, so every limit is
  * hit exactly.
@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../src/ui-server/authenticate.js';
 import { BoardHub, HUB_CLOSE_CODES } from '../../src/ui-server/boardHub.js';
+import { BoardView } from '../../src/ui-server/boardView.js';
 import { UI_SERVER_DEFAULTS, type UiServerLimits } from '../../src/ui-server/uiServerOptions.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 import { FakeSocket } from './fakeSocket.js';
@@ -40,6 +41,8 @@ function start(limits: Partial<UiServerLimits> = {}) {
   return { clock, board, hub: h, socket };
 }
 const subscribe = (s: FakeSocket) => s.receive({ type: 'subscribe', v: 1 });
+/** Lets the hub's flush (one per turn of the loop's changes) run. */
+const flushed = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('the subscribe budget is the user’s, not the socket’s', () => {
   it('serves the burst over all sockets, then one per refill, the latest per socket', () => {
@@ -86,23 +89,24 @@ describe('the subscribe budget is the user’s, not the socket’s', () => {
   });
 });
 
-describe('a snapshot is built once per (user, seq) and shared', () => {
-  it('reads the source once for many sockets at one seq, again after a change', async () => {
+describe('a snapshot is built once per (window, seq) and shared', () => {
+  it('sends the same bytes to every socket of one window at one seq, never reading the source again', async () => {
     const { board, socket } = start();
     await board.createTask('alice', spec('a1'));
+    await flushed();
     const cards = vi.spyOn(board, 'cards');
     const sockets = [socket(alice), socket(alice), socket(alice)];
     for (const s of sockets) subscribe(s);
-    expect(cards).toHaveBeenCalledTimes(1);
     expect(new Set(sockets.map((s) => s.sent.at(-1))).size).toBe(1);
+    const seq = sockets[0]!.frames('snapshot').at(-1)!.seq as number;
     await board.createTask('alice', spec('a2'));
+    await flushed();
     subscribe(sockets[0]!);
     subscribe(sockets[1]!);
-    expect(cards).toHaveBeenCalledTimes(2);
-    expect(sockets[0]!.frames('snapshot').at(-1)).toMatchObject({ seq: 2 });
-    const root = socket(admin);
-    subscribe(root);
-    expect(cards).toHaveBeenLastCalledWith(null);
+    expect(sockets[0]!.sent.at(-1)).toBe(sockets[1]!.sent.at(-1));
+    expect(sockets[0]!.frames('snapshot').at(-1)).toMatchObject({ seq: seq + 1 });
+    // The views were read at start, each with its user's filter; changes keep them.
+    expect(cards).not.toHaveBeenCalled();
   });
 });
 
@@ -120,16 +124,20 @@ describe('the unsent-bytes budget is the user’s', () => {
     for (const s of [fast, ...slow, other]) subscribe(s);
     for (const s of slow) s.stalled = true;
     other.stalled = true;
-    for (let i = 0; i < 40; i++) board.output('t1', `line ${i} ${'x'.repeat(200)}`);
+    for (let i = 0; i < 40; i++) {
+      board.output('t1', `line ${i} ${'x'.repeat(200)}`);
+      await flushed();
+    }
     // Each slow socket alone is far under the per-socket 1 MB guard.
     expect(slow.map((s) => s.closedWith)).toEqual([4008, 4008]);
     expect(fast.closedWith).toBeNull();
     // Bob's stalled socket holds nothing of alice's: his budget is untouched.
     expect(other.closedWith).toBeNull();
     expect(hub.stats().slowConsumersClosed).toBe(2);
-    const before = fast.frames('patch').length;
+    const before = fast.frames('update').length;
     board.output('t1', 'after');
-    expect(fast.frames('patch')).toHaveLength(before + 1);
+    await flushed();
+    expect(fast.frames('update')).toHaveLength(before + 1);
     expect(slow.map((s) => s.terminated)).toEqual([false, false]);
     clock.advance(500);
     expect(slow.map((s) => s.terminated)).toEqual([true, true]);
@@ -150,11 +158,11 @@ describe('the unsent-bytes budget is the user’s', () => {
 
 describe('a frame the hub fails on', () => {
   it('closes that socket with 1011; the others carry on', () => {
-    const { board, socket } = start();
+    const { socket } = start();
     const bad = socket(alice);
     const good = socket(bob);
-    vi.spyOn(board, 'cards').mockImplementationOnce(() => {
-      throw new Error('store down');
+    vi.spyOn(BoardView.prototype, 'join').mockImplementationOnce(() => {
+      throw new Error('a bug');
     });
     subscribe(bad);
     expect(bad.closedWith).toBe(1011);

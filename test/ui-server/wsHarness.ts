@@ -10,6 +10,14 @@ import {
   type ServerFrame,
   SUBPROTOCOL,
 } from '../../src/board/boardProtocol.js';
+import {
+  type BoardWindow,
+  COLUMNS,
+  type ColumnCounts,
+  matchesFilter,
+  orderOf,
+  rangeOf,
+} from '../../src/board/boardWindow.js';
 import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
 import { createInspector } from '../../src/ui-server/inspector/createInspector.js';
 import {
@@ -201,21 +209,52 @@ export class RawClient {
   }
 }
 
-/** Applies frames like the read model: a map from task id to card. */
+/** Applies frames like the read model: a map from task id to card, and the counts. */
 export function applyFrames(
-  state: { seq: number; cards: Map<string, BoardCard> },
+  state: { seq: number; cards: Map<string, BoardCard>; counts?: ColumnCounts },
   frames: ServerFrame[],
 ): void {
   for (const f of frames) {
     if (f.type === 'snapshot') {
       state.seq = f.seq;
       state.cards = new Map(f.cards.map((c) => [c.taskId, c]));
-    } else if (f.type === 'patch') {
-      if (f.seq !== state.seq + 1) throw new Error(`patch ${f.seq} after ${state.seq}`);
+      state.counts = f.counts;
+    } else if (f.type === 'update') {
+      if (f.seq <= state.seq) throw new Error(`update ${f.seq} after ${state.seq}`);
       state.seq = f.seq;
-      state.cards.set(f.card.taskId, f.card);
+      for (const id of f.removed) state.cards.delete(id);
+      for (const c of f.cards) state.cards.set(c.taskId, c);
+      if (f.counts) state.counts = f.counts;
     }
   }
+}
+
+/** The cards of every update in `frames`, in order. */
+export const updatedCards = (frames: ServerFrame[]): BoardCard[] =>
+  frames.flatMap((f) => (f.type === 'update' ? f.cards : []));
+
+/**
+ * What a window of `cards` should hold, cut from the whole list: the model
+ * the server's windows are checked against.
+ */
+export function expectedWindow(
+  cards: readonly BoardCard[],
+  window: BoardWindow,
+): { cards: BoardCard[]; counts: ColumnCounts } {
+  const kept = cards.filter((c) => matchesFilter(c, window.filter ?? {}));
+  const out = new Map<string, BoardCard>();
+  const counts = { queued: 0, running: 0, done: 0, failed: 0 };
+  for (const column of COLUMNS) {
+    const list = kept.filter((c) => c.column === column).sort(orderOf(column));
+    counts[column] = list.length;
+    const { offset, limit } = rangeOf(window, column);
+    for (const c of list.slice(offset, offset + limit)) out.set(c.taskId, c);
+  }
+  for (const id of window.watch ?? []) {
+    const c = cards.find((x) => x.taskId === id);
+    if (c) out.set(id, c);
+  }
+  return { cards: byTask([...out.values()]), counts };
 }
 
 export const byTask = (cards: BoardCard[]) =>

@@ -7,8 +7,10 @@
  */
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { CreateTaskInput, PoolSnapshot } from '../../board/boardPort.js';
+import type { BoardWindow } from '../../board/boardWindow.js';
 import type { BoardApi } from '../../client/boardApi.js';
 import type { BoardClient } from '../../client/boardClient.js';
+import { watchWindow } from '../../client/boardQuery.js';
 import type { BoardContext } from '../../client/boardStore.js';
 import { AdminView } from './AdminView.js';
 import { BoardColumns } from './BoardColumns.js';
@@ -108,6 +110,12 @@ export function App({ client, api }: { client: BoardClient; api: BoardApi }) {
       throw err;
     });
   const job = /^#\/jobs\/(.+)$/.exec(hash);
+  const jobId = job ? decodeURIComponent(job[1]!) : null;
+  // The board's columns subscribe to their own window; a job page follows its task only.
+  const setWindow = useCallback((w: BoardWindow) => client.setWindow(w), [client]);
+  useEffect(() => {
+    if (jobId !== null) setWindow(watchWindow(jobId));
+  }, [jobId, setWindow]);
   return (
     <>
       <header>
@@ -138,7 +146,13 @@ export function App({ client, api }: { client: BoardClient; api: BoardApi }) {
       ) : (
         <>
           {admin && <AdminView api={api} />}
-          <BoardColumns ctx={ctx} admin={admin} etas={etas} actions={actions} />
+          <BoardColumns
+            ctx={ctx}
+            admin={admin}
+            etas={etas}
+            actions={actions}
+            setWindow={setWindow}
+          />
         </>
       )}
     </>

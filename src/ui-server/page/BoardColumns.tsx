@@ -1,25 +1,31 @@
 /// <reference lib="dom" />
 /**
  * The four columns: a filter bar (title or id, status, and for the admin
- * the user), each column's count, and a page of each column (PAGE_SIZE cards,
- * "show more" for the next page), so a line of any length costs the page at
- * most a page of cards per column. Cards are keyed by task id: a patch
- * re-renders its own card and nothing else.
+ * the user), each column's count, and one page of each column (PAGE_SIZE
+ * cards, earlier and later pages on buttons). The filter and the pages are
+ * the window the page subscribes to: the server sends only those cards (and
+ * every count), so a line of any length costs the page a page per column.
+ * Cards are keyed by task id: an update re-renders its own cards only.
  */
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Column, SessionStatus } from '../../board/boardPort.js';
+import type { BoardWindow } from '../../board/boardWindow.js';
 import {
   type BoardFilter,
+  boardWindow,
+  type ColumnOffsets,
   type ColumnPage,
   columnPage,
+  FIRST_PAGES,
   NO_FILTER,
-  usersOf,
 } from '../../client/boardQuery.js';
 import type { BoardContext } from '../../client/boardStore.js';
 import { type CardActions, CardView } from './CardView.js';
 
-/** Cards drawn per column before "show more". */
+/** Cards drawn per column: one page. */
 export const PAGE_SIZE = 100;
+/** How long the search box waits for typing to pause before it asks the server. */
+const TYPING_MS = 150;
 
 const COLUMNS: Array<{ column: Column; label: string }> = [
   { column: 'queued', label: 'Queued' },
@@ -36,6 +42,8 @@ interface Props {
   /** Expected start, ms from now, by task id (queued cards). */
   etas: Readonly<Record<string, number>>;
   actions: CardActions;
+  /** Subscribes to the window the page shows. */
+  setWindow: (window: BoardWindow) => void;
 }
 
 function FilterBar(props: {
@@ -93,16 +101,17 @@ function ColumnView(props: {
   column: Column;
   label: string;
   page: ColumnPage;
-  onMore: () => void;
+  offset: number;
+  onPage: (offset: number) => void;
   admin: boolean;
   etas: Readonly<Record<string, number>>;
   actions: CardActions;
 }) {
-  const { page } = props;
-  const hidden = page.total - page.cards.length;
+  const { page, offset, column } = props;
+  const shown = page.cards.length;
   return (
-    <section data-column={props.column} aria-labelledby={`h-${props.column}`}>
-      <h2 id={`h-${props.column}`}>
+    <section data-column={column} aria-labelledby={`h-${column}`}>
+      <h2 id={`h-${column}`}>
         {props.label} <span class="count">{page.total}</span>
       </h2>
       <div class="cards">
@@ -116,35 +125,75 @@ function ColumnView(props: {
           />
         ))}
       </div>
-      {hidden > 0 && (
-        <button type="button" class="more" onClick={props.onMore}>
-          show {Math.min(hidden, PAGE_SIZE)} more of {hidden}
-        </button>
+      {page.total > PAGE_SIZE && (
+        <nav class="pages" aria-label={`${props.label} pages`}>
+          <button
+            type="button"
+            class="earlier"
+            disabled={offset === 0}
+            onClick={() => props.onPage(Math.max(0, offset - PAGE_SIZE))}
+          >
+            earlier
+          </button>
+          <span class="range">
+            {shown === 0 ? 0 : offset + 1}–{offset + shown} of {page.total}
+          </span>
+          <button
+            type="button"
+            class="later"
+            disabled={offset + PAGE_SIZE >= page.total}
+            onClick={() => props.onPage(offset + PAGE_SIZE)}
+          >
+            later
+          </button>
+        </nav>
       )}
     </section>
   );
 }
 
-export function BoardColumns({ ctx, admin, etas, actions }: Props) {
+export function BoardColumns({ ctx, admin, etas, actions, setWindow }: Props) {
   const [filter, setFilter] = useState<BoardFilter>(NO_FILTER);
-  const [limits, setLimits] = useState<Record<Column, number>>({
-    queued: PAGE_SIZE,
-    running: PAGE_SIZE,
-    done: PAGE_SIZE,
-    failed: PAGE_SIZE,
-  });
-  const users = useMemo(() => (admin ? usersOf(ctx) : []), [admin, ctx.cards]);
+  const [offsets, setOffsets] = useState<ColumnOffsets>(FIRST_PAGES);
+  // The window follows the filter (typing settles first) and the pages.
+  useEffect(() => {
+    const timer = setTimeout(
+      () => setWindow(boardWindow(filter, offsets, PAGE_SIZE)),
+      filter.text === '' ? 0 : TYPING_MS,
+    );
+    return () => clearTimeout(timer);
+  }, [filter, offsets, setWindow]);
+  // A page left past the end (the line drained under it) steps back to the last one.
+  useEffect(() => {
+    for (const { column } of COLUMNS) {
+      const total = ctx.counts[column];
+      if (offsets[column] > 0 && offsets[column] >= total) {
+        const last = Math.max(0, Math.ceil(total / PAGE_SIZE) - 1) * PAGE_SIZE;
+        setOffsets((o) => ({ ...o, [column]: last }));
+      }
+    }
+  }, [ctx.counts, offsets]);
+  const changeFilter = (f: BoardFilter) => {
+    setFilter(f);
+    setOffsets(FIRST_PAGES);
+  };
   return (
     <>
-      <FilterBar filter={filter} users={users} admin={admin} onChange={setFilter} />
+      <FilterBar
+        filter={filter}
+        users={admin ? ctx.users : []}
+        admin={admin}
+        onChange={changeFilter}
+      />
       <main>
         {COLUMNS.map(({ column, label }) => (
           <ColumnView
             key={column}
             column={column}
             label={label}
-            page={columnPage(ctx, column, filter, limits[column])}
-            onMore={() => setLimits({ ...limits, [column]: limits[column] + PAGE_SIZE })}
+            page={columnPage(ctx, column)}
+            offset={offsets[column]}
+            onPage={(offset) => setOffsets((o) => ({ ...o, [column]: offset }))}
             admin={admin}
             etas={etas}
             actions={actions}

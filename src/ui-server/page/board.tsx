@@ -7,7 +7,9 @@
 import { render } from 'preact';
 import { createBoardApi } from '../../client/boardApi.js';
 import { connectBoard } from '../../client/boardClient.js';
+import { boardWindow, FIRST_PAGES, NO_FILTER } from '../../client/boardQuery.js';
 import { App } from './App.js';
+import { PAGE_SIZE } from './BoardColumns.js';
 import { installKeyboard } from './keyboard.js';
 
 function readToken(): string | null {
@@ -31,6 +33,8 @@ if (token === null) {
   const client = connectBoard({
     url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`,
     token,
+    // What the board's columns ask for first, so the first paint needs one snapshot.
+    window: boardWindow(NO_FILTER, FIRST_PAGES, PAGE_SIZE),
   });
   installKeyboard();
   render(<App client={client} api={api} />, root);

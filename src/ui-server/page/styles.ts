@@ -33,7 +33,8 @@ section h2 .count { font-weight: 400; color: var(--muted); }
 .card pre, .job pre { background: var(--out-bg); color: var(--out-fg); font-size: 11px; padding: .3rem; max-height: 8rem; overflow: auto; margin: .3rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .card .why { color: var(--bad); font-size: 12px; margin-top: .2rem; }
 .card button { margin-top: .3rem; margin-right: .3rem; }
-.more { width: 100%; }
+.pages { display: flex; align-items: center; justify-content: space-between; gap: .5rem; }
+.pages .range { font-size: .85rem; }
 .errors { list-style: none; margin: 0; padding: .4rem .8rem; }
 .errors li { display: flex; gap: .6rem; align-items: center; background: var(--card); color: var(--bad); border-left: 4px solid var(--bad); padding: .3rem .6rem; margin-bottom: .3rem; }
 .errors button { margin-left: auto; }

@@ -127,13 +127,28 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
     });
   });
 
-  it('counts, filters and pages a long line', async () => {
+  it('counts, filters and pages a long line, holding only the page it shows', async () => {
     for (let i = 0; i < 250; i += 1) await h.board.createTask('alice', spec(`bulk ${i}`));
     const queued = page.locator('section[data-column="queued"]');
     await queued.locator('h2 .count', { hasText: /^25[0-9]$/ }).waitFor({ timeout: STEP_MS });
     expect(await queued.locator('article').count()).toBe(100);
-    await queued.locator('button.more', { hasText: 'show 100 more of' }).click();
-    expect(await queued.locator('article').count()).toBe(200);
+    const positions = () =>
+      queued
+        .locator('.meta.waiting')
+        .evaluateAll((els) => els.map((e) => Number(/position (\d+)/.exec(e.textContent!)![1])));
+    expect((await positions()).slice(0, 2)).toEqual([1, 2]);
+    await queued.locator('button.later').click();
+    await queued.locator('.range', { hasText: /^101–200 of 25\d$/ }).waitFor({ timeout: STEP_MS });
+    await queued
+      .locator('article .meta', { hasText: 'position 101 ' })
+      .waitFor({ timeout: STEP_MS });
+    expect(await queued.locator('article').count()).toBe(100);
+    expect(await positions()).toEqual(Array.from({ length: 100 }, (_, i) => 101 + i));
+    // The page holds the cards it shows, not the line.
+    const held = await page.evaluate(() => document.querySelectorAll('article').length);
+    expect(held).toBeLessThanOrEqual(110);
+    await queued.locator('button.earlier').click();
+    await queued.locator('.range', { hasText: /^1–100 of/ }).waitFor({ timeout: STEP_MS });
     await page.fill('input[type="search"]', 'bulk 24');
     await queued.locator('h2 .count', { hasText: /^11$/ }).waitFor({ timeout: STEP_MS });
     expect(await queued.locator('article').count()).toBe(11);
