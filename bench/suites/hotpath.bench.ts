@@ -1,0 +1,210 @@
+/**
+ * The runtime's hot path, grant -> start -> finish, as node CPU per job:
+ * `process.cpuUsage()` of a node process (bench/hotpath/hotpathWorker.ts)
+ * over windows of no-op jobs on the simulated backend, 100 users (per-user
+ * cap 1, global cap 20), with jobs/s beside it. Cases:
+ *
+ * - PGlite (in the node's process: its own CPU is measured apart and the
+ *   node's is the rest), 100 queued behind;
+ * - the Postgres server, 100 queued behind;
+ * - the Postgres server, 100,000 queued behind (one more user whose cap is
+ *   0): the issue's "node-side cost flat in queue depth".
+ *
+ * With `HOTPATH_BASELINE=<git ref>` the same driver also runs the runtime of
+ * that commit (a detached worktree under the system's temp directory that
+ * shares this checkout's node_modules), interleaved run by run with this
+ * checkout's, so both sides see the same machine load.
+ *
+ * Knobs: HOTPATH_RUNS (3 processes per case and side), HOTPATH_WINDOWS (2
+ * windows per process), HOTPATH_JOBS (1000 per server window),
+ * HOTPATH_PGLITE_JOBS (300), HOTPATH_DEEP (100000), HOTPATH_CASES
+ * (comma-separated subset of pglite,server,deep).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, symlinkSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createScratch, dropScratch } from '../peers/scratchDb.js';
+import { median, writeResults } from '../stats.js';
+
+const env = (name: string, fallback: number): number => {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer`);
+  return v;
+};
+const RUNS = env('HOTPATH_RUNS', 3);
+const WINDOWS = env('HOTPATH_WINDOWS', 2);
+const JOBS = env('HOTPATH_JOBS', 1000);
+const PGLITE_JOBS = env('HOTPATH_PGLITE_JOBS', 300);
+const DEEP = env('HOTPATH_DEEP', 100_000);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
+const WORKER = join(ROOT, 'bench/hotpath/hotpathWorker.ts');
+
+const log = (s: string): void => {
+  process.stdout.write(`${s}\n`);
+};
+
+interface Side {
+  name: string;
+  commit: string;
+  root: string;
+}
+interface Case {
+  name: 'pglite' | 'server' | 'deep';
+  label: string;
+  engine: 'pglite' | 'server';
+  jobs: number;
+  backlog: number;
+}
+interface Window {
+  jobs: number;
+  wallMs: number;
+  cpuUs: number;
+  pgliteUs: number;
+}
+
+const git = (...a: string[]): string =>
+  execFileSync('git', ['-C', ROOT, ...a])
+    .toString()
+    .trim();
+
+/** A detached worktree of `ref` sharing this checkout's node_modules (made once, kept). */
+function baselineSide(ref: string): Side {
+  const commit = git('rev-parse', ref);
+  const root = join(tmpdir(), `roundtable-hotpath-${commit.slice(0, 12)}`);
+  if (!existsSync(root)) {
+    git('worktree', 'add', '--detach', root, commit);
+    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  }
+  return { name: `baseline ${commit.slice(0, 8)}`, commit, root };
+}
+
+function runWorker(side: Side, c: Case, url: string | undefined): Promise<Window[]> {
+  const args = [
+    '--import',
+    'tsx',
+    WORKER,
+    '--root',
+    side.root,
+    '--engine',
+    c.engine,
+    '--jobs',
+    String(c.jobs),
+    '--windows',
+    String(WINDOWS),
+    '--backlog',
+    String(c.backlog),
+    ...(url === undefined ? [] : ['--url', url]),
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`hotpath worker exited ${code}`));
+      try {
+        const last = out.trim().split('\n').at(-1) ?? '';
+        resolve((JSON.parse(last) as { windows: Window[] }).windows);
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}
+
+const ALL_CASES: Case[] = [
+  { name: 'pglite', label: 'PGlite, 100 queued', engine: 'pglite', jobs: 0, backlog: 100 },
+  { name: 'server', label: 'server, 100 queued', engine: 'server', jobs: 0, backlog: 100 },
+  { name: 'deep', label: 'server, deep backlog', engine: 'server', jobs: 0, backlog: 0 },
+];
+
+export async function run(): Promise<void> {
+  const wanted = (process.env.HOTPATH_CASES ?? 'pglite,server,deep').split(',');
+  const cases = ALL_CASES.filter((c) => wanted.includes(c.name)).map((c) => ({
+    ...c,
+    jobs: c.engine === 'pglite' ? PGLITE_JOBS : JOBS,
+    backlog: c.name === 'deep' ? DEEP : c.backlog,
+    label: c.name === 'deep' ? `server, ${DEEP.toLocaleString('en-US')} queued` : c.label,
+  }));
+  const current: Side = {
+    name: `this checkout ${git('rev-parse', 'HEAD').slice(0, 8)}${git('status', '--porcelain', 'src') === '' ? '' : '+'}`,
+    commit: git('rev-parse', 'HEAD'),
+    root: ROOT,
+  };
+  const base = process.env.HOTPATH_BASELINE;
+  const sides = base ? [baselineSide(base), current] : [current];
+  const load = { start: loadavg()[0] ?? 0, end: 0 };
+  const results = new Map<string, Window[]>();
+  const key = (s: Side, c: Case) => `${s.name}|${c.name}`;
+  for (const c of cases) {
+    for (let r = 0; r < RUNS; r++) {
+      for (const side of sides) {
+        const db = `bench_hotpath_${c.name}`;
+        const url = c.engine === 'server' ? await createScratch(db) : undefined;
+        try {
+          const ws = await runWorker(side, c, url);
+          results.set(key(side, c), [...(results.get(key(side, c)) ?? []), ...ws]);
+          for (const w of ws)
+            log(
+              `  ${c.label}, ${side.name}, run ${r + 1}: ${((w.jobs / w.wallMs) * 1000).toFixed(0)} jobs/s, node CPU ${((w.cpuUs - w.pgliteUs) / w.jobs).toFixed(0)} µs/job${w.pgliteUs > 0 ? ` (+ PGlite ${(w.pgliteUs / w.jobs).toFixed(0)})` : ''}, load ${(loadavg()[0] ?? 0).toFixed(1)}`,
+            );
+        } finally {
+          if (url !== undefined) await dropScratch(db);
+        }
+      }
+    }
+  }
+  load.end = loadavg()[0] ?? 0;
+
+  const L: string[] = [];
+  L.push('# Runtime hot path: node CPU per job (grant -> start -> finish)');
+  L.push('');
+  L.push(
+    "Generated by `npm run bench -- hotpath` (bench/suites/hotpath.bench.ts; what is measured is in the file's header).",
+  );
+  L.push(
+    `Load average (1 min) ${load.start.toFixed(2)} at the start, ${load.end.toFixed(2)} at the end, on 2 cores shared with other work: jobs/s is inflated by the load, CPU µs/job much less so.`,
+  );
+  L.push(
+    `${RUNS} node processes per case and side, ${WINDOWS} windows each (after a warm-up window); medians over the windows, range in brackets. No-op jobs on the simulated backend, 100 users, per-user cap 1, global cap 20.`,
+  );
+  L.push('');
+  L.push('| case | runtime | jobs/window | jobs/s | node CPU µs/job | PGlite CPU µs/job |');
+  L.push('|---|---|---:|---:|---:|---:|');
+  const f0 = (n: number) => n.toFixed(0);
+  const rng = (xs: number[]) => `${f0(Math.min(...xs))}–${f0(Math.max(...xs))}`;
+  for (const c of cases)
+    for (const side of sides) {
+      const ws = results.get(key(side, c)) ?? [];
+      if (ws.length === 0) continue;
+      const jps = ws.map((w) => (w.jobs / w.wallMs) * 1000);
+      const node = ws.map((w) => (w.cpuUs - w.pgliteUs) / w.jobs);
+      const pgl = ws.map((w) => w.pgliteUs / w.jobs);
+      L.push(
+        `| ${c.label} | ${side.name} | ${c.jobs} | ${f0(median(jps))} (${rng(jps)}) | **${f0(median(node))}** (${rng(node)}) | ${c.engine === 'pglite' ? `${f0(median(pgl))} (${rng(pgl)})` : '–'} |`,
+      );
+    }
+  L.push('');
+  L.push(
+    "Node CPU is the node process's user + system CPU over the window (the runtime, the driver's submits and its 5 ms progress check), minus, on PGlite, the CPU inside PGlite's synchronous protocol call (the database runs on the node's thread there).",
+  );
+  writeResults(
+    'hotpath',
+    {
+      load,
+      sides,
+      cases,
+      results: Object.fromEntries(results),
+    },
+    L.join('\n'),
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
