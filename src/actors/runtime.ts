@@ -394,8 +394,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     vacuum: () => vacuumDispatch(db),
     poke: () => dispatcher.poke(),
     stopRunner: (sessionId) => {
-      const ref = runners()?.child(sessionId);
-      if (ref !== undefined && 'send' in ref) ref.send({ type: 'cancel' });
+      starter.tell(sessionId, { type: 'roundtable.runner.cancel' });
     },
     onChanged: (taskId) => {
       if (!dead) void track(board.refresh(taskId)).catch(report);
@@ -494,11 +493,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       event.restartCount > 0 &&
       !dead
     ) {
-      for (const id of starter.live()) {
-        const ref = runners()?.child(id);
-        if (ref !== undefined && 'send' in ref)
-          (ref as AnyActorRef).send({ type: 'pool_restarted' });
-      }
+      for (const id of starter.live())
+        starter.tell(id, { type: 'roundtable.runner.pool_restarted' });
     }
   });
 
@@ -578,9 +574,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         })
         .catch(commandError);
       applied(outcome, `task ${taskId}`);
-      const ref = runners()?.child(s.id);
-      if (ref !== undefined && 'send' in ref) (ref as AnyActorRef).send({ type: 'cancel' });
-      else if (s.handle !== null)
+      if (!starter.tell(s.id, { type: 'roundtable.runner.cancel' }) && s.handle !== null)
         await backend.remove({ sessionId: s.id, handle: s.handle }).catch(report);
     },
     async retry(actor, taskId) {

@@ -6,7 +6,7 @@
  * started is small enough to read.
  */
 import type { Session, Task } from '../db/rows.js';
-import type { TaskRunnerInput } from '../machines/taskRunner.js';
+import type { TaskRunnerCommand, TaskRunnerInput } from '../machines/taskRunner.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { taskRunnerLogic } from './taskRunner.js';
 
@@ -48,12 +48,18 @@ export class RunnerStarter {
     );
   }
 
+  /** Whether `sessionId` has a runner that has not ended (running or restarting). O(1): asked per grant. */
   has(sessionId: string): boolean {
-    const c = this.o
-      .runners()
-      ?.whichChildren()
-      .find((x) => x.id === sessionId);
-    return c !== undefined && c.status !== 'stopped';
+    const status = this.o.runners()?.childStatus(sessionId);
+    return status !== undefined && status !== 'stopped';
+  }
+
+  /** Tells `sessionId`'s runner, if one runs here now; false if none did. */
+  tell(sessionId: string, event: TaskRunnerCommand): boolean {
+    const ref = this.o.runners()?.child(sessionId);
+    if (ref === undefined || !('send' in ref)) return false;
+    ref.send(event);
+    return true;
   }
 
   /** A tick granted `grant.session` to this node: its runner starts the run. */
@@ -80,10 +86,10 @@ export class RunnerStarter {
   ): Promise<void> {
     const sup = this.o.runners();
     if (this.o.isDead() || sup === undefined) return; // the next Reconciler pass tries again
-    const known = sup.whichChildren().find((c) => c.id === session.id);
-    if (known && known.status !== 'stopped') return;
+    const known = sup.childStatus(session.id);
+    if (known !== undefined && known !== 'stopped') return;
     try {
-      if (known) await sup.terminateChild(session.id);
+      if (known !== undefined) await sup.terminateChild(session.id);
       await sup.startChild({
         id: session.id,
         restart: 'transient',

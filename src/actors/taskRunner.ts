@@ -1,36 +1,46 @@
 /**
  * The TaskRunner actor: the pure `taskRunnerMachine` with its I/O provided
- * (rows, the node's slots, the container backend). Every write is fenced by
+ * (rows, the node's slots, the container backend). Each I/O action of the
+ * two charts starts its call here and sends the answer back to the chart as
+ * its `.done` / `.error` event (no actor per call). Every write is fenced by
  * the row's epoch: a runner only ever writes the epoch its grant or adopt
  * produced, so a deposed owner's late write is a stale outcome instead of a
  * second finish. Writes ride the dispatcher's next tick (handles, finishes);
  * the adopt CAS and the reads are direct, retried while the store is down.
  */
-import { fromCallback, fromPromise } from 'xstate';
+import type { AnyActorRef } from 'xstate';
 import type { ContainerBackend, RunOutput, RunRef } from '../containers/ContainerBackend.js';
 import { isContainerError } from '../containers/ContainerError.js';
 import {
   adopt,
   type Db,
   getSession,
-  newId,
   type Session,
   StaleStatusError,
   type Task,
 } from '../db/index.js';
 import type { TickFinish, TickHandle, TickOutcome } from '../db/tickTypes.js';
-import { type AttachEvent, containerRunMachine } from '../machines/containerRun.js';
-import type { ContainerRunError } from '../machines/containerRunTypes.js';
+import { containerRunMachine } from '../machines/containerRun.js';
+import type {
+  ContainerRunError,
+  ContainerRunEvent,
+  Observation,
+  StartedRun,
+} from '../machines/containerRunTypes.js';
 import {
   type AdoptResult,
   type RunnerOutcome,
   type RunnerRow,
+  type TaskRunnerEvent,
   taskRunnerMachine,
 } from '../machines/taskRunner.js';
 import type { Watchable } from '../supervisor/watchExit.js';
 import type { DispatchClock } from './dispatcher.js';
 import { DispatchUnavailableError } from './dispatcher.js';
 import { retryTransient } from './retryTransient.js';
+import { finishFor, type StartFailure } from './runnerFinish.js';
+
+export type { StartFailure } from './runnerFinish.js';
 
 /** The node's slots as a runner sees them: writes through the next tick, and the held slot. */
 export interface RunnerSlots {
@@ -40,11 +50,6 @@ export interface RunnerSlots {
   /** Done with it. Idempotent. */
   release(sessionId: string): void;
 }
-
-/** What a run that could not start means for its session (src/machines/startFailurePolicy.ts decides). */
-export type StartFailure =
-  | { action: 'requeue'; reason: string }
-  | { action: 'fail'; reason: string; userRecoverable: boolean };
 
 /** Everything a TaskRunner touches, handed in by the runtime. */
 export interface TaskRunnerDeps {
@@ -86,12 +91,58 @@ export interface TaskRunnerDeps {
   track<T>(work: Promise<T>): Promise<T>;
 }
 
-/** Throws when the actor was stopped meanwhile: a killed runner writes nothing more. */
+/** Throws when the run was abandoned meanwhile: a stopped or cancelled runner writes nothing more. */
 function alive(signal: AbortSignal): void {
   if (signal.aborted) throw new Error('taskRunner stopped');
 }
 
-const MAX_REASON = 1000;
+/** One run of this boot: what its runner's steps learned, from its first step to its end. */
+interface RunState {
+  sessionId: string;
+  /**
+   * Aborted when the runner ends in any way (done, stopped, crashed) or is
+   * cancelled: its I/O in flight is abandoned (retries stop, the exec
+   * stream is closed, an adopt CAS that lands late holds nothing).
+   */
+  abort: AbortController;
+  /**
+   * The row as this boot's grant, adopt or write returned it. Only a write
+   * of ours moves a row we own on (every later write is fenced by its
+   * epoch), so reading it back would only tell us what we know.
+   */
+  row: Session | undefined;
+  /** The granted task: the run spec. */
+  spec: Task | undefined;
+  /** A row the Reconciler fenced for this boot, from `loadRow` to the adopt step. */
+  prefenced: Session | undefined;
+  /** Where the run lives, once started (the handle op may still be on its way). */
+  handle: string | null;
+  /**
+   * Characters of the output this boot already streamed to the board. An
+   * adopted run streamed none here: finalize hands the board the rest of
+   * the complete output it read.
+   */
+  streamed: number;
+  /** The output finalize stores on the row (as the backend read it, uncut by us). */
+  output: RunOutput | undefined;
+}
+
+/**
+ * Why a run's I/O was abandoned. One shared reason: `abort()` with none
+ * builds a DOMException with a stack trace, once per job.
+ */
+const RUN_ENDED = new Error('taskRunner: the run ended');
+
+/** Something that takes a chart's events (the `self` of a provided action). */
+interface EventTarget<E> {
+  send(event: E): void;
+  getSnapshot(): { status: string };
+}
+
+/** Tells `to`, unless it stopped meanwhile (its late answers are nobody's). */
+function tell<E>(to: EventTarget<E>, event: E): void {
+  if (to.getSnapshot().status === 'active') to.send(event);
+}
 
 /** The TaskRunner logic for one runtime; start it with input `TaskRunnerInput`. */
 export function taskRunnerLogic(deps: TaskRunnerDeps) {
@@ -112,184 +163,162 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   /** A write through the tick, sent again while the store does not answer (ops are idempotent). */
   const submit = (op: Omit<TickHandle, 'ref'> | Omit<TickFinish, 'ref'>) =>
     retry(() => slots.submit(op));
-  /**
-   * Characters of each run's output this boot already streamed to the board.
-   * An adopted run streamed none here: finalize hands the board the rest of
-   * the complete output it read.
-   */
-  const streamed = new Map<string, number>();
-  /** The output each run's finalize stores on its row (as the backend read it, uncut by us). */
-  const outputs = new Map<string, RunOutput>();
-  /**
-   * Each session's row as this boot's grant, adopt or write returned it.
-   * Only a write of ours moves a row we own on (every later write is fenced
-   * by its epoch), so reading it back would only tell us what we know.
-   */
-  const rows = new Map<string, Session>();
-  /** Each granted session's task: the run spec. */
-  const specs = new Map<string, Task>();
-  /** Where each run lives, once started (the handle op may still be on its way). */
-  const handles = new Map<string, string>();
-  /** Rows fenced by the Reconciler, from `loadRow` to the adopt step. */
-  const prefenced = new Map<string, Session>();
-  const forget = (sessionId: string) => {
-    streamed.delete(sessionId);
-    outputs.delete(sessionId);
-    rows.delete(sessionId);
-    specs.delete(sessionId);
-    handles.delete(sessionId);
+
+  /** Each session's run, begun by its runner's first step. */
+  const runs = new Map<string, RunState>();
+  const close = (run: RunState) => {
+    run.abort.abort(RUN_ENDED);
+    if (runs.get(run.sessionId) === run) runs.delete(run.sessionId);
+  };
+  /** A new incarnation's run (a crashed one's is abandoned), closed however the runner ends. */
+  const begin = (sessionId: string, runner: AnyActorRef): RunState => {
+    const before = runs.get(sessionId);
+    if (before !== undefined) close(before);
+    const run: RunState = {
+      sessionId,
+      abort: new AbortController(),
+      row: undefined,
+      spec: undefined,
+      prefenced: undefined,
+      handle: null,
+      streamed: 0,
+      output: undefined,
+    };
+    runs.set(sessionId, run);
+    runner.subscribe({ complete: () => close(run), error: () => close(run) });
+    return run;
+  };
+  /** The run a step of `sessionId`'s charts belongs to; none is a bug of ours, not an I/O fault. */
+  const runOf = (sessionId: string): RunState => {
+    const run = runs.get(sessionId);
+    if (run === undefined) throw new Error(`taskRunner: no run of ${sessionId} begun`);
+    return run;
+  };
+  /** Runs one I/O call (counted in flight) and tells `to` how it went. */
+  const answer = <T, E>(
+    to: EventTarget<E>,
+    work: () => Promise<T>,
+    done: (output: T) => E,
+    failed: (error: unknown) => E,
+  ): void => {
+    void deps.track(Promise.resolve().then(work)).then(
+      (output) => tell(to, done(output)),
+      (error: unknown) => tell(to, failed(error)),
+    );
+  };
+
+  const startRun = async (sessionId: string): Promise<StartedRun> => {
+    const run = runOf(sessionId);
+    const s = run.row;
+    const task = run.spec;
+    if (s === undefined || task === undefined)
+      throw new StaleStatusError(
+        sessionId,
+        { status: 'running', epoch: -1 },
+        { status: 'unknown', epoch: -1 },
+      );
+    alive(run.abort.signal);
+    const started = await backend.start({
+      sessionId: s.id,
+      image: task.spec.image,
+      command: task.spec.command,
+      ...(task.spec.env ? { env: task.spec.env } : {}),
+      labels: { 'roundtable.user': s.userId, 'roundtable.task': s.taskId },
+    });
+    run.handle = started.handle;
+    // Rides the next tick; not awaited, so the run's output is not held up
+    // by a commit. A finish sent later is applied after it (a tick applies
+    // handles before finishes), and a crash before it commits leaves a
+    // running row with no handle: an orphan the Reconciler fails and re-queues.
+    void submit({
+      op: 'handle',
+      sessionId: s.id,
+      epoch: s.epoch,
+      backend: backend.kind,
+      handle: started.handle,
+      startedAt: started.startedAt ?? null,
+    }).then((outcome) => {
+      if (outcome.kind === 'applied') run.row = outcome.session;
+    }, deps.onError);
+    return { handle: started.handle, startedAt: started.startedAt ?? null };
+  };
+
+  const attach = (to: EventTarget<ContainerRunEvent>, input: RunRef): void => {
+    const run = runs.get(input.sessionId);
+    const signal = run?.abort.signal;
+    if (run === undefined || signal === undefined || signal.aborted) return;
+    const send = (e: ContainerRunEvent) => {
+      if (!signal.aborted) tell(to, e);
+    };
+    // Not tracked: attach waits on the run's own time, it is not I/O in flight.
+    Promise.resolve()
+      .then(() =>
+        backend.attach(input, {
+          signal,
+          onOutput: (chunk) => {
+            if (signal.aborted) return;
+            run.streamed += chunk.length;
+            deps.onOutput(input.sessionId, chunk);
+            send({ type: 'roundtable.run.output', chunk });
+          },
+        }),
+      )
+      .then(
+        (exit) => send({ type: 'roundtable.run.exited', exitCode: exit.exitCode }),
+        (error: unknown) => send({ type: 'roundtable.run.attach.error', error }),
+      );
   };
 
   const containerRun = containerRunMachine.provide({
-    actors: {
-      startRun: fromPromise(({ input, signal }) =>
-        deps.track(
-          (async () => {
-            const s = rows.get(input.sessionId);
-            const task = specs.get(input.sessionId);
-            if (s === undefined || task === undefined)
-              throw new StaleStatusError(
-                input.sessionId,
-                { status: 'running', epoch: -1 },
-                { status: 'unknown', epoch: -1 },
-              );
-            alive(signal);
-            const started = await backend.start({
-              sessionId: s.id,
-              image: task.spec.image,
-              command: task.spec.command,
-              ...(task.spec.env ? { env: task.spec.env } : {}),
-              labels: { 'roundtable.user': s.userId, 'roundtable.task': s.taskId },
-            });
-            handles.set(s.id, started.handle);
-            // Rides the next tick; not awaited, so the run's output is not
-            // held up by a commit. A finish sent later is applied after it
-            // (a tick applies handles before finishes), and a crash before
-            // it commits leaves a running row with no handle: an orphan the
-            // Reconciler fails and re-queues.
-            void submit({
-              op: 'handle',
-              sessionId: s.id,
-              epoch: s.epoch,
-              backend: backend.kind,
-              handle: started.handle,
-              startedAt: started.startedAt ?? null,
-            }).then((outcome) => {
-              if (outcome.kind === 'applied') rows.set(s.id, outcome.session);
-            }, deps.onError);
-            return started;
-          })(),
+    actions: {
+      startRun: ({ self }, p) =>
+        answer<StartedRun, ContainerRunEvent>(
+          self,
+          () => startRun(p.sessionId),
+          (output) => ({ type: 'roundtable.run.startRun.done', output }),
+          (error) => ({ type: 'roundtable.run.startRun.error', error }),
         ),
-      ),
-      attach: fromCallback<AttachEvent, RunRef>(({ sendBack, input }) => {
-        const abort = new AbortController();
-        let open = true;
-        const send = (e: AttachEvent) => {
-          if (open) sendBack(e);
-        };
-        // Not tracked: attach waits on virtual time, it is not I/O in flight.
-        backend
-          .attach(input, {
-            signal: abort.signal,
-            onOutput: (chunk) => {
-              if (!open) return;
-              streamed.set(input.sessionId, (streamed.get(input.sessionId) ?? 0) + chunk.length);
-              deps.onOutput(input.sessionId, chunk);
-              send({ type: 'output', chunk });
-            },
-          })
-          .then(
-            (exit) => send({ type: 'exited', exitCode: exit.exitCode }),
-            (error: unknown) => send({ type: 'attach_failed', error }),
-          );
-        return () => {
-          open = false;
-          abort.abort();
-        };
-      }),
-      observe: fromPromise(({ input }) =>
-        deps.track(
-          backend.observe(input).then((o) => ({
-            containerStartedAt: o.containerStartedAt,
-            marker: o.marker,
-          })),
+      attach: ({ self }, p) => attach(self, p),
+      observe: ({ self }, p) =>
+        answer<Observation, ContainerRunEvent>(
+          self,
+          () =>
+            backend.observe(ref(p.sessionId, p.handle)).then((o) => ({
+              containerStartedAt: o.containerStartedAt,
+              marker: o.marker,
+            })),
+          (output) => ({ type: 'roundtable.run.observe.done', seq: p.seq, output }),
+          (error) => ({ type: 'roundtable.run.observe.error', seq: p.seq, error }),
         ),
-      ),
-      readOutput: fromPromise(({ input }) =>
-        deps.track(
-          backend.readOutput(input).then((o) => {
-            outputs.set(input.sessionId, o);
-            // Cut output is marked, never silent (DESIGN.md).
-            return o.truncated
-              ? `[roundtable: output cut to its last ${o.text.length} characters]\n${o.text}`
-              : o.text;
-          }),
+      readOutput: ({ self }, p) =>
+        answer<string, ContainerRunEvent>(
+          self,
+          () =>
+            backend.readOutput(ref(p.sessionId, p.handle)).then((o) => {
+              const run = runs.get(p.sessionId);
+              if (run !== undefined) run.output = o;
+              // Cut output is marked, never silent (DESIGN.md).
+              return o.truncated
+                ? `[roundtable: output cut to its last ${o.text.length} characters]\n${o.text}`
+                : o.text;
+            }),
+          (output) => ({ type: 'roundtable.run.readOutput.done', output }),
+          (error) => ({ type: 'roundtable.run.readOutput.error', error }),
         ),
-      ),
     },
   });
-
-  /** The finish op for an outcome: exit, give-up (re-queued at the head of the line), start failure. */
-  const finishFor = (s: Session, outcome: RunnerOutcome): Omit<TickFinish, 'ref'> => {
-    const base = { op: 'finish' as const, sessionId: s.id, epoch: s.epoch };
-    if (outcome.outcome === 'exited') {
-      const ok = outcome.exitCode === 0;
-      const read = outputs.get(s.id);
-      return {
-        ...base,
-        status: ok ? 'succeeded' : 'failed',
-        exitCode: outcome.exitCode,
-        // The command itself said no: running it again as is would say no
-        // again. Only a give-up of the infrastructure is recoverable.
-        reason: ok ? null : 'exit_code',
-        userRecoverable: false,
-        output: read ?? {
-          text: outcome.output,
-          totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
-          truncated: false,
-        },
-        column: ok ? 'done' : 'failed',
-        requeue: null,
-      };
-    }
-    const giveUp = (reason: string): Omit<TickFinish, 'ref'> => ({
-      ...base,
-      status: 'failed',
-      exitCode: null,
-      reason,
-      userRecoverable: true,
-      output: null,
-      column: 'queued',
-      requeue: { sessionId: newId('session') },
-    });
-    if (outcome.outcome === 'gave_up') return giveUp(outcome.reason);
-    if (outcome.outcome === 'orphaned') return giveUp('owner_lost');
-    const decided = deps.onStartFailure(outcome.error, s);
-    if (decided.action === 'requeue') return giveUp(decided.reason.slice(0, MAX_REASON));
-    return {
-      ...base,
-      status: 'failed',
-      exitCode: outcome.exitCode,
-      reason: decided.reason.slice(0, MAX_REASON),
-      userRecoverable: decided.userRecoverable,
-      output: null,
-      column: 'failed',
-      requeue: null,
-    };
-  };
 
   const finalize = async (
     sessionId: string,
     outcome: RunnerOutcome,
   ): Promise<'finished' | 'gone'> => {
-    const seen = streamed.get(sessionId) ?? 0;
-    const s = rows.get(sessionId);
-    const handle = handles.get(sessionId) ?? s?.handle ?? null;
-    forget(sessionId);
-    if (s === undefined) return 'gone';
-    if (outcome.outcome === 'exited' && outcome.output.length > seen)
-      deps.onOutput(sessionId, outcome.output.slice(seen));
-    const op = finishFor(s, outcome);
+    const run = runs.get(sessionId);
+    const s = run?.row;
+    if (run === undefined || s === undefined) return 'gone';
+    const handle = run.handle ?? s.handle;
+    if (outcome.outcome === 'exited' && outcome.output.length > run.streamed)
+      deps.onOutput(sessionId, outcome.output.slice(run.streamed));
+    const op = finishFor(s, outcome, run.output, deps.onStartFailure);
     const result = await submit(op);
     if (result.kind !== 'applied') return 'gone';
     deps.onRows(result.session, result.task, op.output !== null);
@@ -303,87 +332,106 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     return 'finished';
   };
 
+  const loadRow = async (run: RunState, start: 'granted' | 'adopt'): Promise<RunnerRow> => {
+    const grant = deps.grantOf(run.sessionId);
+    if (grant !== undefined) {
+      run.row = grant.session;
+      run.spec = grant.task;
+      return { kind: 'run' };
+    }
+    const fenced = deps.fencedOf?.(run.sessionId);
+    if (fenced !== undefined) {
+      run.prefenced = fenced;
+      return { kind: 'adopt' };
+    }
+    const s = await retry(() => getSession(db, run.sessionId), run.abort.signal);
+    if (s.status !== 'running') return { kind: 'gone' };
+    // Adopt only what is ours to adopt: an orphan the Reconciler judged
+    // dead, or our own run after this runner crashed. Any other running
+    // row belongs to a live owner: leave it alone.
+    return start === 'adopt' || s.owner === deps.owner ? { kind: 'adopt' } : { kind: 'gone' };
+  };
+
   /** A row this boot fenced: the runner holds its slot and shows it. */
-  const took = (fenced: Session, holder: Watchable, signal: AbortSignal): AdoptResult => {
+  const took = (run: RunState, fenced: Session, holder: Watchable): AdoptResult => {
     // Cancelled while the CAS was out: the cancel's own CAS decides the row;
     // this runner is gone and must not hold anything.
-    if (signal.aborted) return { kind: 'gone' };
-    rows.set(fenced.id, fenced);
-    if (fenced.handle !== null) handles.set(fenced.id, fenced.handle);
+    if (run.abort.signal.aborted) return { kind: 'gone' };
+    run.row = fenced;
+    if (fenced.handle !== null) run.handle = fenced.handle;
     slots.hold(fenced.id, fenced.epoch, holder);
     deps.onRows(fenced);
     return { kind: 'adopted', handle: fenced.handle, startedAt: fenced.startedAt };
   };
 
+  const adoptRun = async (sessionId: string, holder: Watchable): Promise<AdoptResult> => {
+    const run = runOf(sessionId);
+    const { signal } = run.abort;
+    const pre = run.prefenced;
+    run.prefenced = undefined;
+    // Fenced by the Reconciler's batch (only the dead, by epoch): ours at that epoch.
+    if (pre !== undefined) return took(run, pre, holder);
+    const s = await retry(() => getSession(db, sessionId), signal);
+    if (s.status !== 'running') return { kind: 'gone' };
+    // Adopt only the dead: the row may have moved to a live owner since the Reconciler looked.
+    if (deps.mayAdopt !== undefined && !(await deps.mayAdopt(s))) return { kind: 'gone' };
+    alive(signal);
+    try {
+      // The epoch moves on: the previous owner, wherever it is, is fenced out.
+      const fenced = await retry(
+        () => adopt(db, { sessionId: s.id, epoch: s.epoch, owner: deps.owner, now: now() }),
+        signal,
+      );
+      return took(run, fenced, holder);
+    } catch (error) {
+      if (error instanceof StaleStatusError) return { kind: 'gone' };
+      throw error;
+    }
+  };
+
+  const stopRun = async (sessionId: string, handle: string | null): Promise<void> => {
+    const run = runs.get(sessionId);
+    // Whatever the runner was doing is abandoned; then the run itself goes.
+    if (run !== undefined) close(run);
+    const h = run?.handle ?? handle;
+    if (h !== null) await backend.remove(ref(sessionId, h)).catch(deps.onError);
+  };
+
   return taskRunnerMachine.provide({
-    actors: {
-      loadRow: fromPromise(({ input, signal }) =>
-        deps.track(
-          (async (): Promise<RunnerRow> => {
-            const grant = deps.grantOf(input.sessionId);
-            if (grant !== undefined) {
-              rows.set(grant.session.id, grant.session);
-              specs.set(grant.session.id, grant.task);
-              return { kind: 'run' };
-            }
-            const fenced = deps.fencedOf?.(input.sessionId);
-            if (fenced !== undefined) {
-              prefenced.set(fenced.id, fenced);
-              return { kind: 'adopt' };
-            }
-            const s = await retry(() => getSession(db, input.sessionId), signal);
-            if (s.status !== 'running') return { kind: 'gone' };
-            // Adopt only what is ours to adopt: an orphan the Reconciler
-            // judged dead, or our own run after this runner crashed. Any
-            // other running row belongs to a live owner: leave it alone.
-            return input.start === 'adopt' || s.owner === deps.owner
-              ? { kind: 'adopt' }
-              : { kind: 'gone' };
-          })(),
-        ),
-      ),
-      adopt: fromPromise(({ input, signal }) =>
-        deps.track(
-          (async (): Promise<AdoptResult> => {
-            const pre = prefenced.get(input.sessionId);
-            prefenced.delete(input.sessionId);
-            // Fenced by the Reconciler's batch (only the dead, by epoch): ours at that epoch.
-            if (pre !== undefined) return took(pre, input.holder, signal);
-            const s = await retry(() => getSession(db, input.sessionId), signal);
-            if (s.status !== 'running') return { kind: 'gone' };
-            // Adopt only the dead: the row may have moved to a live owner since the Reconciler looked.
-            if (deps.mayAdopt !== undefined && !(await deps.mayAdopt(s))) return { kind: 'gone' };
-            alive(signal);
-            try {
-              // The epoch moves on: the previous owner, wherever it is, is fenced out.
-              const fenced = await retry(
-                () => adopt(db, { sessionId: s.id, epoch: s.epoch, owner: deps.owner, now: now() }),
-                signal,
-              );
-              return took(fenced, input.holder, signal);
-            } catch (error) {
-              if (error instanceof StaleStatusError) return { kind: 'gone' };
-              throw error;
-            }
-          })(),
-        ),
-      ),
-      containerRun,
-      finalize: fromPromise(({ input }) => deps.track(finalize(input.sessionId, input.outcome))),
-      stopRun: fromPromise(({ input }) =>
-        deps.track(
-          (async () => {
-            const handle = handles.get(input.sessionId) ?? input.handle;
-            forget(input.sessionId);
-            if (handle !== null)
-              await backend.remove(ref(input.sessionId, handle)).catch(deps.onError);
-          })(),
-        ),
-      ),
-    },
+    actors: { containerRun },
     actions: {
+      loadRow: ({ self }, p) => {
+        const run = begin(p.sessionId, self);
+        answer<RunnerRow, TaskRunnerEvent>(
+          self,
+          () => loadRow(run, p.start),
+          (output) => ({ type: 'roundtable.runner.loadRow.done', output }),
+          (error) => ({ type: 'roundtable.runner.loadRow.error', error }),
+        );
+      },
+      adopt: ({ self }, p) =>
+        answer<AdoptResult, TaskRunnerEvent>(
+          self,
+          () => adoptRun(p.sessionId, self),
+          (output) => ({ type: 'roundtable.runner.adopt.done', output }),
+          (error) => ({ type: 'roundtable.runner.adopt.error', error }),
+        ),
+      finalize: ({ self }, p) =>
+        answer<'finished' | 'gone', TaskRunnerEvent>(
+          self,
+          () => finalize(p.sessionId, p.outcome),
+          (output) => ({ type: 'roundtable.runner.finalize.done', output }),
+          (error) => ({ type: 'roundtable.runner.finalize.error', error }),
+        ),
+      stopRun: ({ self }, p) =>
+        answer<void, TaskRunnerEvent>(
+          self,
+          () => stopRun(p.sessionId, p.handle),
+          () => ({ type: 'roundtable.runner.stopRun.done' }),
+          (error) => ({ type: 'roundtable.runner.stopRun.error', error }),
+        ),
       hold: ({ self }, params) => {
-        const s = rows.get(params.sessionId);
+        const s = runs.get(params.sessionId)?.row;
         if (s !== undefined) slots.hold(params.sessionId, s.epoch, self);
       },
       releaseSlot: (_, params) => slots.release(params.sessionId),

@@ -3,16 +3,19 @@
  * the exec and stream it) and the adopt path (after a restart, nothing to
  * wait on but the exit marker). Three ways out: `exited`, `gaveUp`, `failed`.
  *
- * No I/O here: `startRun`, `attach`, `observe` and `readOutput` are
- * placeholders that the TaskRunner (or a test) replaces with
- * `containerRunMachine.provide({ actors })`. Time is read from the actor
- * system's clock, so a `SimulatedClock` drives both the poll delay and the
- * budget. See docs/container-run.md.
+ * No I/O here: each state that needs some asks for it with an entry action
+ * (`startRun`, `attach`, `observe`, `readOutput`) that the TaskRunner (or a
+ * test) provides with `containerRunMachine.provide({ actions })`; whoever
+ * performs it sends the answer back as an event (`roundtable.run.<op>.done`
+ * or `.error`, ContainerRunIoEvent), which only the state that asked takes.
+ * An answer is an event, not an invoked child actor: a run costs no actor
+ * per I/O call. Time is read from the actor system's clock, so a
+ * `SimulatedClock` drives both the poll delay and the budget. See
+ * docs/container-run.md.
  */
-import { assign, emit, fromCallback, fromPromise, setup } from 'xstate';
+import { type AnyActorRef, assign, emit, setup } from 'xstate';
 import { type AdoptDecision, decide, type MaybeTimestamp } from './adoptPolicy.js';
 import {
-  type AttachEvent,
   type ContainerRunEmitted,
   ContainerRunError,
   type ContainerRunErrorCode,
@@ -22,8 +25,8 @@ import {
   type ContainerRunOutput,
   clockNow,
   type Observation,
+  type ObserveRequest,
   type RunRef,
-  type StartedRun,
   type StartRunInput,
   validateContainerRunInput,
 } from './containerRunTypes.js';
@@ -58,7 +61,17 @@ export interface ContainerRunContext {
 }
 
 const notProvided = (name: string) =>
-  new ContainerRunError('ACTOR_NOT_PROVIDED', `containerRun: provide the '${name}' actor`);
+  new ContainerRunError('ACTOR_NOT_PROVIDED', `containerRun: provide the '${name}' action`);
+
+/** Unprovided I/O answers with its error, so the run fails the way a failing call would. */
+function unprovided<P>(
+  name: string,
+  answer: (error: ContainerRunError, params: P) => ContainerRunEvent,
+): (args: { self: AnyActorRef }, params: P) => void {
+  return ({ self }, params) => {
+    self.send(answer(notProvided(name), params));
+  };
+}
 
 function runRef(context: ContainerRunContext): RunRef {
   // Validation (adopt) and startRun (owner) both set the handle before any
@@ -96,10 +109,10 @@ function decideNow(
 }
 
 /**
- * The ContainerRun statechart. Provide its four I/O actors, then run it with
- * `createActor(containerRunMachine.provide({ actors }), { input })`; its
+ * The ContainerRun statechart. Provide its four I/O actions, then run it with
+ * `createActor(containerRunMachine.provide({ actions }), { input })`; its
  * `output` is a `ContainerRunOutput`. Output chunks of an owned run are
- * emitted as `{ type: 'output', sessionId, chunk }` (`actor.on('output', fn)`).
+ * emitted as `{ type: 'roundtable.run.output', sessionId, chunk }`.
  */
 export const containerRunMachine = setup({
   types: {
@@ -109,36 +122,30 @@ export const containerRunMachine = setup({
     emitted: {} as ContainerRunEmitted,
     output: {} as ContainerRunOutput,
   },
-  actors: {
-    startRun: fromPromise<StartedRun, StartRunInput>(async () => {
-      throw notProvided('startRun');
-    }),
-    attach: fromCallback<AttachEvent, RunRef>(() => {
-      throw notProvided('attach');
-    }),
-    observe: fromPromise<Observation, RunRef>(async () => {
-      throw notProvided('observe');
-    }),
-    readOutput: fromPromise<string, RunRef>(async () => {
-      throw notProvided('readOutput');
-    }),
-  },
-  delays: {
-    pollMs: ({ context }) => context.pollMs,
-    ioTimeoutMs: ({ context }) => context.ioTimeoutMs,
-  },
-  guards: {
-    isAdopting: ({ context }) => context.mode === 'adopt',
-    markerSeen: ({ context }) =>
-      context.lastObservation?.failed === false && context.lastObservation.marker !== null,
-    policySaysGiveUp: ({ context }) => context.decision?.kind === 'give_up',
-  },
   actions: {
+    // The I/O, provided: each answers with its `.done` / `.error` event.
+    startRun: unprovided<StartRunInput>('startRun', (error) => ({
+      type: 'roundtable.run.startRun.error',
+      error,
+    })),
+    attach: unprovided<RunRef>('attach', (error) => ({
+      type: 'roundtable.run.attach.error',
+      error,
+    })),
+    observe: unprovided<ObserveRequest>('observe', (error, { seq }) => ({
+      type: 'roundtable.run.observe.error',
+      seq,
+      error,
+    })),
+    readOutput: unprovided<RunRef>('readOutput', (error) => ({
+      type: 'roundtable.run.readOutput.error',
+      error,
+    })),
     startAdoptionClock: assign({ adoptionStartedAt: ({ system }) => clockNow(system._clock) }),
     forwardChunk: emit(({ context, event }) => ({
-      type: 'output' as const,
+      type: 'roundtable.run.output' as const,
       sessionId: context.sessionId,
-      chunk: event.type === 'output' ? event.chunk : '',
+      chunk: event.type === 'roundtable.run.output' ? event.chunk : '',
     })),
     recordFailedObservation: assign(({ context, event, system }) => ({
       observations: context.observations + 1,
@@ -153,6 +160,18 @@ export const containerRunMachine = setup({
       // A failed look is "unknown": never replacement, and the clock keeps running.
       decision: decideNow(context, null, system._clock),
     })),
+  },
+  delays: {
+    pollMs: ({ context }) => context.pollMs,
+    ioTimeoutMs: ({ context }) => context.ioTimeoutMs,
+  },
+  guards: {
+    isAdopting: ({ context }) => context.mode === 'adopt',
+    markerSeen: ({ context }) =>
+      context.lastObservation?.failed === false && context.lastObservation.marker !== null,
+    policySaysGiveUp: ({ context }) => context.decision?.kind === 'give_up',
+    // The answer to the look in flight, not to one that timed out before it.
+    currentLook: ({ context, event }) => 'seq' in event && event.seq === context.observations,
   },
 }).createMachine({
   id: 'containerRun',
@@ -176,21 +195,19 @@ export const containerRunMachine = setup({
       always: [{ guard: 'isAdopting', target: 'adopting' }, { target: 'starting' }],
     },
     starting: {
-      invoke: {
-        id: 'startRun',
-        src: 'startRun',
-        input: ({ context }) => ({ sessionId: context.sessionId }),
-        onDone: {
+      entry: { type: 'startRun', params: ({ context }) => ({ sessionId: context.sessionId }) },
+      on: {
+        'roundtable.run.startRun.done': {
           target: 'attached',
-          actions: assign({
-            handle: ({ event }) => event.output.handle,
-            sessionStartedAt: ({ event }) => event.output.startedAt,
-          }),
+          actions: assign(({ event }) => ({
+            handle: event.output.handle,
+            sessionStartedAt: event.output.startedAt,
+          })),
         },
-        onError: {
+        'roundtable.run.startRun.error': {
           target: 'failed',
           actions: assign({
-            result: ({ event }) => failure('START_FAILED', 'startRun rejected', event.error, null),
+            result: ({ event }) => failure('START_FAILED', 'startRun failed', event.error, null),
           }),
         },
       },
@@ -210,24 +227,16 @@ export const containerRunMachine = setup({
       },
     },
     attached: {
-      invoke: {
-        id: 'attach',
-        src: 'attach',
-        input: ({ context }) => runRef(context),
-        // The exec stream broke but the command may still be running: the
-        // marker will tell, so fall back to polling under the same budget.
-        onError: {
-          target: 'adopting',
-          actions: assign({ attachError: ({ event }) => event.error }),
-        },
-      },
+      entry: { type: 'attach', params: ({ context }) => runRef(context) },
       on: {
-        output: { actions: 'forwardChunk' },
-        exited: {
+        'roundtable.run.output': { actions: 'forwardChunk' },
+        'roundtable.run.exited': {
           target: 'readingOutput',
           actions: assign({ exitCode: ({ event }) => event.exitCode }),
         },
-        attach_failed: {
+        // The exec stream broke but the command may still be running: the
+        // marker will tell, so fall back to polling under the same budget.
+        'roundtable.run.attach.error': {
           target: 'adopting',
           actions: assign({ attachError: ({ event }) => event.error }),
         },
@@ -240,11 +249,13 @@ export const containerRunMachine = setup({
       initial: 'observing',
       states: {
         observing: {
-          invoke: {
-            id: 'observe',
-            src: 'observe',
-            input: ({ context }) => runRef(context),
-            onDone: {
+          entry: {
+            type: 'observe',
+            params: ({ context }) => ({ ...runRef(context), seq: context.observations }),
+          },
+          on: {
+            'roundtable.run.observe.done': {
+              guard: 'currentLook',
               target: 'deciding',
               actions: assign(({ context, event, system }) => ({
                 observations: context.observations + 1,
@@ -255,7 +266,11 @@ export const containerRunMachine = setup({
                 decision: decideNow(context, event.output.containerStartedAt, system._clock),
               })),
             },
-            onError: { target: 'deciding', actions: 'recordFailedObservation' },
+            'roundtable.run.observe.error': {
+              guard: 'currentLook',
+              target: 'deciding',
+              actions: 'recordFailedObservation',
+            },
           },
           after: { ioTimeoutMs: { target: 'deciding', actions: 'recordFailedObservation' } },
         },
@@ -274,11 +289,9 @@ export const containerRunMachine = setup({
       },
     },
     readingOutput: {
-      invoke: {
-        id: 'readOutput',
-        src: 'readOutput',
-        input: ({ context }) => runRef(context),
-        onDone: {
+      entry: { type: 'readOutput', params: ({ context }) => runRef(context) },
+      on: {
+        'roundtable.run.readOutput.done': {
           target: 'exited',
           actions: assign({
             result: ({ context, event }) => ({
@@ -288,11 +301,11 @@ export const containerRunMachine = setup({
             }),
           }),
         },
-        onError: {
+        'roundtable.run.readOutput.error': {
           target: 'failed',
           actions: assign({
             result: ({ context, event }) =>
-              failure('READ_OUTPUT_FAILED', 'readOutput rejected', event.error, context.exitCode),
+              failure('READ_OUTPUT_FAILED', 'readOutput failed', event.error, context.exitCode),
           }),
         },
       },

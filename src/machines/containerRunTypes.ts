@@ -1,6 +1,6 @@
 /**
  * The contract of the ContainerRun statechart: its input, output, events, the
- * I/O actors it expects to be provided, its typed error, and the two pure
+ * I/O actions it expects to be provided, its typed error, and the two pure
  * helpers it leans on (input validation and reading the actor system's clock).
  *
  * Kept apart from the machine so callers (TaskRunner, Reconciler, fakes in
@@ -79,31 +79,56 @@ export type ContainerRunOutput =
   | { outcome: 'gave_up'; reason: GiveUpReason }
   | { outcome: 'failed'; error: ContainerRunError; exitCode: number | null };
 
-/** Events the injected `attach` callback actor sends to the machine. */
+/**
+ * What the exec stream tells the machine once `attach` began: output chunks,
+ * then the exit code, or that the stream broke (the command may still run).
+ */
 export type AttachEvent =
-  | { type: 'output'; chunk: string }
-  | { type: 'exited'; exitCode: number }
-  | { type: 'attach_failed'; error: unknown };
+  | { type: 'roundtable.run.output'; chunk: string }
+  | { type: 'roundtable.run.exited'; exitCode: number }
+  | { type: 'roundtable.run.attach.error'; error: unknown };
 
-/** Everything the machine can receive from outside (only its attach child talks to it). */
-export type ContainerRunEvent = AttachEvent;
+/**
+ * The answers of the machine's I/O, sent to it by whoever performs the I/O
+ * its actions ask for (src/actors/taskRunner.ts, or a test). A look carries
+ * the `seq` its request was made with: a look that timed out and answers
+ * late is not taken for the next one.
+ */
+export type ContainerRunIoEvent =
+  | { type: 'roundtable.run.startRun.done'; output: StartedRun }
+  | { type: 'roundtable.run.startRun.error'; error: unknown }
+  | { type: 'roundtable.run.observe.done'; seq: number; output: Observation }
+  | { type: 'roundtable.run.observe.error'; seq: number; error: unknown }
+  | { type: 'roundtable.run.readOutput.done'; output: string }
+  | { type: 'roundtable.run.readOutput.error'; error: unknown };
 
-/** Emitted for each output chunk of an owned run; subscribe with `actor.on('output', fn)`. */
-export type ContainerRunEmitted = { type: 'output'; sessionId: string; chunk: string };
+/** Everything the machine can receive from outside: its I/O's answers. */
+export type ContainerRunEvent = AttachEvent | ContainerRunIoEvent;
 
-/** Input of the injected `startRun` actor; it resolves once the exec is running. */
+/** Emitted for each output chunk of an owned run; subscribe with `actor.on('roundtable.run.output', fn)`. */
+export type ContainerRunEmitted = {
+  type: 'roundtable.run.output';
+  sessionId: string;
+  chunk: string;
+};
+
+/** What the `startRun` action is asked with; it answers once the exec is running. */
 export interface StartRunInput {
   sessionId: string;
 }
-/** What `startRun` resolves to: where the run lives and when its exec started. */
+/** What `startRun` answers: where the run lives and when its exec started. */
 export interface StartedRun {
   handle: string;
   startedAt: MaybeTimestamp;
 }
-/** Input of the injected `attach`, `observe` and `readOutput` actors. */
+/** What the `attach`, `observe` and `readOutput` actions are asked with. */
 export interface RunRef {
   sessionId: string;
   handle: string;
+}
+/** A look at an adopted run: its `seq` comes back with the answer. */
+export interface ObserveRequest extends RunRef {
+  seq: number;
 }
 
 /**

@@ -11,13 +11,18 @@
  * is in Postgres). A runner that finds a running row it was not granted and
  * not asked to adopt leaves it alone: another live node owns that run.
  *
- * No I/O here: every effect is an actor or action provided with
- * `taskRunnerMachine.provide(...)` (src/actors/taskRunner.ts wires the real
- * ones). An unexpected error is left unhandled on purpose: the runner
- * crashes, its transient supervisor restarts it, and the new incarnation
+ * No I/O here: each state that needs some asks for it with an entry action
+ * (`loadRow`, `adopt`, `finalize`, `stopRun`) provided with
+ * `taskRunnerMachine.provide({ actions })` (src/actors/taskRunner.ts wires
+ * the real ones); whoever performs it sends the answer back as an event
+ * (`roundtable.runner.<op>.done` or `.error`), which only the state that
+ * asked takes: an answer arriving after the runner moved on (cancelled) is
+ * dropped. The run itself is the ContainerRun chart, invoked as a child.
+ * An I/O error crashes the runner on purpose (the `crash` action rethrows
+ * it): its transient supervisor restarts it, and the new incarnation
  * re-reads its row and adopts its own run (rows outlive processes).
  */
-import { type AnyActorRef, assign, fromPromise, setup } from 'xstate';
+import { type AnyActorRef, assign, setup } from 'xstate';
 import { containerRunMachine } from './containerRun.js';
 import type { ContainerRunOutput } from './containerRunTypes.js';
 
@@ -47,12 +52,47 @@ export type AdoptResult =
 /** How the run ended, as finalize records it. `orphaned`: running with no handle to find. */
 export type RunnerOutcome = ContainerRunOutput | { outcome: 'orphaned' };
 
-/** Events a TaskRunner receives from outside. */
-export type TaskRunnerEvent =
+/** Events a TaskRunner receives from the runtime. */
+export type TaskRunnerCommand =
   /** The row was cancelled (by the runtime, already): stop the run and leave. */
-  | { type: 'cancel' }
+  | { type: 'roundtable.runner.cancel' }
   /** The RunnerPool was restarted and watches no holder: hold the slot again. */
-  | { type: 'pool_restarted' };
+  | { type: 'roundtable.runner.pool_restarted' };
+
+/** The answers of a TaskRunner's I/O, sent to it by whoever performs the I/O its actions ask for. */
+export type TaskRunnerIoEvent =
+  | { type: 'roundtable.runner.loadRow.done'; output: RunnerRow }
+  | { type: 'roundtable.runner.loadRow.error'; error: unknown }
+  | { type: 'roundtable.runner.adopt.done'; output: AdoptResult }
+  | { type: 'roundtable.runner.adopt.error'; error: unknown }
+  | { type: 'roundtable.runner.finalize.done'; output: 'finished' | 'gone' }
+  | { type: 'roundtable.runner.finalize.error'; error: unknown }
+  | { type: 'roundtable.runner.stopRun.done' }
+  | { type: 'roundtable.runner.stopRun.error'; error: unknown };
+
+/** Everything a TaskRunner receives from outside. */
+export type TaskRunnerEvent = TaskRunnerCommand | TaskRunnerIoEvent;
+
+/** What the `loadRow` action is asked with. */
+export interface LoadRowRequest {
+  sessionId: string;
+  start: TaskRunnerInput['start'];
+}
+/** What the `adopt` action is asked with; the runner asking (the slot's holder) is its `self`. */
+export interface AdoptRequest {
+  sessionId: string;
+  userId: string;
+}
+/** What the `finalize` action is asked with. */
+export interface FinalizeRequest {
+  sessionId: string;
+  outcome: RunnerOutcome;
+}
+/** What the `stopRun` action is asked with. */
+export interface StopRunRequest {
+  sessionId: string;
+  handle: string | null;
+}
 
 export interface TaskRunnerContext {
   sessionId: string;
@@ -69,14 +109,24 @@ export interface TaskRunnerContext {
   ending: 'finished' | 'gone' | 'cancelled' | null;
 }
 
-const notProvided = (name: string) => new Error(`taskRunner: provide the '${name}' actor`);
+const notProvided = (name: string) => new Error(`taskRunner: provide the '${name}' action`);
+
+/** Unprovided I/O answers with its error (so the runner crashes, as a failing call would). */
+function unprovided<P>(
+  name: string,
+  type: TaskRunnerIoEvent['type'] & `${string}.error`,
+): (args: { self: AnyActorRef }, params: P) => void {
+  return ({ self }) => {
+    self.send({ type, error: notProvided(name) });
+  };
+}
 
 /** Cancel is accepted in every state but the last two. */
-const onCancel = { cancel: { target: '#taskRunner.cancelling' } } as const;
+const onCancel = { 'roundtable.runner.cancel': { target: '#taskRunner.cancelling' } } as const;
 
 // A restarted pool watches no holder: a runner holding a slot tells it again.
 const rejoinOnPoolRestart = {
-  pool_restarted: {
+  'roundtable.runner.pool_restarted': {
     actions: {
       type: 'hold',
       params: ({ context }: { context: TaskRunnerContext }) => ({ sessionId: context.sessionId }),
@@ -96,28 +146,19 @@ export const taskRunnerMachine = setup({
     output: {} as { ending: TaskRunnerContext['ending']; outcome: RunnerOutcome | null },
   },
   actors: {
-    loadRow: fromPromise<RunnerRow, { sessionId: string; start: TaskRunnerInput['start'] }>(
-      async () => {
-        throw notProvided('loadRow');
-      },
-    ),
-    adopt: fromPromise<AdoptResult, { sessionId: string; userId: string; holder: AnyActorRef }>(
-      async () => {
-        throw notProvided('adopt');
-      },
-    ),
-    // The chart itself; its own I/O actors are provided by the caller.
+    // The chart itself; its own I/O actions are provided by the caller.
     containerRun: containerRunMachine,
-    finalize: fromPromise<'finished' | 'gone', { sessionId: string; outcome: RunnerOutcome }>(
-      async () => {
-        throw notProvided('finalize');
-      },
-    ),
-    stopRun: fromPromise<void, { sessionId: string; handle: string | null }>(async () => {
-      throw notProvided('stopRun');
-    }),
   },
   actions: {
+    // The I/O, provided: each answers with its `.done` / `.error` event.
+    loadRow: unprovided<LoadRowRequest>('loadRow', 'roundtable.runner.loadRow.error'),
+    adopt: unprovided<AdoptRequest>('adopt', 'roundtable.runner.adopt.error'),
+    finalize: unprovided<FinalizeRequest>('finalize', 'roundtable.runner.finalize.error'),
+    stopRun: unprovided<StopRunRequest>('stopRun', 'roundtable.runner.stopRun.error'),
+    // An I/O error is a crash: rethrown, the actor errors and its supervisor restarts it.
+    crash: ({ event }) => {
+      throw 'error' in event ? event.error : new Error(`taskRunner: crash on ${event.type}`);
+    },
     // Provided: tells the pool this runner holds its session's slot (monitored).
     hold: (_: unknown, _params: { sessionId: string }) => {},
     // Provided: gives the slot back to the pool (finished, cancelled, gone).
@@ -147,11 +188,13 @@ export const taskRunnerMachine = setup({
   exit: { type: 'releaseSlot', params: ({ context }) => ({ sessionId: context.sessionId }) },
   states: {
     loading: {
-      on: onCancel,
-      invoke: {
-        src: 'loadRow',
-        input: ({ context }) => ({ sessionId: context.sessionId, start: context.start }),
-        onDone: [
+      entry: {
+        type: 'loadRow',
+        params: ({ context }) => ({ sessionId: context.sessionId, start: context.start }),
+      },
+      on: {
+        ...onCancel,
+        'roundtable.runner.loadRow.done': [
           {
             guard: ({ event }) => event.output.kind === 'run',
             target: 'running',
@@ -163,20 +206,20 @@ export const taskRunnerMachine = setup({
           { guard: ({ event }) => event.output.kind === 'adopt', target: 'adopting' },
           { target: 'done', actions: assign({ ending: 'gone' }) },
         ],
+        'roundtable.runner.loadRow.error': { actions: 'crash' },
       },
     },
     adopting: {
+      entry: {
+        type: 'adopt',
+        params: ({ context }) => ({ sessionId: context.sessionId, userId: context.userId }),
+      },
       // The adopt step holds the slot as soon as its CAS lands: a pool that
       // restarts meanwhile must be told again (holding twice is harmless).
-      on: { ...onCancel, ...rejoinOnPoolRestart },
-      invoke: {
-        src: 'adopt',
-        input: ({ context, self }) => ({
-          sessionId: context.sessionId,
-          userId: context.userId,
-          holder: self,
-        }),
-        onDone: [
+      on: {
+        ...onCancel,
+        ...rejoinOnPoolRestart,
+        'roundtable.runner.adopt.done': [
           {
             guard: ({ event }) => event.output.kind === 'adopted' && event.output.handle !== null,
             target: 'running',
@@ -198,6 +241,7 @@ export const taskRunnerMachine = setup({
           },
           { target: 'done', actions: assign({ ending: 'gone' }) },
         ],
+        'roundtable.runner.adopt.error': { actions: 'crash' },
       },
     },
     running: {
@@ -217,24 +261,36 @@ export const taskRunnerMachine = setup({
       },
     },
     finalizing: {
-      // Cancel while finalizing: the finish CAS and the cancel CAS race on
-      // the row, and exactly one wins; the loser's write is a stale outcome.
-      on: { ...onCancel, ...rejoinOnPoolRestart },
-      invoke: {
-        src: 'finalize',
-        input: ({ context }) => ({
+      entry: {
+        type: 'finalize',
+        params: ({ context }) => ({
           sessionId: context.sessionId,
           outcome: context.outcome ?? { outcome: 'orphaned' },
         }),
-        onDone: { target: 'done', actions: assign({ ending: ({ event }) => event.output }) },
+      },
+      // Cancel while finalizing: the finish CAS and the cancel CAS race on
+      // the row, and exactly one wins; the loser's write is a stale outcome.
+      on: {
+        ...onCancel,
+        ...rejoinOnPoolRestart,
+        'roundtable.runner.finalize.done': {
+          target: 'done',
+          actions: assign({ ending: ({ event }) => event.output }),
+        },
+        'roundtable.runner.finalize.error': { actions: 'crash' },
       },
     },
     cancelling: {
-      entry: assign({ ending: 'cancelled' }),
-      invoke: {
-        src: 'stopRun',
-        input: ({ context }) => ({ sessionId: context.sessionId, handle: context.handle }),
-        onDone: { target: 'done' },
+      entry: [
+        assign({ ending: 'cancelled' }),
+        {
+          type: 'stopRun',
+          params: ({ context }) => ({ sessionId: context.sessionId, handle: context.handle }),
+        },
+      ],
+      on: {
+        'roundtable.runner.stopRun.done': { target: 'done' },
+        'roundtable.runner.stopRun.error': { actions: 'crash' },
       },
     },
     done: { type: 'final' },

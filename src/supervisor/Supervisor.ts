@@ -7,7 +7,13 @@
  * throwing subscriber cannot stop a restart, is SupervisorOutbox's.
  */
 import type { AnyActorRef } from 'xstate';
-import { type ChildCounts, type ChildInfo, type ChildRecord, ChildTable } from './ChildTable.js';
+import {
+  type ChildCounts,
+  type ChildInfo,
+  type ChildRecord,
+  type ChildStatus,
+  ChildTable,
+} from './ChildTable.js';
 import { claimName, releaseNames } from './childNames.js';
 import { type ChildSpec, type ResolvedChildSpec, validateChildSpec } from './childSpec.js';
 import {
@@ -46,7 +52,7 @@ import {
 } from './supervisorSpec.js';
 import type { ExitSource } from './watchExit.js';
 
-export type { ChildCounts, ChildInfo } from './ChildTable.js';
+export type { ChildCounts, ChildInfo, ChildStatus } from './ChildTable.js';
 
 export type { StartArgs } from './fromTemplate.js';
 
@@ -157,6 +163,11 @@ export class Supervisor implements ExitSource, NestedSupervisor {
    */
   sync(): Promise<void> {
     return new Promise((resolve) => this.mailbox.post(resolve));
+  }
+
+  /** One child's status (O(1), unlike `whichChildren()`); undefined when there is no such child. */
+  childStatus(id: string): ChildStatus | undefined {
+    return this.children.get(id)?.status;
   }
 
   countChildren(): ChildCounts {

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import { type AnyActorRef, createActor, SimulatedClock } from 'xstate';
 import * as containerRun from '../../src/machines/containerRun.js';
 import {
   type AttachEvent,
   ContainerRunError,
+  type ContainerRunEvent,
   type ContainerRunInput,
   containerRunMachine,
   type Observation,
   type RunRef,
   type StartedRun,
-  type StartRunInput,
 } from '../../src/machines/containerRun.js';
 import { runDocExamples } from '../support/docExamples.js';
 import {
@@ -41,37 +41,67 @@ type Fakes = {
   startRun?: Promise<StartedRun> | 'hang';
   observe?: () => Promise<Observation>;
   readOutput?: () => Promise<string>;
-  attachThrows?: boolean;
+  /** The stream breaks as soon as it is asked for. */
+  attachFails?: boolean;
 };
+
+/** Sends the answer of `work` to the chart as its `.done` / `.error` event, as the wrapper does. */
+function answer<T>(
+  self: AnyActorRef,
+  work: Promise<T>,
+  done: (output: T) => ContainerRunEvent,
+  failed: (error: unknown) => ContainerRunEvent,
+) {
+  work.then(
+    (o) => self.send(done(o)),
+    (e: unknown) => self.send(failed(e)),
+  );
+}
 
 /** Starts an owned run with controllable fakes; `attach.send` plays the exec stream. */
 function ownerRun(fakes: Fakes = {}, input: Partial<ContainerRunInput> = {}) {
   const clock = new SimulatedClock();
-  const attach: {
-    send: ((e: AttachEvent) => void) | null;
-    input: RunRef | null;
-    stopped: boolean;
-  } = { send: null, input: null, stopped: false };
+  const attach: { send: ((e: AttachEvent) => void) | null; input: RunRef | null } = {
+    send: null,
+    input: null,
+  };
   const never = new Promise<never>(() => {});
   const machine = containerRunMachine.provide({
-    actors: {
-      startRun: fromPromise<StartedRun, StartRunInput>(() =>
-        fakes.startRun === 'hang'
-          ? never
-          : (fakes.startRun ?? Promise.resolve({ handle: 'svc-s1', startedAt: SESSION })),
-      ),
-      attach: fromCallback<AttachEvent, RunRef>(({ sendBack, input }) => {
-        if (fakes.attachThrows) throw new Error('hijack refused');
-        attach.send = sendBack;
-        attach.input = input;
-        return () => {
-          attach.stopped = true;
-        };
-      }),
-      observe: fromPromise<Observation, RunRef>(
-        fakes.observe ?? (async () => ({ containerStartedAt: SESSION, marker: { exitCode: 0 } })),
-      ),
-      readOutput: fromPromise<string, RunRef>(fakes.readOutput ?? (async () => 'full output')),
+    actions: {
+      startRun: ({ self }) =>
+        answer(
+          self,
+          fakes.startRun === 'hang'
+            ? never
+            : (fakes.startRun ?? Promise.resolve({ handle: 'svc-s1', startedAt: SESSION })),
+          (output) => ({ type: 'roundtable.run.startRun.done', output }),
+          (error) => ({ type: 'roundtable.run.startRun.error', error }),
+        ),
+      attach: ({ self }, ref) => {
+        if (fakes.attachFails) {
+          self.send({ type: 'roundtable.run.attach.error', error: new Error('hijack refused') });
+          return;
+        }
+        attach.send = (e) => self.send(e);
+        attach.input = ref;
+      },
+      observe: ({ self }, { seq }) =>
+        answer(
+          self,
+          (
+            fakes.observe ??
+            (async () => ({ containerStartedAt: SESSION, marker: { exitCode: 0 } }))
+          )(),
+          (output) => ({ type: 'roundtable.run.observe.done', seq, output }),
+          (error) => ({ type: 'roundtable.run.observe.error', seq, error }),
+        ),
+      readOutput: ({ self }) =>
+        answer(
+          self,
+          (fakes.readOutput ?? (async () => 'full output'))(),
+          (output) => ({ type: 'roundtable.run.readOutput.done', output }),
+          (error) => ({ type: 'roundtable.run.readOutput.error', error }),
+        ),
     },
   });
   const actor = createActor(machine, {
@@ -87,7 +117,7 @@ function ownerRun(fakes: Fakes = {}, input: Partial<ContainerRunInput> = {}) {
     },
   });
   const chunks: string[] = [];
-  actor.on('output', (e) => chunks.push(e.chunk));
+  actor.on('roundtable.run.output', (e) => chunks.push(e.chunk));
   actor.start();
   return { actor, clock, attach, chunks };
 }
@@ -98,11 +128,10 @@ describe('owner path', () => {
     await settle();
     expect(actor.getSnapshot().value).toBe('attached');
     expect(attach.input).toEqual({ sessionId: 's1', handle: 'svc-s1' });
-    for (const chunk of ['a', 'b', 'c']) attach.send?.({ type: 'output', chunk });
-    attach.send?.({ type: 'exited', exitCode: 3 });
+    for (const chunk of ['a', 'b', 'c']) attach.send?.({ type: 'roundtable.run.output', chunk });
+    attach.send?.({ type: 'roundtable.run.exited', exitCode: 3 });
     await settle();
     expect(chunks).toEqual(['a', 'b', 'c']);
-    expect(attach.stopped).toBe(true);
     expect(actor.getSnapshot().output).toEqual({
       outcome: 'exited',
       exitCode: 3,
@@ -136,7 +165,7 @@ describe('owner path', () => {
   it('falls back to polling for the marker when the exec stream breaks', async () => {
     const { actor, attach } = ownerRun();
     await settle();
-    attach.send?.({ type: 'attach_failed', error: new Error('socket hang up') });
+    attach.send?.({ type: 'roundtable.run.attach.error', error: new Error('socket hang up') });
     expect(actor.getSnapshot().matches('adopting')).toBe(true);
     await settle();
     expect(actor.getSnapshot().context.attachError).toBeInstanceOf(Error);
@@ -147,9 +176,9 @@ describe('owner path', () => {
     });
   });
 
-  it('falls back to polling when attaching throws, and keeps the learned exec start time', async () => {
+  it('falls back to polling when attaching fails at once, and keeps the learned exec start time', async () => {
     const { actor } = ownerRun({
-      attachThrows: true,
+      attachFails: true,
       observe: async () => ({ containerStartedAt: LATER, marker: null }),
     });
     await settle();
@@ -163,7 +192,7 @@ describe('owner path', () => {
   it('fails with READ_OUTPUT_FAILED but keeps the exit code when the output cannot be read', async () => {
     const { actor, attach } = ownerRun({ readOutput: () => Promise.reject(new Error('gone')) });
     await settle();
-    attach.send?.({ type: 'exited', exitCode: 7 });
+    attach.send?.({ type: 'roundtable.run.exited', exitCode: 7 });
     await settle();
     expect(actor.getSnapshot().output).toMatchObject({
       outcome: 'failed',
@@ -175,7 +204,7 @@ describe('owner path', () => {
   it('fails with READ_OUTPUT_TIMED_OUT when reading the output hangs', async () => {
     const { actor, attach, clock } = ownerRun({ readOutput: () => new Promise<string>(() => {}) });
     await settle();
-    attach.send?.({ type: 'exited', exitCode: 0 });
+    attach.send?.({ type: 'roundtable.run.exited', exitCode: 0 });
     clock.increment(5_000);
     expect(actor.getSnapshot().output).toMatchObject({
       outcome: 'failed',
@@ -184,7 +213,7 @@ describe('owner path', () => {
     });
   });
 
-  it('fails with ACTOR_NOT_PROVIDED when run without its I/O actors', async () => {
+  it('fails with ACTOR_NOT_PROVIDED when run without its I/O actions', async () => {
     const actor = createActor(containerRunMachine, {
       input: { sessionId: 's1', mode: 'owner', pollMs: 1, budgetMs: 1 },
     }).start();
@@ -251,14 +280,14 @@ describe('adopt path', () => {
 
   it('counts a hanging look as failed at its deadline, and that time against the budget', async () => {
     const clock = new SimulatedClock();
-    let calls = 0;
+    const looks: number[] = [];
     const actor = createActor(
       containerRunMachine.provide({
-        actors: {
-          observe: fromPromise<Observation, RunRef>(() => {
-            calls += 1;
-            return new Promise<Observation>(() => {});
-          }),
+        actions: {
+          // Never answers: each look hangs past its deadline.
+          observe: (_, { seq }) => {
+            looks.push(seq);
+          },
         },
       }),
       {
@@ -279,10 +308,20 @@ describe('adopt path', () => {
     expect(actor.getSnapshot().value).toEqual({ adopting: 'waiting' });
     clock.increment(1_000);
     expect(actor.getSnapshot().value).toEqual({ adopting: 'observing' });
+    // The first look answers late, during the second: it is not taken for it
+    // (its marker would end the run; it belongs to a look already counted failed).
+    actor.send({
+      type: 'roundtable.run.observe.done',
+      seq: 0,
+      output: { containerStartedAt: null, marker: { exitCode: 0 } },
+    });
+    actor.send({ type: 'roundtable.run.observe.error', seq: 0, error: new Error('late') });
+    expect(actor.getSnapshot().value).toEqual({ adopting: 'observing' });
+    expect(actor.getSnapshot().context.observations).toBe(1);
     clock.increment(999);
     expect(actor.getSnapshot().status).toBe('active');
     clock.increment(1);
-    expect(calls).toBe(2);
+    expect(looks).toEqual([0, 1]);
     expect(actor.getSnapshot().output).toEqual({ outcome: 'gave_up', reason: 'timeout' });
   });
 });
@@ -292,7 +331,10 @@ describe('transition coverage', () => {
     const partial = new CoverageRecorder();
     const actor = createActor(
       containerRunMachine.provide({
-        actors: { startRun: fromPromise(() => Promise.reject(new Error('x'))) },
+        actions: {
+          startRun: ({ self }) =>
+            self.send({ type: 'roundtable.run.startRun.error', error: new Error('x') }),
+        },
       }),
       {
         inspect: partial.inspect,

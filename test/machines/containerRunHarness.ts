@@ -1,24 +1,23 @@
 /**
  * Test support for the ContainerRun statechart: scripted fakes for its I/O
- * actors, a driver for the adopt loop on xstate's SimulatedClock, and a
+ * actions (each answers by sending the chart its `.done` / `.error` event),
+ * a driver for the adopt loop on xstate's SimulatedClock, and a
  * transition-coverage recorder fed by inspection events.
  */
 import {
   type AnyStateMachine,
   type AnyStateNode,
   createActor,
-  fromPromise,
   type InspectionEvent,
   SimulatedClock,
   type StateValue,
 } from 'xstate';
 import type { MaybeTimestamp } from '../../src/machines/adoptPolicy.js';
 import {
+  type ContainerRunEvent,
   type ContainerRunInput,
   type ContainerRunOutput,
   containerRunMachine,
-  type Observation,
-  type RunRef,
 } from '../../src/machines/containerRun.js';
 
 /** Lets pending promise callbacks and the sends they trigger run; no real time passes. */
@@ -41,7 +40,7 @@ function allNodes(machine: AnyStateMachine): AnyStateNode[] {
   return out;
 }
 
-/** Every transition the machine definition declares (events, `after`, invoke done/error, `always`). */
+/** Every transition the machine definition declares (events, I/O answers, `after`, invoke done, `always`). */
 export function declaredTransitions(machine: AnyStateMachine): string[] {
   const keys: string[] = [];
   for (const node of allNodes(machine)) {
@@ -142,20 +141,24 @@ export async function runAdoption(
   let readOutputCalls = 0;
   // A box, not a `let`: TypeScript cannot see the closure below assign it.
   const pending: {
-    current: { resolve: (o: Observation) => void; reject: (e: unknown) => void } | null;
+    current: { seq: number; answer: (e: ContainerRunEvent) => void } | null;
   } = { current: null };
   const machine = containerRunMachine.provide({
-    actors: {
-      observe: fromPromise<Observation, RunRef>(() => {
+    actions: {
+      observe: ({ self }, { seq }) => {
         observeCalls += 1;
-        return new Promise<Observation>((resolve, reject) => {
-          pending.current = { resolve, reject };
-        });
-      }),
-      readOutput: fromPromise<string, RunRef>(async () => {
+        pending.current = { seq, answer: (e) => self.send(e) };
+      },
+      readOutput: ({ self }) => {
         readOutputCalls += 1;
-        return options.output ?? 'the output';
-      }),
+        // Answered later, as real I/O would be.
+        void Promise.resolve().then(() =>
+          self.send({
+            type: 'roundtable.run.readOutput.done',
+            output: options.output ?? 'the output',
+          }),
+        );
+      },
     },
   });
   const actor = createActor(machine, {
@@ -174,11 +177,17 @@ export async function runAdoption(
       const scripted = script[observeCalls - 1] ?? UNKNOWN_FOREVER;
       pending.current = null;
       clock.increment(scripted.latencyMs);
-      if (scripted.kind === 'fail') answer.reject(new Error('docker api hiccup'));
+      if (scripted.kind === 'fail')
+        answer.answer({
+          type: 'roundtable.run.observe.error',
+          seq: answer.seq,
+          error: new Error('docker api hiccup'),
+        });
       else
-        answer.resolve({
-          containerStartedAt: scripted.containerStartedAt,
-          marker: scripted.marker,
+        answer.answer({
+          type: 'roundtable.run.observe.done',
+          seq: answer.seq,
+          output: { containerStartedAt: scripted.containerStartedAt, marker: scripted.marker },
         });
     } else if (snap.matches({ adopting: 'waiting' })) {
       clock.increment(input.pollMs);

@@ -7,16 +7,7 @@
  * took every state and every declared transition of the chart.
  */
 import { describe, expect, it } from 'vitest';
-import { fromCallback, fromPromise } from 'xstate';
-import {
-  type AttachEvent,
-  ContainerRunError,
-  containerRunMachine,
-  type Observation,
-  type RunRef,
-  type StartedRun,
-  type StartRunInput,
-} from '../../src/machines/containerRun.js';
+import { ContainerRunError, containerRunMachine } from '../../src/machines/containerRun.js';
 import { type RunnerOutcome, taskRunnerMachine } from '../../src/machines/taskRunner.js';
 import {
   declaredTransitions,
@@ -45,7 +36,11 @@ const unanswered = (r: Runner) =>
       r.fakes.finalize,
       r.fakes.stopRun,
     ] as Array<{
-      all: ReadonlyArray<{ answered: boolean; signal: AbortSignal; reject(e: unknown): void }>;
+      all: ReadonlyArray<{
+        answered: boolean;
+        signal: AbortSignal | null;
+        reject(e: unknown): void;
+      }>;
     }>
   )
     .flatMap((c) => c.all)
@@ -170,7 +165,12 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
   it('a start failure is finalized as failed START_FAILED, cause kept', async () => {
     const cause = new Error('no such image');
     const child = containerRunMachine.provide({
-      actors: { startRun: fromPromise<StartedRun, StartRunInput>(() => Promise.reject(cause)) },
+      actions: {
+        startRun: ({ self }) =>
+          void Promise.resolve().then(() =>
+            self.send({ type: 'roundtable.run.startRun.error', error: cause }),
+          ),
+      },
     });
     const r = startRunner({ inspect, containerRun: child });
     await settle();
@@ -191,16 +191,20 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
   });
 
   it('owner run: exec output ends the child, and its outcome reaches finalize', async () => {
+    const later = (f: () => void) => void Promise.resolve().then(f);
     const child = containerRunMachine.provide({
-      actors: {
-        startRun: fromPromise<StartedRun, StartRunInput>(async () => ({
-          handle: 'svc-s1',
-          startedAt: STARTED_AT.toISOString(),
-        })),
-        attach: fromCallback<AttachEvent, RunRef>(({ sendBack }) => {
-          sendBack({ type: 'exited', exitCode: 2 });
-        }),
-        readOutput: fromPromise<string, RunRef>(async () => 'boom'),
+      actions: {
+        startRun: ({ self }) =>
+          later(() =>
+            self.send({
+              type: 'roundtable.run.startRun.done',
+              output: { handle: 'svc-s1', startedAt: STARTED_AT.toISOString() },
+            }),
+          ),
+        attach: ({ self }) =>
+          later(() => self.send({ type: 'roundtable.run.exited', exitCode: 2 })),
+        readOutput: ({ self }) =>
+          later(() => self.send({ type: 'roundtable.run.readOutput.done', output: 'boom' })),
       },
     });
     const r = startRunner({ inspect, containerRun: child });
@@ -217,11 +221,17 @@ describe('start failure and give-up (with the real ContainerRun chart as the chi
   it('adopted run that never shows its marker gives up (timeout) on the simulated clock; finalize gets the give-up', async () => {
     let looks = 0;
     const child = containerRunMachine.provide({
-      actors: {
-        observe: fromPromise<Observation, RunRef>(async () => {
+      actions: {
+        observe: ({ self }, { seq }) => {
           looks += 1;
-          return { containerStartedAt: null, marker: null };
-        }),
+          void Promise.resolve().then(() =>
+            self.send({
+              type: 'roundtable.run.observe.done',
+              seq,
+              output: { containerStartedAt: null, marker: null },
+            }),
+          );
+        },
       },
     });
     const r = startRunner({
@@ -258,10 +268,9 @@ describe('adopt path', () => {
     const r = startRunner({ inspect, input: { start: 'adopt' } });
     await toAdopting(r);
     expect(r.fakes.adopt.count).toBe(1);
-    const adoptInput = r.fakes.adopt.last().input;
-    expect(adoptInput).toMatchObject({ sessionId: 's1', userId: 'alice' });
-    // The adopt actor holds the slot itself, for this runner.
-    expect(adoptInput.holder).toBe(r.actor);
+    expect(r.fakes.adopt.last().input).toEqual({ sessionId: 's1', userId: 'alice' });
+    // The adopt step holds the slot itself, for the runner that asked.
+    expect(r.fakes.adopt.last().self).toBe(r.actor);
     expect(r.fakes.held).toEqual([]);
     expect(r.fakes.containerRun.count).toBe(0);
     r.fakes.adopt.last().resolve({ kind: 'adopted', handle: 'svc-s1', startedAt: STARTED_AT });
@@ -341,16 +350,17 @@ describe('the pool restarted (it watches no holder)', () => {
       await reach(r);
       expect(r.fakes.held.length).toBe(heldBefore);
       const inFlight = unanswered(r);
-      r.actor.send({ type: 'pool_restarted' });
+      r.actor.send({ type: 'roundtable.runner.pool_restarted' });
       await settle();
       expect(value(r)).toBe(name.split(' ')[0]);
       expect(r.fakes.held).toEqual(Array(heldBefore + 1).fill('s1'));
       // The work in flight carries on: nothing was restarted or abandoned.
-      for (const call of inFlight) expect(call.signal.aborted).toBe(false);
+      for (const call of inFlight) expect(call.signal?.aborted ?? false).toBe(false);
+      expect(r.fakes.stopRun.count).toBe(0);
       expect(unanswered(r).length).toBe(inFlight.length);
       expect(r.fakes.released).toEqual([]);
       // Each restart is told again.
-      r.actor.send({ type: 'pool_restarted' });
+      r.actor.send({ type: 'roundtable.runner.pool_restarted' });
       await settle();
       expect(r.fakes.held).toEqual(Array(heldBefore + 2).fill('s1'));
     },
@@ -359,29 +369,33 @@ describe('the pool restarted (it watches no holder)', () => {
   it('loading ignores it (it holds on its own next, on the run transition)', async () => {
     const r = startRunner({ inspect });
     await settle();
-    r.actor.send({ type: 'pool_restarted' });
+    r.actor.send({ type: 'roundtable.runner.pool_restarted' });
     await settle();
     expect(value(r)).toBe('loading');
     expect(r.fakes.loadRow.count).toBe(1);
-    expect(r.fakes.loadRow.last().signal.aborted).toBe(false);
     expect(r.fakes.held).toEqual([]);
+    // Its load still lands.
+    r.fakes.loadRow.last().resolve({ kind: 'run' });
+    await settle();
+    expect(value(r)).toBe('running');
+    expect(r.fakes.held).toEqual(['s1']);
   });
 
   it('adopting holds again without abandoning the adopt CAS in flight (its hold may have landed already)', async () => {
     const r = startRunner({ inspect });
     await toAdopting(r);
-    r.actor.send({ type: 'pool_restarted' });
+    r.actor.send({ type: 'roundtable.runner.pool_restarted' });
     await settle();
     expect(value(r)).toBe('adopting');
     expect(r.fakes.adopt.count).toBe(1);
-    expect(r.fakes.adopt.last().signal.aborted).toBe(false);
+    expect(r.fakes.stopRun.count).toBe(0);
     expect(r.fakes.held).toEqual(['s1']);
     expect(r.fakes.released).toEqual([]);
   });
 
   it('is declared in adopting, running and finalizing only', () => {
     const declared = declaredTransitions(taskRunnerMachine)
-      .filter((k) => k.includes("on 'pool_restarted'"))
+      .filter((k) => k.includes("on 'roundtable.runner.pool_restarted'"))
       .map((k) => k.split(' ')[0]?.replace('taskRunner.', ''));
     expect(declared.sort()).toEqual(['adopting', 'finalizing', 'running']);
   });
@@ -404,20 +418,21 @@ describe('cancel', () => {
       await reach(r);
       const inFlight = unanswered(r);
       expect(inFlight.length).toBe(expectedInFlight);
-      r.actor.send({ type: 'cancel' });
+      r.actor.send({ type: 'roundtable.runner.cancel' });
       await settle();
       expect(value(r)).toBe('cancelling');
       expect(r.actor.getSnapshot().context.ending).toBe('cancelled');
-      // The actor invoked by the state left is stopped: its signal is aborted.
-      for (const call of inFlight) expect(call.signal.aborted).toBe(true);
+      // The child invoked by the state left is stopped (its signal aborted);
+      // an action's call is abandoned by stopRun (the wrapper aborts the run's I/O).
+      for (const call of inFlight) if (call.signal !== null) expect(call.signal.aborted).toBe(true);
       expect(r.fakes.stopRun.count).toBe(1);
       expect(r.fakes.stopRun.last().input).toEqual({ sessionId: 's1', handle });
       expect(r.fakes.released).toEqual([]);
       // A second cancel (the user clicks twice) starts no second stop.
-      r.actor.send({ type: 'cancel' });
+      r.actor.send({ type: 'roundtable.runner.cancel' });
       // Nor does a pool restart while cancelling hold the slot again.
       const held = r.fakes.held.length;
-      r.actor.send({ type: 'pool_restarted' });
+      r.actor.send({ type: 'roundtable.runner.pool_restarted' });
       await settle();
       expect(r.fakes.stopRun.count).toBe(1);
       expect(r.fakes.held.length).toBe(held);
@@ -439,7 +454,7 @@ describe('cancel', () => {
 
   it('covers every state that declares cancel, and no other', () => {
     const declared = declaredTransitions(taskRunnerMachine)
-      .filter((k) => k.includes("on 'cancel'"))
+      .filter((k) => k.includes("on 'roundtable.runner.cancel'"))
       .map((k) => k.split(' ')[0]?.replace('taskRunner.', ''));
     const tested = new Set(CANCELLABLE.map(([name]) => name.split(' ')[0]));
     expect([...tested].sort()).toEqual([...new Set(declared)].sort());
@@ -481,7 +496,7 @@ describe('an I/O error crashes the runner (its supervisor restarts it)', () => {
       'stopRun',
       async (r) => {
         await toRunningOwner(r);
-        r.actor.send({ type: 'cancel' });
+        r.actor.send({ type: 'roundtable.runner.cancel' });
         await settle();
         return r.fakes.stopRun.last();
       },
@@ -505,8 +520,8 @@ describe('an I/O error crashes the runner (its supervisor restarts it)', () => {
       await settle();
       expect(r.actor.getSnapshot().status).toBe('error');
       expect(r.errors).toEqual([cause]);
-      r.actor.send({ type: 'pool_restarted' });
-      r.actor.send({ type: 'cancel' });
+      r.actor.send({ type: 'roundtable.runner.pool_restarted' });
+      r.actor.send({ type: 'roundtable.runner.cancel' });
       r.clock.increment(RUNNER_INPUT.pollMs * 10);
       await settle();
       expect(calls()).toBe(before);
@@ -528,7 +543,7 @@ describe('transition coverage', () => {
     // The one transition taken is loadRow's third answer (gone).
     expect(partial.transitions.size).toBe(1);
     const [taken] = [...partial.transitions];
-    expect(taken).toMatch(/^taskRunner\.loading on 'xstate\.done\.actor\..*' #2$/);
+    expect(taken).toBe("taskRunner.loading on 'roundtable.runner.loadRow.done' #2");
     expect(partial.missingTransitions(taskRunnerMachine).length).toBe(
       declaredTransitions(taskRunnerMachine).length - 1,
     );

@@ -1,8 +1,11 @@
 /**
- * Test support for the TaskRunner statechart: every I/O actor replaced by a
- * deferred fake the test answers by hand, on xstate's SimulatedClock, and a
- * transition-coverage recorder for any machine id (the ContainerRun
- * harness's recorder, generalised; the transition names are the same).
+ * Test support for the TaskRunner statechart: every I/O action replaced by a
+ * deferred fake the test answers by hand (the answer is the chart's
+ * `.done` / `.error` event, sent as the runtime's wrapper sends it), the
+ * ContainerRun child by a deferred promise fake unless a test runs the real
+ * chart, on xstate's SimulatedClock; and a transition-coverage recorder for
+ * any machine id (the ContainerRun harness's recorder, generalised; the
+ * transition names are the same).
  */
 import {
   type AnyActorRef,
@@ -16,9 +19,14 @@ import {
 } from 'xstate';
 import type { ContainerRunInput, containerRunMachine } from '../../src/machines/containerRun.js';
 import {
+  type AdoptRequest,
   type AdoptResult,
+  type FinalizeRequest,
+  type LoadRowRequest,
   type RunnerOutcome,
   type RunnerRow,
+  type StopRunRequest,
+  type TaskRunnerEvent,
   type TaskRunnerInput,
   taskRunnerMachine,
 } from '../../src/machines/taskRunner.js';
@@ -44,14 +52,26 @@ function activeIds(prefix: string, value: StateValue): string[] {
 /**
  * Records the transitions and states that inspected runs of the machine
  * with id `machineId` took, named as `declaredTransitions` names them.
+ *
+ * A transition whose action crashes the actor (the runner's `crash`, which
+ * rethrows an I/O error) shows no microstep: XState reports none for a step
+ * that threw. It is counted when the event was delivered in a state that
+ * declares a transition on it and the actor then ended in error with that
+ * very event's error (checked when the coverage is read).
  */
 export class MachineCoverage {
   readonly transitions = new Set<string>();
   readonly states = new Set<string>();
+  private readonly crashCandidates: Array<{
+    actor: { getSnapshot(): { status: string; error?: unknown } };
+    error: unknown;
+    keys: string[];
+  }> = [];
 
   constructor(readonly machineId: string) {}
 
   readonly inspect = (ev: InspectionEvent) => {
+    if (ev.type === '@xstate.event') return this.noteDelivery(ev);
     if (ev.type !== '@xstate.microstep' && ev.type !== '@xstate.snapshot') return;
     const snapshot = ev.snapshot as { value?: StateValue; machine?: AnyStateMachine };
     if (snapshot.machine?.id !== this.machineId || snapshot.value === undefined) return;
@@ -66,7 +86,32 @@ export class MachineCoverage {
     }
   };
 
+  private noteDelivery(ev: Extract<InspectionEvent, { type: '@xstate.event' }>): void {
+    const event = ev.event as { type: string; error?: unknown };
+    if (!('error' in event)) return;
+    const snap = ev.actorRef.getSnapshot() as {
+      machine?: AnyStateMachine;
+      _nodes?: AnyStateNode[];
+      status?: string;
+    };
+    if (snap.machine?.id !== this.machineId || snap.status !== 'active') return;
+    const keys = (snap._nodes ?? [])
+      .filter((n) => (n.transitions.get(event.type)?.length ?? 0) > 0)
+      .map((n) => `${n.id} on '${event.type}' #0`);
+    if (keys.length > 0)
+      this.crashCandidates.push({ actor: ev.actorRef, error: event.error, keys });
+  }
+
+  private settleCrashes(): void {
+    for (const c of this.crashCandidates) {
+      const snap = c.actor.getSnapshot();
+      if (snap.status === 'error' && snap.error === c.error)
+        for (const k of c.keys) this.transitions.add(k);
+    }
+  }
+
   missingTransitions(machine: AnyStateMachine): string[] {
+    this.settleCrashes();
     return declaredTransitions(machine).filter((k) => !this.transitions.has(k));
   }
 
@@ -77,19 +122,30 @@ export class MachineCoverage {
 
 // ---------------------------------------------------------------- deferred fakes
 
-/** One call to a fake I/O actor, waiting for the test to answer it. */
+/** One call to a fake I/O action (or the fake child), waiting for the test to answer it. */
 export interface Call<I, O> {
   input: I;
-  signal: AbortSignal;
+  /** The runner that asked (an action's `self`); the child's calls have none. */
+  self: AnyActorRef | null;
+  /** An invoked child's signal (aborted when the state that invoked it is left); actions have none. */
+  signal: AbortSignal | null;
   resolve(value: O): void;
   reject(error: unknown): void;
   /** Whether the test answered it. */
   readonly answered: boolean;
 }
 
-/** The calls made to one fake actor, oldest first. */
+/** The calls made to one fake, oldest first. */
 export class Calls<I, O> {
   readonly all: Array<Call<I, O>> = [];
+
+  /** For an action: how its answer reaches the runner (its `.done` and `.error` events). */
+  constructor(
+    private readonly events?: {
+      done(output: O): TaskRunnerEvent;
+      error(error: unknown): TaskRunnerEvent;
+    },
+  ) {}
 
   /** The latest call; throws if there was none, so a missing call fails the test. */
   last(): Call<I, O> {
@@ -102,35 +158,59 @@ export class Calls<I, O> {
     return this.all.length;
   }
 
+  private record(
+    input: I,
+    self: AnyActorRef | null,
+    signal: AbortSignal | null,
+    resolve: (v: O) => void,
+    reject: (e: unknown) => void,
+  ): void {
+    const call = {
+      input,
+      self,
+      signal,
+      answered: false,
+      resolve: (v: O) => {
+        call.answered = true;
+        resolve(v);
+      },
+      reject: (e: unknown) => {
+        call.answered = true;
+        reject(e);
+      },
+    };
+    this.all.push(call);
+  }
+
+  /** The fake as a provided action: the answer is sent to the runner that asked. */
+  action() {
+    const events = this.events;
+    if (events === undefined) throw new Error('Calls: an action fake needs its events');
+    return ({ self }: { self: AnyActorRef }, input: I) =>
+      this.record(
+        input,
+        self,
+        null,
+        (v) => self.send(events.done(v)),
+        (e) => self.send(events.error(e)),
+      );
+  }
+
+  /** The fake as invoked promise logic (the ContainerRun child's stand-in). */
   logic() {
     return fromPromise<O, I>(
       ({ input, signal }) =>
-        new Promise<O>((resolve, reject) => {
-          const call = {
-            input,
-            signal,
-            answered: false,
-            resolve: (v: O) => {
-              call.answered = true;
-              resolve(v);
-            },
-            reject: (e: unknown) => {
-              call.answered = true;
-              reject(e);
-            },
-          };
-          this.all.push(call);
-        }),
+        new Promise<O>((resolve, reject) => this.record(input, null, signal, resolve, reject)),
     );
   }
 }
 
 export interface RunnerFakes {
-  loadRow: Calls<{ sessionId: string; start: TaskRunnerInput['start'] }, RunnerRow>;
-  adopt: Calls<{ sessionId: string; userId: string; holder: AnyActorRef }, AdoptResult>;
+  loadRow: Calls<LoadRowRequest, RunnerRow>;
+  adopt: Calls<AdoptRequest, AdoptResult>;
   containerRun: Calls<ContainerRunInput, RunnerOutcome>;
-  finalize: Calls<{ sessionId: string; outcome: RunnerOutcome }, 'finished' | 'gone'>;
-  stopRun: Calls<{ sessionId: string; handle: string | null }, void>;
+  finalize: Calls<FinalizeRequest, 'finished' | 'gone'>;
+  stopRun: Calls<StopRunRequest, void>;
   /** Session ids `hold` was called with (the pool told this runner holds the slot), in order. */
   held: string[];
   /** Session ids `releaseSlot` was called with, in order. */
@@ -159,27 +239,39 @@ export function startRunner(
 ) {
   const clock = new SimulatedClock();
   const fakes: RunnerFakes = {
-    loadRow: new Calls(),
-    adopt: new Calls(),
+    loadRow: new Calls({
+      done: (output) => ({ type: 'roundtable.runner.loadRow.done', output }),
+      error: (error) => ({ type: 'roundtable.runner.loadRow.error', error }),
+    }),
+    adopt: new Calls({
+      done: (output) => ({ type: 'roundtable.runner.adopt.done', output }),
+      error: (error) => ({ type: 'roundtable.runner.adopt.error', error }),
+    }),
     containerRun: new Calls(),
-    finalize: new Calls(),
-    stopRun: new Calls(),
+    finalize: new Calls({
+      done: (output) => ({ type: 'roundtable.runner.finalize.done', output }),
+      error: (error) => ({ type: 'roundtable.runner.finalize.error', error }),
+    }),
+    stopRun: new Calls({
+      done: () => ({ type: 'roundtable.runner.stopRun.done' }),
+      error: (error) => ({ type: 'roundtable.runner.stopRun.error', error }),
+    }),
     held: [],
     released: [],
   };
   const machine = taskRunnerMachine.provide({
     actors: {
-      loadRow: fakes.loadRow.logic(),
-      adopt: fakes.adopt.logic(),
       // provide() types the child as the chart; any logic with its input and
       // output runs the same, so the fake stands in for it.
       containerRun:
         options.containerRun ??
         (fakes.containerRun.logic() as unknown as typeof containerRunMachine),
-      finalize: fakes.finalize.logic(),
-      stopRun: fakes.stopRun.logic(),
     },
     actions: {
+      loadRow: fakes.loadRow.action(),
+      adopt: fakes.adopt.action(),
+      finalize: fakes.finalize.action(),
+      stopRun: fakes.stopRun.action(),
       hold: (_, params) => {
         fakes.held.push(params.sessionId);
       },

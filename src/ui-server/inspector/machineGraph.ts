@@ -32,7 +32,12 @@ export interface StatechartGraph {
 }
 
 /**
- * Turns XState's internal event names into what a reader expects.
+ * Turns event names into what a reader of one machine's chart expects:
+ * XState's internal names readable, and roundtable's namespace dropped (the
+ * chart is that namespace's machine; the event list shows full names). An
+ * I/O answer `roundtable.<ns>.<op>.done` reads as an invoke's would,
+ * `done: <op>`; its `.error` reads `error` (the state it leaves from is the
+ * one that asked, so the name would only widen the chart).
  *
  * @example
  * ```ts
@@ -44,6 +49,10 @@ export interface StatechartGraph {
  * edgeLabel('xstate.done.state.w.busy') // => 'done: w.busy'
  * edgeLabel('') // => 'always'
  * edgeLabel('xstate.done.actor.0.m.a', new Map([['0.m.a', 'loadRow']])) // => 'done: loadRow'
+ * edgeLabel('roundtable.pool.hold') // => 'hold'
+ * edgeLabel('roundtable.runner.loadRow.done') // => 'done: loadRow'
+ * edgeLabel('roundtable.run.attach.error') // => 'error'
+ * edgeLabel('roundtable.runner.pool_restarted') // => 'pool_restarted'
  * ```
  */
 export function edgeLabel(
@@ -55,7 +64,11 @@ export function edgeLabel(
   if (after) return /^\d+$/.test(after[1]!) ? `after ${after[1]} ms` : `after ${after[1]}`;
   const done = /^xstate\.(done|error)\.(?:actor|state)\.(.+)$/.exec(eventType);
   if (done) return `${done[1]}: ${invokedSrc.get(done[2]!) ?? done[2]}`;
-  return eventType;
+  const ours = /^roundtable\.[A-Za-z]+\.(.+)$/.exec(eventType)?.[1];
+  if (ours === undefined) return eventType;
+  if (ours.endsWith('.error')) return 'error';
+  const answer = /^(.+)\.done$/.exec(ours);
+  return answer ? `done: ${answer[1]}` : ours;
 }
 
 /**

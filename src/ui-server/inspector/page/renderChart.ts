@@ -84,7 +84,8 @@ export async function renderChart(
   svg.setAttribute('width', String(w));
   svg.setAttribute('height', String(layout.height + 2 * m));
   svg.style.maxWidth = '100%';
-  svg.style.minWidth = `${Math.round(w * 0.75)}px`;
+  // Rounded up: rounded down, the floor would sit a hair under 3/4.
+  svg.style.minWidth = `${Math.ceil(w * 0.75)}px`;
   svg.style.height = 'auto';
   const defs = el('defs', {});
   const marker = el('marker', {

@@ -116,7 +116,7 @@ describe.skipIf(skipReason !== null)('inspector page: looks, keyboard, accessibi
         };
       }),
     );
-    expect(rects.length).toBe(16);
+    expect(rects.length).toBe(20);
     const hit = (a: { x: number; y: number; w: number; h: number }, b: typeof a) =>
       a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
     for (let i = 0; i < rects.length; i++) {

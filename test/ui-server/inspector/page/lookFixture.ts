@@ -229,9 +229,9 @@ export async function startLookServer(): Promise<LookServer> {
           {
             seq: 2,
             at: T0 + 4100,
-            type: 'xstate.done.actor.0.taskRunner.loading',
-            sourceId: 'x:14',
-            event: { type: 'xstate.done.actor.0.taskRunner.loading', output: { kind: 'run' } },
+            type: 'roundtable.runner.loadRow.done',
+            sourceId: null,
+            event: { type: 'roundtable.runner.loadRow.done', output: { kind: 'run' } },
           },
         ],
       });

@@ -1,0 +1,74 @@
+/**
+ * The finish op a TaskRunner sends for how its run ended: an exit (done or
+ * failed on its exit code), a give-up of the infrastructure (re-queued at the
+ * head of the user's line), or a start failure (re-queued or failed, as the
+ * start-failure policy decided).
+ */
+import type { RunOutput } from '../containers/ContainerBackend.js';
+import { newId, type Session } from '../db/index.js';
+import type { TickFinish } from '../db/tickTypes.js';
+import type { ContainerRunError } from '../machines/containerRunTypes.js';
+import type { RunnerOutcome } from '../machines/taskRunner.js';
+
+/** What a run that could not start means for its session (src/machines/startFailurePolicy.ts decides). */
+export type StartFailure =
+  | { action: 'requeue'; reason: string }
+  | { action: 'fail'; reason: string; userRecoverable: boolean };
+
+const MAX_REASON = 1000;
+
+/**
+ * The finish op of `s` for `outcome`; `read` is the output as the backend
+ * read it (stored uncut by us), if it was read.
+ */
+export function finishFor(
+  s: Session,
+  outcome: RunnerOutcome,
+  read: RunOutput | undefined,
+  onStartFailure: (error: ContainerRunError, session: Session) => StartFailure,
+): Omit<TickFinish, 'ref'> {
+  const base = { op: 'finish' as const, sessionId: s.id, epoch: s.epoch };
+  if (outcome.outcome === 'exited') {
+    const ok = outcome.exitCode === 0;
+    return {
+      ...base,
+      status: ok ? 'succeeded' : 'failed',
+      exitCode: outcome.exitCode,
+      // The command itself said no: running it again as is would say no
+      // again. Only a give-up of the infrastructure is recoverable.
+      reason: ok ? null : 'exit_code',
+      userRecoverable: false,
+      output: read ?? {
+        text: outcome.output,
+        totalBytes: Buffer.byteLength(outcome.output, 'utf8'),
+        truncated: false,
+      },
+      column: ok ? 'done' : 'failed',
+      requeue: null,
+    };
+  }
+  const giveUp = (reason: string): Omit<TickFinish, 'ref'> => ({
+    ...base,
+    status: 'failed',
+    exitCode: null,
+    reason,
+    userRecoverable: true,
+    output: null,
+    column: 'queued',
+    requeue: { sessionId: newId('session') },
+  });
+  if (outcome.outcome === 'gave_up') return giveUp(outcome.reason);
+  if (outcome.outcome === 'orphaned') return giveUp('owner_lost');
+  const decided = onStartFailure(outcome.error, s);
+  if (decided.action === 'requeue') return giveUp(decided.reason.slice(0, MAX_REASON));
+  return {
+    ...base,
+    status: 'failed',
+    exitCode: outcome.exitCode,
+    reason: decided.reason.slice(0, MAX_REASON),
+    userRecoverable: decided.userRecoverable,
+    output: null,
+    column: 'failed',
+    requeue: null,
+  };
+}
