@@ -69,6 +69,9 @@ describe('a listener that throws', () => {
       ['w', 'running', 1],
       ['v', 'running', 0],
     ]);
+    // childStatus (O(1), asked per grant) answers as whichChildren does.
+    for (const c of sup.whichChildren()) expect(sup.childStatus(c.id)).toBe(c.status);
+    expect(sup.childStatus('nobody')).toBeUndefined();
     expect(after).toEqual(restartKinds.map((k) => k));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(ListenerError);
@@ -96,6 +99,7 @@ describe('a listener that throws', () => {
       ['w', 'stopped', 0],
       ['v', 'running', 1],
     ]);
+    expect([sup.childStatus('w'), sup.childStatus('v')]).toEqual(['stopped', 'running']);
     expect(errors.map((e) => (e as ListenerError).eventType)).toEqual([
       'roundtable.child.backoff_exhausted',
     ]);
