@@ -65,33 +65,57 @@ export async function readActivity(db: Db, input: ActivityInput): Promise<Activi
   const lastStart = Math.floor(i.at.getTime() / 60_000) * 60_000;
   const first = new Date(lastStart - (i.minutes - 1) * 60_000);
   const at = i.at;
-  // Only the rows that overlap the window are read, once (MATERIALIZED),
-  // then counted against every bucket; `s` is the instant a bucket samples.
+  // The rows that overlap the window are read once (MATERIALIZED); the
+  // depth and the runners are the state at the window's start plus each
+  // minute's arrivals and departures, summed in order, so the cost is one
+  // pass over those rows and not one per minute (a long queue is mostly
+  // rows that arrived before the window). An event at a minute's end belongs
+  // to that minute (the state is sampled at its end, or at `at`).
   const { rows } = await sql<Row>`
-    WITH w AS MATERIALIZED (
-      SELECT enqueued_at, claimed_at, finished_at, status FROM sessions
+    WITH r AS MATERIALIZED (
+      SELECT enqueued_at AS enq, claimed_at AS clm, finished_at AS fin, status,
+        coalesce(claimed_at, finished_at) AS leave
+      FROM sessions
       WHERE enqueued_at <= ${at}::timestamptz
         AND (finished_at IS NULL OR finished_at >= ${first}::timestamptz)
-    ), b AS (
-      SELECT g AS t0, g + interval '1 minute' AS t1, least(g + interval '1 minute', ${at}::timestamptz) AS s
-      FROM generate_series(${first}::timestamptz, ${new Date(lastStart)}::timestamptz, interval '1 minute') AS g
+    ), base AS (
+      SELECT
+        count(*) FILTER (WHERE enq <= ${first}::timestamptz
+          AND (leave IS NULL OR leave > ${first}::timestamptz)) AS q,
+        count(*) FILTER (WHERE clm <= ${first}::timestamptz
+          AND (fin IS NULL OR fin > ${first}::timestamptz)) AS r
+      FROM r
+    ), moves AS (
+      SELECT ceil(extract(epoch FROM e.t - ${first}::timestamptz) / 60)::int - 1 AS i,
+        sum(e.dq) AS dq, sum(e.dr) AS dr
+      FROM r, LATERAL (VALUES (r.enq, 1, 0), (r.leave, -1, 0), (r.clm, 0, 1),
+        (r.fin, 0, CASE WHEN r.clm IS NULL THEN 0 ELSE -1 END)) AS e(t, dq, dr)
+      WHERE e.t > ${first}::timestamptz AND e.t <= ${at}::timestamptz
+      GROUP BY 1
+    ), ended AS (
+      SELECT floor(extract(epoch FROM fin - ${first}::timestamptz) / 60)::int AS i,
+        count(*) FILTER (WHERE status = 'succeeded') AS succeeded,
+        count(*) FILTER (WHERE status = 'failed') AS failed
+      FROM r WHERE fin >= ${first}::timestamptz AND fin <= ${at}::timestamptz
+      GROUP BY 1
+    ), waits AS (
+      SELECT floor(extract(epoch FROM clm - ${first}::timestamptz) / 60)::int AS i,
+        percentile_disc(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM clm - enq)) AS p50,
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM clm - enq)) AS p95
+      FROM r WHERE clm >= ${first}::timestamptz AND clm <= ${at}::timestamptz
+      GROUP BY 1
     )
-    SELECT b.t0,
-      count(w.enqueued_at) FILTER (WHERE w.enqueued_at <= b.s
-        AND (w.claimed_at IS NULL OR w.claimed_at > b.s)
-        AND (w.finished_at IS NULL OR w.finished_at > b.s)) AS queued,
-      count(w.enqueued_at) FILTER (WHERE w.claimed_at <= b.s
-        AND (w.finished_at IS NULL OR w.finished_at > b.s)) AS running,
-      percentile_disc(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM w.claimed_at - w.enqueued_at))
-        FILTER (WHERE w.claimed_at >= b.t0 AND w.claimed_at < b.t1) AS wait_p50,
-      percentile_disc(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM w.claimed_at - w.enqueued_at))
-        FILTER (WHERE w.claimed_at >= b.t0 AND w.claimed_at < b.t1) AS wait_p95,
-      count(w.enqueued_at) FILTER (WHERE w.status = 'succeeded'
-        AND w.finished_at >= b.t0 AND w.finished_at < b.t1) AS succeeded,
-      count(w.enqueued_at) FILTER (WHERE w.status = 'failed'
-        AND w.finished_at >= b.t0 AND w.finished_at < b.t1) AS failed
-    FROM b LEFT JOIN w ON true
-    GROUP BY b.t0 ORDER BY b.t0
+    SELECT ${first}::timestamptz + b.i * interval '1 minute' AS t0,
+      base.q + sum(coalesce(moves.dq, 0)) OVER (ORDER BY b.i) AS queued,
+      base.r + sum(coalesce(moves.dr, 0)) OVER (ORDER BY b.i) AS running,
+      waits.p50 AS wait_p50, waits.p95 AS wait_p95,
+      coalesce(ended.succeeded, 0) AS succeeded, coalesce(ended.failed, 0) AS failed
+    FROM generate_series(0, ${i.minutes - 1}::int) AS b(i)
+      CROSS JOIN base
+      LEFT JOIN moves ON moves.i = b.i
+      LEFT JOIN ended ON ended.i = b.i
+      LEFT JOIN waits ON waits.i = b.i
+    ORDER BY b.i
   `.execute(db);
   return {
     bucketSeconds: BUCKET_SECONDS,

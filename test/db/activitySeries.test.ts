@@ -90,6 +90,15 @@ const PLANS: Plan[] = [
     claim: { at: '10:00:40', owner: 'node-a@1' },
     end: { at: '10:00:55', as: 'failed' },
   },
+  // i: running from before the window, ends exactly at 10:01:00 (the first sample: not running there).
+  {
+    user: 'dave',
+    enq: '09:57:00',
+    claim: { at: '09:58:00', owner: 'node-a@1' },
+    end: { at: '10:01:00', as: 'succeeded' },
+  },
+  // j: running from before the window on.
+  { user: 'dave', enq: '09:59:00', claim: { at: '09:59:30', owner: 'node-b@1' } },
   // Before the window, and after `at`: in no bucket.
   {
     user: 'alice',
@@ -104,10 +113,10 @@ const EXPECTED = {
   bucketSeconds: 60,
   t: ['10:00:00', '10:01:00', '10:02:00', '10:03:00', '10:04:00'].map((s) => T(s).getTime() / 1000),
   queued: [2, 2, 1, 1, 1],
-  running: [2, 3, 2, 1, 1],
+  running: [3, 4, 3, 2, 2],
   waitP50: [35, 60, null, null, null],
   waitP95: [130, 60, null, null, null],
-  succeeded: [0, 0, 1, 0, 0],
+  succeeded: [0, 1, 1, 0, 0],
   failed: [1, 0, 0, 1, 0],
 };
 
@@ -124,7 +133,7 @@ describeEachEngine('activity series', (getDb) => {
     expect(await readActivity(db, { minutes: 1, at: T('10:04:30') })).toMatchObject({
       t: [T('10:04:00').getTime() / 1000],
       queued: [1],
-      running: [1],
+      running: [2],
     });
   });
 
