@@ -26,6 +26,7 @@ import {
   type BootLockState,
   bootLockKey,
   type Db,
+  type DbHandle,
   heldBootKeys,
   listBeats,
   type NodeBeat,
@@ -45,6 +46,8 @@ export interface BootLockPort {
   holdBootLock:
     | ((owner: string, onState: (state: BootLockState) => void) => Promise<BootLock>)
     | null;
+  /** The Reconciler's leader lock (src/db/leaderLock.ts); absent or null: each pass takes the lock. */
+  holdLeaderLock?: DbHandle['holdLeaderLock'];
 }
 
 export interface ClusterLivenessOptions {

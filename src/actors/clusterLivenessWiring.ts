@@ -11,6 +11,7 @@ import type { DeathReason, SelfLock } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import { type BootLockPort, ClusterLiveness } from './clusterLiveness.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
+import { type LeaderPort, startReconcilerLeader } from './reconcilerLeader.js';
 import { type HeartbeatOptions, heartbeatLiveness } from './runtimeHeartbeat.js';
 
 /** This boot cannot prove it is alive: its boot lock is gone. It takes no grants until it holds it again. */
@@ -49,6 +50,8 @@ export interface ClusterWiringOptions {
   pollMs: number;
   staleAfterMs: number;
   bootLock: BootLockPort | undefined;
+  /** One Reconciler at a time: with a leader lock on the store handle, by leadership. */
+  reconcileLock: boolean;
   /** The caller's own liveness, if it gave one: it wins. */
   liveness: OwnerLiveness | undefined;
   beats: HeartbeatOptions;
@@ -65,7 +68,14 @@ export async function startClusterLiveness(o: ClusterWiringOptions): Promise<{
   cluster: ClusterLiveness;
   liveness: OwnerLiveness;
   mayAdopt(session: Pick<Session, 'owner'>): Promise<boolean>;
+  /** This node's leadership of the Reconciler; undefined: each pass takes the lock, or no lock. */
+  leader: (LeaderPort & { release(): Promise<void>; drop(): void }) | undefined;
 }> {
+  const tick = () => {
+    const ref = o.reconcilerRef();
+    if (ref !== undefined && ref !== null && typeof ref === 'object' && 'send' in ref)
+      (ref as AnyActorRef).send({ type: 'tick' });
+  };
   const cluster = new ClusterLiveness({
     db: o.db,
     owner: o.owner,
@@ -77,9 +87,7 @@ export async function startClusterLiveness(o: ClusterWiringOptions): Promise<{
     onDown(owner, reason) {
       if (o.isDead()) return;
       (o.onNotice ?? o.onError)(new OwnerDownNotice(owner, reason));
-      const ref = o.reconcilerRef();
-      if (ref !== undefined && ref !== null && typeof ref === 'object' && 'send' in ref)
-        (ref as AnyActorRef).send({ type: 'tick' });
+      tick();
     },
     onSelf(state) {
       if (o.isDead()) return;
@@ -90,10 +98,26 @@ export async function startClusterLiveness(o: ClusterWiringOptions): Promise<{
     track: o.track,
   });
   await cluster.start();
+  const hold = o.bootLock?.holdLeaderLock;
+  const leader =
+    o.reconcileLock && cluster.watching && hold !== undefined && hold !== null
+      ? await startReconcilerLeader({
+          hold,
+          db: o.db,
+          owner: o.owner,
+          cluster,
+          tick: () => {
+            if (!o.isDead()) tick();
+          },
+          onError: o.onError,
+          track: o.track,
+        })
+      : undefined;
   const liveness = o.liveness ?? (cluster.watching ? cluster : heartbeatLiveness(o.beats));
   return {
     cluster,
     liveness,
+    leader,
     // Adopt only the dead: the owner on the row now, judged now.
     async mayAdopt(s) {
       if (s.owner === null || s.owner === o.owner) return true;

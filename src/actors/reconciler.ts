@@ -13,15 +13,24 @@
  */
 import { sql } from 'kysely';
 import { type AnyActorRef, fromPromise } from 'xstate';
-import { ADVISORY_LOCKS, type Db, LOCK_NAMESPACE } from '../db/index.js';
+import { ADVISORY_LOCKS, type Db, LeadershipLostError, LOCK_NAMESPACE } from '../db/index.js';
 import { ReconcilerStoppedError, reconcileLoopMachine } from '../machines/reconcileLoop.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import { describeExitReason } from '../supervisor/exitReason.js';
 import { watchExit } from '../supervisor/watchExit.js';
+import type { LeaderPort } from './reconcilerLeader.js';
 import { type PassReport, type ReconcilerDeps, reconcilePass } from './reconcilerSteps.js';
 
 export interface ReconcilerOptions extends ReconcilerDeps {
   lock: boolean;
+  /**
+   * With `lock`, the leader lock (src/actors/reconcilerLeader.ts): a pass
+   * runs only while this node leads, under the leadership's signal. Without
+   * it, each pass takes the lock on a pooled connection (withReconcilerLock).
+   */
+  leader?: LeaderPort | undefined;
+  /** A boot pass found another node leading: its leader covers this boot. */
+  onFollow?(): void;
   /** Runs the pass deadline. */
   clock: SupervisorClock;
   /** Deadline of one pass. */
@@ -143,14 +152,26 @@ export function reconcilerLogic(options: ReconcilerOptions) {
   return reconcileLoopMachine.provide({
     actors: {
       pass: fromPromise(async ({ input }) => {
-        const run = () =>
-          withPassDeadline((signal) => reconcilePass(options, { ...input, signal }), {
-            clock: options.clock,
-            ms: options.passTimeoutMs,
-          });
+        const run = (lead?: AbortSignal) =>
+          withPassDeadline(
+            (deadline) =>
+              reconcilePass(options, {
+                ...input,
+                signal: lead === undefined ? deadline : AbortSignal.any([deadline, lead]),
+              }),
+            { clock: options.clock, ms: options.passTimeoutMs },
+          );
+        const lead = options.lock ? options.leader?.leadership() : undefined;
         const report = await options.track(
-          options.lock ? withReconcilerLock(options.db, run) : run(),
+          !options.lock
+            ? run()
+            : options.leader === undefined
+              ? withReconcilerLock(options.db, () => run())
+              : lead === null || lead === undefined
+                ? Promise.resolve(null)
+                : run(lead),
         );
+        if (report === null && input.boot && options.leader !== undefined) options.onFollow?.();
         // Skipping is fine for a periodic pass (the holder does the same
         // work), not for a boot pass: step 1 (the re-pin to this boot's
         // runner image) runs only in a boot pass, and the holder may be in a
@@ -164,7 +185,14 @@ export function reconcilerLogic(options: ReconcilerOptions) {
     },
     actions: {
       report: (_, params) => {
-        if (!(params.error instanceof ReconcilerLockBusyError)) options.onError(params.error);
+        // Neither is a fault of the pass: another node leads (the lock says so itself).
+        if (
+          !(
+            params.error instanceof ReconcilerLockBusyError ||
+            params.error instanceof LeadershipLostError
+          )
+        )
+          options.onError(params.error);
       },
     },
   });

@@ -361,6 +361,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     pollMs: o.livenessPollMs,
     staleAfterMs: staleAfterMs(beats),
     bootLock: o.bootLock,
+    reconcileLock: o.reconcileLock,
     liveness: o.liveness,
     beats,
     reconcilerRef: () => root?.child('reconciler'),
@@ -370,12 +371,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     track,
   });
   cluster = wired.cluster;
-  const { liveness, mayAdopt } = wired;
+  const { liveness, mayAdopt, leader } = wired;
   let bootedSettle: { resolve(r: PassReport): void; reject(e: Error): void } | undefined;
   const booted = new Promise<PassReport>((resolve, reject) => {
     bootedSettle = { resolve, reject };
   });
   booted.catch(() => undefined);
+  const settleBooted = (passReport: PassReport) => {
+    const settle = bootedSettle;
+    bootedSettle = undefined;
+    if (settle !== undefined) void boardLoaded.then(() => settle.resolve(passReport));
+  };
   const reconciler = reconcilerLogic({
     db,
     backend,
@@ -384,6 +390,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     liveness,
     runnerImage: o.runnerImage,
     lock: o.reconcileLock,
+    leader,
+    // A follower's boot is covered by the leader: `booted` says so with an empty report.
+    onFollow: () =>
+      settleBooted({ repinned: [], adopted: [], failed: [], removedHandles: [], repaired: [] }),
     clock,
     passTimeoutMs: o.passTimeoutMs,
     track,
@@ -406,11 +416,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onPass: (passReport, pass) => {
       if (dead) return;
       // The first boot pass that ran settles `booted`.
-      if (pass.boot && passReport !== null && bootedSettle !== undefined) {
-        const settle = bootedSettle;
-        bootedSettle = undefined;
-        void boardLoaded.then(() => settle.resolve(passReport));
-      }
+      if (pass.boot && passReport !== null) settleBooted(passReport);
     },
   });
 
@@ -626,6 +632,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       holding: dispatcher.holding(),
       backlog: dispatcher.backlog(),
       lock: cluster?.self() ?? 'none',
+      reconciler: leader?.state() ?? 'none',
     }),
     async clusterNodes() {
       const [nodes, owned] = await Promise.all([
@@ -665,12 +672,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         // window to adopt the runs this boot leaves behind.
         // A store that is down by now only costs them the window: reported.
         await endBeat(db, { owner }).catch(o.onError);
+        // The leader lock first: a follower leads at once.
+        await leader?.release().catch(o.onError);
         await cluster?.stop().catch(o.onError);
       })();
       return stopping;
     },
     kill() {
       ending ??= 'kill';
+      leader?.drop();
       cluster?.kill();
       shutDownShell();
       top.kill();

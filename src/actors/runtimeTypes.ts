@@ -23,6 +23,7 @@ import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import type {
   ActivityRows,
   Db,
+  LeaderState,
   LineStatusRows,
   Session,
   SessionOutput,
@@ -110,10 +111,14 @@ export interface RuntimeOptions {
    */
   passTimeoutMs?: number;
   /**
-   * Take the Postgres advisory lock around each reconcile pass, so one
-   * Reconciler acts at a time over every node. Needs a pool of more than
-   * one connection: never with PGlite. Default: on when `bootLock` can hold
-   * a lock (a Postgres server), off otherwise.
+   * One Reconciler acts at a time over every node, by the Postgres advisory
+   * lock. With the store handle as `bootLock` (its `holdLeaderLock`), one
+   * node leads and runs every pass; the others wait for the lock and one of
+   * them leads, with a pass at once, within a round trip of the leader's
+   * death (src/actors/reconcilerLeader.ts). Without a leader lock each pass
+   * takes the lock on a pooled connection and a pass that cannot is skipped.
+   * Needs a pool of more than one connection: never with PGlite. Default: on
+   * when `bootLock` can hold a lock (a Postgres server), off otherwise.
    */
   reconcileLock?: boolean;
   /** Deadline of every container I/O call made by a run. Default 120 000. */
@@ -172,6 +177,8 @@ export interface RuntimeHealth {
    * `lost` or `busy` the node takes no new grants: it cannot prove it is alive.
    */
   lock: SelfLock;
+  /** This node's part in the Reconciler's leadership (`none`: no leader lock). */
+  reconciler: LeaderState | 'none';
 }
 
 /** One boot as the admin view lists it. */

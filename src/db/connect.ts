@@ -20,6 +20,7 @@ import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
 import { type ConnectOptions, validateConnectOptions } from './connectOptions.js';
 import { deadlinePool } from './deadlinePool.js';
 import { ConnectError } from './errors.js';
+import { holdLeaderLock, type LeaderLock, type LeaderState } from './leaderLock.js';
 import {
   type ListenState,
   listenOnPglite,
@@ -37,6 +38,8 @@ export type Engine = 'postgres' | 'pglite';
 /** How often the boot lock's connection is pinged, and the ping's deadline. */
 const BOOT_LOCK_PING_MS = 1_000;
 const BOOT_LOCK_DEADLINE_MS = 2_000;
+/** One wait for the leader lock (then asked again, after a look at whether the leader is dead). */
+const LEADER_WAIT_MS = 2_000;
 
 type StartListener = (
   channel: string,
@@ -76,6 +79,18 @@ export interface DbHandle {
   holdBootLock:
     | ((owner: string, onState: (state: BootLockState) => void) => Promise<BootLock>)
     | null;
+  /**
+   * Takes, or waits for, the Reconciler's leader lock (src/db/leaderLock.ts)
+   * on a connection of its own; `onState` hears `leader`/`follower`/`lost`,
+   * `onWaited` runs after each wait that timed out. Null on PGlite.
+   */
+  holdLeaderLock:
+    | ((
+        name: string,
+        onState: (state: LeaderState) => void,
+        onWaited?: () => void,
+      ) => Promise<LeaderLock>)
+    | null;
   /** Stops every listener, closes the pool, and PGlite if this handle opened it. Idempotent. */
   close(): Promise<void>;
 }
@@ -107,6 +122,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
   let startListener: StartListener;
   let engine: Engine;
   let bootLock: DbHandle['holdBootLock'] = null;
+  let leaderLock: DbHandle['holdLeaderLock'] = null;
   if (o.databaseUrl !== undefined) {
     engine = 'postgres';
     const serverConfig: pg.ClientConfig = {
@@ -144,6 +160,20 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
         closeTimeoutMs: o.connectTimeoutMs,
         timers: o.timers ?? REAL_TIMERS,
         onState,
+        onError: onPoolError,
+      });
+    leaderLock = (name, onState, onWaited) =>
+      holdLeaderLock({
+        client: serverConfig,
+        name,
+        waitMs: LEADER_WAIT_MS,
+        pingMs: BOOT_LOCK_PING_MS,
+        retryMinMs: o.listenRetryMinMs,
+        retryMaxMs: Math.min(o.listenRetryMaxMs, 1_000),
+        closeTimeoutMs: o.connectTimeoutMs,
+        timers: o.timers ?? REAL_TIMERS,
+        onState,
+        ...(onWaited ? { onWaited } : {}),
         onError: onPoolError,
       });
   } else {
@@ -203,5 +233,5 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     await close();
     throw new ConnectError(`cannot reach the ${engine} store`, { cause: error });
   }
-  return { db, engine, listen, holdBootLock: bootLock, close };
+  return { db, engine, listen, holdBootLock: bootLock, holdLeaderLock: leaderLock, close };
 }

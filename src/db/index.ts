@@ -55,6 +55,15 @@ export {
   newId,
 } from './ids.js';
 export { TEXT_LIMITS } from './inputs.js';
+export {
+  deposeLeader,
+  holdLeaderLock,
+  type LeaderLock,
+  type LeaderLockConfig,
+  type LeaderState,
+  LeadershipLostError,
+  leaderBackend,
+} from './leaderLock.js';
 export { type LineStatusRows, readLineStatus } from './lineStatus.js';
 export {
   assertChannel,

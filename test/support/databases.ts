@@ -142,6 +142,7 @@ function describePglite(name: string, body: SuiteBody): void {
           engine: 'pglite',
           listen: h.listen,
           holdBootLock: null,
+          holdLeaderLock: null,
           close: async () => {},
         }),
       };
