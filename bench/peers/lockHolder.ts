@@ -1,10 +1,8 @@
 /**
- * A child process of the recovery bench that holds one lock until it is
- * killed: a boot lock (`boot <url> <owner>`) or the Reconciler's lock inside
- * a pass that never ends (`reconciler <url>`). Prints `held` once it holds it.
+ * A child process of the recovery bench that holds a boot lock until it is
+ * killed (`boot <url> <owner>`). Prints `held` once it holds it.
  */
-import { withReconcilerLock } from '../../src/actors/reconciler.js';
-import { connect, holdBootLock } from '../../src/db/index.js';
+import { holdBootLock } from '../../src/db/index.js';
 import { REAL_TIMERS } from '../../src/db/listen.js';
 
 const [kind, url = '', owner = 'bench@x'] = process.argv.slice(2);
@@ -21,11 +19,5 @@ if (kind === 'boot') {
       if (s === 'held') process.stdout.write('held\n');
     },
     onError: () => undefined,
-  });
-} else {
-  const h = await connect({ databaseUrl: url, poolMax: 2 });
-  await withReconcilerLock(h.db, async () => {
-    process.stdout.write('held\n');
-    await new Promise(() => {});
   });
 }

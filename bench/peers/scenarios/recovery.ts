@@ -17,6 +17,8 @@ export interface RecoveryResult {
   recoveredMs: number;
   restarted: number;
   failed: number;
+  /** A standby started after the kill: ms from the kill until it was ready. */
+  standbyReadyMs?: number;
   /** The system's own steps, ms after the kill (see `QueueClient.recoveryTimeline`). */
   timeline?: Record<string, number>;
 }
@@ -52,6 +54,7 @@ export async function recoveryRun(
       await victim.kill();
       await system.onWorkerDeath?.(url, victim.ids);
       standby ??= await startWorkerProcess(system.name, url, standbyMode);
+      const readyMs = afterKill ? performance.now() - t0 : undefined;
       const s = standby;
 
       let failed = new Set<string>();
@@ -73,6 +76,7 @@ export async function recoveryRun(
       const timeline = await client.recoveryTimeline?.(killedAt, victim.ids);
       return {
         ...(timeline ? { timeline } : {}),
+        ...(readyMs !== undefined ? { standbyReadyMs: readyMs } : {}),
         jobs,
         recoveredMs,
         restarted: keys.filter((k) => s.starts.has(k)).length,
