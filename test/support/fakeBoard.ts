@@ -68,6 +68,28 @@ export class FakeBoard implements BoardSource, BoardCommands {
   async createTask(userId: string, input: CreateTaskInput) {
     this.calls.push({ op: 'createTask', actor: userId, args: [input] });
     if (input.image === 'invalid') throw new BoardCommandError('invalid', 'image refused');
+    const card = this.enqueue(userId, input);
+    this.settle([card.taskId]);
+    const after = this.cardsById.get(card.taskId)!;
+    return {
+      taskId: card.taskId,
+      sessionId: card.sessionId,
+      position: after.queued?.position ?? 0,
+    };
+  }
+
+  /**
+   * Many tasks of one user at once with one settle (a long line for the
+   * paging and first-paint tests: createTask settles the whole line each time).
+   */
+  createMany(userId: string, inputs: readonly CreateTaskInput[]): string[] {
+    const ids = inputs.map((input) => this.enqueue(userId, input).taskId);
+    this.settle(ids);
+    return ids;
+  }
+
+  /** A new task's card at the back of the line, not yet settled. */
+  private enqueue(userId: string, input: CreateTaskInput): BoardCard {
     const n = this.nextId++;
     const card: BoardCard = {
       taskId: `t${n}`,
@@ -87,13 +109,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
     this.cardsById.set(card.taskId, card);
     this.inputs.set(card.taskId, input);
     this.line.push(card.taskId);
-    this.settle([card.taskId]);
-    const after = this.cardsById.get(card.taskId)!;
-    return {
-      taskId: card.taskId,
-      sessionId: card.sessionId,
-      position: after.queued?.position ?? 0,
-    };
+    return card;
   }
 
   async cancel(actor: string | null, taskId: string): Promise<void> {

@@ -6,49 +6,42 @@
  * apart, the keyboard, the timeline filters, the runner names, the job link.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations } from '../../../support/axe.js';
 import { chromiumSkipReason, launchChromium } from '../../../support/chromium.js';
-import { compareScreenshot } from '../../../support/screenshots.js';
+import {
+  ARTIFACTS,
+  expectLooksAsBefore,
+  LookContexts,
+  lookShots,
+  type Scheme,
+} from '../../../support/pageLooks.js';
 import { type LookServer, startLookServer } from './lookFixture.js';
 
 const skipReason = chromiumSkipReason('inspector look browser test');
 const STEP_MS = 20_000;
 const BASELINES = new URL('./screenshots/', import.meta.url).pathname;
-const ARTIFACTS = new URL('../../../artifacts/', import.meta.url).pathname;
 
 describe.skipIf(skipReason !== null)('inspector page: looks, keyboard, accessibility', () => {
   let browser: Browser;
   let server: LookServer;
-  const contexts: BrowserContext[] = [];
+  let contexts: LookContexts;
 
   beforeAll(async () => {
     server = await startLookServer();
     browser = await launchChromium();
+    contexts = new LookContexts(browser);
   });
 
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
+    await contexts?.close();
     await browser?.close();
     await server?.close();
   });
 
   /** A page at `width`, connected, with the TaskRunner of "lint the monorepo" selected and drawn. */
-  async function open(
-    width: number,
-    height: number,
-    scheme: 'light' | 'dark' = 'light',
-  ): Promise<Page> {
-    const ctx = await browser.newContext({
-      viewport: { width, height },
-      colorScheme: scheme,
-      reducedMotion: 'reduce',
-    });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+  async function open(width: number, height: number, scheme: Scheme = 'light'): Promise<Page> {
+    const { page, errors } = await contexts.page(width, height, scheme);
     await page.goto(`${server.url}/inspect#token=t`);
     await page.locator('body[data-connection="live"]').waitFor({ timeout: STEP_MS });
     await page.locator('li[data-child="taskRunners/ses_0002"]').waitFor({ timeout: STEP_MS });
@@ -60,28 +53,10 @@ describe.skipIf(skipReason !== null)('inspector page: looks, keyboard, accessibi
     return page;
   }
 
-  const shots: Array<[string, number, number, 'light' | 'dark']> = [
-    ['inspector-1400', 1400, 900, 'light'],
-    ['inspector-900', 900, 1000, 'light'],
-    ['inspector-420', 420, 900, 'light'],
-    ['inspector-1400-dark', 1400, 900, 'dark'],
-  ];
-  for (const [name, width, height, scheme] of shots) {
-    it(`looks as it did at ${width} px (${scheme})`, async () => {
-      const page = await open(width, height, scheme);
-      // Nothing may stick out sideways: a phone shows every column, one under another.
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
-      expect(overflow).toBeLessThanOrEqual(0);
-      const png = await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide' });
-      mkdirSync(ARTIFACTS, { recursive: true });
-      writeFileSync(`${ARTIFACTS}${name}.png`, png);
-      const verdict = await compareScreenshot(browser, png, `${BASELINES}${name}.png`);
-      expect(
-        verdict.status,
-        `differs from the baseline by ${(verdict.differingRatio * 100).toFixed(2)}%`,
-      ).not.toBe('different');
-      const violations = await axeViolations(page);
-      expect(violations, JSON.stringify(violations, null, 1)).toEqual([]);
+  for (const shot of lookShots('inspector')) {
+    it(`looks as it did at ${shot.width} px (${shot.scheme})`, async () => {
+      const page = await open(shot.width, shot.height, shot.scheme);
+      await expectLooksAsBefore(browser, page, shot, BASELINES);
     });
   }
 
