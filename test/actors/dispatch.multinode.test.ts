@@ -66,7 +66,7 @@ suite(`dispatch across 3 node processes${hasServer ? '' : ` (skipped: ${TEST_DAT
       .insertInto('user_caps')
       .values({ user_id: 'u0', max_running: 1, updated_at: new Date() })
       .execute();
-    const perNode = 400;
+    const perNode = 1_000;
     const nodes = ['a', 'b', 'c'].map((id, k) =>
       runNode({
         url,
@@ -78,7 +78,7 @@ suite(`dispatch across 3 node processes${hasServer ? '' : ` (skipped: ${TEST_DAT
         caps,
         jobSeconds: 0.004,
         lanes: 4,
-        deadlineMs: 150_000,
+        deadlineMs: 270_000,
       }),
     );
     children.push(...nodes.map((n) => n.child));
@@ -107,5 +107,5 @@ suite(`dispatch across 3 node processes${hasServer ? '' : ` (skipped: ${TEST_DAT
     // Every job ran once (attempt 1 only) and more than one node ran jobs.
     expect(Number(attempts.max)).toBe(1);
     expect(owners.filter((o) => o.owner_node !== null).length).toBeGreaterThan(1);
-  }, 170_000);
+  }, 290_000);
 });
