@@ -210,6 +210,8 @@ export interface BoardCommands {
     backend?: { name: string; reason: string };
     /** This boot's lock (cluster liveness); absent on a source with no cluster. */
     lock?: BootLockView;
+    /** This node's part in the Reconciler's leadership (`none`: no leader lock). */
+    reconciler?: 'leader' | 'follower' | 'lost' | 'none';
   };
   /**
    * Every boot with a heartbeat row (the admin view of the cluster: GET

@@ -189,6 +189,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
         ...(health?.lock
           ? { lock: health.lock, takingGrants: health.lock === 'held' || health.lock === 'none' }
           : {}),
+        ...(health?.reconciler ? { reconciler: health.reconciler } : {}),
       });
     }
     case 'nodes': {

@@ -177,6 +177,8 @@ export class FakeBoard implements BoardSource, BoardCommands {
   engine: 'available' | 'unavailable' = 'available';
   /** This boot's lock as a test sets it (`/healthz` reports it when set). */
   lock: BootLockView | undefined;
+  /** This node's part in the Reconciler's leadership as a test sets it. */
+  reconciler: 'leader' | 'follower' | 'lost' | 'none' | undefined;
   /** The cluster view as a test sets it (GET /api/admin/nodes). */
   nodes: ClusterNodeView[] = [];
   async clusterNodes(): Promise<ClusterNodeView[]> {
@@ -201,8 +203,16 @@ export class FakeBoard implements BoardSource, BoardCommands {
     this.activityQueries.push(query);
     return this.activitySeries;
   }
-  health(): { engine: 'available' | 'unavailable'; lock?: BootLockView } {
-    return { engine: this.engine, ...(this.lock ? { lock: this.lock } : {}) };
+  health(): {
+    engine: 'available' | 'unavailable';
+    lock?: BootLockView;
+    reconciler?: 'leader' | 'follower' | 'lost' | 'none';
+  } {
+    return {
+      engine: this.engine,
+      ...(this.lock ? { lock: this.lock } : {}),
+      ...(this.reconciler ? { reconciler: this.reconciler } : {}),
+    };
   }
 
   metrics(): BoardMetricsSnapshot {

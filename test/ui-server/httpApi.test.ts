@@ -271,6 +271,15 @@ describe('health', () => {
       takingGrants: false,
     });
   });
+
+  it("/healthz says this node's part in the Reconciler's leadership", async () => {
+    h = await startHarness();
+    expect((await call('GET', '/healthz', null)).json).not.toHaveProperty('reconciler');
+    h.board.reconciler = 'follower';
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({ reconciler: 'follower' });
+    h.board.reconciler = 'leader';
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({ reconciler: 'leader' });
+  });
 });
 
 describe('cluster nodes', () => {
