@@ -64,12 +64,9 @@ module.exports = {
     },
     {
       name: 'no-circular-types',
-      comment:
-        'no cycle of type imports either, except inside src/supervisor, whose types are ' +
-        'mutually recursive (a child spec may be a supervisor spec; the child table holds ' +
-        'Supervisor refs) until Supervisor.child() is typed (docs/architecture.md)',
+      comment: 'no cycle of type imports either',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/supervisor/' },
+      from: { path: '^src/' },
       to: { circular: true },
     },
     {

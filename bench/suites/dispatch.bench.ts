@@ -319,9 +319,8 @@ async function downBench(): Promise<DownResult> {
         const id = live[0];
         if (id === undefined || live.length !== 1)
           throw new Error(`expected one live runner, got ${live.length}`);
-        const sup = node.runtime.root.child('taskRunners');
-        if (sup === undefined || !('terminateChild' in sup))
-          throw new Error('no taskRunners supervisor');
+        const sup = node.runtime.root.childSupervisor('taskRunners');
+        if (sup === undefined) throw new Error('no taskRunners supervisor');
         const granted = nextTick((t) => t.granted > 0, 10_000);
         const t0 = performance.now();
         await sup.terminateChild(id);

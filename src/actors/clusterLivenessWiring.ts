@@ -55,7 +55,7 @@ export interface ClusterWiringOptions {
   /** The caller's own liveness, if it gave one: it wins. */
   liveness: OwnerLiveness | undefined;
   beats: HeartbeatOptions;
-  reconcilerRef(): unknown;
+  reconcilerRef(): AnyActorRef | undefined;
   poke(): void;
   isDead(): boolean;
   /** Where lock losses and DOWNs are said (the node's log). */
@@ -72,9 +72,7 @@ export async function startClusterLiveness(o: ClusterWiringOptions): Promise<{
   leader: (LeaderPort & { release(): Promise<void>; drop(): void }) | undefined;
 }> {
   const tick = () => {
-    const ref = o.reconcilerRef();
-    if (ref !== undefined && ref !== null && typeof ref === 'object' && 'send' in ref)
-      (ref as AnyActorRef).send({ type: 'tick' });
+    o.reconcilerRef()?.send({ type: 'tick' });
   };
   const cluster = new ClusterLiveness({
     db: o.db,

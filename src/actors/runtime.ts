@@ -12,7 +12,6 @@
  * the tick feed (other nodes' ticks, by NOTIFY and by poll) and the board.
  * The rows decide everything, so `kill()` (a deploy) loses nothing.
  */
-import type { AnyActorRef } from 'xstate';
 import {
   currentTick,
   endBeat,
@@ -157,10 +156,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     { schedule: (fn, ms) => clock.setTimeout(fn, ms), pushEveryMs: o.positionPushMs },
   );
-  const runners = (): Supervisor | undefined => {
-    const sup = root?.child(RUNNERS);
-    return sup !== undefined && 'whichChildren' in sup ? sup : undefined;
-  };
+  const runners = (): Supervisor | undefined => root?.childSupervisor(RUNNERS);
   const engine = new EngineGate({
     backend,
     clock,
@@ -244,15 +240,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       submit: (op) => dispatcher.submit(op),
       hold(sessionId, epoch, holder) {
         dispatcher.hold(sessionId, epoch);
-        const pool = root?.child(POOL);
-        if (pool !== undefined && 'send' in pool)
-          (pool as AnyActorRef).send({ type: 'roundtable.pool.hold', sessionId, holder });
+        root?.child(POOL)?.send({ type: 'roundtable.pool.hold', sessionId, holder });
       },
       release(sessionId) {
         dispatcher.drop(sessionId);
-        const pool = root?.child(POOL);
-        if (pool !== undefined && 'send' in pool)
-          (pool as AnyActorRef).send({ type: 'roundtable.pool.release', sessionId });
+        root?.child(POOL)?.send({ type: 'roundtable.pool.release', sessionId });
       },
     },
     owner,
@@ -646,12 +638,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     reconcile() {
       alive();
       const ref = top.child('reconciler');
-      if (ref === undefined || !('send' in ref)) {
+      if (ref === undefined) {
         return Promise.reject(new RuntimeCommandError('unavailable', 'no reconciler running'));
       }
       // Settles even when the runtime stops during the pass (the loop
       // answers held callers; a stopped actor is watched, like a call).
-      return requestPass(ref as AnyActorRef).catch((error: unknown) => {
+      return requestPass(ref).catch((error: unknown) => {
         throw error instanceof ReconcilerStoppedError && ending !== undefined
           ? new RuntimeStoppedError(ending === 'stop' ? { kind: 'stopped' } : { kind: 'killed' })
           : error;

@@ -57,7 +57,7 @@ export class RunnerStarter {
   /** Tells `sessionId`'s runner, if one runs here now; false if none did. */
   tell(sessionId: string, event: TaskRunnerCommand): boolean {
     const ref = this.o.runners()?.child(sessionId);
-    if (ref === undefined || !('send' in ref)) return false;
+    if (ref === undefined) return false;
     ref.send(event);
     return true;
   }

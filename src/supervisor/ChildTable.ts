@@ -6,8 +6,7 @@
  */
 import type { AnyActorRef } from 'xstate';
 import type { ResolvedChildSpec } from './childSpec.js';
-import type { Supervisor } from './Supervisor.js';
-import type { Spawned } from './spawnChild.js';
+import type { NestedSupervisor, Spawned } from './spawnChild.js';
 
 export type ChildStatus = 'running' | 'restarting' | 'stopped';
 
@@ -23,11 +22,17 @@ export interface ChildRecord {
   timer: { id: unknown } | undefined;
 }
 
-/** One row of `whichChildren()`. */
-export interface ChildInfo {
+/**
+ * One row of `whichChildren()`; `type` tells what `ref` is, so a caller
+ * narrows on it instead of probing the ref. `S` is the nested supervisor's
+ * class (the Supervisor, which this table does not import).
+ */
+export type ChildInfo<S = NestedSupervisor> =
+  | (ChildInfoFields & { type: 'worker'; ref: AnyActorRef | undefined })
+  | (ChildInfoFields & { type: 'supervisor'; ref: S | undefined });
+
+interface ChildInfoFields {
   id: string;
-  ref: AnyActorRef | Supervisor | undefined;
-  type: 'worker' | 'supervisor';
   restart: ResolvedChildSpec['restart'];
   status: ChildStatus;
   restartCount: number;
@@ -88,15 +93,22 @@ export class ChildTable {
     return this.ids().reverse();
   }
 
-  whichChildren(): ChildInfo[] {
-    return [...this.byId].map(([id, c]) => {
-      return {
+  /** The rows, with each nested supervisor passed through `supervisor`. */
+  whichChildren<S>(supervisor: (nested: NestedSupervisor) => S): ChildInfo<S>[] {
+    return [...this.byId].map(([id, c]): ChildInfo<S> => {
+      const fields = {
         id,
-        ref: c.spawned?.ref as AnyActorRef | Supervisor | undefined,
-        type: c.spec.type,
         restart: c.spec.restart,
         status: c.status,
         restartCount: Math.max(0, c.starts - 1),
+      };
+      const sp = c.spawned;
+      if (c.spec.type === 'worker')
+        return { ...fields, type: 'worker', ref: sp?.type === 'worker' ? sp.ref : undefined };
+      return {
+        ...fields,
+        type: 'supervisor',
+        ref: sp?.type === 'supervisor' ? supervisor(sp.ref) : undefined,
       };
     });
   }

@@ -6,13 +6,13 @@
  * its shutdown spec is stopChild's; telling listeners, guarded so that a
  * throwing subscriber cannot stop a restart, is SupervisorOutbox's.
  */
-import type { AnyActorRef } from 'xstate';
+import type { ActorRefFrom, AnyActorLogic, AnyActorRef } from 'xstate';
 import {
   type ChildCounts,
-  type ChildInfo,
   type ChildRecord,
   type ChildStatus,
   ChildTable,
+  type ChildInfo as TableRow,
 } from './ChildTable.js';
 import { claimName, releaseNames } from './childNames.js';
 import { type ChildSpec, type ResolvedChildSpec, validateChildSpec } from './childSpec.js';
@@ -20,6 +20,7 @@ import {
   AlreadyStartedError,
   ChildSpecError,
   ChildStartError,
+  ChildTypeError,
   MaxChildrenError,
   NoProcError,
   NotFoundError,
@@ -52,7 +53,17 @@ import {
 } from './supervisorSpec.js';
 import type { ExitSource } from './watchExit.js';
 
-export type { ChildCounts, ChildInfo, ChildStatus } from './ChildTable.js';
+export type { ChildCounts, ChildStatus } from './ChildTable.js';
+
+/** One row of `whichChildren()`: narrow on `type` to get a typed `ref`. */
+export type ChildInfo = TableRow<Supervisor>;
+
+/** A child spec that starts a nested supervisor. */
+export type SupervisorChildSpec = ChildSpec & { start: { supervisor: SupervisorSpec } };
+/** A child spec that starts XState logic `L`. */
+export type WorkerChildSpec<L extends AnyActorLogic = AnyActorLogic> = ChildSpec & {
+  start: { logic: L; input?: unknown };
+};
 
 export type { StartArgs } from './fromTemplate.js';
 
@@ -152,7 +163,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
    * OTP's answer, which is a call served in mailbox order.
    */
   whichChildren(): ChildInfo[] {
-    return this.children.whichChildren();
+    return this.children.whichChildren(asSupervisor);
   }
 
   /**
@@ -174,16 +185,47 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     return this.children.countChildren();
   }
 
-  /** The current incarnation of a child, if running. */
-  child(id: string): AnyActorRef | Supervisor | undefined {
-    return this.children.get(id)?.spawned?.ref as AnyActorRef | Supervisor | undefined;
+  /**
+   * The running incarnation of worker child `id`, or `undefined` while it is
+   * not running (or there is no such child). Throws a `ChildTypeError` when
+   * `id` is a supervisor child: that one is `childSupervisor(id)`.
+   */
+  child(id: string): AnyActorRef | undefined {
+    const c = this.children.get(id);
+    if (c?.spec.type === 'supervisor') throw new ChildTypeError(id, 'supervisor');
+    return c?.spawned?.type === 'worker' ? c.spawned.ref : undefined;
+  }
+
+  /** As `child(id)`, for a nested supervisor; a `ChildTypeError` for a worker. */
+  childSupervisor(id: string): Supervisor | undefined {
+    const c = this.children.get(id);
+    if (c?.spec.type === 'worker') throw new ChildTypeError(id, 'worker');
+    return c?.spawned?.type === 'supervisor' ? asSupervisor(c.spawned.ref) : undefined;
   }
 
   /**
-   * Starts a child after the initial ones: a full spec, or (with a template)
-   * extra start arguments whose `input` is merged over the template's.
+   * Starts a child after the initial ones and resolves with it, typed by its
+   * spec: a worker's actor ref (`ActorRefFrom` its logic), or the nested
+   * `Supervisor`. With a template, extra start arguments whose `input` is
+   * merged over the template's start a worker; a supervisor template is
+   * started by `startChildSupervisor(args)` (a `ChildTypeError` here).
    */
+  startChild(spec: SupervisorChildSpec): Promise<Supervisor>;
+  startChild<L extends AnyActorLogic>(spec: WorkerChildSpec<L>): Promise<ActorRefFrom<L>>;
+  startChild(specOrArgs: ChildSpec | StartArgs): Promise<AnyActorRef>;
   startChild(specOrArgs: ChildSpec | StartArgs): Promise<AnyActorRef | Supervisor> {
+    return this.start(specOrArgs, 'start' in specOrArgs ? undefined : 'worker');
+  }
+
+  /** `startChild(args)` for a dynamic supervisor whose template is a supervisor. */
+  startChildSupervisor(args: StartArgs): Promise<Supervisor> {
+    return this.start(args, 'supervisor') as Promise<Supervisor>;
+  }
+
+  private start(
+    specOrArgs: ChildSpec | StartArgs,
+    want: 'worker' | 'supervisor' | undefined,
+  ): Promise<AnyActorRef | Supervisor> {
     // Through the mailbox like any job; when it is idle the job runs now,
     // which is what posting it would do, without queueing a closure.
     return this.mailbox.callSync(this.admit, () => {
@@ -192,15 +234,18 @@ export class Supervisor implements ExitSource, NestedSupervisor {
       // Generated ids count every template start, failed ones included.
       if (!('start' in specOrArgs)) this.seq += 1;
       const spec = this.checkSpec(fromTemplate(this.spec.template, specOrArgs, this.seq));
+      if (want !== undefined && spec.type !== want) throw new ChildTypeError(spec.id, spec.type);
       if (this.children.has(spec.id)) throw new AlreadyStartedError(spec.id);
       const input = 'logic' in spec.start ? spec.start.input : undefined;
       const child = this.children.add(spec, input);
       const failure = this.spawn(child);
-      if (failure) {
+      // spawn() sets child.spawned exactly when it returns no failure.
+      const spawned = child.spawned;
+      if (failure || spawned === undefined) {
         this.children.remove(spec.id);
-        throw new ChildStartError(spec.id, failure);
+        throw new ChildStartError(spec.id, failure ?? 'noproc');
       }
-      return child.spawned!.ref as AnyActorRef | Supervisor;
+      return spawned.type === 'worker' ? spawned.ref : asSupervisor(spawned.ref);
     });
   }
 
@@ -348,6 +393,15 @@ export class Supervisor implements ExitSource, NestedSupervisor {
 }
 
 const nested: NestedFactory = (spec, runtime) => new Supervisor(spec, runtime);
+
+/**
+ * A nested supervisor of this tree as the class it is: `nested` above makes
+ * every one, so the check cannot fail unless that changes.
+ */
+function asSupervisor(n: NestedSupervisor): Supervisor {
+  if (n instanceof Supervisor) return n;
+  throw new TypeError('a nested supervisor that is not a Supervisor');
+}
 
 /**
  * Starts a supervisor and its children in order. If a child fails to start,

@@ -5,8 +5,7 @@
 import type { AnyActorLogic } from 'xstate';
 import type { BackoffOptions } from './backoff.js';
 import { ChildSpecError } from './errors.js';
-import type { RestartType } from './restartPolicy.js';
-import type { SupervisorSpec } from './supervisorSpec.js';
+import type { AutoShutdown, RestartType, Strategy } from './restartPolicy.js';
 
 /** `brutal_kill`: stop at once; ms: graceful stop, then kill; `infinity`: wait. */
 export type ShutdownSpec = 'brutal_kill' | 'infinity' | number;
@@ -29,6 +28,25 @@ export interface ChildSpec {
   name?: string;
   /** Akka-style restart backoff for this child. */
   backoff?: BackoffOptions;
+}
+
+/**
+ * What a supervisor supervises and how; nestable as a child's `start`.
+ * Declared here, beside ChildSpec, because the two are one recursive type (a
+ * child may be a supervisor); supervisorSpec.ts validates it.
+ */
+export interface SupervisorSpec {
+  id?: string;
+  children: ChildSpec[];
+  strategy?: Strategy;
+  /** Restarts allowed in `periodMs` before giving up. Default 3 (Elixir's). */
+  intensity?: number;
+  periodMs?: number;
+  autoShutdown?: AutoShutdown;
+  /** Dynamic supervisors: cap on running children. */
+  maxChildren?: number;
+  /** Dynamic supervisors: the spec `startChild({ input })` starts copies of. */
+  template?: ChildSpec;
 }
 
 /** A spec with every default filled in. */

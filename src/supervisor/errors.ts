@@ -44,6 +44,23 @@ export class AlreadyStartedError extends SupervisorError {
   }
 }
 
+/**
+ * A child asked for as the other kind: `child(id)` of a supervisor child,
+ * `childSupervisor(id)` of a worker, or a template start of the wrong kind.
+ */
+export class ChildTypeError extends SupervisorError {
+  readonly code = 'WRONG_CHILD_TYPE';
+  override readonly name = 'ChildTypeError';
+  constructor(
+    readonly childId: string,
+    readonly type: 'worker' | 'supervisor',
+  ) {
+    super(
+      `child ${childId} is a ${type}: ask ${type === 'worker' ? 'child' : 'childSupervisor'}(${JSON.stringify(childId)})`,
+    );
+  }
+}
+
 /** A dynamic supervisor already runs `maxChildren` children. */
 export class MaxChildrenError extends SupervisorError {
   readonly code = 'MAX_CHILDREN';

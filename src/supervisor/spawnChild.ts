@@ -32,9 +32,21 @@ export interface ExitSink<T> {
   childExited(token: T, spawned: Spawned, reason: ExitReason): void;
 }
 
-/** One running incarnation of a child. */
-export interface Spawned {
-  readonly ref: AnyActorRef | NestedSupervisor;
+/** One running incarnation of a child: a worker's actor or a nested supervisor. */
+export type Spawned = SpawnedWorker | SpawnedSupervisor;
+
+export interface SpawnedWorker extends Incarnated {
+  readonly type: 'worker';
+  readonly ref: AnyActorRef;
+}
+
+export interface SpawnedSupervisor extends Incarnated {
+  readonly type: 'supervisor';
+  readonly ref: NestedSupervisor;
+}
+
+/** What every incarnation offers, whatever runs in it. */
+interface Incarnated {
   readonly sessionId: string;
   readonly startedAt: number;
   /** `undefined` while running. */
@@ -53,7 +65,7 @@ export interface Spawned {
 
 export type SpawnResult = { ok: true; spawned: Spawned } | { ok: false; reason: ExitReason };
 
-abstract class Incarnation<T> implements Spawned {
+abstract class Incarnation<T, R extends AnyActorRef | NestedSupervisor> implements Incarnated {
   reason: ExitReason | undefined;
   starting = true;
   private graceful = false;
@@ -62,13 +74,15 @@ abstract class Incarnation<T> implements Spawned {
   private waiters: ((r: ExitReason) => void)[] | undefined;
 
   constructor(
-    readonly ref: AnyActorRef | NestedSupervisor,
+    readonly ref: R,
     readonly sessionId: string,
     readonly startedAt: number,
     private readonly sink: ExitSink<T>,
     private readonly token: T,
   ) {}
 
+  /** Itself, as the member of `Spawned` it is (the subclass knows which). */
+  protected abstract spawned(): Spawned;
   protected abstract stopNow(reason: 'shutdown' | 'killed'): void;
   /** Sends the shutdown request; false when the child would not handle it. */
   protected abstract askToStop(): boolean;
@@ -89,7 +103,7 @@ abstract class Incarnation<T> implements Spawned {
   /** Tells the sink, unless the supervisor has let go meanwhile. */
   report(): void {
     if (!this.released && this.reason !== undefined)
-      this.sink.childExited(this.token, this, this.reason);
+      this.sink.childExited(this.token, this.spawned(), this.reason);
   }
 
   requestStop(): boolean {
@@ -114,7 +128,11 @@ abstract class Incarnation<T> implements Spawned {
   }
 }
 
-class SupervisorIncarnation<T> extends Incarnation<T> {
+class SupervisorIncarnation<T>
+  extends Incarnation<T, NestedSupervisor>
+  implements SpawnedSupervisor
+{
+  readonly type = 'supervisor';
   constructor(
     private readonly sup: NestedSupervisor,
     startedAt: number,
@@ -122,6 +140,10 @@ class SupervisorIncarnation<T> extends Incarnation<T> {
     token: T,
   ) {
     super(sup, sup.sessionId, startedAt, sink, token);
+  }
+
+  protected spawned(): Spawned {
+    return this;
   }
 
   protected stopNow(): void {
@@ -139,7 +161,8 @@ class SupervisorIncarnation<T> extends Incarnation<T> {
  * catches every failure (so XState never rethrows at the root) and
  * `complete` follows both a done snapshot and a stop.
  */
-class ActorIncarnation<T> extends Incarnation<T> {
+class ActorIncarnation<T> extends Incarnation<T, AnyActorRef> implements SpawnedWorker {
+  readonly type = 'worker';
   constructor(
     private readonly actor: AnyActorRef,
     startedAt: number,
@@ -148,6 +171,10 @@ class ActorIncarnation<T> extends Incarnation<T> {
     private readonly gate: InspectionGate | undefined,
   ) {
     super(actor, actor.sessionId, startedAt, sink, token);
+  }
+
+  protected spawned(): Spawned {
+    return this;
   }
 
   error(error: unknown): void {

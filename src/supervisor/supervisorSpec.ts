@@ -2,7 +2,7 @@
  * A supervisor's own configuration: one defaults object, validated, with
  * unknown keys rejected (the ws habit).
  */
-import type { ChildSpec } from './childSpec.js';
+import type { ChildSpec, SupervisorSpec } from './childSpec.js';
 import { type SupervisorClock, systemClock } from './clock.js';
 import { ChildSpecError, type SupervisorError } from './errors.js';
 import type { InspectionGate, InspectionObserver } from './inspectionGate.js';
@@ -10,20 +10,7 @@ import type { Registry } from './Registry.js';
 import { DEFAULT_INTENSITY, DEFAULT_PERIOD_MS } from './restartIntensity.js';
 import type { AutoShutdown, Strategy } from './restartPolicy.js';
 
-/** What a supervisor supervises and how; nestable as a child's `start`. */
-export interface SupervisorSpec {
-  id?: string;
-  children: ChildSpec[];
-  strategy?: Strategy;
-  /** Restarts allowed in `periodMs` before giving up. Default 3 (Elixir's). */
-  intensity?: number;
-  periodMs?: number;
-  autoShutdown?: AutoShutdown;
-  /** Dynamic supervisors: cap on running children. */
-  maxChildren?: number;
-  /** Dynamic supervisors: the spec `startChild({ input })` starts copies of. */
-  template?: ChildSpec;
-}
+export type { SupervisorSpec } from './childSpec.js';
 
 /** The runtime a tree shares; nested supervisors inherit it from their parent. */
 export interface SupervisorRuntime {

@@ -125,8 +125,8 @@ describeEachEngine('runtime: the RunnerPool under the root supervisor', (getDb) 
     const bob = await h.runtime.createTask('bob', agent(600));
     await h.advance(1_000);
     expect(holders(h)).toEqual(new Set([ann.sessionId]));
-    const runners = h.runtime.root.child('taskRunners');
-    if (runners === undefined || !('terminateChild' in runners)) throw new Error('no runners');
+    const runners = h.runtime.root.childSupervisor('taskRunners');
+    if (runners === undefined) throw new Error('no runners');
     // Stopped by its supervisor: no restart, no clean release from the runner itself.
     await runners.terminateChild(ann.sessionId);
     await h.settle();

@@ -14,8 +14,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { AnyActorRef } from 'xstate';
-import type { Supervisor } from '../../src/supervisor/Supervisor.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { assertReplayable } from '../../src/testing/replayableProperty.js';
 import { decisionOrder } from '../support/dispatchReplay.js';
@@ -161,13 +159,13 @@ test(
               h.cluster.killNode(node);
               h.cluster.reviveNode(node);
             } else if (s.kind === 'crashRunner') {
-              const sup = h.runtime.root.child('taskRunners') as Supervisor | undefined;
+              const sup = h.runtime.root.childSupervisor('taskRunners');
               const live = sup?.whichChildren().filter((c) => c.status === 'running') ?? [];
               const victim = live[s.pick % Math.max(1, live.length)];
-              (victim?.ref as AnyActorRef | undefined)?.stop();
+              if (victim?.type === 'worker') victim.ref?.stop();
             } else if (s.kind === 'crashPool') {
               // The permanent RunnerPool dies; its restart must lose no waiter.
-              (h.runtime.root.child('runnerPool') as AnyActorRef | undefined)?.stop();
+              h.runtime.root.child('runnerPool')?.stop();
             }
             await h.settle();
             await checkInvariants(h);

@@ -29,7 +29,7 @@ test.prop([
     const ids = model.map((m) => m.id);
     expect(table.ids()).toEqual(ids);
     expect(table.reversedIds()).toEqual([...ids].reverse());
-    expect(table.whichChildren().map((c) => [c.id, c.type])).toEqual(
+    expect(table.whichChildren((n) => n).map((c) => [c.id, c.type])).toEqual(
       model.map((m) => [m.id, m.supervisor ? 'supervisor' : 'worker']),
     );
     const supervisors = model.filter((m) => m.supervisor).length;

@@ -4,6 +4,7 @@ import {
   call,
   dynamicSupervisorSpec,
   MaxChildrenError,
+  type Supervisor,
   startDynamicSupervisor,
   startSupervisor,
 } from '../../src/supervisor/index.js';
@@ -23,7 +24,7 @@ describe('DynamicSupervisor', () => {
       },
       { clock },
     );
-    const a = (await sup.startChild({ id: 's1', input: { tag: '1' } })) as AnyActorRef;
+    const a = await sup.startChild({ id: 's1', input: { tag: '1' } });
     await sup.startChild({});
     await expect(call(a, { type: 'PING' }, { clock })).resolves.toBe('pong1');
     await expect(sup.startChild({ id: 's3' })).rejects.toBeInstanceOf(MaxChildrenError);
@@ -68,7 +69,7 @@ describe('DynamicSupervisor', () => {
         { id: 'runners', start: { supervisor: dynamicSupervisorSpec({ maxChildren: 5 }) } },
       ],
     });
-    const runners = root.child('runners') as Awaited<ReturnType<typeof startDynamicSupervisor>>;
+    const runners = root.childSupervisor('runners') as Supervisor;
     await runners.startChild({ id: 'r', start: { logic: worker } });
     expect(runners.countChildren().active).toBe(1);
     await root.shutdown();

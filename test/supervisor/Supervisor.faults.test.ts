@@ -230,7 +230,7 @@ describe('a job that fails', () => {
       },
       { clock, random, onError: (e) => errors.push(e) },
     );
-    const inner = root.child('inner') as Supervisor;
+    const inner = root.childSupervisor('inner') as Supervisor;
     randomThrows = true; // nextBackoff calls it inside the exit job
     crash(inner, 'w');
     await settle();
@@ -245,7 +245,7 @@ describe('a job that fails', () => {
     });
     await expect(inner.shutdown()).resolves.toBeUndefined();
     // Restarts go on one level up: a new inner supervisor runs a new w.
-    const again = root.child('inner') as Supervisor;
+    const again = root.childSupervisor('inner') as Supervisor;
     expect(again).not.toBe(inner);
     expect(again.whichChildren().map((c) => [c.id, c.status])).toEqual([['w', 'running']]);
     expect(root.whichChildren()[0]?.restartCount).toBe(1);
@@ -275,7 +275,7 @@ describe('a job that fails', () => {
       },
       { clock, onError: (e) => errors.push(e) },
     );
-    const inner = root.child('inner') as Supervisor;
+    const inner = root.childSupervisor('inner') as Supervisor;
     // Stopping b (in the async part of the group restart) arms its 5 s deadline.
     clock.failOnMs = 5_000;
     crash(inner, 'a');
@@ -283,7 +283,7 @@ describe('a job that fails', () => {
     expect(errors.map((e) => e.code)).toEqual(['SUPERVISOR_JOB_FAILED']);
     expect(inner.exitReason()).toMatchObject({ error: { message: 'no timer for 5000 ms' } });
     await expect(inner.shutdown()).resolves.toBeUndefined();
-    const again = root.child('inner') as Supervisor;
+    const again = root.childSupervisor('inner') as Supervisor;
     expect(again.whichChildren().map((c) => [c.id, c.status])).toEqual([
       ['a', 'running'],
       ['b', 'running'],

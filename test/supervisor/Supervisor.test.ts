@@ -157,7 +157,7 @@ describe('restart intensity and escalation', () => {
     );
     const events: SupervisorEvent[] = [];
     root.subscribe((e) => events.push(e));
-    const inner = root.child('inner') as Supervisor;
+    const inner = root.childSupervisor('inner') as Supervisor;
     send(inner, 'w', { type: 'CRASH' });
     await settle();
     expect(inner.exitReason()).toBe('shutdown');
@@ -166,7 +166,7 @@ describe('restart intensity and escalation', () => {
       childId: 'inner',
       reason: 'shutdown',
     });
-    const again = root.child('inner') as Supervisor;
+    const again = root.childSupervisor('inner') as Supervisor;
     expect(again).not.toBe(inner);
     expect(again.whichChildren()[0]?.status).toBe('running');
     expect(root.whichChildren()[0]?.restartCount).toBe(1);

@@ -112,8 +112,7 @@ describe('exitChild', () => {
         { id: 'sub', start: { supervisor: { children: [{ id: 'w', start: { logic: worker } }] } } },
       ],
     });
-    const before = sup.child('sub') as { child(id: string): AnyActorRef | undefined };
-    const w = before.child('w')!;
+    const w = sup.childSupervisor('sub')?.child('w') as AnyActorRef;
     await sup.exitChild('sub');
     await settle();
     expect(w.getSnapshot().status).toBe('stopped');

@@ -79,7 +79,7 @@ describe('inspector exit API', () => {
       'shutdown: ops',
     );
     expect(restarts('job-2')).toBe(1);
-    const nested = w.root.child('nested') as unknown as { sessionId: string };
+    const nested = w.root.childSupervisor('nested') as { sessionId: string };
     const r = await exit({ path: `${nested.sessionId}/deep`, reason: { error: 'injected' } });
     expect(r.status).toBe(200);
     expect(r.body.reason).toBe('error: injected');
