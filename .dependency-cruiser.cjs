@@ -15,7 +15,7 @@ const LAYERS = {
   actors: ['board', 'supervisor', 'containers', 'db', 'machines', 'common'],
   supervisor: ['common'],
   containers: ['machines', 'common'],
-  db: ['common'],
+  db: ['board', 'common'],
   machines: ['common'],
   board: ['common'],
   common: [],

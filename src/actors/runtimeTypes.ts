@@ -18,6 +18,7 @@ import {
   type Column,
   type CreateTaskInput,
   type PoolSnapshot,
+  type TaskDetail,
 } from '../board/boardPort.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import type {
@@ -28,7 +29,6 @@ import type {
   Session,
   SessionOutput,
   Task,
-  TaskRecord,
 } from '../db/index.js';
 import type { SelfLock } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
@@ -242,7 +242,7 @@ export interface Runtime extends BoardSource, BoardCommands {
    * may see it; null when there is none or it is another user's (the filter
    * is in the SQL). Reads the store; no deadline of its own beyond the pool's.
    */
-  taskDetail(actor: string | null, taskId: string): Promise<TaskRecord | null>;
+  taskDetail(actor: string | null, taskId: string): Promise<TaskDetail | null>;
   /** The stored output of one attempt of `taskId`, as `actor` may see it; or null. */
   taskOutput(
     actor: string | null,

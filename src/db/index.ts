@@ -128,8 +128,6 @@ export { TICK_CHANNEL } from './sql/rtTick.js';
 export {
   getTaskOutput,
   getTaskRecord,
-  type TaskAttempt,
-  type TaskRecord,
 } from './taskDetail.js';
 export {
   type CreateTaskInput,

@@ -49,13 +49,19 @@ export interface OwnerBeat {
   replaced: boolean;
 }
 
-/** The last beat of `owner`, and whether a later boot of its node has beaten since. */
-export async function ownerBeat(db: Db, input: { owner: string }): Promise<OwnerBeat> {
-  const o = parseOrThrow(owner, input.owner, 'owner');
-  const row = await db
+/**
+ * Every boot's row with `replaced`: whether a later boot of the same node
+ * has beaten since it started (the one query both readers below narrow).
+ */
+function beatsQuery(db: Db) {
+  return db
     .selectFrom('node_heartbeats as h')
     .select([
+      'h.owner',
+      'h.node_id',
+      'h.started_at',
       'h.beat_at',
+      'h.boot_lock',
       (eb) =>
         eb
           .exists(
@@ -66,9 +72,13 @@ export async function ownerBeat(db: Db, input: { owner: string }): Promise<Owner
               .whereRef('later.started_at', '>', 'h.started_at'),
           )
           .as('replaced'),
-    ])
-    .where('h.owner', '=', o)
-    .executeTakeFirst();
+    ]);
+}
+
+/** The last beat of `owner`, and whether a later boot of its node has beaten since. */
+export async function ownerBeat(db: Db, input: { owner: string }): Promise<OwnerBeat> {
+  const o = parseOrThrow(owner, input.owner, 'owner');
+  const row = await beatsQuery(db).where('h.owner', '=', o).executeTakeFirst();
   if (row === undefined) return { beatAt: null, replaced: false };
   return { beatAt: row.beat_at, replaced: row.replaced === true };
 }
@@ -87,27 +97,7 @@ export interface NodeBeat {
 
 /** Every boot's row (few: one per boot not yet pruned), oldest start first. */
 export async function listBeats(db: Db): Promise<NodeBeat[]> {
-  const rows = await db
-    .selectFrom('node_heartbeats as h')
-    .select([
-      'h.owner',
-      'h.node_id',
-      'h.started_at',
-      'h.beat_at',
-      'h.boot_lock',
-      (eb) =>
-        eb
-          .exists(
-            eb
-              .selectFrom('node_heartbeats as later')
-              .select('later.owner')
-              .whereRef('later.node_id', '=', 'h.node_id')
-              .whereRef('later.started_at', '>', 'h.started_at'),
-          )
-          .as('replaced'),
-    ])
-    .orderBy('h.started_at')
-    .execute();
+  const rows = await beatsQuery(db).orderBy('h.started_at').execute();
   return rows.map((r) => ({
     owner: r.owner,
     nodeId: r.node_id,

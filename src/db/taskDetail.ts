@@ -6,49 +6,12 @@
  * output is never even read (`actor` null: the admin, who reads any).
  */
 import { z } from 'zod';
+import type { TaskDetail } from '../board/boardPort.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { toSession, toSessionEvent, toTask } from './rows.js';
 import { type SessionOutput, toSessionOutput } from './sessionOutputs.js';
 import type { Db } from './transaction.js';
-
-/** One attempt of a task. Times are ISO-8601 UTC strings, or null. */
-export interface TaskAttempt {
-  sessionId: string;
-  attempt: number;
-  status: string;
-  enqueuedAt: string;
-  claimedAt: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  exitCode: number | null;
-  failureReason: string | null;
-  /** The owner (`node@boot`) that holds or last held it. */
-  node: string | null;
-  backend: string | null;
-  handle: string | null;
-  /** Its status changes, oldest first. */
-  events: Array<{
-    from: string | null;
-    to: string;
-    reason: string | null;
-    node: string | null;
-    at: string;
-  }>;
-}
-
-/** A task with every attempt, oldest first. */
-export interface TaskRecord {
-  taskId: string;
-  userId: string;
-  title: string;
-  image: string;
-  command: string[];
-  /** Names only: values can hold secrets. */
-  envKeys: string[];
-  createdAt: string;
-  attempts: TaskAttempt[];
-}
 
 const detailInput = z.strictObject({ actor: f.name.nullable(), taskId: f.taskId });
 const outputInput = detailInput.extend({ sessionId: f.sessionId });
@@ -61,7 +24,7 @@ const wellFormed = (schema: z.ZodType, value: unknown) => schema.safeParse(value
 export async function getTaskRecord(
   db: Db,
   input: { actor: string | null; taskId: string },
-): Promise<TaskRecord | null> {
+): Promise<TaskDetail | null> {
   if (!wellFormed(f.taskId, input.taskId)) return null;
   const i = parseOrThrow(detailInput, input, '');
   let taskQuery = db.selectFrom('tasks').selectAll().where('id', '=', i.taskId);

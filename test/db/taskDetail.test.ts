@@ -1,16 +1,10 @@
 import { expect, it } from 'vitest';
-import type { TaskDetail } from '../../src/board/boardPort.js';
 import { finishWithOutput } from '../../src/db/sessionOutputs.js';
 import { claim } from '../../src/db/sessionTransitions.js';
-import { getTaskOutput, getTaskRecord, type TaskRecord } from '../../src/db/taskDetail.js';
+import { getTaskOutput, getTaskRecord } from '../../src/db/taskDetail.js';
 import { createTaskWithSession } from '../../src/db/tasks.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueue, steppingClock } from './fixtures.js';
-
-// The port mirrors the store's record (the ui-server may not import the store): the same shape.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const portMatchesStore: Same<TaskRecord, TaskDetail> = true;
-void portMatchesStore;
 
 describeEachEngine('task detail', (getDb) => {
   it('reads a task with its attempts and output for its user and the admin, never another user', async () => {
