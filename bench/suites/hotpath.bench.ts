@@ -149,7 +149,11 @@ export async function run(): Promise<void> {
         const db = `bench_hotpath_${c.name}`;
         const url = c.engine === 'server' ? await createScratch(db) : undefined;
         try {
-          const ws = await runWorker(side, c, url);
+          // A failed process is reported and the rest still run and are written.
+          const ws = await runWorker(side, c, url).catch((error: unknown) => {
+            log(`  ${c.label}, ${side.name}, run ${r + 1}: FAILED (${String(error)})`);
+            return [];
+          });
           results.set(key(side, c), [...(results.get(key(side, c)) ?? []), ...ws]);
           for (const w of ws)
             log(
