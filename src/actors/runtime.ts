@@ -390,7 +390,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     passTimeoutMs: o.passTimeoutMs,
     track,
     liveRunners: ours,
-    runAdopted: (s) => starter.adoptFenced(s),
+    // After the board has its cards: an adopted run's output goes onto its card from the first line.
+    runAdopted: (s) => boardLoaded.then(() => starter.adoptFenced(s)),
     submit: (op) => dispatcher.submit(op),
     repair: () => repairDispatch(db),
     vacuum: () => vacuumDispatch(db),

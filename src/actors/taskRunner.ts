@@ -123,6 +123,15 @@ interface RunState {
    * the complete output it read.
    */
   streamed: number;
+  /** The same in bytes of the output file: where a follow after a broken attach goes on. */
+  streamedBytes: number;
+  /** Stops the follow of an adopted run's output (reading to the end first), while one runs. */
+  unfollow: (() => void) | null;
+  /**
+   * A follow passed the output on to the board up to its stop (on the
+   * marker: all of it), so finalize hands it none again.
+   */
+  followed: boolean;
   /** The output finalize stores on the row (as the backend read it, uncut by us). */
   output: RunOutput | undefined;
 }
@@ -182,6 +191,9 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
       prefenced: undefined,
       handle: null,
       streamed: 0,
+      streamedBytes: 0,
+      unfollow: null,
+      followed: false,
       output: undefined,
     };
     runs.set(sessionId, run);
@@ -243,6 +255,50 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     return { handle: started.handle, startedAt: started.startedAt ?? null };
   };
 
+  /** A chunk of a run's output on its way to the board. */
+  const shown = (run: RunState, chunk: string) => {
+    run.streamed += chunk.length;
+    run.streamedBytes += Buffer.byteLength(chunk);
+    deps.onOutput(run.sessionId, chunk);
+  };
+
+  /**
+   * An adopted run's output as it is written: from where this boot's
+   * stream of it broke off, or (adopted from another boot) from the last
+   * lines written so far. Stopped by `unfollow` or when the run ends.
+   */
+  const follow = (to: EventTarget<ContainerRunEvent>, input: RunRef): void => {
+    const run = runs.get(input.sessionId);
+    const follow = backend.follow?.bind(backend);
+    if (run === undefined || follow === undefined || run.abort.signal.aborted) return;
+    const stop = new AbortController();
+    let open = true;
+    let stopping = false;
+    const ended = () => {
+      open = false;
+      stop.abort();
+    };
+    run.abort.signal.addEventListener('abort', ended, { once: true });
+    follow(input, {
+      signal: stop.signal,
+      ...(run.streamedBytes > 0 ? { fromByte: run.streamedBytes } : {}),
+      onOutput: (chunk) => {
+        if (!open) return;
+        shown(run, chunk);
+        if (!stopping) tell(to, { type: 'roundtable.run.output', chunk });
+      },
+    });
+    run.unfollow = () => {
+      run.unfollow = null;
+      run.abort.signal.removeEventListener('abort', ended);
+      // The stop reads to the end of the file first (on the marker: the whole output).
+      stopping = true;
+      stop.abort();
+      open = false;
+      run.followed = true;
+    };
+  };
+
   const attach = (to: EventTarget<ContainerRunEvent>, input: RunRef): void => {
     const run = runs.get(input.sessionId);
     const signal = run?.abort.signal;
@@ -257,8 +313,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
           signal,
           onOutput: (chunk) => {
             if (signal.aborted) return;
-            run.streamed += chunk.length;
-            deps.onOutput(input.sessionId, chunk);
+            shown(run, chunk);
             send({ type: 'roundtable.run.output', chunk });
           },
         }),
@@ -279,6 +334,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
           (error) => ({ type: 'roundtable.run.startRun.error', error }),
         ),
       attach: ({ self }, p) => attach(self, p),
+      follow: ({ self }, p) => follow(self, p),
+      unfollow: (_, p) => runs.get(p.sessionId)?.unfollow?.(),
       observe: ({ self }, p) =>
         answer<Observation, ContainerRunEvent>(
           self,
@@ -316,7 +373,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     const s = run?.row;
     if (run === undefined || s === undefined) return 'gone';
     const handle = run.handle ?? s.handle;
-    if (outcome.outcome === 'exited' && outcome.output.length > run.streamed)
+    if (outcome.outcome === 'exited' && !run.followed && outcome.output.length > run.streamed)
       deps.onOutput(sessionId, outcome.output.slice(run.streamed));
     const op = finishFor(s, outcome, run.output, deps.onStartFailure);
     const result = await submit(op);

@@ -45,6 +45,25 @@ export interface AttachOptions {
   timeoutMs?: number;
 }
 
+/** How `follow` reads an adopted run's output file. */
+export interface FollowOptions {
+  /** The output, in order: what is there already (see `fromByte`), then each write. */
+  onOutput: (chunk: string) => void;
+  /**
+   * Stops following. What was written up to then is read first (the file is
+   * complete once the marker is there, so a follower stopped on the marker
+   * has passed on the whole output).
+   */
+  signal: AbortSignal;
+  /**
+   * Where to start, in bytes: what this node showed of the run already. Left
+   * out: the last `tailBytes` of the output so far, from its first whole line.
+   */
+  fromByte?: number;
+  /** Most bytes of the output so far passed on at the start; at most the output limit. */
+  tailBytes?: number;
+}
+
 export interface RunExit {
   exitCode: number;
 }
@@ -113,6 +132,13 @@ export interface ContainerBackend {
   start(spec: RunSpec): Promise<StartResult>;
   /** Live output and exit of a run this instance started; `not_attached` otherwise. */
   attach(ref: RunRef, options?: AttachOptions): Promise<RunExit>;
+  /**
+   * Live output of a run this instance did not start (an adopted one, or
+   * one whose attach broke), read from its output file as it grows.
+   * Optional: without it an adopted run's output is shown when it ends.
+   * Never throws; a file that is not there yet is waited for.
+   */
+  follow?(ref: RunRef, options: FollowOptions): void;
   /** Presence, current container start time and exit marker; never throws. */
   observe(ref: RunRef): Promise<Observation>;
   /** The run's output file, whole up to `OUTPUT_LIMIT_BYTES`. */

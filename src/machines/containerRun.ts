@@ -1,7 +1,8 @@
 /**
  * One container run as a statechart. Two ways in: the owner path (we start
  * the exec and stream it) and the adopt path (after a restart, nothing to
- * wait on but the exit marker). Three ways out: `exited`, `gaveUp`, `failed`.
+ * wait on but the exit marker, polled; the output file is followed meanwhile
+ * when the backend can). Three ways out: `exited`, `gaveUp`, `failed`.
  *
  * No I/O here: each state that needs some asks for it with an entry action
  * (`startRun`, `attach`, `observe`, `readOutput`) that the TaskRunner (or a
@@ -141,6 +142,12 @@ export const containerRunMachine = setup({
       type: 'roundtable.run.readOutput.error',
       error,
     })),
+    // Live output while adopting, provided and optional (default: none): a
+    // backend that cannot follow an adopted run shows its output when it
+    // ends. `follow` starts it (chunks come back as roundtable.run.output),
+    // `unfollow` stops it when the adoption ends, however it ends.
+    follow: (_: unknown, _params: RunRef) => {},
+    unfollow: (_: unknown, _params: { sessionId: string }) => {},
     startAdoptionClock: assign({ adoptionStartedAt: ({ system }) => clockNow(system._clock) }),
     forwardChunk: emit(({ context, event }) => ({
       type: 'roundtable.run.output' as const,
@@ -243,7 +250,11 @@ export const containerRunMachine = setup({
       },
     },
     adopting: {
-      entry: 'startAdoptionClock',
+      entry: ['startAdoptionClock', { type: 'follow', params: ({ context }) => runRef(context) }],
+      exit: { type: 'unfollow', params: ({ context }) => ({ sessionId: context.sessionId }) },
+      // The output as it is written, for as long as the adoption lasts (as
+      // long as the run: the marker ends it).
+      on: { 'roundtable.run.output': { actions: 'forwardChunk' } },
       // Observe at once: a replaced container or a finished run is known
       // without waiting a poll interval (the incident was decidable at 0 ms).
       initial: 'observing',

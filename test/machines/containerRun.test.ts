@@ -263,6 +263,66 @@ describe('adopt path', () => {
     expect(run.output).toEqual({ outcome: 'exited', exitCode: 42, output: 'log' });
   });
 
+  it('follows the output while adopting, emitted as it comes, and stops the follow once the marker is seen', async () => {
+    const clock = new SimulatedClock();
+    const follow: { self: AnyActorRef | null; input: RunRef | null; stops: number } = {
+      self: null,
+      input: null,
+      stops: 0,
+    };
+    let marker: { exitCode: number } | null = null;
+    const machine = containerRunMachine.provide({
+      actions: {
+        follow: ({ self }, ref) => {
+          follow.self = self;
+          follow.input = ref;
+        },
+        unfollow: () => {
+          follow.stops += 1;
+        },
+        observe: ({ self }, { seq }) =>
+          answer(
+            self,
+            Promise.resolve({ containerStartedAt: SESSION, marker }),
+            (output) => ({ type: 'roundtable.run.observe.done', seq, output }),
+            (error) => ({ type: 'roundtable.run.observe.error', seq, error }),
+          ),
+        readOutput: ({ self }) =>
+          answer(
+            self,
+            Promise.resolve('one\ntwo\n'),
+            (output) => ({ type: 'roundtable.run.readOutput.done', output }),
+            (error) => ({ type: 'roundtable.run.readOutput.error', error }),
+          ),
+      },
+    });
+    const actor = createActor(machine, {
+      clock,
+      inspect,
+      input: { ...input, sessionId: 's1', mode: 'adopt', handle: 'svc-s1' },
+    });
+    const chunks: string[] = [];
+    actor.on('roundtable.run.output', (e) => chunks.push(e.chunk));
+    actor.start();
+    await settle();
+    expect(follow.input).toEqual({ sessionId: 's1', handle: 'svc-s1' });
+    follow.self?.send({ type: 'roundtable.run.output', chunk: 'one\n' });
+    clock.increment(1_000);
+    await settle();
+    follow.self?.send({ type: 'roundtable.run.output', chunk: 'two\n' });
+    expect(chunks).toEqual(['one\n', 'two\n']);
+    expect(follow.stops).toBe(0);
+    marker = { exitCode: 0 };
+    clock.increment(1_000);
+    await settle();
+    expect(follow.stops).toBe(1);
+    expect(actor.getSnapshot().output).toEqual({
+      outcome: 'exited',
+      exitCode: 0,
+      output: 'one\ntwo\n',
+    });
+  });
+
   it('trusts a marker seen in the same look that shows a replaced container', async () => {
     const run = await runAdoption([ok(LATER, 0)], input, { inspect });
     expect(run.output).toEqual({ outcome: 'exited', exitCode: 0, output: 'the output' });

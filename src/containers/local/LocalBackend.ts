@@ -21,6 +21,7 @@ import { type Clock, systemClock } from '../Clock.js';
 import type {
   AttachOptions,
   ContainerBackend,
+  FollowOptions,
   Observation,
   PingResult,
   RepinResult,
@@ -45,7 +46,7 @@ import {
   wrapperEnv,
 } from '../wrapper.js';
 import { formatLocalHandle, type LocalHandle, parseLocalHandle } from './localHandle.js';
-import { OutputFollower } from './outputFollower.js';
+import { OutputFollower, startOfTail } from './outputFollower.js';
 import { STOP_GRACE_MS, signalGroup, stopGroup } from './processGroup.js';
 import { hostProcessTable, type ProcessTable } from './processTable.js';
 import { RunDirectory } from './runDirectory.js';
@@ -67,6 +68,9 @@ export interface LocalBackendOptions {
   /** How pids and start times are read; the host's by default. */
   processes?: ProcessTable;
 }
+
+/** What `follow` shows of an adopted run's output so far, unless told: a card's worth and more. */
+const FOLLOW_TAIL_BYTES = 64 * 1024;
 
 interface LocalRun {
   child: ChildProcess;
@@ -187,6 +191,32 @@ export class LocalBackend implements ContainerBackend {
     const run = this.runs.get(ref.sessionId);
     if (!run) return Promise.reject(notAttached(ref.handle));
     return run.tracker.attach(options, this.clock, this.attachTimeoutMs);
+  }
+
+  /**
+   * Follows the output file of a run started by another node's backend (or
+   * by this one, whose attach broke): from `fromByte`, or from the first
+   * whole line of the last `tailBytes` written (at most the output limit,
+   * as `readOutput`), then each write, until `signal` aborts, which reads
+   * to the end first.
+   */
+  follow(ref: RunRef, options: FollowOptions): void {
+    if (options.signal.aborted || this.parsed(ref) === null) return;
+    const dir = this.files.dirOf(ref.sessionId);
+    const path = outputPath(ref.sessionId, dir);
+    const tail = Math.min(options.tailBytes ?? FOLLOW_TAIL_BYTES, this.outputLimitBytes);
+    const follower = new OutputFollower(
+      path,
+      options.onOutput,
+      this.clock,
+      this.outputPollMs,
+      options.fromByte ?? startOfTail(path, tail),
+    );
+    follower.start(dir);
+    // A stop reads what is there first: stopped on the marker, that is everything.
+    options.signal.addEventListener('abort', () => follower.finish(), { once: true });
+    // What is there already, soon, not from inside the caller's call.
+    this.clock.setTimeout(() => follower.drain(), 0);
   }
 
   private readMarker(sessionId: string): number | null {
