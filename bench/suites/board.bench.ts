@@ -1,14 +1,25 @@
 /**
- * Board fan-out: 1,000 subscribed WebSocket clients of one user; each change
- * (an output line on a running card) is timed from the source emitting it to
- * the last client receiving its update. Changes go one at a time, so this is
- * latency, not throughput. Clients and server share one process (and its two
- * cores), so the numbers include the clients' own receive work.
+ * The board: (1) fan-out: 1,000 subscribed WebSocket clients of one user;
+ * each change (an output line on a running card) is timed from the source
+ * emitting it to the last client receiving its update. Changes go one at a
+ * time, so this is latency, not throughput. Clients and server share one
+ * process (and its two cores), so the numbers include the clients' own
+ * receive work. (2) windows: what one grant (every queued card renumbered)
+ * costs the hub's flush in CPU and bytes per socket, on a line of 1,000 and
+ * of 100,000, with 1 and 100 sockets. (3) first paint of the page in
+ * chromium, a 1,000-card board and a 100,000-card line, median of 5.
  */
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
 import { WebSocket } from 'ws';
+import { BoardHub } from '../../src/ui-server/boardHub.js';
+import { UI_SERVER_DEFAULTS } from '../../src/ui-server/uiServerOptions.js';
+import { launchChromium } from '../../test/support/chromium.js';
 import { FakeBoard } from '../../test/support/fakeBoard.js';
-import { ALICE, startHarness } from '../../test/ui-server/wsHarness.js';
+import { FakeSocket } from '../../test/ui-server/fakeSocket.js';
+import { measureFirstPaint } from '../../test/ui-server/page/firstPaint.js';
+import { ALICE, ManualClock, spec, startHarness } from '../../test/ui-server/wsHarness.js';
 import { median, percentile, writeResults } from '../stats.js';
 
 const CLIENTS = 1000;
@@ -17,6 +28,8 @@ const WARMUP = 20;
 const DEADLINE_MS = 10_000;
 
 export async function run(): Promise<void> {
+  // Chromium first, before 1,000 sockets have churned this process.
+  const paint = await firstPaint();
   const board = new FakeBoard({ maxRunning: 1 });
   // One user with 1,000 sockets, all subscribing at once, is past the per-user
   // caps (50 sockets, 10 subscribes at once) on purpose: this measures fan-out.
@@ -102,6 +115,113 @@ export async function run(): Promise<void> {
     '|---|---|---|---|---|',
     `| ${f(result.medianMs)} | ${f(result.p99Ms)} | ${f(result.maxMs)} | ${f(result.serverSendMedianMs)} | ${result.connectAndSubscribeMs} |`,
   ].join('\n');
-  writeResults('board', result, md);
-  process.stdout.write(`${md}\n`);
+  const windows = await windowCost();
+  const load = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+  const full = [
+    md,
+    '',
+    '## Windows: one grant on a long line',
+    '',
+    'The head of the line starts, so every queued card is renumbered and the source emits all of them. Hub flush CPU (µs, median of 5 grants, `process.cpuUsage`) and bytes sent per socket; each socket shows the default window (100 cards per column).',
+    '',
+    '| queued cards | sockets | flush CPU µs | per socket µs | bytes per socket |',
+    '|---|---|---|---|---|',
+    ...windows.map(
+      (w) =>
+        `| ${w.line.toLocaleString('en')} | ${w.sockets} | ${w.flushCpuUs} | ${Math.round(w.flushCpuUs / w.sockets)} | ${w.bytesPerSocket} |`,
+    ),
+    '',
+    '## First paint in chromium',
+    '',
+    `Navigation start to the frame that first draws cards (test/ui-server/page/firstPaint.ts), median of 5, at load ${load} on ${cpus().length} cores. The page draws one page per column (102 cards) whatever the line.`,
+    '',
+    '| board | cards painted, median ms | runs ms | first contentful paint ms |',
+    '|---|---|---|---|',
+    ...paint.map(
+      (p) =>
+        `| ${p.cards.toLocaleString('en')} cards | ${p.medianMs} | ${p.runsMs.join(', ')} | ${p.fcpMs} |`,
+    ),
+  ].join('\n');
+  writeResults('board', { ...result, windows, paint, load }, full);
+  process.stdout.write(`${full}\n`);
+}
+
+async function windowCost() {
+  const out: Array<{ line: number; sockets: number; flushCpuUs: number; bytesPerSocket: number }> =
+    [];
+  for (const line of [1_000, 100_000]) {
+    for (const sockets of [1, 100]) {
+      const clock = new ManualClock();
+      const board = new FakeBoard({ maxRunning: 1, now: clock.now });
+      board.createMany(
+        'alice',
+        Array.from({ length: line + 6 }, (_, i) => spec(`job ${i}`)),
+      );
+      const hub = new BoardHub({
+        source: board,
+        userIds: ['alice'],
+        epoch: 'bench',
+        limits: { ...UI_SERVER_DEFAULTS, subscribeBurst: 1000, floodBurst: 1000 },
+        clock,
+        logger: pino({ level: 'silent' }),
+      });
+      const fakes = Array.from({ length: sockets }, () => {
+        const f = new FakeSocket();
+        hub.attach(f.ws, { kind: 'user', userId: 'alice' });
+        f.receive({ type: 'subscribe', v: 1 });
+        return f;
+      });
+      const cpu: number[] = [];
+      let bytes = 0;
+      for (let g = 0; g < 5; g++) {
+        const running = board.cards('alice').find((c) => c.running)!;
+        const sentBefore = fakes[0]!.sent.length;
+        board.finish(running.taskId, 0);
+        const t = process.cpuUsage();
+        await Promise.resolve();
+        const used = process.cpuUsage(t);
+        cpu.push(used.user + used.system);
+        bytes = fakes[0]!.sent.slice(sentBefore).reduce((n, f) => n + Buffer.byteLength(f), 0);
+      }
+      hub.close();
+      out.push({ line, sockets, flushCpuUs: median(cpu), bytesPerSocket: bytes });
+    }
+  }
+  return out;
+}
+
+async function firstPaint() {
+  const browser = await launchChromium();
+  const out: Array<{ cards: number; medianMs: number; runsMs: number[]; fcpMs: number | null }> =
+    [];
+  try {
+    for (const cards of [1_000, 100_000]) {
+      const board = new FakeBoard({ maxRunning: 2 });
+      board.createMany(
+        'alice',
+        Array.from({ length: cards }, (_, i) => spec(`queued job ${i + 1}`)),
+      );
+      const h = await startHarness({}, board, { realClock: true });
+      const runs: number[] = [];
+      let fcp: number | null = null;
+      for (let i = 0; i < 5; i++) {
+        const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+        const p = await measureFirstPaint(
+          await ctx.newPage(),
+          `${h.server.url}/#token=${ALICE}`,
+          30_000,
+        );
+        runs.push(p.cardsPaintedMs);
+        fcp = p.firstContentfulPaintMs;
+        await ctx.close();
+      }
+      await h.server.close();
+      out.push({ cards, medianMs: median(runs), runsMs: runs, fcpMs: fcp });
+    }
+  } finally {
+    await browser.close();
+  }
+  return out;
 }

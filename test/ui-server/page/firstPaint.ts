@@ -22,20 +22,16 @@ export async function measureFirstPaint(
   url: string,
   timeoutMs: number,
 ): Promise<FirstPaint> {
-  await page.addInitScript(() => {
-    const w = window as unknown as { cardsPainted?: number };
-    const seen = () => {
-      if (w.cardsPainted !== undefined || document.querySelector('article') === null) return false;
-      w.cardsPainted = -1;
-      requestAnimationFrame((t) => {
-        w.cardsPainted = t;
-      });
-      return true;
-    };
+  // A string, not a function: tsx (the bench) would wrap a function's inner
+  // functions in a helper the page does not have.
+  await page.addInitScript(`
     new MutationObserver((_, observer) => {
-      if (seen()) observer.disconnect();
+      if (window.cardsPainted !== undefined || document.querySelector('article') === null) return;
+      window.cardsPainted = -1;
+      observer.disconnect();
+      requestAnimationFrame((t) => { window.cardsPainted = t; });
     }).observe(document, { childList: true, subtree: true });
-  });
+  `);
   await page.goto(url);
   await page.waitForFunction(
     () => ((window as unknown as { cardsPainted?: number }).cardsPainted ?? -1) > 0,
