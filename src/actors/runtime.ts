@@ -13,6 +13,7 @@
  * The rows decide everything, so `kill()` (a deploy) loses nothing.
  */
 import {
+  beat,
   currentTick,
   endBeat,
   getSessionOutput,
@@ -363,6 +364,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     track,
   });
   cluster = wired.cluster;
+  // The row before any grant: a running row whose owner has no heartbeat row
+  // reads as a boot that stopped on purpose (no_beat), and another node would
+  // take a live boot's first runs. A failed write is reported; the child's
+  // beats retry it.
+  await track(
+    beat(db, {
+      owner,
+      nodeId: o.nodeId,
+      now: new Date(now()),
+      bootLock: beats.holdsBootLock(),
+    }),
+  ).catch(report);
   const { liveness, mayAdopt, leader } = wired;
   let bootedSettle: { resolve(r: PassReport): void; reject(e: Error): void } | undefined;
   const booted = new Promise<PassReport>((resolve, reject) => {
