@@ -130,6 +130,7 @@ export async function adoptOrphans(
   deps: ReconcilerDeps,
   report = emptyReport(),
 ): Promise<PassReport> {
+  const startedAt = deps.now();
   const live = deps.liveRunners();
   const rows = await listRunning(deps.db);
   const done: Array<'adopted' | 'failed' | undefined> = new Array(rows.length);
@@ -143,6 +144,7 @@ export async function adoptOrphans(
   const decided = eachLimited(rows, ORPHAN_CONCURRENCY, async (s, i) => {
     deps.signal?.throwIfAborted();
     if (live.has(s.id)) return;
+    if (s.owner === deps.owner && startingHere(deps, s, startedAt)) return;
     if (!(await gone(s.owner))) return;
     const presence =
       s.handle === null
@@ -181,6 +183,22 @@ export async function adoptOrphans(
   });
   return report;
 }
+
+/**
+ * A run this boot claimed just now may not have its runner yet: the rows
+ * can show a grant before the tick's reply has reached the dispatcher (the
+ * chaos test saw a boot fail its own fresh runs as `owner_lost`, which then
+ * ran twice). Left to a later pass; a runner that is lost for real is
+ * released by the dispatcher itself, or recovered then.
+ */
+function startingHere(deps: ReconcilerDeps, s: Session, passStartedAt: number): boolean {
+  if (deps.liveRunners().has(s.id)) return true;
+  const claimed = s.claimedAt?.getTime();
+  return claimed !== undefined && claimed > passStartedAt - OWN_CLAIM_GRACE_MS;
+}
+
+/** How long a run this boot claimed counts as starting, not orphaned. */
+const OWN_CLAIM_GRACE_MS = 5_000;
 
 /**
  * Whether a row's owner is gone, judged once per owner in a pass: this
