@@ -205,7 +205,7 @@ if (missing === null && engine.ok) {
           expect(outputs.map((o) => o.text)).toEqual(all.map(() => OUTPUT));
           // A's three were adopted once each, by B, after A was gone; the others granted to B.
           const events = await c.query<{ session_id: string; node: string; at: Date }>(
-            `SELECT session_id, node, at FROM session_events WHERE reason = 'adopted' ORDER BY id`,
+            `SELECT session_id, node, at FROM session_history WHERE reason = 'adopted'`,
           );
           expect(events.map((e) => e.session_id).sort()).toEqual(
             long.map((t) => t.sessionId).sort(),
