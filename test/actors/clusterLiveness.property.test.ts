@@ -183,10 +183,14 @@ class Pause implements Cmd {
 /** Every adoption took its run from an owner dead (killed or unlocked) before it was written. */
 async function adoptedOnlyTheDead(w: World): Promise<void> {
   const events = await w.main.db
-    .selectFrom('session_events')
+    // The derived history (migration 7): a tick's claims are on the session
+    // row, adoptions in session_events; per session, (epoch, step) orders them.
+    .selectFrom('session_history')
     .select(['session_id', 'to_status', 'reason', 'node', 'at', 'id'])
     .where('to_status', '=', 'running')
-    .orderBy('id')
+    .orderBy('session_id')
+    .orderBy('epoch')
+    .orderBy('step')
     .execute();
   const holder = new Map<string, string | null>();
   const byOwner = new Map(w.nodes.map((n) => [n.rt.owner, n]));
