@@ -54,6 +54,10 @@ describeEachEngine('tick killed mid-statement', (getDb, engine) => {
         // Wait (30 s at most) until the tick is blocked on the state row: its phases are all written.
         let pid: number | undefined;
         for (let i = 0; i < 600 && pid === undefined; i++) {
+          // A transaction reads pg_stat_activity once and keeps that snapshot:
+          // without clearing it, a first look taken before the tick blocked
+          // would be all this loop ever sees.
+          await sql`SELECT pg_stat_clear_snapshot()`.execute(tx);
           const { rows } = await sql<{ pid: number }>`
             SELECT pid FROM pg_stat_activity
             WHERE query LIKE 'SELECT rt_tick(%' AND wait_event_type = 'Lock'
