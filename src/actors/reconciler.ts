@@ -149,13 +149,18 @@ export class ReconcilerLockBusyError extends Error {
 
 /** The Reconciler logic; start it with input `{ periodMs }`. */
 export function reconcilerLogic(options: ReconcilerOptions) {
+  // One count for the Reconciler's life: the unobservable grace spans passes.
+  const deps = {
+    ...options,
+    unobservedSince: options.unobservedSince ?? new Map<string, number>(),
+  };
   return reconcileLoopMachine.provide({
     actors: {
       pass: fromPromise(async ({ input }) => {
         const run = (lead?: AbortSignal) =>
           withPassDeadline(
             (deadline) =>
-              reconcilePass(options, {
+              reconcilePass(deps, {
                 ...input,
                 signal: lead === undefined ? deadline : AbortSignal.any([deadline, lead]),
               }),

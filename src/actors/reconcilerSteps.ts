@@ -6,7 +6,7 @@
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import { adoptMany, type Db, listRunning, newId, type Session } from '../db/index.js';
 import type { TickFinish, TickOutcome } from '../db/tickTypes.js';
-import { recoveryAction } from '../machines/recoveryPolicy.js';
+import { recoveryAction, recoveryFailReason } from '../machines/recoveryPolicy.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
 
 export interface ReconcilerDeps {
@@ -43,6 +43,11 @@ export interface ReconcilerDeps {
   onGiveUp(reason: string): void;
   /** Aborted when the pass is abandoned: each step stops before its next row. */
   signal?: AbortSignal;
+  /**
+   * When each run was first seen `unobservable`, kept across passes (the
+   * Reconciler owns one); absent (step tests): every pass counts from 0.
+   */
+  unobservedSince?: Map<string, number>;
 }
 
 /** What one pass did, step by step, for logs and tests. */
@@ -133,6 +138,10 @@ export async function adoptOrphans(
   const startedAt = deps.now();
   const live = deps.liveRunners();
   const rows = await listRunning(deps.db);
+  const running = new Set(rows.map((s) => s.id));
+  for (const id of deps.unobservedSince?.keys() ?? []) {
+    if (!running.has(id)) deps.unobservedSince?.delete(id);
+  }
   const done: Array<'adopted' | 'failed' | undefined> = new Array(rows.length);
   const gone = ownersGone(deps);
   const toAdopt: number[] = [];
@@ -155,11 +164,13 @@ export async function adoptOrphans(
       kind: s.kind,
       handle: s.handle,
       presence,
+      unobservableForMs: unobservableFor(deps, s.id, presence),
     });
+    if (action === 'wait') return;
     if (action === 'adopt' && deps.backend.adoptable) toAdopt.push(i);
     else
       writes.push(
-        recover(deps, s, 'owner_lost').then((ok) => {
+        recover(deps, s, recoveryFailReason(presence)).then((ok) => {
           if (ok) done[i] = 'failed';
         }),
       );
@@ -182,6 +193,23 @@ export async function adoptOrphans(
     if (done[i] !== undefined) report[done[i]].push(s.id);
   });
   return report;
+}
+
+/**
+ * How long this node has seen the run `unobservable` pass after pass, by
+ * `deps.unobservedSince` (kept by the Reconciler across passes; a new
+ * leader starts its own count, so the grace is at least the documented one).
+ */
+function unobservableFor(deps: ReconcilerDeps, sessionId: string, presence: string): number {
+  const since = deps.unobservedSince;
+  if (since === undefined) return 0;
+  if (presence !== 'unobservable') {
+    since.delete(sessionId);
+    return 0;
+  }
+  const first = since.get(sessionId) ?? deps.now();
+  since.set(sessionId, first);
+  return deps.now() - first;
 }
 
 /**

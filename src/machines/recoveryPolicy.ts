@@ -11,8 +11,13 @@ export type BackendKind = 'swarm' | 'docker' | 'local' | 'simulated';
 /** What the run is for. A bootstrap run prepares a workspace and is cheap to redo. */
 export type SessionKind = 'run' | 'bootstrap';
 
-/** Whether the run's container is there, as far as the engine could tell. */
-export type Presence = 'present' | 'absent' | 'unknown';
+/**
+ * Whether the run's container is there, as far as the engine could tell.
+ * `unobservable`: this node cannot look at all (a local run of a node on
+ * another machine: its pid and files are that machine's), which says
+ * nothing about the run, unlike `absent`.
+ */
+export type Presence = 'present' | 'absent' | 'unknown' | 'unobservable';
 
 export interface RecoveryFacts {
   backend: BackendKind;
@@ -20,9 +25,34 @@ export interface RecoveryFacts {
   /** Service or container name; null when the owner died before recording it. */
   handle: string | null | undefined;
   presence: Presence;
+  /** How long this node has seen the run `unobservable` in a row (0 or absent: just now). */
+  unobservableForMs?: number;
 }
 
-export type RecoveryAction = 'adopt' | 'fail';
+/** `wait`: leave the row as it is and look again at the next pass. */
+export type RecoveryAction = 'adopt' | 'fail' | 'wait';
+
+/**
+ * How long a run nobody here can observe is left to its owner's restart
+ * (on its own machine, where it can be observed and adopted) before it is
+ * failed as lost: 15 minutes, a slow host reboot or redeploy.
+ */
+export const UNOBSERVABLE_GRACE_MS = 15 * 60 * 1000;
+
+/**
+ * The failure reason of a run given up on; says so when it was never seen, only waited for.
+ *
+ * @example
+ * ```ts
+ * recoveryFailReason('absent') // => 'owner_lost'
+ * recoveryFailReason('unobservable').startsWith('owner_lost: the run could not be observed') // => true
+ * ```
+ */
+export function recoveryFailReason(presence: Presence): string {
+  return presence === 'unobservable'
+    ? 'owner_lost: the run could not be observed from this node (another machine) within the grace'
+    : 'owner_lost';
+}
 
 /**
  * Decides what to do with a running session whose owner is gone. A local
@@ -31,6 +61,10 @@ export type RecoveryAction = 'adopt' | 'fail';
  * no handle there is nothing to find; only a container seen present is
  * adopted. `unknown` fails too: adoption needs a container we can poll, and
  * the failure is user-recoverable, so the work is re-queued rather than lost.
+ * `unobservable` is not evidence of anything: wait for the owner to come
+ * back for it, up to `UNOBSERVABLE_GRACE_MS`, then fail (the run may still
+ * be going over there: the re-queued attempt can then run twice, which the
+ * grace makes a rare, documented, bounded cost rather than the rule).
  *
  * @example
  * ```ts
@@ -41,11 +75,18 @@ export type RecoveryAction = 'adopt' | 'fail';
  * recoveryAction({ backend: 'swarm', kind: 'run', handle: null, presence: 'present' }) // => 'fail'
  * recoveryAction({ backend: 'docker', kind: 'run', handle: 'rt-s1', presence: 'absent' }) // => 'fail'
  * recoveryAction({ backend: 'simulated', kind: 'run', handle: 'rt-s1', presence: 'unknown' }) // => 'fail'
+ * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1:1.2.ab@L3Q', presence: 'unobservable' }) // => 'wait'
+ * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1:1.2.ab@L3Q', presence: 'unobservable', unobservableForMs: 899999 }) // => 'wait'
+ * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1:1.2.ab@L3Q', presence: 'unobservable', unobservableForMs: 900000 }) // => 'fail'
+ * recoveryAction({ backend: 'local', kind: 'bootstrap', handle: 'rt-s1:1.2.ab@L3Q', presence: 'unobservable' }) // => 'fail'
  * ```
  */
 export function recoveryAction(facts: RecoveryFacts): RecoveryAction {
   if (facts.kind === 'bootstrap') return 'fail';
   if (facts.handle === null || facts.handle === undefined || facts.handle === '') return 'fail';
   if (facts.presence === 'present') return 'adopt';
+  if (facts.presence === 'unobservable') {
+    return (facts.unobservableForMs ?? 0) < UNOBSERVABLE_GRACE_MS ? 'wait' : 'fail';
+  }
   return 'fail';
 }

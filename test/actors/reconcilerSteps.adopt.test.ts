@@ -15,6 +15,7 @@ import {
 import type { ContainerBackend, Observation } from '../../src/containers/ContainerBackend.js';
 import { createTasksWithSessions, getSession, type Session } from '../../src/db/index.js';
 import type { Db } from '../../src/db/transaction.js';
+import { UNOBSERVABLE_GRACE_MS } from '../../src/machines/recoveryPolicy.js';
 import { SPEC, steppingClock } from '../db/fixtures.js';
 import { describeEachEngine } from '../support/databases.js';
 
@@ -169,5 +170,43 @@ describeEachEngine('Reconciler step 2: batched adoption', (getDb) => {
     const report = await adoptOrphans(t.deps);
     expect(report.adopted).toEqual([b]);
     expect(await getSession(db, a)).toMatchObject({ owner: 'other@3', epoch: 2 });
+  });
+
+  it('a run nobody here can observe is left to its owner for the grace, then failed saying so', async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const [far, gone] = (await runs(db, 2, 'old@1', now)) as [string, string];
+    const t = deps(db, () => false);
+    let at = Date.parse('2026-07-14T12:00:00Z');
+    t.deps.now = () => at;
+    t.deps.unobservedSince = new Map();
+    t.deps.backend = {
+      ...t.deps.backend,
+      observe: async (ref) => ({
+        presence: ref.sessionId === far ? 'unobservable' : 'absent',
+        containerStartedAt: null,
+        marker: null,
+      }),
+    } as ContainerBackend;
+    const failed: Array<[string, string]> = [];
+    t.deps.submit = async (op) => {
+      if (op.op !== 'finish') throw new Error(`unexpected ${op.op}`);
+      failed.push([op.sessionId, op.reason ?? '']);
+      return { kind: 'applied' } as Awaited<ReturnType<ReconcilerDeps['submit']>>;
+    };
+    // The one seen absent is failed at once; the unobservable one waits, pass after pass.
+    expect((await adoptOrphans(t.deps)).adopted).toEqual([]);
+    expect(failed).toEqual([[gone, 'owner_lost']]);
+    at += UNOBSERVABLE_GRACE_MS - 1;
+    await adoptOrphans(t.deps);
+    // (The fake submit leaves the absent one's row running: it is failed again, not the other.)
+    expect(failed.filter(([id]) => id === far)).toEqual([]);
+    expect(await getSession(db, far)).toMatchObject({ status: 'running', epoch: 1 });
+    at += 1;
+    failed.length = 0;
+    await adoptOrphans(t.deps);
+    expect(failed.find(([id]) => id === far)?.[1]).toMatch(
+      /^owner_lost: the run could not be observed/,
+    );
   });
 });

@@ -200,3 +200,19 @@ export async function createTaskOver(
     throw new Error(`create ${task.title}: ${res.status} ${await res.text()}`);
   return (await res.json()) as { taskId: string; sessionId: string; position: number };
 }
+
+/**
+ * A command that appends a line to `starts` each time it starts (so the
+ * file proves how often it ran), prints `step 1`, waits for the file `gate`,
+ * then prints `step 2`: it is mid-run until the test opens the gate.
+ */
+export function countsItsStarts(starts: string, gate: string): string[] {
+  return [
+    'sh',
+    '-c',
+    'echo start >> "$1"; echo "step 1"; while [ ! -e "$2" ]; do sleep 0.05; done; echo "step 2"',
+    'job',
+    starts,
+    gate,
+  ];
+}

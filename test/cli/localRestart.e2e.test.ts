@@ -14,14 +14,21 @@
  *
  * Real time, because these are real processes: every wait is bounded.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLocalHandle } from '../../src/containers/local/localHandle.js';
-import { canChoosePids, isAlive, spawnWithPid, until } from '../containers/local/localFixture.js';
+import {
+  canChoosePids,
+  isAlive,
+  killRunsUnder,
+  spawnWithPid,
+  until,
+} from '../containers/local/localFixture.js';
 import type { CliProcess } from './cliProcess.js';
 import {
   CI,
+  countsItsStarts,
   createTaskOver,
   E2eCluster,
   type E2eNode,
@@ -74,16 +81,7 @@ afterAll(async () => {
   if (cluster === undefined) return;
   for (const p of cluster.processes) await p.kill();
   for (const pid of strays) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-  // Runs still going (a re-queued attempt, a failed test): each run's group, by its record.
-  const runs = join(node.dataDir, 'runs', 'default');
-  for (const session of existsSync(runs) ? readdirSync(runs) : []) {
-    const record = join(runs, session, 'run.json');
-    if (!existsSync(record)) continue;
-    const pid = parseLocalHandle(
-      (JSON.parse(readFileSync(record, 'utf8')) as { handle: string }).handle,
-    )?.pid;
-    if (pid !== undefined && isAlive(-pid)) process.kill(-pid, 'SIGKILL');
-  }
+  killRunsUnder(node.dataDir);
   await cluster.close(SERVER ?? '');
 });
 
@@ -104,17 +102,10 @@ suite(`roundtable start on local processes, SIGKILLed mid-run and started again$
     const gate = join(cluster.dir, 'go');
     const starts = join(cluster.dir, 'starts');
     // Counts its own starts, then waits for the gate: it is mid-run when the node dies.
-    const task = await createTask('counts itself', [
-      'sh',
-      '-c',
-      'echo start >> "$1"; echo "step 1"; while [ ! -e "$2" ]; do sleep 0.05; done; echo "step 2"',
-      'job',
-      starts,
-      gate,
-    ]);
+    const task = await createTask('counts itself', countsItsStarts(starts, gate));
     await first.waitFor(transition('running', task.taskId), 30_000, 'the run started');
     await until(() => (existsSync(starts) ? true : undefined), 30_000);
-    expect(await handleRecorded(task.sessionId)).toMatch(/^rt-ses_\w+:\d+\.\d+\.[0-9a-f]+$/);
+    expect(await handleRecorded(task.sessionId)).toMatch(/^rt-ses_\w+:\d+\.\d+\.[0-9a-f]+@[\w-]+$/);
     first.signal('SIGKILL');
     await first.exitCode(STOP_MS);
 

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import * as policy from '../../src/machines/recoveryPolicy.js';
-import { recoveryAction } from '../../src/machines/recoveryPolicy.js';
+import { recoveryAction, UNOBSERVABLE_GRACE_MS } from '../../src/machines/recoveryPolicy.js';
 import { runDocExamples } from '../support/docExamples.js';
 
 runDocExamples(new URL('../../src/machines/recoveryPolicy.ts', import.meta.url), policy);
@@ -21,6 +21,25 @@ describe('recoveryAction', () => {
           ? 'adopt'
           : 'fail';
       expect(recoveryAction({ backend, kind, handle, presence })).toBe(expected);
+    },
+  );
+
+  test.prop([
+    fc.constantFrom('swarm', 'docker', 'local', 'simulated' as const),
+    fc.constantFrom('run', 'bootstrap' as const),
+    fc.option(fc.string(), { nil: null }),
+    fc.constantFrom('present', 'absent', 'unknown', 'unobservable' as const),
+    fc.option(fc.integer({ min: 0, max: 2 * UNOBSERVABLE_GRACE_MS }), { nil: undefined }),
+  ])(
+    'waits on an unobservable run exactly within the grace; else as if the time did not count',
+    (backend, kind, handle, presence, unobservableForMs) => {
+      const action = recoveryAction({ backend, kind, handle, presence, unobservableForMs });
+      const handled = kind === 'run' && handle !== null && handle !== '';
+      const within = (unobservableForMs ?? 0) < UNOBSERVABLE_GRACE_MS;
+      if (handled && presence === 'unobservable') expect(action).toBe(within ? 'wait' : 'fail');
+      else expect(action).toBe(handled && presence === 'present' ? 'adopt' : 'fail');
+      // Only an unobservable run is ever left waiting: a run seen absent is never kept.
+      if (action === 'wait') expect(presence).toBe('unobservable');
     },
   );
 });

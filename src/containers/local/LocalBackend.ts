@@ -12,6 +12,11 @@
  * adopt policy reads as `container_replaced`), absent (no process, no
  * marker), exited (the marker). Nothing here ever signals a process whose
  * start time is not the run's.
+ *
+ * The handle also names the run directory's root and the boot, so another
+ * node on this machine (its own data directory) observes, follows, reads
+ * and removes the run where its files are, and a node that cannot observe
+ * it (another machine) says `unobservable`, never `absent`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -45,11 +50,12 @@ import {
   wrapperArgv,
   wrapperEnv,
 } from '../wrapper.js';
+import { observedFromAnotherBoot } from './anotherBoot.js';
 import { formatLocalHandle, type LocalHandle, parseLocalHandle } from './localHandle.js';
 import { OutputFollower, startOfTail } from './outputFollower.js';
 import { STOP_GRACE_MS, signalGroup, stopGroup } from './processGroup.js';
 import { hostProcessTable, type ProcessTable } from './processTable.js';
-import { RunDirectory } from './runDirectory.js';
+import { RunDirectory, type RunRecord } from './runDirectory.js';
 
 export interface LocalBackendOptions {
   /** Parent of the namespaces' run directories, e.g. `<dataDir>/runs`. */
@@ -162,6 +168,7 @@ export class LocalBackend implements ContainerBackend {
       pid,
       startToken: identity?.startToken ?? '0',
       bootToken: this.processes.bootToken,
+      dir: this.dir,
     });
     const startedAt = new Date(this.clock.now());
     this.files.writeRecord(sessionId, { handle, startedAt });
@@ -201,8 +208,9 @@ export class LocalBackend implements ContainerBackend {
    * to the end first.
    */
   follow(ref: RunRef, options: FollowOptions): void {
-    if (options.signal.aborted || this.parsed(ref) === null) return;
-    const dir = this.files.dirOf(ref.sessionId);
+    const h = this.parsed(ref);
+    if (options.signal.aborted || h === null) return;
+    const dir = this.filesOf(h).dirOf(ref.sessionId);
     const path = outputPath(ref.sessionId, dir);
     const tail = Math.min(options.tailBytes ?? FOLLOW_TAIL_BYTES, this.outputLimitBytes);
     const follower = new OutputFollower(
@@ -219,12 +227,17 @@ export class LocalBackend implements ContainerBackend {
     this.clock.setTimeout(() => follower.drain(), 0);
   }
 
-  private readMarker(sessionId: string): number | null {
+  private readMarker(sessionId: string, files = this.files): number | null {
     try {
-      return parseMarker(readFileSync(markerPath(sessionId, this.files.dirOf(sessionId)), 'utf8'));
+      return parseMarker(readFileSync(markerPath(sessionId, files.dirOf(sessionId)), 'utf8'));
     } catch {
       return null;
     }
+  }
+
+  /** Where the run's files are: the root its handle names, else this node's own. */
+  private filesOf(h: LocalHandle | null): RunDirectory {
+    return h?.dir === undefined || h.dir === this.dir ? this.files : RunDirectory.existing(h.dir);
   }
 
   /** The handle, if it is a local one for this session. */
@@ -246,12 +259,16 @@ export class LocalBackend implements ContainerBackend {
   async observe(ref: RunRef): Promise<Observation> {
     const absent: Observation = { presence: 'absent', containerStartedAt: null, marker: null };
     const h = this.parsed(ref);
-    if (h === null || !this.files.exists(ref.sessionId)) return absent;
-    const startedAt = this.files.readRecord(ref.sessionId)?.startedAt ?? null;
+    if (h === null) return absent;
+    const files = this.filesOf(h);
+    const record = files.readRecord(ref.sessionId);
+    if (h.bootToken !== this.processes.bootToken) return this.fromAnotherBoot(ref, h, record);
+    if (!files.exists(ref.sessionId)) return absent;
+    const startedAt = record?.startedAt ?? null;
     // The process first, then the marker: the wrapper writes the marker before
     // it exits, so a process seen gone and then no marker means none will come.
     const now = this.processes.identityOf(h.pid);
-    const exitCode = this.readMarker(ref.sessionId);
+    const exitCode = this.readMarker(ref.sessionId, files);
     if (exitCode !== null) {
       return { presence: 'present', containerStartedAt: startedAt, marker: { exitCode } };
     }
@@ -264,8 +281,19 @@ export class LocalBackend implements ContainerBackend {
     return { presence: 'present', containerStartedAt: new Date(later), marker: null };
   }
 
+  /** A run of another boot (a reboot, or another machine): see `anotherBoot.ts`. */
+  private fromAnotherBoot(ref: RunRef, h: LocalHandle, record: RunRecord | null): Observation {
+    const files = this.filesOf(h);
+    return observedFromAnotherBoot({
+      exitCode: record === null ? null : this.readMarker(ref.sessionId, files),
+      startedAt: record?.startedAt ?? null,
+      ownRecord: files === this.files && record?.handle === ref.handle,
+    });
+  }
+
   async readOutput(ref: RunRef): Promise<RunOutput> {
-    const path = outputPath(validateSessionId(ref.sessionId), this.files.dirOf(ref.sessionId));
+    const files = this.filesOf(this.parsed(ref));
+    const path = outputPath(validateSessionId(ref.sessionId), files.dirOf(ref.sessionId));
     let size: number;
     try {
       size = (await stat(path)).size;
@@ -285,7 +313,8 @@ export class LocalBackend implements ContainerBackend {
 
   /**
    * Stops the run's process group (SIGTERM, SIGKILL after `stopGraceMs`) and
-   * deletes its directory. The group is signalled only while its leader is
+   * deletes its directory (where the handle says, when this node can
+   * observe the run there). The group is signalled only while its leader is
    * the run's own process, or gone with members left: a pid stays allocated
    * while it names a live group, so such a group can only be the run's.
    */
@@ -294,13 +323,19 @@ export class LocalBackend implements ContainerBackend {
     const run = this.runs.get(ref.sessionId);
     this.runs.delete(ref.sessionId);
     const h = this.parsed(ref);
-    if (h !== null) {
+    // Only in the boot the run started in: a pid or group of another boot or machine is not the run's.
+    if (h !== null && h.bootToken === this.processes.bootToken) {
       const leader = this.processes.identityOf(h.pid);
       const ours = leader === null || leader.zombie ? signalGroup(h.pid, 0) : this.sameProcess(h);
       if (ours) await stopGroup(h.pid, { clock: this.clock, graceMs: this.stopGraceMs });
     }
     run?.follower.close();
-    this.files.remove(ref.sessionId);
+    // Another boot's files elsewhere may belong to a run still going on its
+    // machine (a shared path): only the node that can observe it deletes them.
+    const files = this.filesOf(h);
+    if (h === null || h.bootToken === this.processes.bootToken || files === this.files) {
+      files.remove(ref.sessionId);
+    }
   }
 
   async listHandles(): Promise<RunRef[]> {

@@ -20,9 +20,14 @@ export class RunDirectory {
   /** `<baseDir>/<namespace>`: every run of this namespace on this machine. */
   readonly root: string;
 
-  constructor(baseDir: string, namespace: string) {
+  constructor(baseDir: string, namespace: string, create = true) {
     this.root = join(baseDir, namespace);
-    mkdirSync(this.root, { recursive: true });
+    if (create) mkdirSync(this.root, { recursive: true });
+  }
+
+  /** Another node's root (named by a run's handle), looked at, never created. */
+  static existing(root: string): RunDirectory {
+    return new RunDirectory(root, '.', false);
   }
 
   dirOf(sessionId: string): string {

@@ -4,7 +4,7 @@
  * are real; each is bounded by its deadline.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
@@ -117,4 +117,20 @@ export function localFixture(): LocalFixture {
     };
   }
   return fx;
+}
+
+/**
+ * Kills the process group of every run still going under a node's data
+ * directory (a re-queued attempt, a failed test), found by its record: the
+ * teardown of the end-to-end suites, whose runs outlive the nodes by design.
+ */
+export function killRunsUnder(dataDir: string, namespace = 'default'): void {
+  const runs = join(dataDir, 'runs', namespace);
+  for (const session of existsSync(runs) ? readdirSync(runs) : []) {
+    const record = join(runs, session, 'run.json');
+    if (!existsSync(record)) continue;
+    const text = JSON.parse(readFileSync(record, 'utf8')) as { handle: string };
+    const pid = parseLocalHandle(text.handle)?.pid;
+    if (pid !== undefined && isAlive(-pid)) process.kill(-pid, 'SIGKILL');
+  }
 }
