@@ -33,7 +33,7 @@ export const exitCode = z.number().int().min(-2_147_483_648).max(2_147_483_647);
 export const reason = z.string().min(1).max(TEXT_LIMITS.reason);
 export const handle = z
   .string()
-  // `:` (and `@`, an older form) for the local backend's handles (`rt-<session>:<pid>.<start>.<boot>`, src/containers/local/localHandle.ts).
+  // `:` (and `@`, an older form) for the local backend's handles (`rt-<session>:<pid>.<start>.<boot>[@<dir, base64url>]`, src/containers/local/localHandle.ts).
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@-]*$/, 'a container, service or process name')
   .max(TEXT_LIMITS.handle);
 export const maxRunning = z.number().int().min(0).max(100_000);
