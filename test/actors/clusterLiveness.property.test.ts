@@ -146,7 +146,8 @@ class LoseLock implements Cmd {
     n.deadSince ??= Date.now();
     await sql`SELECT pg_terminate_backend(l.pid) FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-        AND l.classid = ${BOOT_LOCK_NAMESPACE}::oid AND l.objid = ${bootLockKey(n.rt.owner)}::oid`.execute(
+        AND l.classid = ${BOOT_LOCK_NAMESPACE}::oid AND l.objid = ${bootLockKey(n.rt.owner)}::oid
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(
       w.main.db,
     );
   }
