@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { BOOT_LOCK_NAMESPACE } from './advisoryLocks.js';
-import { type ListenTimers, listenRetryDelay } from './listen.js';
+import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
 import type { Db } from './transaction.js';
 
 /** `held`: the lock is ours; `lost`: no connection; `busy`: the server gives the key to another session. */
@@ -100,14 +100,7 @@ export async function holdBootLock(config: BootLockConfig): Promise<BootLock> {
       config.onError(error instanceof Error ? error : new Error(String(error)));
     }
   };
-  const close = async (c: pg.Client) => {
-    let timer: unknown;
-    const deadline = new Promise<void>((resolve) => {
-      timer = timers.setTimeout(resolve, config.closeTimeoutMs);
-    });
-    await Promise.race([c.end().catch(() => {}), deadline]);
-    timers.clearTimeout(timer);
-  };
+  const close = (c: pg.Client) => endWithin(c, timers, config.closeTimeoutMs);
   const retry = () => {
     const wait = listenRetryDelay(failures++, config.retryMinMs, config.retryMaxMs);
     retryTimer = timers.setTimeout(() => void attempt(), wait);

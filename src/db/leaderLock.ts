@@ -23,7 +23,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
-import { type ListenTimers, listenRetryDelay } from './listen.js';
+import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
 import type { Db } from './transaction.js';
 
 /** `leader`: the lock is ours; `follower`: another session holds it, we wait; `lost`: no connection. */
@@ -115,14 +115,7 @@ export async function holdLeaderLock(config: LeaderLockConfig): Promise<LeaderLo
       config.onError(error instanceof Error ? error : new Error(String(error)));
     }
   };
-  const close = async (c: pg.Client) => {
-    let timer: unknown;
-    const deadline = new Promise<void>((resolve) => {
-      timer = timers.setTimeout(resolve, config.closeTimeoutMs);
-    });
-    await Promise.race([c.end().catch(() => {}), deadline]);
-    timers.clearTimeout(timer);
-  };
+  const close = (c: pg.Client) => endWithin(c, timers, config.closeTimeoutMs);
   const lose = (c: pg.Client, error: unknown) => {
     if (client !== c) return;
     client = undefined;

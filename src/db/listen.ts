@@ -69,6 +69,20 @@ export function assertChannel(channel: string): void {
 }
 
 /**
+ * Ends a dedicated connection, waiting at most `ms`: `end()` waits for the
+ * socket to close, and a dead peer may never say so. Its error is moot (the
+ * connection is being given up either way).
+ */
+export async function endWithin(c: pg.Client, timers: ListenTimers, ms: number): Promise<void> {
+  let timer: unknown;
+  const deadline = new Promise<void>((resolve) => {
+    timer = timers.setTimeout(resolve, ms);
+  });
+  await Promise.race([c.end().catch(() => {}), deadline]);
+  timers.clearTimeout(timer);
+}
+
+/**
  * The wait before reconnect attempt `failures` (0 = first): doubling from
  * `minMs`, capped at `maxMs`.
  *
@@ -114,13 +128,7 @@ export async function listenOnServer(
 
   const close = async (c: pg.Client) => {
     c.removeAllListeners('notification');
-    let timer: unknown;
-    // end() waits for the socket to close; a dead peer may never say so.
-    const deadline = new Promise<void>((resolve) => {
-      timer = timers.setTimeout(resolve, config.closeTimeoutMs);
-    });
-    await Promise.race([c.end().catch(() => {}), deadline]);
-    timers.clearTimeout(timer);
+    await endWithin(c, timers, config.closeTimeoutMs);
   };
 
   const drop = (c: pg.Client, error: unknown) => {
