@@ -7,6 +7,7 @@
  */
 import type { Session, Task } from '../db/rows.js';
 import type { TaskRunnerCommand, TaskRunnerInput } from '../machines/taskRunner.js';
+import { AlreadyStartedError } from '../supervisor/errors.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { taskRunnerLogic } from './taskRunner.js';
 
@@ -100,7 +101,7 @@ export class RunnerStarter {
       });
     } catch (error) {
       // Two starters racing for one session: the first one won, which is fine.
-      if ((error as { code?: string }).code === 'ALREADY_STARTED') return;
+      if (error instanceof AlreadyStartedError) return;
       throw error;
     }
   }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { errorCode } from '../common/errorCode.js';
 import { CliError } from './exitCodes.js';
 
 /** Tokens by owner: `users` maps a user id to its token. */
@@ -80,7 +81,7 @@ export function loadBoardTokens(
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+    if (errorCode(error) !== 'ENOENT') {
       throw new CliError('CLI_CONFIG', `cannot read ${path}`, { cause: error });
     }
   }

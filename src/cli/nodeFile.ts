@@ -7,6 +7,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { errorCode } from '../common/errorCode.js';
 import { CliError } from './exitCodes.js';
 
 export const NODE_FILE = 'node.json';
@@ -26,7 +27,7 @@ export function processAlive(pid: number): boolean {
     return true;
   } catch (error) {
     // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return errorCode(error) === 'EPERM';
   }
 }
 
@@ -80,7 +81,7 @@ export function claimNodeFile(dataDir: string, engine: NodeInfo['engine']): Node
       closeSync(fd);
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) {
+      if (errorCode(error) !== 'EEXIST' || attempt > 0) {
         throw new CliError('CLI_IN_USE', `cannot claim ${path}`, { cause: error });
       }
       const live = readLiveNode(dataDir);

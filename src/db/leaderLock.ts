@@ -22,6 +22,7 @@
  */
 import { sql } from 'kysely';
 import pg from 'pg';
+import { errorCode } from '../common/errorCode.js';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
 import type { Db } from './transaction.js';
@@ -152,7 +153,7 @@ export async function holdLeaderLock(config: LeaderLockConfig): Promise<LeaderLo
         await c.query(withDeadline(LOCK_SQL, config.waitMs + config.pingMs));
       } catch (error) {
         if (client !== c) return;
-        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) {
+        if (errorCode(error) !== LOCK_NOT_AVAILABLE) {
           lose(c, error);
           return;
         }

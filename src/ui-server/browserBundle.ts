@@ -9,6 +9,7 @@
  * as it is, so esbuild is needed only in a checkout.
  */
 import { readFile } from 'node:fs/promises';
+import { errorCode } from '../common/errorCode.js';
 
 /** esbuild options of a page bundle, shared with the build so both serve the same script. */
 export const PAGE_BUNDLE_OPTIONS = {
@@ -31,7 +32,7 @@ export function prebuiltBundleOf(entry: URL): URL {
 
 async function bundle(entry: URL): Promise<string> {
   const prebuilt = await readFile(prebuiltBundleOf(entry), 'utf8').catch((e: unknown) => {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errorCode(e) === 'ENOENT') return null;
     throw e;
   });
   if (prebuilt !== null) return prebuilt;

@@ -1,5 +1,6 @@
 /** `roundtable status`: the line, the runners and per-user counts. */
 import { existsSync } from 'node:fs';
+import { errorCode } from '../../common/errorCode.js';
 import type { LineStatusRows } from '../../db/index.js';
 import { loadBoardTokens } from '../boardTokens.js';
 import type { CommandContext } from '../commandContext.js';
@@ -52,7 +53,7 @@ async function statusReport(ctx: CommandContext): Promise<StatusReport> {
   try {
     return await readStatus(handle.db, `rows of ${describeStore(config)}`, config.caps);
   } catch (error) {
-    if ((error as { code?: string }).code === '42P01') {
+    if (errorCode(error) === '42P01') {
       throw new CliError(
         'CLI_STORE',
         `${describeStore(config)} has no schema yet: run \`roundtable migrate\``,

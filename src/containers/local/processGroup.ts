@@ -4,6 +4,8 @@
  * command and everything it started. SIGTERM first, so the command can clean
  * up; SIGKILL for whatever is still there after the grace.
  */
+
+import { errorCode } from '../../common/errorCode.js';
 import type { Clock } from '../Clock.js';
 
 /** Default grace between SIGTERM and SIGKILL (Docker's own stop default). */
@@ -19,7 +21,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
     process.kill(-pgid, signal);
     return true;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errorCode(error);
     // EPERM: a member we may not signal (it changed user); it exists all the same.
     if (code === 'EPERM') return true;
     if (code === 'ESRCH') return false;

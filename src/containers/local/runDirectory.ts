@@ -8,6 +8,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorCode } from '../../common/errorCode.js';
 import { validateSessionId } from '../wrapper.js';
 
 export interface RunRecord {
@@ -43,7 +44,7 @@ export class RunDirectory {
     try {
       mkdirSync(this.dirOf(sessionId));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      if (errorCode(error) === 'EEXIST') return false;
       throw error;
     }
     mkdirSync(this.workDirOf(sessionId));
