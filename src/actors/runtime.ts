@@ -40,7 +40,7 @@ import type { TickOutcome } from '../db/tickTypes.js';
 import { isTransientDbError } from '../db/transientErrors.js';
 import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
-import { type ExitReason, isCleanExit } from '../supervisor/exitReason.js';
+import { isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { startClusterLiveness } from './clusterLivenessWiring.js';
@@ -51,6 +51,15 @@ import type { PassReport } from './reconcilerSteps.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { createBoardIndex } from './runtimeBoard.js';
 import { EngineGate } from './runtimeEngine.js';
+import {
+  classifyExit,
+  endedExit,
+  NO_CRASHES,
+  noteRootEvent,
+  type RuntimeEnding,
+  type RuntimeExit,
+  RuntimeStoppedError,
+} from './runtimeExit.js';
 import { TickFeed } from './runtimeFeed.js';
 import { heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
@@ -59,9 +68,7 @@ import {
   type CreatedTask,
   type Runtime,
   RuntimeCommandError,
-  type RuntimeExit,
   type RuntimeOptions,
-  RuntimeStoppedError,
 } from './runtimeTypes.js';
 import { taskRunnerLogic } from './taskRunner.js';
 
@@ -431,7 +438,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     exitedResolve = resolve;
   });
   /** Set by `stop()` / `kill()` before the root goes down: any other exit is the root giving up. */
-  let ending: 'stop' | 'kill' | undefined;
+  let ending: RuntimeEnding | undefined;
   const shutDownShell = () => {
     dead = true;
     dispatcher.stop();
@@ -459,22 +466,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   // The root gives up when its children crash faster than its intensity:
   // it stops them all and exits, and nothing above restarts it. Tell it.
-  let lastCrash: { childId: string; reason: ExitReason } | null = null;
-  let intensity: { restarts: number; periodMs: number } | null = null;
+  let crashes = NO_CRASHES;
   top.subscribe((event) => {
-    if (event.supervisorId !== top.id) return;
-    if (event.type === 'roundtable.child.exited' && !isCleanExit(event.reason))
-      lastCrash = { childId: event.childId, reason: event.reason };
-    if (event.type === 'roundtable.supervisor.intensity_reached')
-      intensity = { restarts: event.intensity, periodMs: event.periodMs };
+    crashes = noteRootEvent(crashes, event, top.id);
   });
   top.onExit((reason) => {
-    const exit: RuntimeExit =
-      ending === 'stop'
-        ? { kind: 'stopped' }
-        : ending === 'kill'
-          ? { kind: 'killed' }
-          : { kind: 'gave_up', reason, lastCrash, intensity };
+    const exit = classifyExit(ending, reason, crashes);
     if (exit.kind === 'gave_up') shutDownShell();
     bootedSettle?.reject(new RuntimeStoppedError(exit));
     bootedSettle = undefined;
@@ -659,7 +656,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // answers held callers; a stopped actor is watched, like a call).
       return requestPass(ref).catch((error: unknown) => {
         throw error instanceof ReconcilerStoppedError && ending !== undefined
-          ? new RuntimeStoppedError(ending === 'stop' ? { kind: 'stopped' } : { kind: 'killed' })
+          ? new RuntimeStoppedError(endedExit(ending))
           : error;
       });
     },

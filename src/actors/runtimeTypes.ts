@@ -33,15 +33,16 @@ import type {
 import type { SelfLock } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
-import { describeExitReason, type ExitReason } from '../supervisor/exitReason.js';
 import type { InspectionGate } from '../supervisor/inspectionGate.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { BootLockPort, ClusterNode } from './clusterLiveness.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
 import type { PassReport } from './reconcilerSteps.js';
+import type { RuntimeExit } from './runtimeExit.js';
 import type { TickNotifications } from './runtimeFeed.js';
 
 export type { OwnerLiveness } from './ownerLiveness.js';
+export { describeRuntimeExit, type RuntimeExit, RuntimeStoppedError } from './runtimeExit.js';
 
 /** Global and default per-user concurrency caps. */
 export interface RuntimeCaps {
@@ -283,62 +284,6 @@ export interface Runtime extends BoardSource, BoardCommands {
   stop(): Promise<void>;
   /** Kills every actor at once with no cleanup, as a replaced app container would die. */
   kill(): void;
-}
-
-/**
- * Why a runtime's tree ended (`runtime.exited`): `stopped` by `stop()`,
- * `killed` by `kill()`, or `gave_up`: the root supervisor's children crashed
- * more often than its intensity allows (3 restarts in 5 s), so it stopped
- * them all and exited on its own. Nothing restarts a root: whoever runs the
- * runtime must treat `gave_up` as fatal (the CLI exits with code 5).
- */
-export type RuntimeExit =
-  | { kind: 'stopped' }
-  | { kind: 'killed' }
-  | {
-      kind: 'gave_up';
-      /** The root's own exit reason. */
-      reason: ExitReason;
-      /** The last child crash the root saw before it gave up, if any. */
-      lastCrash: { childId: string; reason: ExitReason } | null;
-      /** The intensity that was reached (null if the root exited without reporting it). */
-      intensity: { restarts: number; periodMs: number } | null;
-    };
-
-/**
- * One line for logs.
- *
- * @example
- * ```ts
- * describeRuntimeExit({ kind: 'stopped' }) // => 'stopped'
- * describeRuntimeExit({ kind: 'gave_up', reason: 'shutdown', lastCrash: { childId: 'runnerPool', reason: 'killed' }, intensity: { restarts: 3, periodMs: 5000 } }) // => 'the root supervisor gave up: more than 3 restarts in 5000 ms, the last one runnerPool (killed)'
- * describeRuntimeExit({ kind: 'gave_up', reason: 'shutdown', lastCrash: null, intensity: null }) // => 'the root supervisor gave up: shutdown'
- * ```
- */
-export function describeRuntimeExit(exit: RuntimeExit): string {
-  if (exit.kind !== 'gave_up') return exit.kind;
-  const crash = exit.lastCrash
-    ? `, the last one ${exit.lastCrash.childId} (${describeExitReason(exit.lastCrash.reason)})`
-    : '';
-  return exit.intensity
-    ? `the root supervisor gave up: more than ${exit.intensity.restarts} restarts in ${exit.intensity.periodMs} ms${crash}`
-    : `the root supervisor gave up: ${describeExitReason(exit.reason)}${crash}`;
-}
-
-/**
- * `runtime.booted` rejects with it when the tree ends before the first boot
- * pass succeeded; so do `reconcile()` and commands whose writes had not run
- * when the runtime stopped.
- */
-export class RuntimeStoppedError extends Error {
-  override readonly name = 'RuntimeStoppedError';
-  readonly code = 'RUNTIME_STOPPED';
-  constructor(
-    readonly exit: RuntimeExit,
-    message = `the runtime ended before its boot pass: ${describeRuntimeExit(exit)}`,
-  ) {
-    super(message);
-  }
 }
 
 /** Stable codes of command failures: the board port's. */

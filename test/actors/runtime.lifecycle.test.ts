@@ -5,12 +5,8 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import * as types from '../../src/actors/runtimeTypes.js';
-import { RuntimeStoppedError } from '../../src/actors/runtimeTypes.js';
+import { describeRuntimeExit, RuntimeStoppedError } from '../../src/actors/runtimeTypes.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
-import { runDocExamples } from '../support/docExamples.js';
-
-runDocExamples(new URL('../../src/actors/runtimeTypes.ts', import.meta.url), types);
 
 let pglite: PGlite;
 let h: TestRuntime | undefined;
@@ -135,7 +131,7 @@ test('a pool that crashes faster than the root allows: the root gives up and exi
     lastCrash: { childId: 'runnerPool', reason: 'killed' },
     intensity: { restarts: 3, periodMs: 5_000 },
   });
-  expect(types.describeRuntimeExit(exit)).toContain('gave up');
+  expect(describeRuntimeExit(exit)).toContain('gave up');
   // Nothing runs any more, and the commands say so.
   await expect(runtime.createTask('alice', agent(1))).rejects.toMatchObject({
     code: 'unavailable',
