@@ -22,7 +22,6 @@ import {
   getTaskOutput,
   getTaskRecord,
   listSessionsForTask,
-  NotFoundError,
   newId,
   readActivity,
   readChanges,
@@ -32,28 +31,25 @@ import {
   runningByOwner,
   type Session,
   tick,
-  ValidationError,
   vacuumDispatch,
 } from '../db/index.js';
 import { validateTickOp } from '../db/tickInput.js';
-import type { TickOutcome } from '../db/tickTypes.js';
 import { isTransientDbError } from '../db/transientErrors.js';
-import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { startClusterLiveness } from './clusterLivenessWiring.js';
-import { Dispatcher, DispatcherStoppedError } from './dispatcher.js';
+import { Dispatcher } from './dispatcher.js';
 import { LineBook } from './lineBook.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
 import type { PassReport } from './reconcilerSteps.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { createBoardIndex } from './runtimeBoard.js';
+import { runtimeCommands } from './runtimeCommands.js';
 import { EngineGate } from './runtimeEngine.js';
 import {
   classifyExit,
-  endedExit,
   NO_CRASHES,
   noteRootEvent,
   type RuntimeEnding,
@@ -64,45 +60,13 @@ import { TickFeed } from './runtimeFeed.js';
 import { heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
 import { RunnerStarter } from './runtimeRunners.js';
-import {
-  type CreatedTask,
-  type Runtime,
-  RuntimeCommandError,
-  type RuntimeOptions,
-} from './runtimeTypes.js';
+import type { Runtime, RuntimeOptions } from './runtimeTypes.js';
 import { taskRunnerLogic } from './taskRunner.js';
 
 const RUNNERS = 'taskRunners';
 /** Ticks of this node between two vacuums of the dispatch tables (see vacuumSoon). */
 const VACUUM_EVERY = 2_000;
 const POOL = 'runnerPool';
-
-/** A command's outcome as the caller sees it: stale is a conflict, not found is not found. */
-function applied(outcome: TickOutcome, what: string) {
-  if (outcome.kind === 'applied') return outcome;
-  if (outcome.kind === 'stale')
-    throw new RuntimeCommandError(
-      'conflict',
-      `${what} moved on (now ${outcome.actual.status}); try again`,
-    );
-  throw new RuntimeCommandError('not_found', `${what} not found`);
-}
-
-/** Store failures a command surfaces: bad input is `invalid`, the rest `unavailable`. */
-function commandError(error: unknown): never {
-  if (error instanceof RuntimeCommandError) throw error;
-  // The runtime stopped with the command's write still waiting: it never ran.
-  if (error instanceof DispatcherStoppedError)
-    throw new RuntimeStoppedError(
-      { kind: 'stopped' },
-      'the runtime stopped before the command ran',
-    );
-  if (error instanceof ValidationError)
-    throw new RuntimeCommandError('invalid', error.message, { cause: error });
-  if (error instanceof NotFoundError)
-    throw new RuntimeCommandError('not_found', error.message, { cause: error });
-  throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
-}
 
 /** Starts a node. Resolves once the tree is up (the boot pass runs in the background). */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -507,49 +471,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
   });
 
-  const alive = () => {
-    if (dead) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
-  };
-  const taskFor = async (actor: string | null, taskId: string) => {
-    try {
-      return actor === null ? await getTask(db, taskId) : await getTaskForUser(db, actor, taskId);
-    } catch (error) {
-      if (error instanceof ValidationError) commandError(new NotFoundError('task', taskId));
-      return commandError(error);
-    }
-  };
-  const latestSession = async (taskId: string): Promise<Session> => {
-    const sessions = await listSessionsForTask(db, taskId).catch(commandError);
-    const last = sessions[sessions.length - 1];
-    if (last === undefined)
-      throw new RuntimeCommandError('not_found', `task ${taskId} has no session`);
-    return last;
-  };
-
-  const submit = async (
-    userId: string,
-    input: Parameters<Runtime['submit']>[1],
-  ): Promise<CreatedTask> => {
-    alive();
-    const outcome = await dispatcher
-      .submit({
-        op: 'enqueue',
-        taskId: newId('task'),
-        sessionId: newId('session'),
-        userId,
-        title: input.title,
-        spec: {
-          image: input.image,
-          command: input.command,
-          ...(input.env ? { env: input.env } : {}),
-        },
-      })
-      .catch(commandError);
-    const done = applied(outcome, 'task');
-    if (done.task === null)
-      throw new RuntimeCommandError('unavailable', 'the tick returned no task');
-    return { task: done.task, session: done.session, position: done.position ?? 0 };
-  };
+  const commands = runtimeCommands({
+    submit: (op) => dispatcher.submit(op),
+    readTask: (actor, taskId) =>
+      actor === null ? getTask(db, taskId) : getTaskForUser(db, actor, taskId),
+    readSessions: (taskId) => listSessionsForTask(db, taskId),
+    cancelRunner: (sessionId) => starter.tell(sessionId, { type: 'roundtable.runner.cancel' }),
+    removeRun: (run) => backend.remove(run),
+    requestPass: () => {
+      const ref = top.child('reconciler');
+      return ref === undefined ? undefined : requestPass(ref);
+    },
+    isDead: () => dead,
+    ending: () => ending,
+    onError: report,
+  });
 
   let stopping: Promise<void> | undefined;
   const runtime: Runtime = {
@@ -559,59 +495,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     exited,
     cards: (userId) => board.cards(userId),
     subscribe: (listener) => board.subscribe(listener),
-    async createTask(userId, input) {
-      const { task, session, position } = await submit(userId, input);
-      return { taskId: task.id, sessionId: session.id, position };
-    },
-    submit,
-    async cancel(actor, taskId) {
-      alive();
-      await taskFor(actor, taskId);
-      const s = await latestSession(taskId);
-      if (s.status !== 'queued' && s.status !== 'running') {
-        throw new RuntimeCommandError('conflict', `task ${taskId} is ${s.status}`);
-      }
-      // The row decides first (one tick: status, history, column, counts);
-      // the runner, if it is here, then only cleans up.
-      const outcome = await dispatcher
-        .submit({
-          op: 'cancel',
-          sessionId: s.id,
-          expected: { status: s.status, epoch: s.epoch },
-          reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
-          column: 'failed',
-        })
-        .catch(commandError);
-      applied(outcome, `task ${taskId}`);
-      if (!starter.tell(s.id, { type: 'roundtable.runner.cancel' }) && s.handle !== null)
-        await backend.remove({ sessionId: s.id, handle: s.handle }).catch(report);
-    },
-    async retry(actor, taskId) {
-      alive();
-      const task = await taskFor(actor, taskId);
-      const last = await latestSession(taskId);
-      if (last.status !== 'failed' && last.status !== 'cancelled') {
-        throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`);
-      }
-      const outcome = await dispatcher
-        .submit({
-          op: 'retry',
-          taskId: task.id,
-          actor,
-          sessionId: newId('session'),
-          expected: { sessionId: last.id, status: last.status, epoch: last.epoch },
-        })
-        .catch(commandError);
-      const done = applied(outcome, `task ${taskId}`);
-      return { sessionId: done.session.id, position: done.position ?? 0 };
-    },
-    async setUserCap(userId, maxRunning) {
-      alive();
-      const outcome = await dispatcher
-        .submit({ op: 'cap', userId, maxRunning })
-        .catch(commandError);
-      if (outcome.kind !== 'cap') applied(outcome, `user ${userId}`);
-    },
+    ...commands,
     poolSnapshot: () => lines.snapshot(o.caps.maxRunning),
     sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
     taskDetail: (actor, taskId) => getTaskRecord(db, { actor, taskId }),
@@ -646,20 +530,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     lineStatus: (headSize) => readLineStatus(db, headSize),
     activity: ({ minutes, at }) => readActivity(db, { minutes, at: at ?? new Date(now()) }),
-    reconcile() {
-      alive();
-      const ref = top.child('reconciler');
-      if (ref === undefined) {
-        return Promise.reject(new RuntimeCommandError('unavailable', 'no reconciler running'));
-      }
-      // Settles even when the runtime stops during the pass (the loop
-      // answers held callers; a stopped actor is watched, like a call).
-      return requestPass(ref).catch((error: unknown) => {
-        throw error instanceof ReconcilerStoppedError && ending !== undefined
-          ? new RuntimeStoppedError(endedExit(ending))
-          : error;
-      });
-    },
     onSupervisorEvent(listener) {
       supervisorListeners.add(listener);
       return () => supervisorListeners.delete(listener);

@@ -1,0 +1,205 @@
+/**
+ * The runtime's commands (`submit`/`createTask`, `cancel`, `retry`,
+ * `setUserCap`, `reconcile`) and how their failures reach the caller: every
+ * rejection is a `RuntimeCommandError` with the board port's code, or a
+ * `RuntimeStoppedError` when the runtime ended before the command ran.
+ * Every write is one op of the dispatcher's next tick; the row decides, and
+ * a runner is only told afterwards.
+ */
+import { NotFoundError, newId, type Session, type Task, ValidationError } from '../db/index.js';
+import type { TickOutcome } from '../db/tickTypes.js';
+import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
+import type { Dispatcher } from './dispatcher.js';
+import { DispatcherStoppedError } from './dispatcher.js';
+import { endedExit, type RuntimeEnding, RuntimeStoppedError } from './runtimeExit.js';
+import { type CreatedTask, type Runtime, RuntimeCommandError } from './runtimeTypes.js';
+
+/** One op as the dispatcher takes it (its `ref` is the dispatcher's). */
+export type CommandOp = Parameters<Dispatcher['submit']>[0];
+
+export interface RuntimeCommandsOptions {
+  /** Queues one op for the next tick (the dispatcher's `submit`). */
+  submit(op: CommandOp): Promise<TickOutcome>;
+  /** The task as `actor` may see it (null: the admin); rejects as the store does. */
+  readTask(actor: string | null, taskId: string): Promise<Task>;
+  /** A task's sessions, oldest attempt first. */
+  readSessions(taskId: string): Promise<Session[]>;
+  /** Tells `sessionId`'s runner to cancel; false when none runs here. */
+  cancelRunner(sessionId: string): boolean;
+  /** Removes a run's container (a cancelled run no runner here cleans up). */
+  removeRun(run: { sessionId: string; handle: string }): Promise<void>;
+  /** A pass of the Reconciler (the tick as an event), or undefined when none runs. */
+  requestPass(): Promise<void> | undefined;
+  /** The runtime has stopped: commands reject at once. */
+  isDead(): boolean;
+  /** Who ended the runtime on purpose, once someone did. */
+  ending(): RuntimeEnding | undefined;
+  onError(error: unknown): void;
+}
+
+export type RuntimeCommands = Pick<
+  Runtime,
+  'submit' | 'createTask' | 'cancel' | 'retry' | 'setUserCap' | 'reconcile'
+>;
+
+/**
+ * A command's outcome as the caller sees it: stale is a conflict, not found
+ * is not found.
+ *
+ * @example
+ * ```ts
+ * appliedOr({ ref: '1', kind: 'stale', actual: { status: 'running', epoch: 2 } }, 'task t') // throws conflict
+ * appliedOr({ ref: '1', kind: 'not_found' }, 'task t') // throws not_found
+ * ```
+ */
+export function appliedOr(
+  outcome: TickOutcome,
+  what: string,
+): Extract<TickOutcome, { kind: 'applied' }> {
+  if (outcome.kind === 'applied') return outcome;
+  if (outcome.kind === 'stale')
+    throw new RuntimeCommandError(
+      'conflict',
+      `${what} moved on (now ${outcome.actual.status}); try again`,
+    );
+  throw new RuntimeCommandError('not_found', `${what} not found`);
+}
+
+/**
+ * Rethrows a store or dispatcher failure as the caller sees it: bad input
+ * is `invalid`, a missing row `not_found`, a write the runtime stopped
+ * before it ran a `RuntimeStoppedError`, the rest `unavailable`.
+ *
+ * @example
+ * ```ts
+ * commandError(new Error('ECONNRESET')) // throws unavailable
+ * ```
+ */
+export function commandError(error: unknown): never {
+  if (error instanceof RuntimeCommandError) throw error;
+  // The runtime stopped with the command's write still waiting: it never ran.
+  if (error instanceof DispatcherStoppedError)
+    throw new RuntimeStoppedError(
+      { kind: 'stopped' },
+      'the runtime stopped before the command ran',
+    );
+  if (error instanceof ValidationError)
+    throw new RuntimeCommandError('invalid', error.message, { cause: error });
+  if (error instanceof NotFoundError)
+    throw new RuntimeCommandError('not_found', error.message, { cause: error });
+  throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+}
+
+export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
+  const alive = () => {
+    if (o.isDead()) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
+  };
+  const taskFor = async (actor: string | null, taskId: string) => {
+    try {
+      return await o.readTask(actor, taskId);
+    } catch (error) {
+      // A malformed id names no task the actor may see.
+      if (error instanceof ValidationError) commandError(new NotFoundError('task', taskId));
+      return commandError(error);
+    }
+  };
+  const latestSession = async (taskId: string): Promise<Session> => {
+    const sessions = await o.readSessions(taskId).catch(commandError);
+    const last = sessions[sessions.length - 1];
+    if (last === undefined)
+      throw new RuntimeCommandError('not_found', `task ${taskId} has no session`);
+    return last;
+  };
+
+  const submit: Runtime['submit'] = async (userId, input): Promise<CreatedTask> => {
+    alive();
+    const outcome = await o
+      .submit({
+        op: 'enqueue',
+        taskId: newId('task'),
+        sessionId: newId('session'),
+        userId,
+        title: input.title,
+        spec: {
+          image: input.image,
+          command: input.command,
+          ...(input.env ? { env: input.env } : {}),
+        },
+      })
+      .catch(commandError);
+    const done = appliedOr(outcome, 'task');
+    if (done.task === null)
+      throw new RuntimeCommandError('unavailable', 'the tick returned no task');
+    return { task: done.task, session: done.session, position: done.position ?? 0 };
+  };
+
+  return {
+    submit,
+    async createTask(userId, input) {
+      const { task, session, position } = await submit(userId, input);
+      return { taskId: task.id, sessionId: session.id, position };
+    },
+    async cancel(actor, taskId) {
+      alive();
+      await taskFor(actor, taskId);
+      const s = await latestSession(taskId);
+      if (s.status !== 'queued' && s.status !== 'running') {
+        throw new RuntimeCommandError('conflict', `task ${taskId} is ${s.status}`);
+      }
+      // The row decides first (one tick: status, history, column, counts);
+      // the runner, if it is here, then only cleans up.
+      const outcome = await o
+        .submit({
+          op: 'cancel',
+          sessionId: s.id,
+          expected: { status: s.status, epoch: s.epoch },
+          reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
+          column: 'failed',
+        })
+        .catch(commandError);
+      appliedOr(outcome, `task ${taskId}`);
+      if (!o.cancelRunner(s.id) && s.handle !== null)
+        await o.removeRun({ sessionId: s.id, handle: s.handle }).catch(o.onError);
+    },
+    async retry(actor, taskId) {
+      alive();
+      const task = await taskFor(actor, taskId);
+      const last = await latestSession(taskId);
+      if (last.status !== 'failed' && last.status !== 'cancelled') {
+        throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`);
+      }
+      const outcome = await o
+        .submit({
+          op: 'retry',
+          taskId: task.id,
+          actor,
+          sessionId: newId('session'),
+          expected: { sessionId: last.id, status: last.status, epoch: last.epoch },
+        })
+        .catch(commandError);
+      const done = appliedOr(outcome, `task ${taskId}`);
+      return { sessionId: done.session.id, position: done.position ?? 0 };
+    },
+    async setUserCap(userId, maxRunning) {
+      alive();
+      const outcome = await o.submit({ op: 'cap', userId, maxRunning }).catch(commandError);
+      if (outcome.kind !== 'cap') appliedOr(outcome, `user ${userId}`);
+    },
+    reconcile() {
+      // Throws, not rejects, on a stopped runtime: as it always has.
+      alive();
+      const pass = o.requestPass();
+      if (pass === undefined) {
+        return Promise.reject(new RuntimeCommandError('unavailable', 'no reconciler running'));
+      }
+      // Settles even when the runtime stops during the pass (the loop
+      // answers held callers; a stopped actor is watched, like a call).
+      return pass.catch((error: unknown) => {
+        const ending = o.ending();
+        throw error instanceof ReconcilerStoppedError && ending !== undefined
+          ? new RuntimeStoppedError(endedExit(ending))
+          : error;
+      });
+    },
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * The commands over fakes: which op each submits, what it checks first, and
+ * how every failure reaches the caller (test/actors/runtime.scenarios.test.ts
+ * runs them through a whole runtime).
+ */
+import { describe, expect, test } from 'vitest';
+import { DispatcherStoppedError } from '../../src/actors/dispatcher.js';
+import type { CommandOp, RuntimeCommandsOptions } from '../../src/actors/runtimeCommands.js';
+import * as commands from '../../src/actors/runtimeCommands.js';
+import { RuntimeStoppedError } from '../../src/actors/runtimeExit.js';
+import { NotFoundError, type Session, ValidationError } from '../../src/db/index.js';
+import type { TickOutcome } from '../../src/db/tickTypes.js';
+import { ReconcilerStoppedError } from '../../src/machines/reconcileLoop.js';
+import { runningRows } from '../support/boardRuns.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+runDocExamples(new URL('../../src/actors/runtimeCommands.ts', import.meta.url), commands);
+
+const { task, session: running } = runningRows(1);
+
+/** Commands over fakes; `outcome` answers every op, and every op and side effect is logged. */
+function setup(
+  over: Partial<RuntimeCommandsOptions> & { outcome?: TickOutcome; sessions?: Session[] } = {},
+) {
+  const ops: CommandOp[] = [];
+  const log: string[] = [];
+  const applied: TickOutcome = over.outcome ?? {
+    ref: '1',
+    kind: 'applied',
+    session: running,
+    task,
+    position: 3,
+  };
+  const c = commands.runtimeCommands({
+    submit: async (op) => {
+      ops.push(op);
+      return applied;
+    },
+    readTask: async () => task,
+    readSessions: async () => over.sessions ?? [running],
+    cancelRunner: (id) => {
+      log.push(`tell ${id}`);
+      return false;
+    },
+    removeRun: async (run) => {
+      log.push(`remove ${run.handle}`);
+    },
+    requestPass: () => Promise.resolve(),
+    isDead: () => false,
+    ending: () => undefined,
+    onError: (e) => log.push(`error ${String(e)}`),
+    ...over,
+  });
+  return { c, ops, log };
+}
+
+describe('submit and createTask', () => {
+  test('one enqueue op; the position is the tick answer', async () => {
+    const { c, ops } = setup();
+    await expect(
+      c.createTask('alice', { title: 't', image: 'i', command: ['c'] }),
+    ).resolves.toEqual({
+      taskId: task.id,
+      sessionId: running.id,
+      position: 3,
+    });
+    expect(ops).toMatchObject([
+      { op: 'enqueue', userId: 'alice', title: 't', spec: { image: 'i', command: ['c'] } },
+    ]);
+    expect(ops[0]).not.toHaveProperty('spec.env');
+  });
+
+  test('a tick with no task is unavailable', async () => {
+    const { c } = setup({
+      outcome: { ref: '1', kind: 'applied', session: running, task: null, position: 0 },
+    });
+    await expect(
+      c.submit('alice', { title: 't', image: 'i', command: ['c'] }),
+    ).rejects.toMatchObject({
+      code: 'unavailable',
+    });
+  });
+
+  test('a write the runtime stopped before it ran rejects as stopped; a bad one as invalid', async () => {
+    const stopped = setup({ submit: () => Promise.reject(new DispatcherStoppedError()) });
+    const err = await stopped.c
+      .submit('a', { title: 't', image: 'i', command: ['c'] })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(RuntimeStoppedError);
+    expect(err.exit).toEqual({ kind: 'stopped' });
+    const bad = setup({ submit: () => Promise.reject(new ValidationError('title', 'too long')) });
+    await expect(
+      bad.c.submit('a', { title: 't', image: 'i', command: ['c'] }),
+    ).rejects.toMatchObject({
+      code: 'invalid',
+      message: 'invalid title: too long',
+    });
+  });
+
+  test('a stopped runtime takes no command', async () => {
+    const { c, ops } = setup({ isDead: () => true });
+    await expect(c.setUserCap('alice', 1)).rejects.toMatchObject({ code: 'unavailable' });
+    expect(() => c.reconcile()).toThrow('the runtime is stopped');
+    expect(ops).toEqual([]);
+  });
+});
+
+describe('cancel', () => {
+  test('the row first, at the epoch read; then the container when no runner here cleans up', async () => {
+    const { c, ops, log } = setup({ sessions: [{ ...running, handle: 'svc_1' }] });
+    await c.cancel('alice', task.id);
+    expect(ops).toEqual([
+      {
+        op: 'cancel',
+        sessionId: running.id,
+        expected: { status: 'running', epoch: 1 },
+        reason: 'cancelled by user',
+        column: 'failed',
+      },
+    ]);
+    expect(log).toEqual([`tell ${running.id}`, 'remove svc_1']);
+  });
+
+  test('by the admin, with a runner here: it is told and nothing else is removed', async () => {
+    const { c, ops, log } = setup({
+      sessions: [{ ...running, handle: 'svc_1' }],
+      cancelRunner: () => true,
+    });
+    await c.cancel(null, task.id);
+    expect(ops[0]).toMatchObject({ reason: 'cancelled by admin' });
+    expect(log).toEqual([]);
+  });
+
+  test('a finished task is a conflict; a stale write too', async () => {
+    const done = setup({ sessions: [{ ...running, status: 'succeeded' }] });
+    await expect(done.c.cancel('alice', task.id)).rejects.toMatchObject({ code: 'conflict' });
+    expect(done.ops).toEqual([]);
+    const stale = setup({
+      outcome: { ref: '1', kind: 'stale', actual: { status: 'failed', epoch: 2 } },
+    });
+    await expect(stale.c.cancel('alice', task.id)).rejects.toMatchObject({
+      code: 'conflict',
+      message: `task ${task.id} moved on (now failed); try again`,
+    });
+  });
+
+  test("another user's task, a malformed id and a task with no session are not found", async () => {
+    const hidden = setup({ readTask: () => Promise.reject(new NotFoundError('task', task.id)) });
+    await expect(hidden.c.cancel('bob', task.id)).rejects.toMatchObject({ code: 'not_found' });
+    const malformed = setup({
+      readTask: () => Promise.reject(new ValidationError('taskId', 'bad')),
+    });
+    await expect(malformed.c.cancel('bob', 'x')).rejects.toMatchObject({
+      code: 'not_found',
+      message: 'task x not found',
+    });
+    const none = setup({ sessions: [] });
+    await expect(none.c.cancel('alice', task.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  test('a failed removal is reported, not thrown', async () => {
+    const { c, log } = setup({
+      sessions: [{ ...running, handle: 'svc_1' }],
+      removeRun: () => Promise.reject(new Error('engine down')),
+    });
+    await c.cancel('alice', task.id);
+    expect(log).toContain('error Error: engine down');
+  });
+});
+
+describe('retry', () => {
+  test('a retry op on the latest attempt as read; the new attempt and its place', async () => {
+    const failed = { ...running, status: 'failed' as const, epoch: 4 };
+    const { c, ops } = setup({ sessions: [running, failed] });
+    await expect(c.retry(null, task.id)).resolves.toEqual({ sessionId: running.id, position: 3 });
+    expect(ops).toMatchObject([
+      {
+        op: 'retry',
+        taskId: task.id,
+        actor: null,
+        expected: { sessionId: running.id, status: 'failed', epoch: 4 },
+      },
+    ]);
+  });
+
+  test('an unfinished task is a conflict', async () => {
+    const { c } = setup();
+    await expect(c.retry('alice', task.id)).rejects.toMatchObject({
+      code: 'conflict',
+      message: `task ${task.id} is not finished`,
+    });
+  });
+});
+
+test('setUserCap: a cap outcome is the answer; a store that does not answer is unavailable', async () => {
+  const ok = setup({ outcome: { ref: '1', kind: 'cap', line: {} as never } });
+  await expect(ok.c.setUserCap('alice', 2)).resolves.toBeUndefined();
+  expect(ok.ops).toEqual([{ op: 'cap', userId: 'alice', maxRunning: 2 }]);
+  const down = setup({ submit: () => Promise.reject(new Error('ECONNREFUSED')) });
+  const err = await down.c.setUserCap('alice', 2).catch((e) => e);
+  expect(err).toMatchObject({ code: 'unavailable' });
+  expect(err.cause).toEqual(new Error('ECONNREFUSED'));
+});
+
+describe('reconcile', () => {
+  test('no reconciler running is unavailable', async () => {
+    const { c } = setup({ requestPass: () => undefined });
+    await expect(c.reconcile()).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  test('a reconciler that stops because the runtime ends rejects as the ending says', async () => {
+    const gone = () => Promise.reject(new ReconcilerStoppedError('gone'));
+    const killed = setup({ requestPass: gone, ending: () => 'kill' });
+    const err = await killed.c.reconcile().catch((e) => e);
+    expect(err).toBeInstanceOf(RuntimeStoppedError);
+    expect(err.exit).toEqual({ kind: 'killed' });
+    // Not ending: the reconciler's own error is the answer.
+    const crashed = setup({ requestPass: gone });
+    await expect(crashed.c.reconcile()).rejects.toBeInstanceOf(ReconcilerStoppedError);
+  });
+});
