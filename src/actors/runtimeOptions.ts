@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { didYouMean } from '../common/didYouMean.js';
+import { firstIssue } from '../common/firstIssue.js';
 import { systemClock } from '../supervisor/clock.js';
 import type { RuntimeCaps, RuntimeOptions } from './runtimeTypes.js';
 
@@ -178,8 +179,8 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
   }
   const parsed = schema.safeParse(options);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new RuntimeOptionError(issue.path.join('.') || 'options', issue.message);
+    const { field, message } = firstIssue(parsed.error, 'options');
+    throw new RuntimeOptionError(field, message);
   }
   // The caller's objects, not zod's copies: the store and the backend keep their identity.
   const o = { ...RUNTIME_DEFAULTS, ...options };

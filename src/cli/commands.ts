@@ -116,10 +116,12 @@ export const COMMANDS: readonly CommandDef[] = [
 
 /** The flags a command accepts. */
 export function flagSpecOf(command: CommandDef): FlagSpec {
-  const settings = SETTINGS.filter((s) => s.flag && command.groups.includes(s.group));
+  const settingFlags = SETTINGS.flatMap((s) =>
+    s.flag && command.groups.includes(s.group) ? [s.flag] : [],
+  );
   const own = [...COMMON, ...command.own];
   return {
-    values: [...settings.map((s) => s.flag!), ...own.filter((o) => o.value).map((o) => o.flag)],
+    values: [...settingFlags, ...own.filter((o) => o.value).map((o) => o.flag)],
     switches: own.filter((o) => !o.value).map((o) => o.flag),
     repeatable: command.own.filter((o) => o.repeatable).map((o) => o.flag),
   };

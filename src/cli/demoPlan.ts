@@ -67,7 +67,8 @@ export function demoPlan(options: {
   /** Gap between two submissions. */
   spacingMs?: number;
 }): DemoStep[] {
-  if (options.users.length === 0) throw new RangeError('the demo needs at least one user');
+  const [firstUser] = options.users;
+  if (firstUser === undefined) throw new RangeError('the demo needs at least one user');
   const spacing = options.spacingMs ?? 400;
   const steps: DemoStep[] = [];
   let n = 0;
@@ -77,7 +78,7 @@ export function demoPlan(options: {
         atMs: n * spacing,
         kind: 'submit',
         user,
-        title: TITLES[n % TITLES.length]!,
+        title: TITLES[n % TITLES.length]!, // TITLES is a non-empty constant
         command: demoCommand(n),
       });
       n += 1;
@@ -85,7 +86,7 @@ export function demoPlan(options: {
   }
   const submitted = n * spacing;
   steps.push(
-    { atMs: 1_000, kind: 'setCap', user: options.users[0]!, maxRunning: 3 },
+    { atMs: 1_000, kind: 'setCap', user: firstUser, maxRunning: 3 },
     { atMs: submitted + 1_000, kind: 'cancelQueued' },
     { atMs: submitted + 5_000, kind: 'reschedule' },
     { atMs: submitted + 20_000, kind: 'retryFailed' },

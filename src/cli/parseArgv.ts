@@ -46,7 +46,7 @@ export function parseArgv(argv: readonly string[], spec: FlagSpec): ParsedArgv {
   const positionals: string[] = [];
   const known = [...spec.values, ...spec.switches];
   for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!;
+    const word = argv[i]!; // i < argv.length
     if (word === '--') return { flags, positionals, rest: argv.slice(i + 1) };
     if (!word.startsWith('-') || word === '-') {
       positionals.push(word);

@@ -6,6 +6,7 @@
  * the file and passes the environment.
  */
 import { didYouMean } from '../common/didYouMean.js';
+import { firstIssue } from '../common/firstIssue.js';
 import {
   type CliConfig,
   cliConfigSchema,
@@ -62,17 +63,19 @@ export function resolveConfig(sources: ConfigSources): ResolvedConfig {
   if (sources.file) applyFile(draft, origins, sources.file);
   const env = sources.env ?? {};
   for (const s of SETTINGS) {
-    const raw = s.env === undefined ? undefined : env[s.env];
+    if (s.env === undefined) continue;
+    const raw = env[s.env];
     if (raw === undefined || raw === '') continue;
-    setPath(draft, s.key, parseValue(s, raw, s.env!));
-    origins[s.key] = s.env!;
+    setPath(draft, s.key, parseValue(s, raw, s.env));
+    origins[s.key] = s.env;
   }
   const flags = sources.flags ?? {};
   for (const s of SETTINGS) {
-    const raw = s.flag === undefined ? undefined : flags[s.flag];
+    if (s.flag === undefined) continue;
+    const raw = flags[s.flag];
     if (typeof raw !== 'string') continue;
-    setPath(draft, s.key, parseValue(s, raw, s.flag!));
-    origins[s.key] = s.flag!;
+    setPath(draft, s.key, parseValue(s, raw, s.flag));
+    origins[s.key] = s.flag;
   }
   if (flags['--docker'] === true) {
     draft.backend = 'swarm';
@@ -80,12 +83,11 @@ export function resolveConfig(sources: ConfigSources): ResolvedConfig {
   }
   const parsed = cliConfigSchema.safeParse(draft);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const key = issue.path.join('.');
+    const { field: key, message } = firstIssue(parsed.error, '');
     const leaf = LEAVES.filter((l) => key === l || key.startsWith(`${l}.`)).sort(
       (a, b) => b.length - a.length,
     )[0];
-    throw new ConfigError(key || 'config', origins[leaf ?? key] ?? 'default', issue.message);
+    throw new ConfigError(key || 'config', origins[leaf ?? key] ?? 'default', message);
   }
   return { config: parsed.data, origins, warnings: unknownEnv(env) };
 }
@@ -103,6 +105,7 @@ function applyFile(
     const known = [
       ...new Set(
         LEAVES.filter((l) => prefix === '' || l.startsWith(`${prefix}.`)).map(
+          // split always gives at least one part.
           (l) => l.slice(prefix === '' ? 0 : prefix.length + 1).split('.')[0]!,
         ),
       ),
@@ -153,14 +156,15 @@ function parseValue(s: Setting, raw: string, source: string): unknown {
 }
 
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
-  const parts = path.split('.');
+  const parents = path.split('.');
+  const leaf = parents.pop() ?? path;
   let node = target;
-  for (const part of parts.slice(0, -1)) {
+  for (const part of parents) {
     const next = node[part];
     if (typeof next !== 'object' || next === null) node[part] = {};
     node = node[part] as Record<string, unknown>;
   }
-  node[parts[parts.length - 1]!] = value;
+  node[leaf] = value;
 }
 
 // The test suites' variables share the prefix, and ROUNDTABLE_CONFIG names the file: not settings.

@@ -132,9 +132,11 @@ export function formatStatus(report: StatusReport): string {
     show(u.failed),
     show(u.cancelled),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join('  ');
   return [
     `source: ${report.source}`,
     `line: ${report.queued} waiting, ${report.running} of ${report.maxRunning} runners held`,

@@ -43,32 +43,41 @@ const mean = (values: readonly number[]): number =>
 /** A runner frees up at the earliest of these times: a small binary heap. */
 class FreeTimes {
   private readonly heap: number[] = [];
+  /** The time at `i`: only called with an index below the heap's length. */
+  private at(i: number): number {
+    return this.heap[i]!;
+  }
+  private swap(a: number, b: number): void {
+    const t = this.at(a);
+    this.heap[a] = this.at(b);
+    this.heap[b] = t;
+  }
   push(t: number): void {
-    const h = this.heap;
-    h.push(t);
-    let i = h.length - 1;
+    this.heap.push(t);
+    let i = this.heap.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (h[p]! <= h[i]!) break;
-      [h[p], h[i]] = [h[i]!, h[p]!];
+      if (this.at(p) <= this.at(i)) break;
+      this.swap(p, i);
       i = p;
     }
   }
+  /** The earliest time, taken out; the caller keeps one time per runner, so it is never empty. */
   pop(): number {
     const h = this.heap;
-    const top = h[0]!;
-    const last = h.pop()!;
-    if (h.length > 0) {
+    const top = this.at(0);
+    const last = h.pop();
+    if (last !== undefined && h.length > 0) {
       h[0] = last;
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < h.length && h[l]! < h[m]!) m = l;
-        if (r < h.length && h[r]! < h[m]!) m = r;
+        if (l < h.length && this.at(l) < this.at(m)) m = l;
+        if (r < h.length && this.at(r) < this.at(m)) m = r;
         if (m === i) break;
-        [h[m], h[i]] = [h[i]!, h[m]!];
+        this.swap(m, i);
         i = m;
       }
     }

@@ -20,11 +20,12 @@ export function editDistance(a: string, b: string): number {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      // In range: prev and row hold b.length + 1 entries and j - 1 < row.length.
       row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost));
     }
     prev = row;
   }
-  return prev[b.length]!;
+  return prev[b.length]!; // prev holds b.length + 1 entries
 }
 
 /**

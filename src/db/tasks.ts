@@ -30,7 +30,7 @@ export async function createTaskWithSession(
   input: CreateTaskInput,
 ): Promise<{ task: Task; session: Session }> {
   const created = await insertTasks(db, [parseOrThrow(createInput, input, '')]);
-  return created[0]!;
+  return created[0]!; // insertTasks returns one pair per input, in order
 }
 
 /** Most tasks one `createTasksWithSessions` call accepts (one statement's parameter budget). */

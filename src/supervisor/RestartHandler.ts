@@ -71,6 +71,7 @@ export class RestartHandler {
       h.spec.strategy === 'one_for_one'
         ? [id]
         : childrenToRestart(h.spec.strategy, h.children.ids(), id);
+    // The group's ids were read from the child table just now: each has its record.
     const siblings = group.filter((g) => g !== id).map((g) => h.children.get(g)!);
     child.status = 'restarting';
     h.emit({ type: 'roundtable.child.restarting', supervisorId: h.id, childId: id, delayMs });
@@ -79,6 +80,8 @@ export class RestartHandler {
       for (const s of [...siblings].reverse()) await h.terminate(s);
       const ids: string[] = [];
       for (const g of group) {
+        // Still in the table: this restart is the mailbox's one running job,
+        // so nothing else removed a child while the siblings stopped.
         const c = h.children.get(g)!;
         // OTP: a temporary sibling taken down by a group restart is not restarted.
         if (g !== id && c.spec.restart === 'temporary') h.children.remove(g);
@@ -113,6 +116,7 @@ export class RestartHandler {
       }
       h.post(() => this.startGroup(ids));
     }, delayMs);
+    // The ids are the group's, just kept in the table above (or the crashed child itself).
     for (const g of ids) h.children.get(g)!.timer = timer;
   }
 

@@ -290,6 +290,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     if (this.state === 'exited') return;
     this.state = 'stopping';
     for (const id of this.children.reversedIds()) {
+      // The ids come from the table and killing a child does not remove it.
       if (killChild(this.children.get(id)!, this.runtime.clock)) this.reportStopped(id, 'killed');
     }
     this.exit(reason);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { ActivityQuery } from '../board/boardPort.js';
+import { firstIssue } from '../common/firstIssue.js';
 import type { RouteRefusal } from './jobRoutes.js';
 
 /** The dashboard's window when the request names none: the last hour. */
@@ -40,10 +41,11 @@ const activityQuery = z.strictObject({
 export function parseActivityQuery(search: URLSearchParams): ActivityQuery | RouteRefusal {
   const parsed = activityQuery.safeParse(Object.fromEntries(search));
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field =
-      issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.join('.') || 'query';
-    return { status: 400, code: 'bad_request', message: `${field}: ${issue.message}` };
+    const { field, message } = firstIssue(parsed.error, 'query');
+    // An unknown parameter is named itself: its issue's path is the whole query.
+    const issue = parsed.error.issues[0];
+    const unknown = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+    return { status: 400, code: 'bad_request', message: `${unknown ?? field}: ${message}` };
   }
   const { minutes, at } = parsed.data;
   return { minutes: minutes ?? DEFAULT_ACTIVITY_MINUTES, ...(at ? { at } : {}) };

@@ -47,7 +47,7 @@ export function tokenOf(req: IncomingMessage): string | null {
   const auth = req.headers.authorization;
   if (auth !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    return match ? match[1]! : null;
+    return match ? match[1]! : null; // the group is not optional
   }
   const protocols = req.headers['sec-websocket-protocol'];
   if (protocols === undefined) return null;

@@ -40,6 +40,7 @@ interface Seen {
 export function percentile(values: readonly number[], p: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
+  // In range: the index is clamped to [0, length - 1] and the list is not empty.
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
@@ -81,6 +82,7 @@ export class BoardStats {
       this.seen.delete(card.taskId);
       this.finished.add(card.sessionId);
       if (this.finished.size > FINISHED_REMEMBERED) {
+        // The oldest (a Set keeps insertion order); the set is not empty here.
         this.finished.delete(this.finished.values().next().value!);
       }
     }
@@ -88,7 +90,7 @@ export class BoardStats {
 
   /** Takes a point now. */
   sample(now: number, pool: Pick<PoolSnapshot, 'queued' | 'running'>): void {
-    while (this.waits.length > 0 && this.waits[0]!.at < now - WAIT_WINDOW_MS) this.waits.shift();
+    while ((this.waits[0]?.at ?? now) < now - WAIT_WINDOW_MS) this.waits.shift();
     const waits = this.waits.map((w) => w.seconds);
     this.points.push({
       at: now,
@@ -99,7 +101,7 @@ export class BoardStats {
       failures: this.failuresSincePoint,
     });
     this.failuresSincePoint = 0;
-    while (this.points.length > 0 && this.points[0]!.at < now - HISTORY_MS) this.points.shift();
+    while ((this.points[0]?.at ?? now) < now - HISTORY_MS) this.points.shift();
   }
 
   /** What `viewer` may see (`null`: the admin). */

@@ -43,7 +43,7 @@ async function bundle(entry: URL): Promise<string> {
     write: false,
     logLevel: 'silent',
   });
-  return result.outputFiles[0]!.text;
+  return result.outputFiles[0]!.text; // one entry point, write: false: one output file
 }
 
 /**

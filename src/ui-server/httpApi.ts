@@ -10,6 +10,7 @@ import {
   type BoardCommands,
   isBoardCommandError,
 } from '../board/boardPort.js';
+import { firstIssue } from '../common/firstIssue.js';
 import { parseActivityQuery } from './activityRoute.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
@@ -145,8 +146,8 @@ async function readJson<T>(req: IncomingMessage, limit: number, schema: z.ZodTyp
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new HttpError(400, 'bad_request', `${issue.path.join('.') || 'body'}: ${issue.message}`);
+    const { field, message } = firstIssue(parsed.error, 'body');
+    throw new HttpError(400, 'bad_request', `${field}: ${message}`);
   }
   return parsed.data;
 }

@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { BoardCommands, OutputPage, StoredOutput } from '../board/boardPort.js';
+import { firstIssue } from '../common/firstIssue.js';
 
 /** Most lines one output page holds. */
 export const MAX_OUTPUT_PAGE_LINES = 5000;
@@ -31,12 +32,8 @@ export function parsePageQuery(
 ): { from: number | undefined; count: number } | RouteRefusal {
   const parsed = pageQuery.safeParse(Object.fromEntries(search));
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return {
-      status: 400,
-      code: 'bad_request',
-      message: `${issue.path.join('.') || 'query'}: ${issue.message}`,
-    };
+    const { field, message } = firstIssue(parsed.error, 'query');
+    return { status: 400, code: 'bad_request', message: `${field}: ${message}` };
   }
   return { from: parsed.data.from, count: parsed.data.count ?? DEFAULT_OUTPUT_PAGE_LINES };
 }

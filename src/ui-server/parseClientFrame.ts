@@ -9,6 +9,7 @@ import {
   clientFrameSchema,
   type ErrorCode,
 } from '../board/boardProtocol.js';
+import { firstIssue } from '../common/firstIssue.js';
 
 /**
  * @example
@@ -36,6 +37,6 @@ export function parseClientFrame(
   }
   const frame = clientFrameSchema.safeParse(parsed);
   if (frame.success) return frame.data;
-  const issue = frame.error.issues[0]!;
-  return { code: 'bad_frame', message: `${issue.path.join('.') || type}: ${issue.message}` };
+  const { field, message } = firstIssue(frame.error, type);
+  return { code: 'bad_frame', message: `${field}: ${message}` };
 }

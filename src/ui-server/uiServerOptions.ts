@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { BoardCommands, BoardSource } from '../board/boardPort.js';
 import { didYouMean } from '../common/didYouMean.js';
+import { firstIssue } from '../common/firstIssue.js';
 
 /** Every limit of the server, with its default. Documented in docs/board-protocol.md. */
 export const UI_SERVER_DEFAULTS = {
@@ -166,8 +167,8 @@ export function resolveUiServerOptions(
   rejectUnknown(options.limits ?? {}, LIMIT_KEYS, 'limits.');
   const parsed = shape.safeParse({ ...options, limits: options.limits ?? {} });
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new UiServerConfigError(issue.path.join('.'), issue.message);
+    const { field, message } = firstIssue(parsed.error, '');
+    throw new UiServerConfigError(field, message);
   }
   if (!hasMethods(options.source, ['cards', 'subscribe'])) {
     throw new UiServerConfigError('source', 'must implement BoardSource (cards, subscribe)');

@@ -60,6 +60,7 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
       'give the command after --, e.g. roundtable enqueue -- echo hi',
     );
   }
+  // The config schema takes at least one user (cliConfig.ts: users.min(1)).
   const user = typeof flags['--user'] === 'string' ? flags['--user'] : config.users[0]!;
   const title =
     typeof flags['--title'] === 'string' ? flags['--title'] : rest.join(' ').slice(0, 200);

@@ -85,6 +85,7 @@ export function parseLocalHandle(handle: string): LocalHandle | null {
   if (!m) return null;
   const pid = Number(m[2]);
   if (!Number.isSafeInteger(pid) || pid < 1) return null;
+  // Groups 1, 3 and 4 are not optional in LOCAL_HANDLE: a match sets them.
   const h: LocalHandle = { sessionId: m[1]!, pid, startToken: m[3]!, bootToken: m[4]! };
   if (m[5] === undefined) return h;
   const dir = decodeDir(m[5]);

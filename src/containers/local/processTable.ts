@@ -106,6 +106,7 @@ export function darwinProcessTable(): ProcessTable {
       } catch {
         return null; // ps exits 1 when there is no such process
       }
+      // Both groups are not optional: a match sets them (the `!`s below).
       const m = /^\s*(\S+)\s+(.+?)\s*$/.exec(out);
       const ms = m ? Date.parse(m[2]!) : Number.NaN;
       if (!m || !Number.isFinite(ms)) return null;

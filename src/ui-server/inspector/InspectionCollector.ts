@@ -257,10 +257,8 @@ export class InspectionCollector {
     if (DEAD.has(was)) return false;
     this.forgetMonitorsOf(rec.sessionId);
     this.dead.push(rec.sessionId);
-    if (this.dead.length > this.opts.keepDead) {
-      const gone = this.dead.shift()!;
-      if (this.actors.delete(gone)) this.counts.evicted += 1;
-    }
+    const gone = this.dead.length > this.opts.keepDead ? this.dead.shift() : undefined;
+    if (gone !== undefined && this.actors.delete(gone)) this.counts.evicted += 1;
     return true;
   }
 

@@ -9,6 +9,7 @@
  */
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
+import { firstIssue } from '../../common/firstIssue.js';
 import type { ActorRecord, InspectionCollector } from './InspectionCollector.js';
 import {
   type ActorJob,
@@ -305,9 +306,8 @@ export class InspectorHub {
     }
     const parsed = clientFrame.safeParse(value);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const message = `${issue.path.join('.') || 'frame'}: ${issue.message}`;
-      this.send(v, { type: 'error', code: 'bad_frame', message });
+      const { field, message } = firstIssue(parsed.error, 'frame');
+      this.send(v, { type: 'error', code: 'bad_frame', message: `${field}: ${message}` });
       return;
     }
     v.selected = parsed.data.sessionId;

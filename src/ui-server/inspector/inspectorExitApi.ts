@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { firstIssue } from '../../common/firstIssue.js';
 import { NoProcError, NotFoundError } from '../../supervisor/errors.js';
 import { type ExitSignal, supervisorOfShell } from '../../supervisor/exitChild.js';
 import { describeExitReason } from '../../supervisor/exitReason.js';
@@ -77,14 +78,16 @@ export function resolveExitTarget(
       `no running supervised child with sessionId ${req.sessionId}`,
     );
   }
-  const path = req.path!;
+  // The schema takes exactly one of sessionId and path, and sessionId was handled.
+  const path = req.path ?? '';
   const cut = path.indexOf('/');
   const sup = cut > 0 ? path.slice(0, cut) : '';
   const childId = cut > 0 ? path.slice(cut + 1) : '';
   if (sup === '' || childId === '')
     throw new InspectorApiError(400, 'bad_request', 'path: expected supervisor/child');
   const matches = live.filter((s) => s.sessionId === sup || s.id === sup);
-  if (matches.length === 0)
+  const s = matches[0];
+  if (s === undefined)
     throw new InspectorApiError(404, 'not_found', `no running supervisor ${sup}`);
   if (matches.length > 1)
     throw new InspectorApiError(
@@ -92,7 +95,6 @@ export function resolveExitTarget(
       'ambiguous',
       `${sup} names ${matches.length} supervisors: use its sessionId`,
     );
-  const s = matches[0]!;
   if (!s.children.some((c) => c.id === childId))
     throw new InspectorApiError(404, 'not_found', `${s.id} has no child ${childId}`);
   return { supervisorSessionId: s.sessionId, childId };
@@ -140,12 +142,8 @@ export async function exitThroughApi(
     throw new InspectorApiError(403, 'forbidden', 'exiting actors needs the admin token');
   const parsed = exitRequestSchema.safeParse(await readJson(req, ctx.maxBody));
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new InspectorApiError(
-      400,
-      'bad_request',
-      `${issue.path.join('.') || 'body'}: ${issue.message}`,
-    );
+    const { field, message } = firstIssue(parsed.error, 'body');
+    throw new InspectorApiError(400, 'bad_request', `${field}: ${message}`);
   }
   const target = resolveExitTarget(ctx.collector.tree, parsed.data);
   const shell = ctx.collector.shells.get(target.supervisorSessionId);

@@ -81,7 +81,8 @@ export function applyMonitorEvent(
     },
   };
   const keys = Object.keys(next);
-  if (keys.length > MAX_MONITORS) delete next[keys[0]!];
+  const oldest = keys[0];
+  if (keys.length > MAX_MONITORS && oldest !== undefined) delete next[oldest];
   return next;
 }
 

@@ -67,17 +67,14 @@ function updateChild(
   f: (c: ChildNode) => ChildNode,
 ): SupervisorNode {
   const at = sup.children.findIndex((c) => c.id === childId);
-  const prev: ChildNode =
-    at >= 0
-      ? sup.children[at]!
-      : {
-          id: childId,
-          sessionId: null,
-          status: 'stopped',
-          restartCount: 0,
-          exits: [],
-          restartDelayMs: null,
-        };
+  const prev: ChildNode = sup.children[at] ?? {
+    id: childId,
+    sessionId: null,
+    status: 'stopped',
+    restartCount: 0,
+    exits: [],
+    restartDelayMs: null,
+  };
   const next = f(prev);
   const children = [...sup.children];
   if (at >= 0) children[at] = next;

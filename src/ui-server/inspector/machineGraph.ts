@@ -60,6 +60,7 @@ export function edgeLabel(
   invokedSrc: ReadonlyMap<string, string> = new Map(),
 ): string {
   if (eventType === '') return 'always';
+  // The patterns' groups are not optional: a match sets every one (the `!`s).
   const after = /^xstate\.after\.([^.]+)\./.exec(eventType);
   if (after) return /^\d+$/.test(after[1]!) ? `after ${after[1]} ms` : `after ${after[1]}`;
   const done = /^xstate\.(done|error)\.(?:actor|state)\.(.+)$/.exec(eventType);

@@ -22,7 +22,7 @@ export function useEstimates(
     const raw = estimateStarts(
       estimateInputFrom(Object.values(ctx.cards), pool, recentDurationsMs, Date.now()),
     );
-    for (const id of Object.keys(raw)) raw[id] = Math.round(raw[id]! / ROUND_MS) * ROUND_MS;
+    for (const [id, ms] of Object.entries(raw)) raw[id] = Math.round(ms / ROUND_MS) * ROUND_MS;
     return raw;
   }, [ctx.cards, pool, recentDurationsMs]);
 }

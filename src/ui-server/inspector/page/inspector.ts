@@ -55,6 +55,7 @@ function readToken(): string | null {
   );
 }
 
+/** An element of inspector.html: every id asked for here is in the page. */
 const $ = (id: string) => document.getElementById(id)!;
 const status = $('status');
 
@@ -196,12 +197,13 @@ async function exitSelected(token: string): Promise<void> {
 }
 
 function followRestart(): void {
-  if (!view || selectedPath === null) return;
-  const cut = selectedPath.lastIndexOf('/');
-  const sup = view.tree.supervisors[selectedPath.slice(0, cut)];
-  const child = sup?.children.find((c) => c.id === selectedPath!.slice(cut + 1));
+  const path = selectedPath;
+  if (!view || path === null) return;
+  const cut = path.lastIndexOf('/');
+  const sup = view.tree.supervisors[path.slice(0, cut)];
+  const child = sup?.children.find((c) => c.id === path.slice(cut + 1));
   if (child?.sessionId && child.sessionId !== selected && child.status === 'running') {
-    select(child.sessionId, selectedPath);
+    select(child.sessionId, path);
   }
 }
 

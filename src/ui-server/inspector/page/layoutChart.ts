@@ -281,6 +281,7 @@ export async function layoutChart(
     const l = e.labels?.[0];
     edges.push({
       id: e.id,
+      // Every edge given to ELK above has one source and one target.
       source: e.sources[0]!,
       target: e.targets[0]!,
       points: [s.startPoint, ...(s.bendPoints ?? []), s.endPoint],

@@ -150,6 +150,7 @@ export function renderTree(view: TreeView, s: TreeState): HTMLElement {
     restarts = 0,
     path: string | null = null,
   ): HTMLLIElement => {
+    // Called for the roots and for nested supervisors found in the tree: both are its keys.
     const sup = view.tree.supervisors[sessionId]!;
     shown.add(sessionId);
     const li = item(`sup:${path ?? sup.id}`);
