@@ -98,11 +98,21 @@ const headSchema = z.strictObject({
 });
 
 /**
+ * Ops already checked, with the check's output. A command's op is checked
+ * when it is submitted (so a bad one is its caller's error at once) and
+ * again by its tick: the second check of the same object is this lookup, not
+ * a second zod pass per enqueue.
+ */
+const checked = new WeakMap<object, TickOp>();
+
+/**
  * Validates one op as the tick would (`ops.<index>.<field>` in the error):
  * for a node that checks each caller's op when it is submitted, so one bad
  * op never fails the batch it would have ridden.
  */
 export function validateTickOp(op: unknown, index = 0): TickOp {
+  const known = typeof op === 'object' && op !== null ? checked.get(op) : undefined;
+  if (known !== undefined) return known;
   const o = parseOrThrow(opSchema, op, `ops.${index}`);
   if (o.op === 'finish') {
     if (o.status === 'failed' && o.reason === null) {
@@ -115,6 +125,9 @@ export function validateTickOp(op: unknown, index = 0): TickOp {
       throw new ValidationError(`ops.${index}.requeue`, 'only a failed run is requeued');
     }
   }
+  // zod's output is a copy (objects and arrays): what the tick sends is the op
+  // as it was checked, whatever its caller does with the object afterwards.
+  if (typeof op === 'object' && op !== null) checked.set(op, o as TickOp);
   return o as TickOp;
 }
 
