@@ -20,26 +20,24 @@
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime } from '../../src/actors/runtimeTypes.js';
-import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
 import { BOOT_LOCK_NAMESPACE, bootLockKey, connect, type DbHandle } from '../../src/db/index.js';
 import { systemClock } from '../../src/supervisor/clock.js';
-import { createServerDatabase, TEST_DATABASE_URL_VAR, truncateAll } from '../support/databases.js';
+import { truncateAll } from '../support/databases.js';
 import { type FreezableProxy, startFreezableProxy } from '../support/freezableProxy.js';
+import {
+  describeServer,
+  serverDatabase,
+  simulatedNodeOptions,
+  until as waitUntil,
+} from '../support/serverSuite.js';
 
-const serverUrl = process.env[TEST_DATABASE_URL_VAR] ?? '';
-const describeServer = serverUrl !== '' || process.env.CI === 'true' ? describe : describe.skip;
-
-async function until(done: () => Promise<boolean> | boolean, what: string, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The shared wait with this suite's longer deadline: a pass here spans several nodes. */
+const until = (done: () => Promise<boolean> | boolean, what: string, ms = 30_000) =>
+  waitUntil(done, what, ms, 50);
 
 /** A heartbeat window (1 s x 5) far longer than a pause (300 ms): a paused node stays alive. */
 const BEATS = { heartbeatMs: 1_000, heartbeatStaleBeats: 5 };
@@ -74,19 +72,11 @@ async function boot(w: World): Promise<void> {
   const h = await connect({ databaseUrl: via.toString(), poolMax: 4 });
   w.booted += 1;
   const rt = await createRuntime({
-    db: h.db,
-    notifications: h,
-    bootLock: h,
-    backend: new SimulatedBackend(w.cluster),
-    clock: systemClock,
+    ...simulatedNodeOptions(h, w.cluster, `n${w.booted}`, (e) => w.errors.push(e)),
     caps: { maxRunning: 9, defaultUserCap: 9 },
     // At most 3 each: the work spreads over the nodes, so every node has runs to lose.
     localMax: 3,
-    nodeId: `n${w.booted}`,
-    pollMs: 100,
-    dispatchPollMs: 200,
     ...BEATS,
-    onError: (e) => w.errors.push(e),
   });
   w.nodes.push({ rt, h, proxy, deadSince: null, killed: false });
 }
@@ -222,20 +212,7 @@ async function liveJudgedAlive(w: World): Promise<void> {
 }
 
 describeServer('cluster liveness, several nodes: adopt only the dead [postgres server]', () => {
-  let url = '';
-  let drop: (() => Promise<void>) | undefined;
-  let main: DbHandle;
-  beforeAll(async () => {
-    const created = await createServerDatabase();
-    if (created === null) throw new Error(`CI=true but ${TEST_DATABASE_URL_VAR} is not set`);
-    url = created.url;
-    drop = created.drop;
-    main = await connect({ databaseUrl: url });
-  }, 60_000);
-  afterAll(async () => {
-    await main?.close();
-    await drop?.();
-  });
+  const server = serverDatabase();
 
   it('no run of a live owner is ever adopted; every orphan is handled; nothing runs twice', async () => {
     const pick = fc.nat(5);
@@ -252,10 +229,10 @@ describeServer('cluster liveness, several nodes: adopt only the dead [postgres s
     );
     await fc.assert(
       fc.asyncProperty(commands, async (cmds) => {
-        await truncateAll(main.db);
+        await truncateAll(server.main.db);
         const w: World = {
-          url,
-          main,
+          url: server.url,
+          main: server.main,
           cluster: new SimulatedCluster({ clock: systemClock, nodes: ['m1', 'm2'] }),
           nodes: [],
           booted: 0,
@@ -277,7 +254,7 @@ describeServer('cluster liveness, several nodes: adopt only the dead [postgres s
           // Every orphan handled: each running row's owner is a node still up.
           const up = new Set(live(w).map((n) => n.rt.owner));
           await until(async () => {
-            const rows = await main.db
+            const rows = await server.main.db
               .selectFrom('sessions')
               .select(['owner_node'])
               .where('status', '=', 'running')
@@ -291,7 +268,7 @@ describeServer('cluster liveness, several nodes: adopt only the dead [postgres s
           for (const n of w.nodes) await n.h.close();
           await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid()
-              AND application_name LIKE 'roundtable-%'`.execute(main.db);
+              AND application_name LIKE 'roundtable-%'`.execute(server.main.db);
         }
       }),
       { numRuns: 6, endOnFailure: true },

@@ -8,104 +8,55 @@
  * case each run's exec happened once, and each run was adopted at most once.
  */
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OwnerDownNotice } from '../../src/actors/clusterLivenessWiring.js';
+import { afterEach, expect, it } from 'vitest';
+import { BootLockLostError, OwnerDownNotice } from '../../src/actors/clusterLivenessWiring.js';
 import { createRuntime } from '../../src/actors/runtime.js';
-import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
-import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
+import type { RuntimeOptions } from '../../src/actors/runtimeTypes.js';
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
-import {
-  bootLockKey,
-  connect,
-  type DbHandle,
-  heldBootKeys,
-  holdBootLock,
-} from '../../src/db/index.js';
+import { bootLockKey, heldBootKeys, holdBootLock } from '../../src/db/index.js';
 import { REAL_TIMERS } from '../../src/db/listen.js';
 import { systemClock } from '../../src/supervisor/clock.js';
-import {
-  createServerDatabase,
-  describeEachEngine,
-  TEST_DATABASE_URL_VAR,
-  truncateAll,
-} from '../support/databases.js';
+import { describeEachEngine, truncateAll } from '../support/databases.js';
 import { type FreezableProxy, startFreezableProxy } from '../support/freezableProxy.js';
-
-const serverUrl = process.env[TEST_DATABASE_URL_VAR] ?? '';
-const describeServer = serverUrl !== '' || process.env.CI === 'true' ? describe : describe.skip;
-
-async function until(done: () => Promise<boolean> | boolean, what: string, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import {
+  describeServer,
+  ServerNodes,
+  serverDatabase,
+  simulatedNodeOptions,
+  submitTo,
+  until,
+} from '../support/serverSuite.js';
 
 describeServer('cluster liveness: two runtimes [postgres server]', () => {
-  let url = '';
-  let drop: (() => Promise<void>) | undefined;
-  let main: DbHandle;
-  const handles: DbHandle[] = [];
-  const nodes: Runtime[] = [];
+  const server = serverDatabase();
+  const fleet = new ServerNodes(server);
+  const notices = fleet.errors;
   const proxies: FreezableProxy[] = [];
-  const notices: unknown[] = [];
   let cluster: SimulatedCluster;
-
-  beforeAll(async () => {
-    const created = await createServerDatabase();
-    if (created === null) throw new Error(`CI=true but ${TEST_DATABASE_URL_VAR} is not set`);
-    url = created.url;
-    drop = created.drop;
-    main = await connect({ databaseUrl: url });
-  }, 60_000);
   afterEach(async () => {
-    for (const n of nodes.splice(0)) n.kill();
+    fleet.kill();
     for (const p of proxies.splice(0)) await p.close();
-    for (const h of handles.splice(0)) await h.close();
-    await truncateAll(main.db);
-    notices.length = 0;
-  });
-  afterAll(async () => {
-    await main?.close();
-    await drop?.();
+    await fleet.close();
+    await truncateAll(server.main.db);
   });
 
-  const boot = async (nodeId: string, extra: Partial<RuntimeOptions> = {}) => {
-    const h = await connect({ databaseUrl: url, poolMax: 4 });
-    handles.push(h);
-    const rt = await createRuntime({
-      db: h.db,
-      notifications: h,
-      bootLock: h,
-      backend: new SimulatedBackend(cluster),
-      clock: systemClock,
-      caps: { maxRunning: 10, defaultUserCap: 10 },
-      nodeId,
-      pollMs: 100,
-      dispatchPollMs: 200,
-      onError: (e) => notices.push(e),
-      ...extra,
-    });
-    nodes.push(rt);
-    return rt;
-  };
+  const boot = (nodeId: string, extra: Partial<RuntimeOptions> = {}) =>
+    fleet.boot(nodeId, cluster, extra);
   const running = async () =>
-    main.db
+    server.main.db
       .selectFrom('sessions')
       .select(['id', 'owner_node', 'epoch', 'attempt'])
       .where('status', '=', 'running')
       .execute();
   const sessions = async () =>
-    main.db.selectFrom('sessions').select(['id', 'status', 'owner_node', 'attempt']).execute();
+    server.main.db
+      .selectFrom('sessions')
+      .select(['id', 'status', 'owner_node', 'attempt'])
+      .execute();
   const downs = () => notices.filter((n): n is OwnerDownNotice => n instanceof OwnerDownNotice);
   /** Every exec of every session happened once. */
   const eachExecOnce = async () => {
     for (const s of await sessions()) expect(cluster.execLog(s.id).length).toBeLessThanOrEqual(1);
-  };
-  const submitTo = async (rt: Runtime, n: number, seconds: number) => {
-    for (let i = 0; i < n; i += 1)
-      await rt.submit('u1', { title: `t${i}`, image: 'sim', command: ['sleep', String(seconds)] });
   };
 
   it('a killed node is a DOWN from its lock: another node adopts its runs at once, each exec once', async () => {
@@ -160,7 +111,7 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     await until(async () => (await running()).length === 2, 'A to run 2');
     await until(
       async () =>
-        (await main.db.selectFrom('node_heartbeats').select('boot_lock').execute()).some(
+        (await server.main.db.selectFrom('node_heartbeats').select('boot_lock').execute()).some(
           (r) => r.boot_lock,
         ),
       "A's beat saying it holds its lock",
@@ -195,7 +146,7 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const proxy = await startFreezableProxy({ host: '127.0.0.1', port: 5432 });
     proxies.push(proxy);
-    const viaProxy = new URL(url);
+    const viaProxy = new URL(server.url);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     const beats = { heartbeatMs: 300, heartbeatStaleBeats: 3 };
     const a = await boot('nodeA', {
@@ -226,7 +177,7 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
       'B to adopt',
       15_000,
     );
-    expect((await heldBootKeys(main.db)).has(bootLockKey(a.owner))).toBe(true);
+    expect((await heldBootKeys(server.main.db)).has(bootLockKey(a.owner))).toBe(true);
     expect(downs().map((d) => [d.owner, d.reason])).toEqual([[a.owner, 'beat_stale']]);
     const epochs = (await running()).map((s) => s.epoch);
     await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
@@ -236,14 +187,14 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     // The server drops the orphaned session only when we tell it to.
     await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
       WHERE application_name = 'roundtable-bootlock' AND datname = current_database()
-        AND client_port IS NOT NULL`.execute(main.db);
+        AND client_port IS NOT NULL`.execute(server.main.db);
   });
 
   it('a boot whose own lock connection hangs takes no grants until it holds its lock again', async () => {
     cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const proxy = await startFreezableProxy({ host: '127.0.0.1', port: 5432 });
     proxies.push(proxy);
-    const viaProxy = new URL(url);
+    const viaProxy = new URL(server.url);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     const a = await boot('nodeA', {
       bootLock: {
@@ -267,7 +218,7 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     });
     proxy.freeze();
     await until(() => a.health().lock !== 'held', 'A to see its lock connection hang');
-    expect(notices.some((n) => (n as { code?: string }).code === 'BOOT_LOCK_LOST')).toBe(true);
+    expect(notices.some((n) => n instanceof BootLockLostError)).toBe(true);
     await submitTo(a, 2, 1);
     // Queued, not granted, while A cannot prove it is alive (a few ticks' worth of looks).
     for (let i = 0; i < 10; i += 1) {
@@ -288,16 +239,8 @@ describeEachEngine('cluster liveness, one node', (getDb) => {
     const sim = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const errors: unknown[] = [];
     const rt = await createRuntime({
-      db: h.db,
-      notifications: h,
-      bootLock: h,
-      backend: new SimulatedBackend(sim),
-      clock: systemClock,
+      ...simulatedNodeOptions(h, sim, 'solo', (e) => errors.push(e)),
       caps: { maxRunning: 2, defaultUserCap: 2 },
-      nodeId: 'solo',
-      pollMs: 100,
-      dispatchPollMs: 200,
-      onError: (e) => errors.push(e),
     });
     try {
       const alone = t.engine === 'pglite';

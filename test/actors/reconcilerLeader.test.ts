@@ -8,29 +8,24 @@
  * open is deposed once the liveness decision calls it dead.
  */
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import * as leader from '../../src/actors/reconcilerLeader.js';
 import { leaderKeyOf, leaderName } from '../../src/actors/reconcilerLeader.js';
-import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
-import { bootLockKey, connect, type DbHandle, leaderBackend } from '../../src/db/index.js';
+import { bootLockKey, leaderBackend } from '../../src/db/index.js';
 import { systemClock } from '../../src/supervisor/clock.js';
-import { createServerDatabase, TEST_DATABASE_URL_VAR, truncateAll } from '../support/databases.js';
+import { truncateAll } from '../support/databases.js';
 import { runDocExamples } from '../support/docExamples.js';
 import { type FreezableProxy, startFreezableProxy } from '../support/freezableProxy.js';
-
-const serverUrl = process.env[TEST_DATABASE_URL_VAR] ?? '';
-const describeServer = serverUrl !== '' || process.env.CI === 'true' ? describe : describe.skip;
-
-async function until(done: () => Promise<boolean> | boolean, what: string, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import {
+  describeServer,
+  ServerNodes,
+  serverDatabase,
+  submitTo,
+  until,
+} from '../support/serverSuite.js';
 
 function deferred() {
   let resolve!: () => void;
@@ -50,73 +45,34 @@ describe('leaderKeyOf', () => {
 });
 
 describeServer('the Reconciler leader [postgres server]', () => {
-  let url = '';
-  let drop: (() => Promise<void>) | undefined;
-  let main: DbHandle;
-  const handles: DbHandle[] = [];
-  const nodes: Runtime[] = [];
+  const server = serverDatabase();
+  const fleet = new ServerNodes(server);
+  const errors = fleet.errors;
   const proxies: FreezableProxy[] = [];
   const gates: Array<() => void> = [];
-  const errors: unknown[] = [];
-
-  beforeAll(async () => {
-    const created = await createServerDatabase();
-    if (created === null) throw new Error(`CI=true but ${TEST_DATABASE_URL_VAR} is not set`);
-    url = created.url;
-    drop = created.drop;
-    main = await connect({ databaseUrl: url });
-  }, 60_000);
   afterEach(async () => {
     for (const open of gates.splice(0)) open();
-    for (const n of nodes.splice(0)) n.kill();
+    fleet.kill();
     for (const p of proxies.splice(0)) await p.close();
-    for (const h of handles.splice(0)) await h.close();
+    await fleet.close();
     // Sessions a frozen proxy left on the server.
     await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
       WHERE datname = current_database() AND pid <> pg_backend_pid()
-        AND application_name LIKE 'roundtable-%'`.execute(main.db);
-    await truncateAll(main.db);
-    errors.length = 0;
-  });
-  afterAll(async () => {
-    await main?.close();
-    await drop?.();
+        AND application_name LIKE 'roundtable-%'`.execute(server.main.db);
+    await truncateAll(server.main.db);
   });
 
-  const boot = async (
+  const boot = (
     nodeId: string,
     cluster: SimulatedCluster,
-    extra: Partial<RuntimeOptions> & { databaseUrl?: string; backend?: SimulatedBackend } = {},
-  ) => {
-    const { databaseUrl, ...options } = extra;
-    const h = await connect({ databaseUrl: databaseUrl ?? url, poolMax: 4 });
-    handles.push(h);
-    const rt = await createRuntime({
-      db: h.db,
-      notifications: h,
-      bootLock: h,
-      backend: new SimulatedBackend(cluster),
-      clock: systemClock,
-      caps: { maxRunning: 10, defaultUserCap: 10 },
-      nodeId,
-      pollMs: 100,
-      dispatchPollMs: 200,
-      onError: (e) => errors.push(e),
-      ...options,
-    });
-    nodes.push(rt);
-    return rt;
-  };
+    extra: Partial<RuntimeOptions> & { databaseUrl?: string } = {},
+  ) => fleet.boot(nodeId, cluster, extra);
   const rows = () =>
-    main.db
+    server.main.db
       .selectFrom('sessions')
       .select(['id', 'status', 'owner_node', 'epoch', 'attempt', 'failure_reason'])
       .orderBy('id')
       .execute();
-  const submitTo = async (rt: Runtime, n: number, seconds: number) => {
-    for (let i = 0; i < n; i += 1)
-      await rt.submit('u1', { title: `t${i}`, image: 'sim', command: ['sleep', String(seconds)] });
-  };
   const leaders = (of: Runtime[]) => of.filter((n) => n.health().reconciler === 'leader');
   /** Errors that are not the expected notices of a death or a lost lock. */
   const faults = () =>
@@ -140,7 +96,7 @@ describeServer('the Reconciler leader [postgres server]', () => {
       async () => (await rows()).filter((s) => s.status === 'running').length === 3,
       'A to run 3',
     );
-    expect((await leaderBackend(main.db))?.name).toBe(leaderName(a.owner));
+    expect((await leaderBackend(server.main.db))?.name).toBe(leaderName(a.owner));
     a.kill();
     const rest = all.slice(1);
     await until(() => leaders(rest).length === 1, 'a follower to lead', 10_000);
@@ -192,7 +148,7 @@ describeServer('the Reconciler leader [postgres server]', () => {
     // A's DOWN pass reads X's rows and stops in observe, holding stale epochs.
     await until(() => held === 2, "A's pass to hold both rows");
     await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-      WHERE application_name = ${leaderName(a.owner)}`.execute(main.db);
+      WHERE application_name = ${leaderName(a.owner)}`.execute(server.main.db);
     await until(() => b.health().reconciler === 'leader', 'B to lead', 10_000);
     await until(
       async () =>
@@ -219,7 +175,7 @@ describeServer('the Reconciler leader [postgres server]', () => {
     const cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const proxy = await startFreezableProxy({ host: '127.0.0.1', port: 5432 });
     proxies.push(proxy);
-    const viaProxy = new URL(url);
+    const viaProxy = new URL(server.url);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     const beats = { heartbeatMs: 200, heartbeatStaleBeats: 3 };
     const a = await boot('nodeA', cluster, { ...beats, databaseUrl: viaProxy.toString() });
@@ -228,6 +184,6 @@ describeServer('the Reconciler leader [postgres server]', () => {
     // Every connection of A goes silent without a FIN: the server keeps A's locks.
     proxy.freeze();
     await until(() => b.health().reconciler === 'leader', 'B to depose A and lead', 15_000);
-    expect((await leaderBackend(main.db))?.name).toBe(leaderName(b.owner));
+    expect((await leaderBackend(server.main.db))?.name).toBe(leaderName(b.owner));
   }, 60_000);
 });

@@ -16,9 +16,11 @@ import { namespaceFilter } from '../../src/containers/namespace.js';
 import { detectEngine, RUNNER_IMAGE } from '../containers/docker/engine.js';
 import { testNamespace } from '../containers/testNamespace.js';
 import {
-  CI,
+  adoptedRunSucceeds,
   createTaskOver,
+  describeMissing,
   E2eCluster,
+  missingForEngine,
   SERVER,
   STOP_MS,
   transition,
@@ -26,12 +28,7 @@ import {
 } from './e2eCluster.js';
 
 const engine = await detectEngine({ swarm: false });
-const missing =
-  SERVER === undefined
-    ? 'ROUNDTABLE_TEST_DATABASE_URL is not set'
-    : engine.ok
-      ? null
-      : engine.reason;
+const missing = missingForEngine(engine);
 const TITLE = 'roundtable start --backend docker, SIGKILLed mid-run and started again';
 const GATE = '/tmp/rt-go';
 
@@ -100,13 +97,7 @@ if (missing === null && engine.ok) {
         .getContainer(handle)
         .exec({ Cmd: ['touch', GATE], AttachStdout: false, AttachStderr: false });
       await exec.start({ Detach: true });
-      await second.waitFor(
-        transition('succeeded', task.taskId),
-        60_000,
-        'the adopted run succeeded',
-      );
-      second.signal('SIGINT');
-      expect(await second.exitCode(STOP_MS)).toBe(0);
+      await adoptedRunSucceeds(second, task.taskId);
 
       const sessions = await c.query<{ id: string; status: string; backend: string }>(
         'SELECT id, status, backend FROM sessions WHERE task_id = $1',
@@ -124,14 +115,11 @@ if (missing === null && engine.ok) {
       expect(adopted).toEqual([{ session_id: task.sessionId }]);
     }, 240_000);
   });
-} else if (CI) {
-  describe(TITLE, () => {
-    it('needs the Postgres server and a Docker engine under CI=true', () => {
-      expect.fail(`CI=true but ${missing}`);
-    });
-  });
 } else {
-  describe.skip(`${TITLE} (skipped: ${missing})`, () => {
-    it('adopts the container after a SIGKILL', () => undefined);
-  });
+  describeMissing(
+    TITLE,
+    missing ?? '',
+    'the Postgres server and a Docker engine',
+    'adopts the container after a SIGKILL',
+  );
 }

@@ -12,7 +12,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import { buildCli } from '../../scripts/build.js';
+import type { Engine } from '../containers/docker/engine.js';
 import { CliProcess, freePort, type LogRecord } from './cliProcess.js';
 
 /** A first start runs migrations (and, on PGlite, initdb): slow on a busy machine. */
@@ -24,6 +26,54 @@ export const CI = process.env.CI === 'true';
 /** Why a server suite is skipped, for its title ('' when it runs). */
 export const serverSkipNote =
   SERVER === undefined ? ' (skipped: ROUNDTABLE_TEST_DATABASE_URL is not set)' : '';
+/** `describe` with the server, or under CI=true (where its absence fails); else `describe.skip`. */
+export const describeWithServer = SERVER === undefined && !CI ? describe.skip : describe;
+
+/**
+ * The server's URL, for a suite's `beforeAll`: undefined where the suite is
+ * skipped, a throw under CI=true, where a missing server is a failure.
+ */
+export function serverUnlessSkipped(): string | undefined {
+  if (SERVER === undefined && CI) throw new Error('CI=true needs ROUNDTABLE_TEST_DATABASE_URL');
+  return SERVER;
+}
+
+/** Waits for the adopting node to finish the run of `taskId`, then stops it cleanly (SIGINT, exit 0). */
+export async function adoptedRunSucceeds(node: CliProcess, taskId: string): Promise<void> {
+  await node.waitFor(transition('succeeded', taskId), 60_000, 'the adopted run succeeded');
+  node.signal('SIGINT');
+  expect(await node.exitCode(STOP_MS)).toBe(0);
+}
+
+/** What keeps a suite on the server and a Docker engine from running here, or null. */
+export function missingForEngine(engine: Engine): string | null {
+  if (SERVER === undefined) return 'ROUNDTABLE_TEST_DATABASE_URL is not set';
+  return engine.ok ? null : engine.reason;
+}
+
+/**
+ * Stands in for a suite that cannot run here (`missing` says why): under
+ * CI=true one test that fails saying what it needs, elsewhere the suite
+ * skipped with the reason in its title.
+ */
+export function describeMissing(
+  title: string,
+  missing: string,
+  needs: string,
+  skippedTest: string,
+): void {
+  if (CI) {
+    describe(title, () => {
+      it(`needs ${needs} under CI=true`, () => {
+        expect.fail(`CI=true but ${missing}`);
+      });
+    });
+  } else {
+    describe.skip(`${title} (skipped: ${missing})`, () => {
+      it(skippedTest, () => undefined);
+    });
+  }
+}
 
 export const ADMIN = 'e2e-admin-token-0000000';
 export const USERS: Readonly<Record<string, string>> = {

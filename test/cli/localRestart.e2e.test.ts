@@ -16,7 +16,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseLocalHandle } from '../../src/containers/local/localHandle.js';
 import {
   canChoosePids,
@@ -27,14 +27,16 @@ import {
 } from '../containers/local/localFixture.js';
 import type { CliProcess } from './cliProcess.js';
 import {
-  CI,
+  adoptedRunSucceeds,
   countsItsStarts,
   createTaskOver,
+  describeWithServer,
   E2eCluster,
   type E2eNode,
   SERVER,
   STOP_MS,
   serverSkipNote,
+  serverUnlessSkipped,
   transition,
   UP_MS,
 } from './e2eCluster.js';
@@ -66,11 +68,9 @@ const createTask = async (title: string, command: string[]) =>
 const runDir = (sessionId: string) => join(node.dataDir, 'runs', 'default', sessionId);
 
 beforeAll(async () => {
-  if (SERVER === undefined) {
-    if (CI) throw new Error('CI=true needs ROUNDTABLE_TEST_DATABASE_URL');
-    return;
-  }
-  cluster = await E2eCluster.create(SERVER, 'rt_local_e2e');
+  const server = serverUnlessSkipped();
+  if (server === undefined) return;
+  cluster = await E2eCluster.create(server, 'rt_local_e2e');
   node = await cluster.addNode('local-e2e', {
     caps: { maxRunning: 4, defaultUserCap: 4 },
     pollMs: 200,
@@ -85,88 +85,90 @@ afterAll(async () => {
   await cluster.close(SERVER ?? '');
 });
 
-const suite = SERVER === undefined && !CI ? describe.skip : describe;
-suite(`roundtable start on local processes, SIGKILLed mid-run and started again${serverSkipNote}`, () => {
-  it('adopts the run, which finishes from its marker with its whole output, having run once', async () => {
-    const first = startNode();
-    const ready = await first.waitFor((r) => r.msg === 'ready', UP_MS, 'ready record');
-    expect(ready.backend).toMatchObject({
-      name: 'local',
-      reason: expect.stringMatching(/^auto: no Docker engine answered/),
-    });
-    const health = (await (await fetch(`${node.baseUrl}/healthz`)).json()) as {
-      backend?: { name: string };
-    };
-    expect(health.backend?.name).toBe('local');
-
-    const gate = join(cluster.dir, 'go');
-    const starts = join(cluster.dir, 'starts');
-    // Counts its own starts, then waits for the gate: it is mid-run when the node dies.
-    const task = await createTask('counts itself', countsItsStarts(starts, gate));
-    await first.waitFor(transition('running', task.taskId), 30_000, 'the run started');
-    await until(() => (existsSync(starts) ? true : undefined), 30_000);
-    expect(await handleRecorded(task.sessionId)).toMatch(/^rt-ses_\w+:\d+\.\d+\.[0-9a-f]+@[\w-]+$/);
-    first.signal('SIGKILL');
-    await first.exitCode(STOP_MS);
-
-    // The node is gone; the run is not.
-    const second = startNode();
-    await second.waitFor((r) => r.msg === 'ready', UP_MS, 'second ready record');
-    writeFileSync(gate, '');
-    await second.waitFor(transition('succeeded', task.taskId), 60_000, 'the adopted run succeeded');
-    second.signal('SIGINT');
-    expect(await second.exitCode(STOP_MS)).toBe(0);
-
-    expect(readFileSync(starts, 'utf8')).toBe('start\n');
-    expect(existsSync(runDir(task.sessionId))).toBe(false);
-    const sessions = await cluster.query<{ id: string; status: string; backend: string }>(
-      'SELECT id, status, backend FROM sessions WHERE task_id = $1',
-      [task.taskId],
-    );
-    expect(sessions).toEqual([{ id: task.sessionId, status: 'succeeded', backend: 'local' }]);
-    const output = await cluster.query<{ text: string }>(
-      'SELECT text FROM session_outputs WHERE session_id = $1',
-      [task.sessionId],
-    );
-    expect(output[0]?.text).toBe('step 1\nstep 2\n');
-  }, 300_000);
-
-  it.runIf(canChoosePids())(
-    'a run whose pid another process took while the node was down is replaced, never adopted (root)',
-    async () => {
+describeWithServer(
+  `roundtable start on local processes, SIGKILLed mid-run and started again${serverSkipNote}`,
+  () => {
+    it('adopts the run, which finishes from its marker with its whole output, having run once', async () => {
       const first = startNode();
-      await first.waitFor((r) => r.msg === 'ready', UP_MS, 'ready record');
-      const task = await createTask('dies while the node is down', [
-        'sh',
-        '-c',
-        'echo up; sleep 600',
-      ]);
+      const ready = await first.waitFor((r) => r.msg === 'ready', UP_MS, 'ready record');
+      expect(ready.backend).toMatchObject({
+        name: 'local',
+        reason: expect.stringMatching(/^auto: no Docker engine answered/),
+      });
+      const health = (await (await fetch(`${node.baseUrl}/healthz`)).json()) as {
+        backend?: { name: string };
+      };
+      expect(health.backend?.name).toBe('local');
+
+      const gate = join(cluster.dir, 'go');
+      const starts = join(cluster.dir, 'starts');
+      // Counts its own starts, then waits for the gate: it is mid-run when the node dies.
+      const task = await createTask('counts itself', countsItsStarts(starts, gate));
       await first.waitFor(transition('running', task.taskId), 30_000, 'the run started');
-      // The wrapper, leader of the run's process group, as the row names it.
-      const pid = parseLocalHandle(await handleRecorded(task.sessionId))?.pid ?? 0;
-      expect(pid).toBeGreaterThan(0);
+      await until(() => (existsSync(starts) ? true : undefined), 30_000);
+      expect(await handleRecorded(task.sessionId)).toMatch(
+        /^rt-ses_\w+:\d+\.\d+\.[0-9a-f]+@[\w-]+$/,
+      );
       first.signal('SIGKILL');
       await first.exitCode(STOP_MS);
-      // The run dies without a marker, and the kernel gives its pid to another process.
-      process.kill(-pid, 'SIGKILL');
-      await until(() => (isAlive(-pid) ? undefined : true), 10_000);
-      expect(await spawnWithPid(pid, strays)).toBe(pid);
 
+      // The node is gone; the run is not.
       const second = startNode();
       await second.waitFor((r) => r.msg === 'ready', UP_MS, 'second ready record');
-      const given = await until(async () => {
-        const rows = await cluster.query<{ id: string; failure_reason: string | null }>(
-          "SELECT id, failure_reason FROM sessions WHERE task_id = $1 AND status = 'failed'",
-          [task.taskId],
-        );
-        return rows[0];
-      }, 60_000);
-      expect(given).toEqual({ id: task.sessionId, failure_reason: 'container_replaced' });
-      // The process that got the pid is not ours: nothing signalled it.
-      expect(isAlive(pid)).toBe(true);
-      second.signal('SIGINT');
-      expect(await second.exitCode(STOP_MS)).toBe(0);
-    },
-    300_000,
-  );
-});
+      writeFileSync(gate, '');
+      await adoptedRunSucceeds(second, task.taskId);
+
+      expect(readFileSync(starts, 'utf8')).toBe('start\n');
+      expect(existsSync(runDir(task.sessionId))).toBe(false);
+      const sessions = await cluster.query<{ id: string; status: string; backend: string }>(
+        'SELECT id, status, backend FROM sessions WHERE task_id = $1',
+        [task.taskId],
+      );
+      expect(sessions).toEqual([{ id: task.sessionId, status: 'succeeded', backend: 'local' }]);
+      const output = await cluster.query<{ text: string }>(
+        'SELECT text FROM session_outputs WHERE session_id = $1',
+        [task.sessionId],
+      );
+      expect(output[0]?.text).toBe('step 1\nstep 2\n');
+    }, 300_000);
+
+    it.runIf(canChoosePids())(
+      'a run whose pid another process took while the node was down is replaced, never adopted (root)',
+      async () => {
+        const first = startNode();
+        await first.waitFor((r) => r.msg === 'ready', UP_MS, 'ready record');
+        const task = await createTask('dies while the node is down', [
+          'sh',
+          '-c',
+          'echo up; sleep 600',
+        ]);
+        await first.waitFor(transition('running', task.taskId), 30_000, 'the run started');
+        // The wrapper, leader of the run's process group, as the row names it.
+        const pid = parseLocalHandle(await handleRecorded(task.sessionId))?.pid ?? 0;
+        expect(pid).toBeGreaterThan(0);
+        first.signal('SIGKILL');
+        await first.exitCode(STOP_MS);
+        // The run dies without a marker, and the kernel gives its pid to another process.
+        process.kill(-pid, 'SIGKILL');
+        await until(() => (isAlive(-pid) ? undefined : true), 10_000);
+        expect(await spawnWithPid(pid, strays)).toBe(pid);
+
+        const second = startNode();
+        await second.waitFor((r) => r.msg === 'ready', UP_MS, 'second ready record');
+        const given = await until(async () => {
+          const rows = await cluster.query<{ id: string; failure_reason: string | null }>(
+            "SELECT id, failure_reason FROM sessions WHERE task_id = $1 AND status = 'failed'",
+            [task.taskId],
+          );
+          return rows[0];
+        }, 60_000);
+        expect(given).toEqual({ id: task.sessionId, failure_reason: 'container_replaced' });
+        // The process that got the pid is not ours: nothing signalled it.
+        expect(isAlive(pid)).toBe(true);
+        second.signal('SIGINT');
+        expect(await second.exitCode(STOP_MS)).toBe(0);
+      },
+      300_000,
+    );
+  },
+);

@@ -11,18 +11,20 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseLocalHandle } from '../../src/containers/local/localHandle.js';
 import { isAlive, killRunsUnder, until } from '../containers/local/localFixture.js';
 import {
-  CI,
+  adoptedRunSucceeds,
   countsItsStarts,
   createTaskOver,
+  describeWithServer,
   E2eCluster,
   type E2eNode,
   SERVER,
   STOP_MS,
   serverSkipNote,
+  serverUnlessSkipped,
   transition,
 } from './e2eCluster.js';
 
@@ -33,11 +35,9 @@ let b: E2eNode;
 const settings = { backend: 'local', caps: { maxRunning: 4, defaultUserCap: 4 }, pollMs: 200 };
 
 beforeAll(async () => {
-  if (SERVER === undefined) {
-    if (CI) throw new Error('CI=true needs ROUNDTABLE_TEST_DATABASE_URL');
-    return;
-  }
-  cluster = await E2eCluster.create(SERVER, 'rt_local_two');
+  const server = serverUnlessSkipped();
+  if (server === undefined) return;
+  cluster = await E2eCluster.create(server, 'rt_local_two');
   a = await cluster.addNode('local-a', settings);
   b = await cluster.addNode('local-b', settings);
 });
@@ -50,62 +50,62 @@ afterAll(async () => {
   await cluster.close(SERVER ?? '');
 });
 
-const suite = SERVER === undefined && !CI ? describe.skip : describe;
-suite(`two local nodes with their own data directories, one SIGKILLed mid-run${serverSkipNote}`, () => {
-  it('the other node adopts the run from the dead node’s directory; the command ran once', async () => {
-    const first = await cluster.startReady(a);
-    const gate = join(cluster.dir, 'go');
-    const starts = join(cluster.dir, 'starts');
-    const task = await createTaskOver(a, 'ann', {
-      title: 'counts itself',
-      image: 'alpine:3.20',
-      command: countsItsStarts(starts, gate),
-    });
-    await first.waitFor(transition('running', task.taskId), 30_000, 'the run started on A');
-    await until(() => (existsSync(starts) ? true : undefined), 30_000);
-    const handle = await until(async () => {
-      const rows = await cluster.query<{ handle: string | null }>(
-        'SELECT handle FROM sessions WHERE id = $1',
+describeWithServer(
+  `two local nodes with their own data directories, one SIGKILLed mid-run${serverSkipNote}`,
+  () => {
+    it('the other node adopts the run from the dead node’s directory; the command ran once', async () => {
+      const first = await cluster.startReady(a);
+      const gate = join(cluster.dir, 'go');
+      const starts = join(cluster.dir, 'starts');
+      const task = await createTaskOver(a, 'ann', {
+        title: 'counts itself',
+        image: 'alpine:3.20',
+        command: countsItsStarts(starts, gate),
+      });
+      await first.waitFor(transition('running', task.taskId), 30_000, 'the run started on A');
+      await until(() => (existsSync(starts) ? true : undefined), 30_000);
+      const handle = await until(async () => {
+        const rows = await cluster.query<{ handle: string | null }>(
+          'SELECT handle FROM sessions WHERE id = $1',
+          [task.sessionId],
+        );
+        return rows[0]?.handle ?? undefined;
+      }, 30_000);
+      const h = parseLocalHandle(handle);
+      expect(h?.dir).toBe(join(a.dataDir, 'runs', 'default'));
+      const ownerA = await cluster.latestOwner(a);
+
+      const second = await cluster.startReady(b);
+      first.signal('SIGKILL');
+      await first.exitCode(STOP_MS);
+      expect(isAlive(h!.pid)).toBe(true);
+
+      // B adopts (fences the row to its own boot) while the run still waits for its gate.
+      const ownerB = await cluster.latestOwner(b);
+      await until(async () => {
+        const rows = await cluster.query<{ owner_node: string; status: string }>(
+          'SELECT owner_node, status FROM sessions WHERE id = $1',
+          [task.sessionId],
+        );
+        return rows[0]?.owner_node === ownerB ? rows[0] : undefined;
+      }, 60_000);
+      writeFileSync(gate, '');
+      await adoptedRunSucceeds(second, task.taskId);
+
+      expect(readFileSync(starts, 'utf8')).toBe('start\n');
+      const sessions = await cluster.query<{ id: string; status: string; owner_node: string }>(
+        'SELECT id, status, owner_node FROM sessions WHERE task_id = $1',
+        [task.taskId],
+      );
+      expect(sessions).toEqual([{ id: task.sessionId, status: 'succeeded', owner_node: ownerB }]);
+      expect(ownerB).not.toBe(ownerA);
+      const output = await cluster.query<{ text: string }>(
+        'SELECT text FROM session_outputs WHERE session_id = $1',
         [task.sessionId],
       );
-      return rows[0]?.handle ?? undefined;
-    }, 30_000);
-    const h = parseLocalHandle(handle);
-    expect(h?.dir).toBe(join(a.dataDir, 'runs', 'default'));
-    const ownerA = await cluster.latestOwner(a);
-
-    const second = await cluster.startReady(b);
-    first.signal('SIGKILL');
-    await first.exitCode(STOP_MS);
-    expect(isAlive(h!.pid)).toBe(true);
-
-    // B adopts (fences the row to its own boot) while the run still waits for its gate.
-    const ownerB = await cluster.latestOwner(b);
-    await until(async () => {
-      const rows = await cluster.query<{ owner_node: string; status: string }>(
-        'SELECT owner_node, status FROM sessions WHERE id = $1',
-        [task.sessionId],
-      );
-      return rows[0]?.owner_node === ownerB ? rows[0] : undefined;
-    }, 60_000);
-    writeFileSync(gate, '');
-    await second.waitFor(transition('succeeded', task.taskId), 60_000, 'the adopted run succeeded');
-    second.signal('SIGINT');
-    expect(await second.exitCode(STOP_MS)).toBe(0);
-
-    expect(readFileSync(starts, 'utf8')).toBe('start\n');
-    const sessions = await cluster.query<{ id: string; status: string; owner_node: string }>(
-      'SELECT id, status, owner_node FROM sessions WHERE task_id = $1',
-      [task.taskId],
-    );
-    expect(sessions).toEqual([{ id: task.sessionId, status: 'succeeded', owner_node: ownerB }]);
-    expect(ownerB).not.toBe(ownerA);
-    const output = await cluster.query<{ text: string }>(
-      'SELECT text FROM session_outputs WHERE session_id = $1',
-      [task.sessionId],
-    );
-    expect(output[0]?.text).toBe('step 1\nstep 2\n');
-    // Removed where it was: under A's data directory.
-    expect(existsSync(join(a.dataDir, 'runs', 'default', task.sessionId))).toBe(false);
-  }, 300_000);
-});
+      expect(output[0]?.text).toBe('step 1\nstep 2\n');
+      // Removed where it was: under A's data directory.
+      expect(existsSync(join(a.dataDir, 'runs', 'default', task.sessionId))).toBe(false);
+    }, 300_000);
+  },
+);

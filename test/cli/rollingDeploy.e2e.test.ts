@@ -23,10 +23,11 @@ import { runningContainer, sweepServices } from '../actors/runtime.swarmHarness.
 import { detectEngine, RUNNER_IMAGE } from '../containers/docker/engine.js';
 import { testNamespace } from '../containers/testNamespace.js';
 import {
-  CI,
   createTaskOver,
+  describeMissing,
   E2eCluster,
   type E2eNode,
+  missingForEngine,
   SERVER,
   STOP_MS,
   transition,
@@ -34,12 +35,7 @@ import {
 } from './e2eCluster.js';
 
 const engine = await detectEngine({ swarm: true });
-const missing =
-  SERVER === undefined
-    ? 'ROUNDTABLE_TEST_DATABASE_URL is not set'
-    : engine.ok
-      ? null
-      : engine.reason;
+const missing = missingForEngine(engine);
 const TITLE = 'a rolling deploy on Swarm: B adopts what A ran';
 
 /** The whole test, boots included; each wait inside has its own deadline. */
@@ -231,14 +227,11 @@ if (missing === null && engine.ok) {
       );
     }
   });
-} else if (CI) {
-  describe(TITLE, () => {
-    it('needs the Postgres server and a Swarm engine under CI=true', () => {
-      expect.fail(`CI=true but ${missing}`);
-    });
-  });
 } else {
-  describe.skip(`${TITLE} (skipped: ${missing})`, () => {
-    it('adopts A’s runs on B after SIGTERM and SIGKILL', () => undefined);
-  });
+  describeMissing(
+    TITLE,
+    missing ?? '',
+    'the Postgres server and a Swarm engine',
+    'adopts A’s runs on B after SIGTERM and SIGKILL',
+  );
 }
