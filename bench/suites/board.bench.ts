@@ -4,9 +4,10 @@
  * emitting it to the last client receiving its update. Changes go one at a
  * time, so this is latency, not throughput. Clients and server share one
  * process (and its two cores), so the numbers include the clients' own
- * receive work. (2) windows: what one grant (every queued card renumbered)
- * costs the hub's flush in CPU and bytes per socket, on a line of 1,000 and
- * of 100,000, with 1 and 100 sockets. (3) first paint of the page in
+ * receive work. (2) windows: what one grant (every queued card's position
+ * moved) costs the hub in CPU and bytes per socket, on a line of 100 and of
+ * 100,000, with 1 and 100 sockets, for a source that offers its line and,
+ * side by side, one that emits every renumbered card (the baseline). (3) first paint of the page in
  * chromium, a 1,000-card board and a 100,000-card line, median of 5.
  */
 import { cpus, loadavg } from 'node:os';
@@ -124,14 +125,16 @@ export async function run(): Promise<void> {
     '',
     '## Windows: one grant on a long line',
     '',
-    'The head of the line starts, so every queued card is renumbered and the source emits all of them. Hub flush CPU (µs, median of 5 grants, `process.cpuUsage`) and bytes sent per socket; each socket shows the default window (100 cards per column).',
+    "The head of the line starts (a run finishes, the next card is granted), so every queued card's position moves. `per-card`: the source emits every renumbered card and the hub re-sorts and re-sends them (how it worked before the line; the baseline). `line`: the source offers its line (keys that a grant does not move); the hub orders by key and asks only the windows' cards their positions, sending the moved ones as `positions`. CPU time (`process.cpuUsage`, µs, median of 5 grants): the hub's flush alone, and the whole grant (the source's work and the hub taking the cards included); bytes sent per socket for the grant. Each socket shows the default window (100 cards per column).",
     '',
-    '| queued cards | sockets | flush CPU µs | per socket µs | bytes per socket |',
-    '|---|---|---|---|---|',
+    '| queued cards | source | sockets | flush CPU µs | grant CPU µs | per socket µs (flush) | bytes per socket |',
+    '|---|---|---|---|---|---|---|',
     ...windows.map(
       (w) =>
-        `| ${w.line.toLocaleString('en')} | ${w.sockets} | ${w.flushCpuUs} | ${Math.round(w.flushCpuUs / w.sockets)} | ${w.bytesPerSocket} |`,
+        `| ${w.line.toLocaleString('en')} | ${w.mode} | ${w.sockets} | ${w.flushCpuUs} | ${w.grantCpuUs} | ${Math.round(w.flushCpuUs / w.sockets)} | ${w.bytesPerSocket} |`,
     ),
+    '',
+    `Load average at the end: ${load} on ${cpus().length} cores.`,
     '',
     '## First paint in chromium',
     '',
@@ -148,45 +151,73 @@ export async function run(): Promise<void> {
   process.stdout.write(`${full}\n`);
 }
 
+/**
+ * One grant on a line of `line` queued cards: the head starts (a running
+ * card finishes, the next is granted). `line`: the source offers its line
+ * (keys; the hub asks the windows' cards their positions), or `per-card`: the
+ * source emits every renumbered card, as before the line (the baseline).
+ * Flush CPU is the hub's flush alone (the earlier results' figure); grant CPU
+ * is the whole grant, the source's work and the hub taking the cards
+ * included. CPU time, not wall: other processes load the machine.
+ */
 async function windowCost() {
-  const out: Array<{ line: number; sockets: number; flushCpuUs: number; bytesPerSocket: number }> =
-    [];
-  for (const line of [1_000, 100_000]) {
-    for (const sockets of [1, 100]) {
-      const clock = new ManualClock();
-      const board = new FakeBoard({ maxRunning: 1, now: clock.now });
-      board.createMany(
-        'alice',
-        Array.from({ length: line + 6 }, (_, i) => spec(`job ${i}`)),
-      );
-      const hub = new BoardHub({
-        source: board,
-        userIds: ['alice'],
-        epoch: 'bench',
-        limits: { ...UI_SERVER_DEFAULTS, subscribeBurst: 1000, floodBurst: 1000 },
-        clock,
-        logger: pino({ level: 'silent' }),
-      });
-      const fakes = Array.from({ length: sockets }, () => {
-        const f = new FakeSocket();
-        hub.attach(f.ws, { kind: 'user', userId: 'alice' });
-        f.receive({ type: 'subscribe', v: 1 });
-        return f;
-      });
-      const cpu: number[] = [];
-      let bytes = 0;
-      for (let g = 0; g < 5; g++) {
-        const running = board.cards('alice').find((c) => c.running)!;
-        const sentBefore = fakes[0]!.sent.length;
-        board.finish(running.taskId, 0);
-        const t = process.cpuUsage();
-        await Promise.resolve();
-        const used = process.cpuUsage(t);
-        cpu.push(used.user + used.system);
-        bytes = fakes[0]!.sent.slice(sentBefore).reduce((n, f) => n + Buffer.byteLength(f), 0);
+  const out: Array<{
+    mode: 'per-card' | 'line';
+    line: number;
+    sockets: number;
+    flushCpuUs: number;
+    grantCpuUs: number;
+    bytesPerSocket: number;
+  }> = [];
+  for (const line of [100, 100_000]) {
+    for (const mode of ['per-card', 'line'] as const) {
+      for (const sockets of [1, 100]) {
+        const clock = new ManualClock();
+        const board = new FakeBoard({ maxRunning: 1, now: clock.now, lineKeys: mode === 'line' });
+        board.createMany(
+          'alice',
+          Array.from({ length: line + 6 }, (_, i) => spec(`job ${i}`)),
+        );
+        const hub = new BoardHub({
+          source: board,
+          userIds: ['alice'],
+          epoch: 'bench',
+          limits: { ...UI_SERVER_DEFAULTS, subscribeBurst: 1000, floodBurst: 1000 },
+          clock,
+          logger: pino({ level: 'silent' }),
+        });
+        const fakes = Array.from({ length: sockets }, () => {
+          const f = new FakeSocket();
+          hub.attach(f.ws, { kind: 'user', userId: 'alice' });
+          f.receive({ type: 'subscribe', v: 1 });
+          return f;
+        });
+        const flushCpu: number[] = [];
+        const grantCpu: number[] = [];
+        let bytes = 0;
+        for (let g = 0; g < 5; g++) {
+          const running = board.cards('alice').find((c) => c.running)!;
+          const sentBefore = fakes[0]!.sent.length;
+          const t0 = process.cpuUsage();
+          board.finish(running.taskId, 0);
+          const t1 = process.cpuUsage();
+          await Promise.resolve();
+          const flush = process.cpuUsage(t1);
+          const grant = process.cpuUsage(t0);
+          flushCpu.push(flush.user + flush.system);
+          grantCpu.push(grant.user + grant.system);
+          bytes = fakes[0]!.sent.slice(sentBefore).reduce((n, f) => n + Buffer.byteLength(f), 0);
+        }
+        hub.close();
+        out.push({
+          mode,
+          line,
+          sockets,
+          flushCpuUs: median(flushCpu),
+          grantCpuUs: median(grantCpu),
+          bytesPerSocket: bytes,
+        });
       }
-      hub.close();
-      out.push({ line, sockets, flushCpuUs: median(cpu), bytesPerSocket: bytes });
     }
   }
   return out;

@@ -496,6 +496,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     cards: (userId) => board.cards(userId),
     subscribe: (listener) => board.subscribe(listener),
     ...commands,
+    line: board.line,
     poolSnapshot: () => lines.snapshot(o.caps.maxRunning),
     sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
     taskDetail: (actor, taskId) => getTaskRecord(db, { actor, taskId }),

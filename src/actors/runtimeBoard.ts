@@ -9,14 +9,17 @@
  * Positions are the database's order, the one grants really follow over
  * every node (DESIGN.md rule 4: the board must not promise a place the
  * dispatcher will not honour), computed from the card's turn key and the
- * users' lines (src/actors/lineBook.ts). When the lines change the board
- * recomputes its queued cards' positions once per microtask however many
- * ticks landed, and emits only the cards whose position moved; with nobody
- * subscribed it skips that pass (one grant moves every card behind it, so a
- * pass is O(queued · users)), and `cards()` reads positions live, so a
- * snapshot is never behind the lines.
+ * users' lines (src/actors/lineBook.ts). The board offers them as its
+ * `line` (BoardSource.line): a card keeps its key while it waits, so when
+ * the lines change (one grant moves every card behind it) the board emits
+ * no card; it tells the line's listeners, at most every `pushEveryMs`, and
+ * they ask the positions of the cards they show. Only a queued card with no
+ * key (a row not yet placed by a tick) is renumbered and emitted by the
+ * board itself. `cards()` reads positions live, so a snapshot is never
+ * behind the lines.
  */
 import { sql } from 'kysely';
+import type { BoardLine } from '../board/boardPort.js';
 import type { Db, Session, Task } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
 import { capLine, endOutput, pushOutput } from '../machines/outputTail.js';
@@ -71,6 +74,8 @@ export interface BoardIndex {
    */
   apply(session: Session, task?: Task, options?: ApplyOptions): Promise<void>;
   appendOutput(sessionId: string, chunk: string): void;
+  /** Keys and live positions of the queued cards (BoardSource.line). */
+  readonly line: BoardLine;
   /** Stops listening to the pool. */
   close(): void;
 }
@@ -164,7 +169,10 @@ export function createBoardIndex(
   const bySession = new Map<string, string>();
   /** Task ids whose card is in the queued column. */
   const queued = new Set<string>();
+  /** Of those, the ones whose session has no key (renumbered by this board). */
+  const unkeyed = new Set<string>();
   const listeners = new Set<(card: RuntimeCard) => void>();
+  const lineListeners = new Set<() => void>();
   const emitted = new Map<string, string>();
   let pending = false;
 
@@ -266,15 +274,40 @@ export function createBoardIndex(
   };
 
   const unsubscribePool = pool?.subscribe(() => {
-    if (pending || listeners.size === 0) return;
+    if (pending || (listeners.size === 0 && lineListeners.size === 0)) return;
     pending = true;
     const pass = () => {
       pending = false;
-      publish(reposition());
+      publish(reposition(unkeyed));
+      for (const l of lineListeners) l();
     };
     if (push === undefined) queueMicrotask(pass);
     else push.schedule(pass, push.pushEveryMs);
   });
+
+  /**
+   * A queued cancel closes its user's line up behind it: the tick moves each
+   * later queued session of that user one turn up (rt_tick), rows its reply
+   * does not carry, so the board moves them itself (from the turn it holds
+   * for the cancelled one, so several cancels in one tick add up) and shows
+   * them again: their keys, and so their order among other users', moved.
+   */
+  const closeUp = (userId: string, turn: number | null) => {
+    if (turn === null) return;
+    const moved: string[] = [];
+    for (const id of queued) {
+      const e = entries.get(id);
+      const t = e?.session.turn ?? null;
+      if (e === undefined || e.task.userId !== userId || t === null || t <= turn) continue;
+      e.session = { ...e.session, turn: t - 1 };
+      moved.push(id);
+    }
+    if (moved.length > 0)
+      queueMicrotask(() => {
+        reposition(moved);
+        publish(moved);
+      });
+  };
 
   /** Returns false (and changes nothing) when the card already shows a later row. */
   const put = (task: Task, session: Session): boolean => {
@@ -284,6 +317,8 @@ export function createBoardIndex(
       task = prev.task;
     const same = prev?.session.id === session.id;
     const isQueued = session.status === 'queued';
+    if (same && prev.session.status === 'queued' && session.status === 'cancelled')
+      closeUp(task.userId, prev.session.turn);
     const output = same ? { lines: prev.lines, partial: prev.partial } : { lines: [], partial: '' };
     // A finished run's last line grows no more: nothing of it is kept beyond the card's lines.
     const { lines, partial } =
@@ -308,6 +343,8 @@ export function createBoardIndex(
     bySession.set(session.id, task.id);
     if (isQueued) queued.add(task.id);
     else queued.delete(task.id);
+    if (isQueued && (session.turn === null || session.joinSeq === null)) unkeyed.add(task.id);
+    else unkeyed.delete(task.id);
     return true;
   };
 
@@ -468,6 +505,24 @@ export function createBoardIndex(
       if (e === undefined || e.session.id !== sessionId) return;
       ({ lines: e.lines, partial: e.partial } = pushOutput(e, chunk, CARD_OUTPUT));
       publish([e.task.id]);
+    },
+    line: {
+      keyOf(card) {
+        const s = entries.get(card.taskId)?.session;
+        // A session keeps its turn after it leaves the line (the row keeps it).
+        if (s === undefined || s.id !== card.sessionId || s.turn === null || s.joinSeq === null)
+          return null;
+        return { turn: s.turn, joinSeq: s.joinSeq };
+      },
+      positionOf(card) {
+        const s = entries.get(card.taskId)?.session;
+        if (s === undefined || s.id !== card.sessionId || unkeyed.has(card.taskId)) return null;
+        return pool?.placeOf(s) ?? null;
+      },
+      subscribe(listener) {
+        lineListeners.add(listener);
+        return () => lineListeners.delete(listener);
+      },
     },
     close() {
       unsubscribePool?.();

@@ -73,10 +73,40 @@ export interface BoardSource {
   cards(userId: string | null): BoardCard[];
   /**
    * Calls `listener` synchronously, in commit order, with the new state of
-   * every card that changed, including cards whose queue position moved
-   * because another card left the line. Returns the unsubscribe function.
+   * every card that changed; without {@link BoardSource.line}, also every
+   * card whose queue position moved because another card left the line.
+   * Returns the unsubscribe function.
    */
   subscribe(listener: (card: BoardCard) => void): () => void;
+  /**
+   * The line, for a source whose positions move without its cards changing
+   * (one grant moves every card behind it). With it, `subscribe` need not
+   * emit a card only because its position moved: the UI server orders the
+   * queued cards by their keys and asks the positions of the cards it shows
+   * when it shows them. Without it, every moved card is emitted.
+   */
+  readonly line?: BoardLine;
+}
+
+/**
+ * A queued card's key in the order grants follow: keys order like
+ * positions (smaller is earlier, `turn` then `joinSeq`) and a card keeps
+ * its key while it waits, so the line's order does not move when its head
+ * leaves; only the positions do (docs/data.md, "Positions are exact").
+ */
+export interface LineKey {
+  readonly turn: number;
+  readonly joinSeq: number;
+}
+
+/** Positions derived, not stored: see {@link BoardSource.line}. */
+export interface BoardLine {
+  /** The key of the card's session, or null when the source knows none. */
+  keyOf(card: BoardCard): LineKey | null;
+  /** The card's position now (0: granted, its claim being written), or null when unknown. */
+  positionOf(card: BoardCard): number | null;
+  /** Calls `listener` (at any time after) when positions moved. Returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void;
 }
 
 /** Input of a new task; the runtime validates the run spec in depth. */

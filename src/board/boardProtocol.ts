@@ -141,6 +141,11 @@ export const serverFrameSchema = z.discriminatedUnion('type', [
     counts: countsSchema.optional(),
     users: z.array(z.string()).optional(),
     cards: z.array(boardCardSchema),
+    /**
+     * Queued cards of the window whose position moved and nothing else
+     * (the line moved): task id to its new `queued.position`.
+     */
+    positions: z.record(z.string(), z.number().int()).optional(),
     removed: z.array(z.string()),
   }),
   z.object({ type: z.literal('pong'), id: z.string() }),

@@ -52,6 +52,8 @@ export interface UpdateEvent {
   counts?: ColumnCounts | undefined;
   users?: string[] | undefined;
   cards: BoardCard[];
+  /** Cards held whose position alone moved: task id to position. */
+  positions?: Record<string, number> | undefined;
   removed: string[];
 }
 
@@ -78,6 +80,10 @@ export function createBoardStore(context: BoardContext = EMPTY_BOARD) {
         const cards = { ...ctx.cards };
         for (const id of e.removed) delete cards[id];
         for (const c of e.cards) cards[c.taskId] = c;
+        for (const [id, position] of Object.entries(e.positions ?? {})) {
+          const card = cards[id];
+          if (card?.queued) cards[id] = { ...card, queued: { ...card.queued, position } };
+        }
         return {
           ...ctx,
           seq: e.seq,

@@ -9,6 +9,9 @@
  * frame, built once and sent to all of them, holding only what changed inside
  * the window (and the counts): a socket costs its window, never the line. A
  * snapshot is serialised once per (window, seq) and shared the same way.
+ * When the source's line moves (a grant), the groups that show queued cards
+ * ask their cards' positions again and send the ones that changed
+ * (src/ui-server/linePlaces.ts): a grant costs the windows, not the line.
  */
 import type { WebSocket } from 'ws';
 import type { BoardCard, BoardSource } from '../board/boardPort.js';
@@ -21,6 +24,7 @@ import {
 import type { BoardWindow } from '../board/boardWindow.js';
 import { type Principal, viewerOf } from './authenticate.js';
 import { type BoardConnection, BoardView } from './boardView.js';
+import { LinePlaces } from './linePlaces.js';
 import { parseClientFrame } from './parseClientFrame.js';
 import { fullBucket, take } from './tokenBucket.js';
 import type { UiServerClock, UiServerLimits, UiServerLogger } from './uiServerOptions.js';
@@ -48,10 +52,14 @@ export class BoardHub {
   private readonly views = new Map<string, BoardView>();
   private readonly connections = new Set<BoardConnection>();
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeLine: () => void;
+  private readonly places: LinePlaces;
   private readonly timer: unknown;
   private framesSent = 0;
   private slowClosed = 0;
   private flushQueued = false;
+  /** The line moved since the last flush: positions in windows may have changed. */
+  private lineMoved = false;
 
   constructor(
     private readonly deps: {
@@ -63,11 +71,18 @@ export class BoardHub {
       logger: UiServerLogger;
     },
   ) {
+    this.places = new LinePlaces(deps.source.line);
     // Views exist for every configured user from the start, each read with
     // the user's filter in the query, then kept by the changes.
     this.views.set(ADMIN_VIEW, this.newView(null));
     for (const id of new Set(deps.userIds)) this.views.set(id, this.newView(id));
     this.unsubscribe = deps.source.subscribe((card) => this.publish(card));
+    this.unsubscribeLine =
+      deps.source.line?.subscribe(() => {
+        this.places.moved();
+        this.lineMoved = true;
+        this.flushSoon();
+      }) ?? (() => {});
     this.timer = deps.clock.setInterval(() => this.heartbeat(), deps.limits.heartbeatMs);
   }
 
@@ -143,6 +158,7 @@ export class BoardHub {
     const { clock } = this.deps;
     clock.clearInterval(this.timer);
     this.unsubscribe();
+    this.unsubscribeLine();
     for (const view of this.views.values()) view.stopWaiting(clock);
     for (const conn of this.connections) conn.ws.close(CLOSE_CODES.goingAway, 'server closing');
   }
@@ -150,7 +166,7 @@ export class BoardHub {
   private newView(userId: string | null): BoardView {
     const { limits: l, epoch, clock, source } = this.deps;
     const budget = { burst: l.subscribeBurst, perSecond: l.subscribePerSecond };
-    return new BoardView(userId, epoch, source.cards(userId), budget, clock.now());
+    return new BoardView(userId, epoch, source.cards(userId), budget, clock.now(), this.places);
   }
 
   private detach(conn: BoardConnection): void {
@@ -161,7 +177,11 @@ export class BoardHub {
   private publish(card: BoardCard): void {
     this.views.get(ADMIN_VIEW)?.change(card);
     this.views.get(card.userId)?.change(card);
-    // A burst of changes (a grant moves every card behind it) is one flush.
+    this.flushSoon();
+  }
+
+  /** A burst of changes (a tick's worth) is one flush. */
+  private flushSoon(): void {
     if (!this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(() => this.flush());
@@ -171,8 +191,10 @@ export class BoardHub {
   /** Sends every view's pending changes to the groups they touch. */
   private flush(): void {
     this.flushQueued = false;
+    const lineMoved = this.lineMoved;
+    this.lineMoved = false;
     for (const view of this.views.values()) {
-      for (const { group, frame } of view.flush()) {
+      for (const { group, frame } of view.flush(lineMoved)) {
         if (group.subscribers.size === 0) continue;
         // Encoded once for the whole group rather than once per socket by ws.
         const bytes = Buffer.from(frame);

@@ -10,7 +10,8 @@
 import type { WebSocket } from 'ws';
 import type { BoardCard } from '../board/boardPort.js';
 import { type BoardWindow, filterKey, matchesFilter } from '../board/boardWindow.js';
-import { ColumnIndex } from './columnIndex.js';
+import { ColumnIndex, REBUILD_SHARE } from './columnIndex.js';
+import type { LinePlaces } from './linePlaces.js';
 import {
   type BucketLimits,
   fullBucket,
@@ -62,11 +63,12 @@ export class BoardView {
     cards: readonly BoardCard[],
     private readonly subscribeLimits: BucketLimits,
     now: number,
+    private readonly places: LinePlaces,
   ) {
     for (const card of cards) this.cards.set(card.taskId, card);
     for (const card of cards) this.countUser(card.userId, 1);
     this.users = [...this.userCards.keys()].sort();
-    this.indexes.set('', { index: new ColumnIndex(() => true, cards), groups: 0 });
+    this.indexes.set('', { index: this.newIndex(() => true, cards), groups: 0 });
     this.bucket = fullBucket(subscribeLimits, now);
   }
 
@@ -84,10 +86,17 @@ export class BoardView {
 
   /**
    * Applies the changes to the view's indexes and returns, for each group
-   * whose window they touched, the `update` frame for its sockets.
+   * whose window they touched, the `update` frame for its sockets. With
+   * `lineMoved` (positions moved), every group that shows a queued card too.
    */
-  flush(): Array<{ group: WindowGroup<BoardConnection>; frame: string }> {
-    if (this.changes.size === 0) return [];
+  flush(lineMoved = false): Array<{ group: WindowGroup<BoardConnection>; frame: string }> {
+    if (this.changes.size === 0) {
+      // Only a move of the line: no frame (and no seq) unless a window shows the line.
+      if (!lineMoved) return [];
+      let shown = false;
+      for (const g of this.groups.values()) shown ||= g.showsQueued;
+      if (!shown) return [];
+    }
     const changed = [...this.changes.values()];
     this.changes.clear();
     let usersChanged = false;
@@ -108,7 +117,12 @@ export class BoardView {
     const ids = changed.map((c) => c.taskId);
     const state = this.state();
     for (const group of this.groups.values()) {
-      if (!touched.has(group.index) && !group.watches(ids) && !usersChanged) continue;
+      const concerned =
+        touched.has(group.index) ||
+        group.watches(ids) ||
+        usersChanged ||
+        (lineMoved && group.showsQueued);
+      if (!concerned) continue;
       const frame = group.update(state, usersChanged);
       if (frame !== null) out.push({ group, frame });
     }
@@ -130,7 +144,7 @@ export class BoardView {
       if (entry === undefined) {
         const filter = window.filter ?? {};
         entry = {
-          index: new ColumnIndex((c) => matchesFilter(c, filter), this.cards.values()),
+          index: this.newIndex((c) => matchesFilter(c, filter), this.cards.values()),
           groups: 0,
         };
         this.indexes.set(fk, entry);
@@ -209,12 +223,17 @@ export class BoardView {
     if (entry.groups === 0 && fk !== '') this.indexes.delete(fk);
   }
 
+  private newIndex(accepts: (card: BoardCard) => boolean, cards: Iterable<BoardCard>) {
+    return new ColumnIndex(accepts, cards, REBUILD_SHARE, (c) => this.places.order(c));
+  }
+
   private state(): ViewState {
     return {
       epoch: this.epoch,
       seq: this.seq,
       users: this.users,
       card: (id) => this.cards.get(id),
+      positionOf: (card) => this.places.positionOf(card),
     };
   }
 

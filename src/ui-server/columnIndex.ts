@@ -4,10 +4,12 @@
  * count is a length: what a subscriber costs does not grow with the line.
  *
  * Changes come in batches (one turn of the loop's worth of card changes). A
- * small batch moves each card with two binary searches; a large one (a grant
- * that moved the position of every card behind it) rebuilds the columns it
- * touched with one filter and one sort, which V8's TimSort does in about
- * linear time on a list that was already nearly in order. No I/O, no clock.
+ * small batch moves each card with two binary searches; a large one (a source
+ * without a line renumbering every card behind a grant, a Reconciler pass)
+ * rebuilds the columns it touched with one filter and one sort, which V8's
+ * TimSort does in about linear time on a list that was already nearly in
+ * order. With the source's line the queued column is ordered by keys, which
+ * a grant does not move: it is one card out. No I/O, no clock.
  */
 import type { BoardCard, Column } from '../board/boardPort.js';
 import { type CardOrder, COLUMNS, orderOf } from '../board/boardWindow.js';
@@ -34,11 +36,13 @@ export class ColumnIndex {
   /**
    * @param rebuildShare the share of a column above which a batch rebuilds
    *   it (tests force either way with 0 or Infinity).
+   * @param order each column's order (the server's: src/ui-server/linePlaces.ts)
    */
   constructor(
     readonly accepts: (card: BoardCard) => boolean,
     cards: Iterable<BoardCard>,
     private readonly rebuildShare = REBUILD_SHARE,
+    private readonly order: (column: Column) => CardOrder = orderOf,
   ) {
     for (const card of cards) {
       if (!accepts(card)) continue;
@@ -94,7 +98,7 @@ export class ColumnIndex {
         );
       } else
         for (const card of t.out) {
-          const i = this.find(list, card, orderOf(c));
+          const i = this.find(list, card, this.order(c));
           if (i >= 0) list.splice(i, 1);
         }
     }
@@ -109,7 +113,7 @@ export class ColumnIndex {
         this.sortColumn(c);
       } else
         for (const card of t.in)
-          list.splice(this.lowerBound(list, card, orderOf(c)), 0, card.taskId);
+          list.splice(this.lowerBound(list, card, this.order(c)), 0, card.taskId);
     }
     return new Set(touched.keys());
   }
@@ -119,7 +123,7 @@ export class ColumnIndex {
   }
 
   private sortColumn(c: Column): void {
-    const order = orderOf(c);
+    const order = this.order(c);
     this.column(c).sort((a, b) => order(this.held.get(a)!, this.held.get(b)!));
   }
 

@@ -5,6 +5,11 @@
  * or lost and the same `update` frame goes to every one of its sockets, so a
  * patch costs the group a window's worth of work (at most 4 × 200 cards plus
  * the watched ones), not the view's size.
+ *
+ * Queued cards' positions are asked when the window is cut (ViewState's
+ * `positionOf`, src/ui-server/linePlaces.ts), not stored on the cards: when
+ * the line moves, a card whose position changed and nothing else goes out
+ * as one entry of the frame's `positions` (`{taskId: position}`), not whole.
  */
 import type { BoardCard } from '../board/boardPort.js';
 import {
@@ -22,6 +27,8 @@ export interface ViewState {
   seq: number;
   users: readonly string[];
   card(taskId: string): BoardCard | undefined;
+  /** A queued card's position now. */
+  positionOf(card: BoardCard): number;
 }
 
 /**
@@ -42,20 +49,30 @@ export function windowKey(window: BoardWindow): string {
   return JSON.stringify([filterKey(window.filter), ranges, [...new Set(window.watch)].sort()]);
 }
 
-/** Serialises a card once per card object (each change is a new object). */
-const cardJson = new WeakMap<BoardCard, string>();
-const jsonOf = (card: BoardCard): string => {
-  let json = cardJson.get(card);
-  if (json === undefined) {
-    json = JSON.stringify(card);
-    cardJson.set(card, json);
+/**
+ * Serialises a card with its position once per card object and position
+ * (each change is a new object; a position moves when the line does).
+ */
+const cardJson = new WeakMap<BoardCard, { position: number; json: string }>();
+const jsonOf = (card: BoardCard, position: number): string => {
+  let entry = cardJson.get(card);
+  if (entry === undefined || entry.position !== position) {
+    const queued = card.queued;
+    const wire =
+      queued === null || queued.position === position
+        ? card
+        : { ...card, queued: { ...queued, position } };
+    entry = { position, json: JSON.stringify(wire) };
+    cardJson.set(card, entry);
   }
-  return json;
+  return entry.json;
 };
 
 export class WindowGroup<S = unknown> {
   readonly subscribers = new Set<S>();
   private sent = new Map<string, BoardCard>();
+  /** The position each queued card in `sent` was sent with. */
+  private places = new Map<string, number>();
   private counts: ColumnCounts = { queued: 0, running: 0, done: 0, failed: 0 };
   private users = '';
   private snapshot: { seq: number; frame: Buffer } | null = null;
@@ -78,34 +95,57 @@ export class WindowGroup<S = unknown> {
     return false;
   }
 
+  /** True when the group shows a queued card, whose position moves with the line. */
+  get showsQueued(): boolean {
+    return this.places.size > 0;
+  }
+
   /**
    * The `update` frame that brings the group's sockets from what they were
    * sent to the window now, or null when nothing they show changed.
    */
   update(view: ViewState, usersChanged: boolean): string | null {
     const before = this.sent;
+    const placesBefore = this.places;
     const countsBefore = this.counts;
     const usersBefore = this.users;
     this.refresh(view);
     const cards: string[] = [];
-    for (const [id, card] of this.sent) if (before.get(id) !== card) cards.push(jsonOf(card));
+    const moved: string[] = [];
+    for (const [id, card] of this.sent) {
+      const place = this.places.get(id) ?? -1;
+      if (before.get(id) !== card) cards.push(jsonOf(card, place));
+      else if (placesBefore.get(id) !== this.places.get(id))
+        moved.push(`${JSON.stringify(id)}:${place}`);
+    }
     const removed: string[] = [];
     for (const id of before.keys()) if (!this.sent.has(id)) removed.push(id);
     const countsMoved = COLUMNS.some((c) => countsBefore[c] !== this.counts[c]);
     const usersMoved = usersChanged && usersBefore !== this.users;
-    if (cards.length === 0 && removed.length === 0 && !countsMoved && !usersMoved) return null;
+    if (
+      cards.length === 0 &&
+      moved.length === 0 &&
+      removed.length === 0 &&
+      !countsMoved &&
+      !usersMoved
+    )
+      return null;
     return (
       `{"type":"update","seq":${view.seq}` +
       (countsMoved ? `,"counts":${JSON.stringify(this.counts)}` : '') +
       (usersMoved ? `,"users":${this.users}` : '') +
-      `,"cards":[${cards.join(',')}],"removed":${JSON.stringify(removed)}}`
+      `,"cards":[${cards.join(',')}]` +
+      (moved.length > 0 ? `,"positions":{${moved.join(',')}}` : '') +
+      `,"removed":${JSON.stringify(removed)}}`
     );
   }
 
   /** The snapshot frame of the window as last sent, serialised once per seq. */
   snapshotFrame(view: ViewState): Buffer {
     if (this.snapshot?.seq !== view.seq) {
-      const cards = [...this.sent.values()].map(jsonOf).join(',');
+      const cards = [...this.sent.values()]
+        .map((card) => jsonOf(card, this.places.get(card.taskId) ?? -1))
+        .join(',');
       const frame =
         `{"type":"snapshot","epoch":${JSON.stringify(view.epoch)},"seq":${view.seq}` +
         `,"counts":${JSON.stringify(this.counts)},"users":${this.users},"cards":[${cards}]}`;
@@ -125,7 +165,10 @@ export class WindowGroup<S = unknown> {
       const card = view.card(id);
       if (card !== undefined) sent.set(id, card);
     }
+    const places = new Map<string, number>();
+    for (const [id, card] of sent) if (card.queued !== null) places.set(id, view.positionOf(card));
     this.sent = sent;
+    this.places = places;
     this.users = JSON.stringify(view.users);
   }
 }

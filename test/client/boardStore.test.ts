@@ -56,6 +56,17 @@ describe('board store', () => {
     expect([notified, Object.keys(ctx.cards), ctx.counts.queued]).toEqual([1, ['new'], 41]);
   });
 
+  it('takes positions that moved alone, keeping the rest of each card', () => {
+    const store = createBoardStore();
+    const b = card('b', { queued: { position: 3, since: '2026-11-01T10:00:01.000Z' } });
+    store.trigger.snapshot({ epoch: 'e', seq: 1, counts, users: [], cards: [card('a'), b] });
+    store.trigger.update({ seq: 2, cards: [], positions: { b: 2, gone: 9 }, removed: ['a'] });
+    const ctx = store.getSnapshot().context;
+    expect(ctx.cards).toEqual({
+      b: { ...b, queued: { position: 2, since: '2026-11-01T10:00:01.000Z' } },
+    });
+  });
+
   it('sorts running cards by start and finished ones newest first', () => {
     const ctx = {
       cards: {

@@ -3,13 +3,17 @@
  * UI server's tests, the browser test and the benchmark. It keeps a global
  * line with a global cap and per-user caps: the first card in line whose user
  * is under their cap gets the next free runner. Every change emits the changed
- * card and every card whose position moved, synchronously, like the runtime.
+ * card synchronously, like the runtime; positions come from its line (the
+ * port's `line`: each queued session's key is its place in arrival order),
+ * or, with `lineKeys: false`, every card whose position moved is emitted too
+ * (a source without a line, as the runtime was before).
  */
 import type {
   ActivityQuery,
   ActivitySeries,
   BoardCard,
   BoardCommands,
+  BoardLine,
   BoardMetricsSnapshot,
   BoardSource,
   BootLockView,
@@ -27,6 +31,8 @@ export interface FakeBoardOptions {
   defaultUserCap?: number | null;
   /** Milliseconds since the epoch; tests pass a manual clock. */
   now?: () => number;
+  /** Offer the line (default); false: emit every moved card instead. */
+  lineKeys?: boolean;
 }
 
 export class FakeBoard implements BoardSource, BoardCommands {
@@ -34,7 +40,13 @@ export class FakeBoard implements BoardSource, BoardCommands {
   readonly defaultUserCap: number | null;
   private readonly now: () => number;
   private readonly cardsById = new Map<string, BoardCard>();
-  private readonly line: string[] = [];
+  /** Task ids in line, in the order of their sessions' keys (arrival). */
+  private readonly queue: string[] = [];
+  /** Each queued session's key: its arrival number. */
+  private readonly turnOf = new Map<string, number>();
+  private nextTurn = 0;
+  private readonly lineListeners = new Set<() => void>();
+  readonly line: BoardLine | undefined;
   private readonly caps = new Map<string, number | null>();
   private readonly listeners = new Set<(card: BoardCard) => void>();
   /** What each task runs, and each session's latest card and every output line (job pages). */
@@ -52,11 +64,28 @@ export class FakeBoard implements BoardSource, BoardCommands {
     this.maxRunning = options.maxRunning ?? 2;
     this.defaultUserCap = options.defaultUserCap ?? null;
     this.now = options.now ?? (() => Date.now());
+    this.line =
+      options.lineKeys === false
+        ? undefined
+        : {
+            keyOf: (card) => {
+              const turn = this.turnOf.get(card.sessionId);
+              return turn === undefined ? null : { turn, joinSeq: 0 };
+            },
+            positionOf: (card) => this.placeOf(card.taskId, card.sessionId),
+            subscribe: (listener) => {
+              this.lineListeners.add(listener);
+              return () => this.lineListeners.delete(listener);
+            },
+          };
   }
 
   // --- BoardSource ---
   cards(userId: string | null): BoardCard[] {
-    return [...this.cardsById.values()].filter((c) => userId === null || c.userId === userId);
+    const places = new Map(this.queue.map((id, i) => [id, i + 1]));
+    return [...this.cardsById.values()]
+      .filter((c) => userId === null || c.userId === userId)
+      .map((c) => this.live(c, places.get(c.taskId)));
   }
 
   subscribe(listener: (card: BoardCard) => void): () => void {
@@ -70,7 +99,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
     if (input.image === 'invalid') throw new BoardCommandError('invalid', 'image refused');
     const card = this.enqueue(userId, input);
     this.settle([card.taskId]);
-    const after = this.cardsById.get(card.taskId)!;
+    const after = this.get(card.taskId);
     return {
       taskId: card.taskId,
       sessionId: card.sessionId,
@@ -108,7 +137,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
     };
     this.cardsById.set(card.taskId, card);
     this.inputs.set(card.taskId, input);
-    this.line.push(card.taskId);
+    this.join(card);
     return card;
   }
 
@@ -146,9 +175,9 @@ export class FakeBoard implements BoardSource, BoardCommands {
       lastOutput: [],
       updatedAt: this.iso(),
     });
-    this.line.push(taskId);
+    this.join(this.cardsById.get(taskId)!);
     this.settle([taskId]);
-    return { sessionId, position: this.cardsById.get(taskId)!.queued?.position ?? 0 };
+    return { sessionId, position: this.get(taskId).queued?.position ?? 0 };
   }
 
   async setUserCap(userId: string, maxRunning: number | null): Promise<void> {
@@ -168,7 +197,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
     return {
       maxRunning: this.maxRunning,
       running: this.runningCount(),
-      queued: this.line.length,
+      queued: this.queue.length,
       users: [...users].map(([userId, u]) => ({ userId, ...u, maxRunning: this.capOf(userId) })),
     };
   }
@@ -311,7 +340,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
   get(taskId: string): BoardCard {
     const card = this.cardsById.get(taskId);
     if (card === undefined) throw new Error(`fake board: no task ${taskId}`);
-    return card;
+    return this.live(card, this.placeOf(taskId, card.sessionId) ?? undefined);
   }
 
   // --- internals ---
@@ -346,23 +375,57 @@ export class FakeBoard implements BoardSource, BoardCommands {
     this.settle([taskId]);
   }
 
-  private removeFromLine(taskId: string): void {
-    const i = this.line.indexOf(taskId);
-    if (i >= 0) this.line.splice(i, 1);
+  private join(card: BoardCard): void {
+    this.turnOf.set(card.sessionId, this.nextTurn++);
+    this.queue.push(card.taskId);
   }
 
-  /** Grants free runners, renumbers the line, emits every changed card. */
+  private removeFromLine(taskId: string): void {
+    const card = this.cardsById.get(taskId);
+    const place = card === undefined ? null : this.placeOf(taskId, card.sessionId);
+    if (place !== null) this.queue.splice(place - 1, 1);
+    if (card !== undefined) this.turnOf.delete(card.sessionId);
+  }
+
+  /** 1-based place of the task's session in line (a binary search by key), or null. */
+  private placeOf(taskId: string, sessionId: string): number | null {
+    const turn = this.turnOf.get(sessionId);
+    if (turn === undefined) return null;
+    let lo = 0;
+    let hi = this.queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const id = this.queue[mid]!;
+      if (this.turnOf.get(this.cardsById.get(id)!.sessionId)! < turn) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.queue[lo] === taskId ? lo + 1 : null;
+  }
+
+  /** The card with its position now (the line's), when it waits. */
+  private live(card: BoardCard, place: number | undefined): BoardCard {
+    if (card.queued === null || this.line === undefined || place === undefined) return card;
+    return card.queued.position === place
+      ? card
+      : { ...card, queued: { ...card.queued, position: place } };
+  }
+
+  /**
+   * Grants free runners, emits every changed card (with `lineKeys: false`,
+   * every renumbered one too), then tells the line's listeners.
+   */
   private settle(touched: string[]): void {
     const changed = new Set(touched);
-    for (let i = 0; i < this.line.length && this.runningCount() < this.maxRunning; ) {
-      const id = this.line[i]!;
-      const card = this.get(id);
+    for (let i = 0; i < this.queue.length && this.runningCount() < this.maxRunning; ) {
+      const id = this.queue[i]!;
+      const card = this.cardsById.get(id)!;
       const cap = this.capOf(card.userId);
       if (cap !== null && this.runningCount(card.userId) >= cap) {
         i += 1;
         continue;
       }
-      this.line.splice(i, 1);
+      this.queue.splice(i, 1);
+      this.turnOf.delete(card.sessionId);
       const since = this.iso();
       this.waitSamples.push((this.now() - Date.parse(card.queued?.since ?? since)) / 1000);
       this.cardsById.set(id, {
@@ -375,18 +438,20 @@ export class FakeBoard implements BoardSource, BoardCommands {
       });
       changed.add(id);
     }
-    this.line.forEach((id, i) => {
-      const card = this.get(id);
-      if (card.queued && card.queued.position !== i + 1) {
-        this.cardsById.set(id, { ...card, queued: { ...card.queued, position: i + 1 } });
-        changed.add(id);
-      }
-    });
+    if (this.line === undefined)
+      this.queue.forEach((id, i) => {
+        const card = this.cardsById.get(id)!;
+        if (card.queued && card.queued.position !== i + 1) {
+          this.cardsById.set(id, { ...card, queued: { ...card.queued, position: i + 1 } });
+          changed.add(id);
+        }
+      });
     for (const id of changed) {
       const card = this.get(id);
       const sessions = this.attempts.get(id) ?? new Map<string, BoardCard>();
       this.attempts.set(id, sessions.set(card.sessionId, card));
       for (const listener of this.listeners) listener(card);
     }
+    for (const listener of this.lineListeners) listener();
   }
 }

@@ -4,7 +4,7 @@
  */
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
-import type { BoardCard } from '../../src/board/boardPort.js';
+import type { BoardCard, BoardCommands, BoardSource } from '../../src/board/boardPort.js';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   type ServerFrame,
@@ -224,6 +224,12 @@ export function applyFrames(
       state.seq = f.seq;
       for (const id of f.removed) state.cards.delete(id);
       for (const c of f.cards) state.cards.set(c.taskId, c);
+      for (const [id, position] of Object.entries(f.positions ?? {})) {
+        const card = state.cards.get(id);
+        if (card?.queued === null || card === undefined)
+          throw new Error(`update ${f.seq}: a position for ${id}, which is not a queued card held`);
+        state.cards.set(id, { ...card, queued: { ...card.queued, position } });
+      }
       if (f.counts) state.counts = f.counts;
     }
   }
@@ -261,3 +267,56 @@ export const byTask = (cards: BoardCard[]) =>
   [...cards].sort((a, b) => a.taskId.localeCompare(b.taskId));
 
 export const spec = (title: string) => ({ title, image: 'alpine:3', command: ['echo', title] });
+
+/** A server on a free port over `source` (a runtime), silent. */
+export function serveSource(
+  source: BoardSource & BoardCommands,
+  limits: Partial<UiServerLimits> = {},
+): Promise<UiServer> {
+  return createUiServer({
+    source,
+    commands: source,
+    tokens: TOKENS,
+    port: 0,
+    host: '127.0.0.1',
+    logger: pino({ level: 'silent' }),
+    limits,
+  });
+}
+
+/** A viewer's socket subscribed to its window, and what it holds from the frames so far. */
+export interface WindowViewer {
+  token: string;
+  userId: string | null;
+  window: BoardWindow;
+  c: RawClient;
+  state: { seq: number; cards: Map<string, BoardCard>; counts?: ColumnCounts };
+}
+
+/** Opens one socket per view, subscribes each to its window and takes its snapshot. */
+export async function openWindows(
+  url: string,
+  views: ReadonlyArray<{ token: string; userId: string | null; window: BoardWindow }>,
+  opened: RawClient[],
+): Promise<WindowViewer[]> {
+  const live: WindowViewer[] = [];
+  for (const v of views) {
+    const c = await RawClient.open(url, v.token);
+    opened.push(c);
+    c.send({ type: 'subscribe', v: 1, window: v.window });
+    const state: WindowViewer['state'] = { seq: -1, cards: new Map() };
+    applyFrames(state, [await c.next('snapshot')]);
+    live.push({ ...v, c, state });
+  }
+  return live;
+}
+
+/** Applies what `v`'s socket was sent since; returns the cards it holds, in task order, and what the source says it should. */
+export async function syncWindow(v: WindowViewer, sourceCards: BoardCard[]) {
+  applyFrames(v.state, await v.c.sync());
+  return {
+    held: byTask([...v.state.cards.values()]),
+    counts: v.state.counts,
+    want: expectedWindow(sourceCards, v.window),
+  };
+}

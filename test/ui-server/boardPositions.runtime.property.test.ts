@@ -1,0 +1,145 @@
+/**
+ * Positions a window shows are the database's: after any sequence of
+ * enqueues (three users, a cap of one each and two in all, so the line
+ * interleaves users by turns), grants (runs finishing, running cards
+ * cancelled) and cancels of waiting cards, every queued card in every
+ * window, held by a client from the snapshot and the updates it was sent
+ * (whole cards and the compact `positions`), has the position `positionsOf`
+ * reads from the rows. The server derives those positions from the runtime's
+ * line at window time (src/ui-server/linePlaces.ts); nothing renumbers cards.
+ */
+import { fc } from '@fast-check/vitest';
+import { afterEach, expect, it } from 'vitest';
+import type { BoardWindow } from '../../src/board/boardWindow.js';
+import { positionsOf } from '../../src/db/dispatchReads.js';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import type { UiServer } from '../../src/ui-server/createUiServer.js';
+import { describeEachEngine } from '../support/databases.js';
+import {
+  ADMIN,
+  ALICE,
+  BOB,
+  openWindows,
+  type RawClient,
+  serveSource,
+  syncWindow,
+} from './wsHarness.js';
+
+let h: TestRuntime | undefined;
+let server: UiServer | undefined;
+const clients: RawClient[] = [];
+const stop = async () => {
+  for (const c of clients.splice(0)) c.ws.terminate();
+  await server?.close();
+  await h?.close();
+  server = undefined;
+  h = undefined;
+};
+afterEach(stop);
+
+const none = { offset: 0, limit: 0 };
+const create = fc.record({
+  kind: fc.constant('create' as const),
+  user: fc.constantFrom('alice', 'bob', 'carol'),
+  seconds: fc.constantFrom(1, 2, 3600),
+});
+const op = fc.oneof(
+  create,
+  fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(500, 1_000, 2_500) }),
+  fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(), running: fc.boolean() }),
+);
+
+describeEachEngine('window positions against the rows', (getDb) => {
+  it('every queued card in every window has the position positionsOf reads', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        // A line first (so the head leaving moves cards a window holds), then anything.
+        fc.array(create, { minLength: 6, maxLength: 10 }),
+        fc.array(op, { minLength: 4, maxLength: 12 }),
+        fc.nat({ max: 2 }),
+        async (line, rest, offset) => {
+          const ops = [...line, ...rest];
+          await stop();
+          h = await createTestRuntime({
+            db: getDb().db,
+            caps: { maxRunning: 2, defaultUserCap: 1 },
+          });
+          const runtime = h.runtime;
+          server = await serveSource(runtime, { subscribeBurst: 100 });
+          const page = (o: number, limit: number): BoardWindow => ({
+            columns: { queued: { offset: o, limit }, running: none, done: none, failed: none },
+          });
+          const live = await openWindows(
+            server.wsUrl,
+            [
+              { token: ALICE, userId: 'alice', window: page(offset, 3) },
+              { token: BOB, userId: 'bob', window: {} },
+              { token: ADMIN, userId: null, window: page(offset, 4) },
+              { token: ADMIN, userId: null, window: { filter: { user: 'carol' } } },
+            ],
+            clients,
+          );
+          const harness = h;
+          const quiet = async () => {
+            // Moved positions are pushed at most every positionPushMs (100 ms of
+            // the clock): step until nothing is due within that (no push, no run ending).
+            for (let i = 0; i < 40; i++) {
+              await harness.settle();
+              if (harness.clock.nextDue(harness.clock.now() + 100) === null) return caughtUp();
+              await harness.advance(100);
+            }
+            throw new Error('the clock never went quiet');
+          };
+          // A card that left the line reads its stored output before it is shown
+          // (a read settle() does not wait for over a server's socket): wait, in
+          // real time, until the board's line is the rows' line.
+          const caughtUp = async () => {
+            for (let i = 0; i < 100; i++) {
+              const rows = (await harness.sessions()).filter((s) => s.status === 'queued');
+              const shown = runtime.cards(null).filter((c) => c.queued !== null);
+              const ids = (xs: string[]) => JSON.stringify(xs.sort());
+              if (ids(rows.map((s) => s.id)) === ids(shown.map((c) => c.sessionId))) return;
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+            throw new Error('the board never caught up with the rows');
+          };
+          const check = async () => {
+            await quiet();
+            for (const v of live) {
+              const { held, counts, want } = await syncWindow(v, runtime.cards(v.userId));
+              const shown = held.filter((c) => c.queued !== null);
+              const truth = await positionsOf(
+                getDb().db,
+                shown.map((c) => c.sessionId),
+              );
+              for (const card of shown)
+                expect(card.queued?.position, `${card.title} in ${JSON.stringify(v.window)}`).toBe(
+                  truth.get(card.sessionId),
+                );
+              expect(held).toEqual(want.cards);
+              expect(counts).toEqual(want.counts);
+            }
+          };
+          let n = 0;
+          for (const o of ops) {
+            if (o.kind === 'create')
+              await runtime.createTask(o.user, {
+                title: `${o.user} ${n++}`,
+                image: 'runner:v1',
+                command: ['agent', String(o.seconds)],
+              });
+            else if (o.kind === 'advance') await harness.advance(o.ms);
+            else {
+              const column = o.running ? 'running' : 'queued';
+              const open = runtime.cards(null).filter((c) => c.column === column);
+              if (open.length > 0) await runtime.cancel(null, open[o.pick % open.length]!.taskId);
+            }
+            await check();
+          }
+          expect(harness.errors).toEqual([]);
+        },
+      ),
+      { numRuns: 5, endOnFailure: true },
+    );
+  }, 240_000);
+});
