@@ -2,7 +2,7 @@
  * The layer rules of docs/architecture.md, checked by `npm run lint`
  * (`npm run lint:layers`): a wrong import fails the build. The table below is
  * the source of truth; `npm run layers:graph` draws it from the code.
- * test/layers.test.ts runs these rules over a fixture tree that breaks each
+ * test/scripts/layersGraph.test.ts runs these rules over a fixture tree that breaks each
  * one, so a rule that stops catching anything fails the suite.
  */
 
