@@ -58,6 +58,7 @@ import {
 } from './runtimeExit.js';
 import { TickFeed } from './runtimeFeed.js';
 import { heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
+import { InFlight } from './runtimeInFlight.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
 import { RunnerStarter } from './runtimeRunners.js';
 import type { Runtime, RuntimeOptions } from './runtimeTypes.js';
@@ -78,18 +79,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let root: Supervisor | undefined;
   /** Set once the boot lock's first attempt is over (src/actors/clusterLiveness.ts). */
   let cluster: ClusterLiveness | undefined;
-  let inFlight = 0;
   let dead = false;
   let restartsTotal = 0;
   const giveUps: Record<string, number> = {};
   let waitSamples: number[] = [];
   const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
-  const track = <T>(work: Promise<T>): Promise<T> => {
-    inFlight += 1;
-    return work.finally(() => {
-      inFlight -= 1;
-    });
-  };
+  const inFlight = new InFlight();
+  const { track } = inFlight;
   const report = (error: unknown) => {
     if (!dead) o.onError(error);
   };
@@ -536,7 +532,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return () => supervisorListeners.delete(listener);
     },
     liveRunners: () => [...starter.live()],
-    busy: () => inFlight,
+    busy: () => inFlight.count(),
     stop() {
       stopping ??= (async () => {
         ending ??= 'stop';
