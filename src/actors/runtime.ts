@@ -62,11 +62,10 @@ import { InFlight } from './runtimeInFlight.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
 import { RunnerStarter } from './runtimeRunners.js';
 import type { Runtime, RuntimeOptions } from './runtimeTypes.js';
+import { VACUUM_EVERY, VacuumSchedule } from './runtimeVacuum.js';
 import { taskRunnerLogic } from './taskRunner.js';
 
 const RUNNERS = 'taskRunners';
-/** Ticks of this node between two vacuums of the dispatch tables (see vacuumSoon). */
-const VACUUM_EVERY = 2_000;
 const POOL = 'runnerPool';
 
 /** Starts a node. Resolves once the tree is up (the boot pass runs in the background). */
@@ -90,26 +89,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (!dead) o.onError(error);
   };
 
-  /**
-   * Every tick rewrites the same few rows (the lines, the state row, the
-   * sessions it moves). PGlite never autovacuums, and a server may not, so
-   * dead versions would pile up and slow every later tick: besides the
-   * Reconciler's pass, a node vacuums after every VACUUM_EVERY of its ticks,
-   * one at a time, off the tick's path (errors reported, never fatal).
-   */
-  let ticksSinceVacuum = 0;
-  let vacuuming = false;
-  const vacuumSoon = () => {
-    ticksSinceVacuum += 1;
-    if (vacuuming || ticksSinceVacuum < VACUUM_EVERY) return;
-    ticksSinceVacuum = 0;
-    vacuuming = true;
-    void track(vacuumDispatch(db))
-      .catch(report)
-      .finally(() => {
-        vacuuming = false;
-      });
-  };
+  const vacuum = new VacuumSchedule({
+    every: VACUUM_EVERY,
+    vacuum: () => vacuumDispatch(db),
+    track,
+    onError: report,
+  });
   const lines = new LineBook();
   const board = createBoardIndex(
     db,
@@ -154,7 +139,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     mayGrant: () => !dead && engine.available() && (cluster?.canGrant() ?? false),
     onTick(result, ops) {
       if (dead) return;
-      vacuumSoon();
+      vacuum.ticked();
       lines.apply(result.lines, result.running);
       feed.own(result);
       // A run this node finished streamed its output here already (or had
