@@ -59,6 +59,7 @@ import {
 import { TickFeed } from './runtimeFeed.js';
 import { heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
 import { InFlight } from './runtimeInFlight.js';
+import { RuntimeMetrics } from './runtimeMetrics.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
 import { RunnerStarter } from './runtimeRunners.js';
 import type { Runtime, RuntimeOptions } from './runtimeTypes.js';
@@ -79,9 +80,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   /** Set once the boot lock's first attempt is over (src/actors/clusterLiveness.ts). */
   let cluster: ClusterLiveness | undefined;
   let dead = false;
-  let restartsTotal = 0;
-  const giveUps: Record<string, number> = {};
-  let waitSamples: number[] = [];
+  const metrics = new RuntimeMetrics();
   const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
   const inFlight = new InFlight();
   const { track } = inFlight;
@@ -156,7 +155,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     onGranted(grant) {
       if (dead) return;
-      waitSamples.push(Math.max(0, now() - grant.session.enqueuedAt.getTime()) / 1000);
+      metrics.granted(grant.session.enqueuedAt, now());
       void board.apply(grant.session, grant.task).catch(report);
       // A grant whose runner cannot start (the runner supervisor is down or
       // restarting) must not hold its slot for ever: it goes back as a DOWN would.
@@ -215,9 +214,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     fencedOf: (sessionId) => starter.takeFenced(sessionId),
     mayAdopt: (s) => mayAdopt(s),
     onStartFailure: (error, session) => engine.startFailed(error, session),
-    onRequeued: (reason) => {
-      giveUps[reason] = (giveUps[reason] ?? 0) + 1;
-    },
+    onRequeued: (reason) => metrics.gaveUp(reason),
     onError: report,
     track,
   });
@@ -368,9 +365,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (!dead) void track(board.refresh(taskId)).catch(report);
     },
     onError: report,
-    onGiveUp: (reason) => {
-      giveUps[reason] = (giveUps[reason] ?? 0) + 1;
-    },
+    onGiveUp: (reason) => metrics.gaveUp(reason),
     onPass: (passReport, pass) => {
       if (dead) return;
       // The first boot pass that ran settles `booted`.
@@ -428,7 +423,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const watchRunners = (sup: Supervisor | undefined) =>
     sup?.subscribe((event) => {
       for (const l of supervisorListeners) l(event);
-      if (event.type === 'roundtable.child.restarting') restartsTotal += 1;
+      if (event.type === 'roundtable.child.restarting') metrics.restarted();
       if (event.type === 'roundtable.child.exited' && isCleanExit(event.reason) && !dead) {
         void sup.terminateChild(event.childId).catch(() => undefined);
       }
@@ -436,7 +431,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   watchRunners(runners());
   top.subscribe((event) => {
     for (const l of supervisorListeners) l(event);
-    if (event.type === 'roundtable.child.restarting') restartsTotal += 1;
+    if (event.type === 'roundtable.child.restarting') metrics.restarted();
     if (event.type === 'roundtable.child.started' && event.childId === RUNNERS) {
       watchRunners(runners());
     }
@@ -482,18 +477,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
     taskDetail: (actor, taskId) => getTaskRecord(db, { actor, taskId }),
     taskOutput: (actor, taskId, sessionId) => getTaskOutput(db, { actor, taskId, sessionId }),
-    metrics() {
-      const snap = lines.snapshot(o.caps.maxRunning);
-      const samples = waitSamples;
-      waitSamples = [];
-      return {
-        queueDepth: snap.users.map((u) => ({ userId: u.userId, queued: u.queued })),
-        running: snap.users.map((u) => ({ userId: u.userId, running: u.running })),
-        waitSamplesSeconds: samples,
-        restartsTotal,
-        giveUpsTotal: { ...giveUps },
-      };
-    },
+    metrics: () => metrics.snapshot(lines.snapshot(o.caps.maxRunning)),
     health: () => ({
       engine: engine.available() ? 'available' : 'unavailable',
       notifications: feed.listening ? 'listening' : 'polling',
