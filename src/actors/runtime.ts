@@ -22,7 +22,6 @@ import {
   getTaskOutput,
   getTaskRecord,
   listSessionsForTask,
-  newId,
   readActivity,
   readChanges,
   readLineStatus,
@@ -58,6 +57,7 @@ import {
 } from './runtimeExit.js';
 import { TickFeed } from './runtimeFeed.js';
 import { heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
+import { holderDown } from './runtimeHolderDown.js';
 import { InFlight } from './runtimeInFlight.js';
 import { RuntimeMetrics } from './runtimeMetrics.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
@@ -162,7 +162,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       void track(starter.granted(grant))
         .catch(report)
         .then(() => {
-          if (!starter.has(grant.session.id)) holderDown(grant.session.id);
+          if (!starter.has(grant.session.id)) onHolderDown(grant.session.id);
         });
     },
     onError: report,
@@ -231,43 +231,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     return live;
   };
 
-  /**
-   * A holder died (DOWN). Its supervisor restarts a transient runner that
-   * crashed, and the new incarnation holds again; if none does by the time
-   * the supervisor has handled the exit, the slot goes back in the next
-   * tick: the run fails as `runner_lost` and its session is queued again at
-   * the head of its user's line.
-   */
-  const holderDown = (sessionId: string) => {
-    const epoch = dispatcher.heldEpoch(sessionId);
-    if (dead || epoch === undefined) return;
-    void track(
-      (async () => {
-        await runners()?.sync();
-        if (dead || starter.has(sessionId) || dispatcher.heldEpoch(sessionId) !== epoch) return;
-        const outcome = await dispatcher.submit({
-          op: 'finish',
-          sessionId,
-          epoch,
-          status: 'failed',
-          exitCode: null,
-          reason: 'runner_lost',
-          userRecoverable: true,
-          output: null,
-          column: 'queued',
-          requeue: { sessionId: newId('session') },
-        });
-        if (outcome.kind === 'applied' && outcome.session.handle !== null)
-          await backend.remove({ sessionId, handle: outcome.session.handle }).catch(report);
-      })(),
-    ).catch((error: unknown) => {
-      // The release did not land (the store stayed down past its deadline):
-      // stop counting the session here, so the Reconciler's step 2 sees a
-      // run of this boot with no runner and recovers it.
-      dispatcher.drop(sessionId);
-      report(error);
-    });
-  };
+  const onHolderDown = holderDown({
+    heldEpoch: (sessionId) => dispatcher.heldEpoch(sessionId),
+    drop: (sessionId) => dispatcher.drop(sessionId),
+    hasRunner: (sessionId) => starter.has(sessionId),
+    runnersSettled: () => runners()?.sync() ?? Promise.resolve(),
+    submit: (op) => dispatcher.submit(op),
+    removeRun: (run) => backend.remove(run),
+    isDead: () => dead,
+    track,
+    onError: report,
+  });
 
   // The feed starts from the tick and the lines as they are now (lines read
   // after the tick can only be newer: the feed's first read re-applies them).
@@ -392,7 +366,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       id: 'root',
       strategy: 'one_for_one',
       children: [
-        { id: POOL, start: { logic: runnerPoolMachine, input: { onDown: holderDown } } },
+        { id: POOL, start: { logic: runnerPoolMachine, input: { onDown: onHolderDown } } },
         { id: RUNNERS, start: { supervisor: { children: [], intensity: 20, periodMs: 5_000 } } },
         { id: 'heartbeat', start: { logic: heartbeat } },
         { id: 'reconciler', start: { logic: reconciler, input: { periodMs: o.reconcileMs } } },
