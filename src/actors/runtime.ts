@@ -34,8 +34,6 @@ import {
 } from '../db/index.js';
 import { validateTickOp } from '../db/tickInput.js';
 import { isTransientDbError } from '../db/transientErrors.js';
-import type { SupervisorEvent } from '../supervisor/events.js';
-import { isCleanExit } from '../supervisor/exitReason.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { startClusterLiveness } from './clusterLivenessWiring.js';
@@ -62,6 +60,7 @@ import { InFlight } from './runtimeInFlight.js';
 import { RuntimeMetrics } from './runtimeMetrics.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
 import { RunnerStarter } from './runtimeRunners.js';
+import { TreeWatch } from './runtimeTreeWatch.js';
 import type { Runtime, RuntimeOptions } from './runtimeTypes.js';
 import { VACUUM_EVERY, VacuumSchedule } from './runtimeVacuum.js';
 import { taskRunnerLogic } from './taskRunner.js';
@@ -81,7 +80,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let cluster: ClusterLiveness | undefined;
   let dead = false;
   const metrics = new RuntimeMetrics();
-  const supervisorListeners = new Set<(event: SupervisorEvent) => void>();
   const inFlight = new InFlight();
   const { track } = inFlight;
   const report = (error: unknown) => {
@@ -392,33 +390,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     exitedResolve(exit);
   });
 
-  // Finished runners are forgotten (a transient child that exits normally
-  // stays listed otherwise), and restarts are counted for /metrics.
-  const watchRunners = (sup: Supervisor | undefined) =>
-    sup?.subscribe((event) => {
-      for (const l of supervisorListeners) l(event);
-      if (event.type === 'roundtable.child.restarting') metrics.restarted();
-      if (event.type === 'roundtable.child.exited' && isCleanExit(event.reason) && !dead) {
-        void sup.terminateChild(event.childId).catch(() => undefined);
-      }
-    });
-  watchRunners(runners());
-  top.subscribe((event) => {
-    for (const l of supervisorListeners) l(event);
-    if (event.type === 'roundtable.child.restarting') metrics.restarted();
-    if (event.type === 'roundtable.child.started' && event.childId === RUNNERS) {
-      watchRunners(runners());
-    }
-    // A restarted pool watches no holder: every live runner holds again.
-    if (
-      event.type === 'roundtable.child.started' &&
-      event.childId === POOL &&
-      event.restartCount > 0 &&
-      !dead
-    ) {
-      for (const id of starter.live())
-        starter.tell(id, { type: 'roundtable.runner.pool_restarted' });
-    }
+  const tree = new TreeWatch({
+    root: top,
+    runnersId: RUNNERS,
+    poolId: POOL,
+    runners: starter,
+    onRestart: () => metrics.restarted(),
+    isDead: () => dead,
   });
 
   const commands = runtimeCommands({
@@ -470,10 +448,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     lineStatus: (headSize) => readLineStatus(db, headSize),
     activity: ({ minutes, at }) => readActivity(db, { minutes, at: at ?? new Date(now()) }),
-    onSupervisorEvent(listener) {
-      supervisorListeners.add(listener);
-      return () => supervisorListeners.delete(listener);
-    },
+    onSupervisorEvent: (listener) => tree.subscribe(listener),
     liveRunners: () => [...starter.live()],
     busy: () => inFlight.count(),
     stop() {
