@@ -40,9 +40,9 @@ import { startClusterLiveness } from './clusterLivenessWiring.js';
 import { Dispatcher } from './dispatcher.js';
 import { LineBook } from './lineBook.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
-import type { PassReport } from './reconcilerSteps.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { createBoardIndex } from './runtimeBoard.js';
+import { BootSignal } from './runtimeBooted.js';
 import { runtimeCommands } from './runtimeCommands.js';
 import { EngineGate } from './runtimeEngine.js';
 import {
@@ -51,7 +51,6 @@ import {
   noteRootEvent,
   type RuntimeEnding,
   type RuntimeExit,
-  RuntimeStoppedError,
 } from './runtimeExit.js';
 import { TickFeed } from './runtimeFeed.js';
 import { heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
@@ -298,16 +297,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }),
   ).catch(report);
   const { liveness, mayAdopt, leader } = wired;
-  let bootedSettle: { resolve(r: PassReport): void; reject(e: Error): void } | undefined;
-  const booted = new Promise<PassReport>((resolve, reject) => {
-    bootedSettle = { resolve, reject };
-  });
-  booted.catch(() => undefined);
-  const settleBooted = (passReport: PassReport) => {
-    const settle = bootedSettle;
-    bootedSettle = undefined;
-    if (settle !== undefined) void boardLoaded.then(() => settle.resolve(passReport));
-  };
+  const booted = new BootSignal(boardLoaded);
   const reconciler = reconcilerLogic({
     db,
     backend,
@@ -319,7 +309,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     leader,
     // A follower's boot is covered by the leader: `booted` says so with an empty report.
     onFollow: () =>
-      settleBooted({ repinned: [], adopted: [], failed: [], removedHandles: [], repaired: [] }),
+      booted.passed({ repinned: [], adopted: [], failed: [], removedHandles: [], repaired: [] }),
     clock,
     passTimeoutMs: o.passTimeoutMs,
     track,
@@ -341,7 +331,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onPass: (passReport, pass) => {
       if (dead) return;
       // The first boot pass that ran settles `booted`.
-      if (pass.boot && passReport !== null) settleBooted(passReport);
+      if (pass.boot && passReport !== null) booted.passed(passReport);
     },
   });
 
@@ -385,8 +375,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   top.onExit((reason) => {
     const exit = classifyExit(ending, reason, crashes);
     if (exit.kind === 'gave_up') shutDownShell();
-    bootedSettle?.reject(new RuntimeStoppedError(exit));
-    bootedSettle = undefined;
+    booted.ended(exit);
     exitedResolve(exit);
   });
 
@@ -419,7 +408,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const runtime: Runtime = {
     owner,
     root: top,
-    booted,
+    booted: booted.promise,
     exited,
     cards: (userId) => board.cards(userId),
     subscribe: (listener) => board.subscribe(listener),
