@@ -10,7 +10,10 @@
  *   own grant (docs/runner-pool.md), whichever node granted what. Grants of
  *   the tick that granted the newcomer do not count: a tick decides its
  *   grants together, in key order, but writes their history rows in no
- *   particular order.
+ *   particular order. The newcomer is the user, not the session whose row
+ *   came first: sessions of one user queued in one tick (the Reconciler's
+ *   re-queue of a dead node's runs) take their places in the user's line by
+ *   its own key, and the user's first grant is the one that ends the wait.
  */
 
 import type { Kysely } from 'kysely';
@@ -92,17 +95,21 @@ export function replayDispatch(
     worstLag: 0,
     violations: [],
   };
-  /** A waiting newcomer's session -> grants each other user got since it joined. */
-  const waiting = new Map<string, { userId: string; lag: Map<string, number> }>();
+  /** A waiting newcomer (a user) -> the tick of its first grant, and grants each other user got since it joined. */
+  const waiting = new Map<string, { grantTick: number | null; lag: Map<string, number> }>();
   const add = (m: Map<string, number>, k: string, d: number) => m.set(k, (m.get(k) ?? 0) + d);
-  /** The tick each session was granted in. */
-  const grantTick = new Map<string, number | null>();
-  for (const e of events)
-    if (e.from === 'queued' && e.to === 'running') grantTick.set(e.sessionId, e.tick);
-  for (const e of events) {
+  /** For each event, the tick of its user's next grant at or after it. */
+  const nextGrantTick: Array<number | null> = new Array(events.length).fill(null);
+  const latest = new Map<string, number | null>();
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.from === 'queued' && e.to === 'running') latest.set(e.userId, e.tick);
+    nextGrantTick[i] = latest.get(e.userId) ?? null;
+  }
+  for (const [i, e] of events.entries()) {
     if (e.to === 'queued' && e.from === null) {
       if ((queuedBy.get(e.userId) ?? 0) === 0 && (runningBy.get(e.userId) ?? 0) === 0) {
-        waiting.set(e.sessionId, { userId: e.userId, lag: new Map() });
+        waiting.set(e.userId, { grantTick: nextGrantTick[i] ?? null, lag: new Map() });
         report.newcomers += 1;
       }
       add(queuedBy, e.userId, 1);
@@ -121,21 +128,22 @@ export function replayDispatch(
         report.violations.push(`${running} running > global cap ${caps.globalCap}`);
       if (mine > caps.userCap(e.userId))
         report.violations.push(`${e.userId} runs ${mine} > cap ${caps.userCap(e.userId)}`);
-      const own = waiting.get(e.sessionId);
-      waiting.delete(e.sessionId);
+      const own = waiting.get(e.userId);
+      waiting.delete(e.userId);
       if (own !== undefined) {
         const worst = Math.max(0, ...own.lag.values());
         report.worstLag = Math.max(report.worstLag, worst);
         if (worst > 1)
           report.violations.push(`newcomer ${e.sessionId} waited ${worst} grants of one user`);
       }
-      for (const [id, w] of waiting) {
-        const same = e.tick !== null && grantTick.get(id) === e.tick;
-        if (w.userId !== e.userId && !same) add(w.lag, e.userId, 1);
+      for (const w of waiting.values()) {
+        const same = e.tick !== null && w.grantTick === e.tick;
+        if (!same) add(w.lag, e.userId, 1);
       }
     } else if (e.from === 'queued') {
       add(queuedBy, e.userId, -1);
-      waiting.delete(e.sessionId);
+      // Cancelled before its turn: nothing of the user's waits any more.
+      if ((queuedBy.get(e.userId) ?? 0) === 0) waiting.delete(e.userId);
     } else if (e.from === 'running' && e.to !== 'running') {
       add(runningBy, e.userId, -1);
       running -= 1;
