@@ -124,11 +124,14 @@ describeWithServer(
           simulated: { nodes: 1, speed: 1, rescheduleDelayMs: 1_000 },
           caps: CAPS,
           pollMs: 200,
-          // A boot pass that finds another node's Reconciler holding the lock is
-          // retried at the next period (60 s by default): kept short so that
-          // restarts during the chaos are ready in seconds. The beats (a third
-          // of it) then vouch for 10 s, still far above the bound checked here.
-          reconcileMs: 10_000,
+          // The Reconciler's period stays the default (60 s): nothing here
+          // waits for it. A restarted node that finds a leader is covered by
+          // it (its boot sweep settles at once), the leader's liveness watch
+          // turns each death into a pass at once (a DOWN every 250 ms at
+          // most), and a killed leader's lock goes to a follower's waiting
+          // request within a round trip, which runs a takeover pass. The
+          // beats (20 s, stale after 60 s) are the backstop only: every kill
+          // here is seen by its lock.
         };
         const nodes = [
           await c.addNode('n1', settings),
