@@ -9,7 +9,7 @@ import { type Kysely, sql } from 'kysely';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { MigrationError } from './errors.js';
 import type { Database } from './schema.js';
-import { DERIVED_HISTORY } from './sql/derivedHistory.js';
+import { DERIVED_HISTORY, orReplace } from './sql/derivedHistory.js';
 import { DISPATCH_SCHEMA } from './sql/dispatchSchema.js';
 import { LEAN_HOT_PATH } from './sql/leanHotPath.js';
 import { RT_PLACE, RT_STATE_ROW } from './sql/rtPlace.js';
@@ -159,6 +159,14 @@ export const MIGRATIONS: readonly Migration[] = [
     // and the session_history view derives the history
     // (src/db/sql/derivedHistory.ts; docs/data.md, "History").
     statements: DERIVED_HISTORY,
+  },
+  {
+    version: 8,
+    name: 'tick_lookups_by_key',
+    // The tick's lookups by key as lateral probes, so that a generic plan
+    // made on empty tables cannot read whole tables on every later tick
+    // (src/db/sql/outcomeSql.ts `byKey`; test/db/tick.plans.test.ts).
+    statements: [orReplace(RT_PLACE), orReplace(RT_TICK)],
   },
 ];
 

@@ -64,7 +64,8 @@ export const SESSION_HISTORY_VIEW = `CREATE VIEW session_history AS
  */
 export const CHANGED_TICK = 'coalesce(ended_tick, claimed_tick, queued_tick)';
 
-const orReplace = (statement: string) =>
+/** The same `CREATE FUNCTION`, as `CREATE OR REPLACE` (a later migration re-creating it). */
+export const orReplace = (statement: string) =>
   statement.replace(/^CREATE FUNCTION/, 'CREATE OR REPLACE FUNCTION');
 
 export const DERIVED_HISTORY: readonly string[] = [

@@ -4,6 +4,7 @@
  * "The order: turns"), and the state row's rebuild.
  */
 import { INITIAL_CAPS } from './dispatchSchema.js';
+import { byKey } from './outcomeSql.js';
 
 /**
  * Exact positions, as SQL fragments. A session's position is 1 + the queued
@@ -53,7 +54,7 @@ BEGIN
   ), ru AS (
     SELECT g.user_id, g.first_ord, g.k, coalesce(l.queued, 0) > 0 AS has, l.head_turn, l.queued, l.join_seq
     FROM (SELECT r.user_id, min(r.ord) AS first_ord, count(*) AS k FROM r GROUP BY r.user_id) g
-    LEFT JOIN user_lines l ON l.user_id = g.user_id
+    LEFT JOIN LATERAL ${byKey('user_lines', 'g.user_id', 'user_id')} l ON true
   ), j AS (
     SELECT ru.user_id, p_next_join + row_number() OVER (ORDER BY ru.first_ord) - 1 AS js
     FROM ru WHERE NOT ru.has
@@ -76,7 +77,7 @@ BEGIN
   ), ln AS (
     INSERT INTO user_lines (user_id, head_turn, queued, running, join_seq, max_running, has_override, tick)
     SELECT b.user_id, b.head, b.k, 0, b.js, coalesce(c.max_running, p_ucap), c.user_id IS NOT NULL, p_tick
-    FROM b LEFT JOIN user_caps c ON c.user_id = b.user_id
+    FROM b LEFT JOIN LATERAL ${byKey('user_caps', 'b.user_id', 'user_id')} c ON true
     ON CONFLICT (user_id) DO UPDATE SET head_turn = EXCLUDED.head_turn,
       queued = user_lines.queued + EXCLUDED.queued, join_seq = EXCLUDED.join_seq, tick = EXCLUDED.tick
   )

@@ -18,7 +18,7 @@
  * (measured 234 vs 92 µs per job in the prototype, ../shared/DISPATCH.md).
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
-import { A, NF, STALE } from './outcomeSql.js';
+import { A, byKey, NF, STALE } from './outcomeSql.js';
 import { APPEND_PHASES } from './rtTickAppend.js';
 import { GRANT_AND_REPLY } from './rtTickGrant.js';
 
@@ -104,7 +104,8 @@ BEGIN
     )
     UPDATE sessions s SET backend = h.backend, handle = h.handle,
       started_at = coalesce(h.started_at, s.started_at), updated_at = v_now
-    FROM h WHERE s.id = h.session_id AND s.status = 'running' AND s.epoch = h.epoch
+    FROM h WHERE s.id = ANY (ARRAY(SELECT h.session_id FROM h)) AND s.id = h.session_id
+      AND s.status = 'running' AND s.epoch = h.epoch
       AND (s.backend IS DISTINCT FROM h.backend OR s.handle IS DISTINCT FROM h.handle
            OR (h.started_at IS NOT NULL AND s.started_at IS DISTINCT FROM h.started_at));
     GET DIAGNOSTICS v_n = ROW_COUNT;
@@ -115,7 +116,7 @@ BEGIN
         ELSE ${STALE('s.status', 's.epoch')} END)
       FROM jsonb_to_recordset(p->'handles') AS x(ord integer, ref text, session_id text, epoch integer,
         backend text, handle text, started_at timestamptz)
-      LEFT JOIN sessions s ON s.id = x.session_id);
+      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true);
   END IF;
 
   -- Finishes: running@epoch -> final, history, output, column, counts; requeues come back out.
@@ -131,7 +132,8 @@ BEGIN
         failure_reason = CASE WHEN f.status = 'failed' THEN f.reason END,
         user_recoverable = (f.status = 'failed' AND f.user_recoverable), updated_at = v_now,
         ended_tick = v_tick
-      FROM f WHERE s.id = f.session_id AND s.status = 'running' AND s.epoch = f.epoch
+      FROM f WHERE s.id = ANY (ARRAY(SELECT f.session_id FROM f)) AND s.id = f.session_id
+        AND s.status = 'running' AND s.epoch = f.epoch
       RETURNING s.id, s.task_id, s.user_id, s.kind, s.attempt, s.status, f.ord,
         f.has_output, f.out_text, f.out_total, f.out_truncated, f.col, f.requeue_id
     ), o AS (
@@ -140,10 +142,11 @@ BEGIN
     ), t AS (
       UPDATE tasks SET board_column = CASE WHEN u.requeue_id IS NULL THEN u.col ELSE 'queued' END,
         updated_at = v_now
-      FROM u WHERE tasks.id = u.task_id
+      FROM u WHERE tasks.id = ANY (ARRAY(SELECT u.task_id FROM u)) AND tasks.id = u.task_id
     ), l AS (
       UPDATE user_lines ln SET running = greatest(0, ln.running - x.n), tick = v_tick
-      FROM (SELECT u.user_id, count(*) AS n FROM u GROUP BY u.user_id) x WHERE ln.user_id = x.user_id
+      FROM (SELECT u.user_id, count(*) AS n FROM u GROUP BY u.user_id) x
+      WHERE ln.user_id = ANY (ARRAY(SELECT u.user_id FROM u)) AND ln.user_id = x.user_id
     )
     SELECT count(*), coalesce(jsonb_agg(jsonb_build_object('ord', u.ord, 'id', u.requeue_id,
         'task_id', u.task_id, 'user_id', u.user_id, 'kind', u.kind, 'attempt', u.attempt + 1,
@@ -164,7 +167,7 @@ BEGIN
         ELSE ${STALE('s.status', 's.epoch')} END)
       FROM jsonb_to_recordset(p->'finishes') AS x(ord integer, ref text, session_id text, epoch integer,
         status text, requeue_id text)
-      LEFT JOIN sessions s ON s.id = x.session_id);
+      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true);
   END IF;
 
   -- Cancels: queued | running @epoch -> cancelled; counts; a queued line closes up behind it.
@@ -176,17 +179,19 @@ BEGIN
     ), u AS (
       UPDATE sessions s SET status = 'cancelled', finished_at = v_now, updated_at = v_now,
         ended_tick = v_tick, cancel_reason = c.reason
-      FROM c WHERE s.id = c.session_id AND s.status = c.exp_status AND s.epoch = c.exp_epoch
+      FROM c WHERE s.id = ANY (ARRAY(SELECT c.session_id FROM c)) AND s.id = c.session_id
+        AND s.status = c.exp_status AND s.epoch = c.exp_epoch
       RETURNING s.id, s.task_id, s.user_id, s.turn, c.exp_status, c.col
     ), t AS (
-      UPDATE tasks SET board_column = u.col, updated_at = v_now FROM u WHERE tasks.id = u.task_id
+      UPDATE tasks SET board_column = u.col, updated_at = v_now
+      FROM u WHERE tasks.id = ANY (ARRAY(SELECT u.task_id FROM u)) AND tasks.id = u.task_id
     ), l AS (
       UPDATE user_lines ln SET queued = greatest(0, ln.queued - x.q),
         running = greatest(0, ln.running - x.r), tick = v_tick
       FROM (SELECT u.user_id, count(*) FILTER (WHERE u.exp_status = 'queued') AS q,
               count(*) FILTER (WHERE u.exp_status = 'running') AS r
             FROM u GROUP BY u.user_id) x
-      WHERE ln.user_id = x.user_id
+      WHERE ln.user_id = ANY (ARRAY(SELECT u.user_id FROM u)) AND ln.user_id = x.user_id
     )
     SELECT count(*), count(*) FILTER (WHERE u.exp_status = 'running'),
       coalesce(jsonb_agg(jsonb_build_object('user_id', u.user_id, 'turn', u.turn))
@@ -201,13 +206,14 @@ BEGIN
       WITH c AS (SELECT * FROM jsonb_to_recordset(v_cq) AS x(user_id text, turn bigint)),
       m AS (SELECT c.user_id, min(c.turn) AS t0 FROM c GROUP BY c.user_id)
       UPDATE sessions s SET turn = s.turn - (SELECT count(*) FROM c WHERE c.user_id = s.user_id AND c.turn < s.turn)
-      FROM m WHERE s.user_id = m.user_id AND s.status = 'queued' AND s.turn > m.t0;
+      FROM m WHERE s.user_id = ANY (ARRAY(SELECT m.user_id FROM m)) AND s.user_id = m.user_id
+        AND s.status = 'queued' AND s.turn > m.t0;
     END IF;
     v_out := v_out || (SELECT jsonb_agg(CASE WHEN s.id IS NULL THEN ${NF}
         WHEN s.status = 'cancelled' AND s.epoch = x.exp_epoch THEN ${A('s.id', 'true')}
         ELSE ${STALE('s.status', 's.epoch')} END)
       FROM jsonb_to_recordset(p->'cancels') AS x(ord integer, ref text, session_id text, exp_epoch integer)
-      LEFT JOIN sessions s ON s.id = x.session_id);
+      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true);
   END IF;
 
 ${APPEND_PHASES}

@@ -4,7 +4,7 @@
  * enqueues (idempotent on the caller's ids). Spliced into the function body
  * by rtTick.ts; the variables are its.
  */
-import { A, NF, STALE } from './outcomeSql.js';
+import { A, byKey, NF, STALE } from './outcomeSql.js';
 
 export const APPEND_PHASES = `  -- Retries: compare-and-set on the latest attempt; a new attempt at the back of the line.
   IF jsonb_array_length(p->'retries') > 0 THEN
@@ -17,10 +17,11 @@ export const APPEND_PHASES = `  -- Retries: compare-and-set on the latest attemp
         (t.id IS NOT NULL AND lt.id IS NOT NULL AND mine.task_id IS NULL AND lt.id = r.exp_session_id
           AND lt.status = r.exp_status AND lt.epoch = r.exp_epoch) AS cand
       FROM r
-      LEFT JOIN tasks t ON t.id = r.task_id AND (r.actor IS NULL OR t.user_id = r.actor)
+      LEFT JOIN LATERAL (SELECT k.id FROM tasks k
+        WHERE k.id = r.task_id AND (r.actor IS NULL OR k.user_id = r.actor) LIMIT 1) t ON true
       LEFT JOIN LATERAL (SELECT s.id, s.status, s.epoch, s.attempt, s.kind, s.user_id FROM sessions s
         WHERE s.task_id = t.id ORDER BY s.attempt DESC LIMIT 1) lt ON true
-      LEFT JOIN sessions mine ON mine.id = r.session_id
+      LEFT JOIN LATERAL ${byKey('sessions', 'r.session_id')} mine ON true
     ), y AS (
       -- Of several retries of one task in a tick, the first wins; the others are superseded by it.
       SELECT z.*, (z.cand AND row_number() OVER w = 1) AS ok, first_value(z.session_id) OVER w AS first_id
@@ -49,10 +50,10 @@ export const APPEND_PHASES = `  -- Retries: compare-and-set on the latest attemp
   IF jsonb_array_length(p->'enqueues') > 0 THEN
     WITH q AS (
       SELECT x.*, ex.task_id AS ex_task, ex.status AS ex_status, ex.epoch AS ex_epoch,
-        EXISTS (SELECT 1 FROM tasks t WHERE t.id = x.task_id) AS task_taken
+        (SELECT k.id FROM tasks k WHERE k.id = x.task_id LIMIT 1) IS NOT NULL AS task_taken
       FROM jsonb_to_recordset(p->'enqueues') AS x(ord integer, ref text, task_id text, session_id text,
         user_id text, title text, spec jsonb, col text)
-      LEFT JOIN sessions ex ON ex.id = x.session_id
+      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} ex ON true
     ), ti AS (
       INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at)
       SELECT q.task_id, q.user_id, q.title, q.spec, q.col, v_now, v_now FROM q

@@ -3,7 +3,7 @@
  * cap assertion), the state row and NOTIFY, and the reply with exact
  * positions. Spliced into the function body by rtTick.ts; the variables are its.
  */
-import { TICK_CHANNEL } from './outcomeSql.js';
+import { byKey, TICK_CHANNEL } from './outcomeSql.js';
 import { ACTIVE_LINES, positionOf } from './rtPlace.js';
 
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
@@ -32,13 +32,14 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     ), lu AS (
       UPDATE user_lines l SET running = l.running + x.n, queued = l.queued - x.n,
         head_turn = l.head_turn + x.n, tick = v_tick
-      FROM (SELECT g.user_id, count(*) AS n FROM g GROUP BY g.user_id) x WHERE l.user_id = x.user_id
+      FROM (SELECT g.user_id, count(*) AS n FROM g GROUP BY g.user_id) x
+      WHERE l.user_id = ANY (ARRAY(SELECT g.user_id FROM g)) AND l.user_id = x.user_id
       RETURNING l.running > l.max_running AS over
     )
     SELECT count(*), coalesce(json_agg(json_build_object('session', to_json(g), 'task', to_json(t))
         ORDER BY g.turn, g.join_seq), '[]'), coalesce(array_agg(g.id), '{}'),
       coalesce((SELECT bool_or(lu.over) FROM lu), false)
-    INTO v_n, v_granted, v_gids, v_over FROM g JOIN tasks t ON t.id = g.task_id;
+    INTO v_n, v_granted, v_gids, v_over FROM g CROSS JOIN LATERAL ${byKey('tasks', 'g.task_id')} t;
     -- Belt and braces: the pick above never exceeds a cap; if it ever did, nothing commits.
     IF v_over THEN
       RAISE EXCEPTION 'rt_tick: a grant would exceed a user cap' USING ERRCODE = 'check_violation';
@@ -91,10 +92,10 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       ELSE json_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
   INTO v_reply
   FROM x
-  LEFT JOIN sessions s ON s.id = x.sid
-  LEFT JOIN tasks t ON x.tk AND t.id = s.task_id
-  LEFT JOIN sessions n ON n.id = x.nid
-  LEFT JOIN user_lines l ON l.user_id = x.u
+  LEFT JOIN LATERAL ${byKey('sessions', 'x.sid')} s ON true
+  LEFT JOIN LATERAL (SELECT * FROM tasks k WHERE x.tk AND k.id = s.task_id LIMIT 1) t ON true
+  LEFT JOIN LATERAL ${byKey('sessions', 'x.nid')} n ON true
+  LEFT JOIN LATERAL ${byKey('user_lines', 'x.u', 'user_id')} l ON true
   LEFT JOIN ps sp ON sp.id = s.id
   LEFT JOIN ps np ON np.id = n.id;
 
@@ -108,7 +109,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
       SELECT coalesce(json_agg(json_build_object('session', to_json(s), 'task', to_json(t))
         ORDER BY s.claimed_at, s.id), '[]')
-      FROM sessions s JOIN tasks t ON t.id = s.task_id
+      FROM sessions s CROSS JOIN LATERAL ${byKey('tasks', 's.task_id')} t
       WHERE s.status = 'running' AND s.owner_node = v_owner) END,
     'running', v_running,
     'lines', CASE WHEN v_changed THEN (SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
