@@ -65,6 +65,16 @@ export interface DispatcherOptions {
   /** Most ticks out at once. Default 2. */
   maxInFlight?: number;
   /**
+   * While a tick is out, another departs only once this many ops wait
+   * (default 16); fewer wait for the reply instead. A second tick only
+   * queues on the tick's lock until the first commits, so sending it small
+   * gains nothing and makes every later tick smaller: with finishes
+   * arriving one by one, ticks carried ~6 ops each. The reply starts the
+   * next tick before its grants are handed out, so the database does not
+   * wait for the node either.
+   */
+  pipelineAt?: number;
+  /**
    * Checks one op when it is submitted (throws for a bad one), so a bad op
    * is its caller's error at once and never fails the batch it would ride.
    */
@@ -194,7 +204,13 @@ export class Dispatcher {
   }
 
   private full(): boolean {
-    return this.inFlight >= (this.o.maxInFlight ?? 2);
+    if (this.inFlight >= (this.o.maxInFlight ?? 2)) return true;
+    // Solo ops go out alone anyway: no point waiting for company.
+    return (
+      this.inFlight > 0 &&
+      this.pending.length < (this.o.pipelineAt ?? 16) &&
+      this.pending[0]?.solo !== true
+    );
   }
 
   private schedule(): void {
@@ -251,17 +267,23 @@ export class Dispatcher {
     this.dirty = false;
     this.inFlight += 1;
     this.reserved += want;
+    const settle = () => {
+      this.inFlight -= 1;
+      this.reserved -= want;
+    };
     void this.o
       .track(this.o.tick(input))
       .then(
-        (result) => this.succeeded(batch, input, result),
-        (error: unknown) => this.failed(batch, error),
+        (result) => {
+          settle();
+          this.succeeded(batch, input, result);
+        },
+        (error: unknown) => {
+          settle();
+          this.failed(batch, error);
+        },
       )
-      .finally(() => {
-        this.inFlight -= 1;
-        this.reserved -= want;
-        this.schedule();
-      });
+      .finally(() => this.schedule());
   }
 
   private succeeded(batch: Entry[], input: TickInput, result: TickResult): void {
@@ -269,6 +291,7 @@ export class Dispatcher {
     this.resync = false;
     if (result.tick > this.lastTick) this.lastTick = result.tick;
     const byRef = new Map(result.outcomes.map((x) => [x.ref, x]));
+    const answers: [Entry, TickOutcome][] = [];
     for (const e of batch) {
       const outcome = byRef.get(e.op.ref);
       // The function answers every ref; a missing one is a broken reply, not a success.
@@ -277,7 +300,7 @@ export class Dispatcher {
         continue;
       }
       this.account(e.op);
-      e.resolve(outcome);
+      answers.push([e, outcome]);
     }
     for (const g of result.granted) this.held.set(g.session.id, g.session.epoch);
     // A tick that filled its want may have left more for us; one that did not found nothing.
@@ -288,6 +311,10 @@ export class Dispatcher {
       (op) => op.op === 'enqueue' || op.op === 'retry' || op.op === 'cap',
     );
     if ((input.want > 0 || newWork) && result.granted.length >= input.want) this.dirty = true;
+    // The next tick leaves now, with what waits, before this one's callers
+    // and grants are handled (that work would otherwise keep the database idle).
+    this.sendNow();
+    for (const [e, outcome] of answers) e.resolve(outcome);
     // The tick's own changes first, then its grants: a re-queued attempt
     // granted in the tick that failed its predecessor comes after it.
     try {
@@ -304,6 +331,12 @@ export class Dispatcher {
       this.emitGrant(g);
     }
     for (const g of result.granted) this.emitGrant(g);
+  }
+
+  /** Starts the next tick synchronously when one may go (schedule() waits for a microtask). */
+  private sendNow(): void {
+    if (this.scheduled || this.full() || this.stopped || this.retryTimer !== null) return;
+    this.run();
   }
 
   private emitGrant(g: { session: Session; task: Task }): void {

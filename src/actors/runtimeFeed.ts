@@ -43,7 +43,10 @@ export interface FeedOptions {
     lines: UserLine[];
     running?: number;
   }): void;
-  /** A tick newer than any this node had seen. */
+  /**
+   * A tick newer than any this node had seen, after which a grant may be
+   * possible (not called for another node's tick that left none possible).
+   */
   onNewerTick(tick: number): void;
   onError(error: unknown): void;
   track<T>(work: Promise<T>): Promise<T>;
@@ -74,9 +77,12 @@ export class TickFeed {
         this.unlisten = await this.o.notifications.listen(
           'roundtable_tick',
           (payload) => {
-            // `<tick> <owner>`; a repair's NOTIFY has no owner.
-            const [tick, owner] = payload.split(' ');
-            if (owner !== this.o.owner) this.heard(Number(tick));
+            // `<tick> <owner> grantable|full`; a repair's NOTIFY has no owner.
+            const [tick, owner, flag] = payload.split(' ');
+            if (owner === this.o.owner) return;
+            // A tick that left nothing to grant needs no tick here (a node
+            // of an older version sends no flag, and a repair none: ask).
+            this.heard(Number(tick), flag !== 'full');
           },
           (state) => {
             this.listening = state === 'listening';
@@ -109,9 +115,10 @@ export class TickFeed {
     void this.unlisten?.().catch(this.o.onError);
   }
 
-  private heard(tick: number): void {
+  /** A newer tick: its changes are read; the dispatcher is told when it may grant for it. */
+  private heard(tick: number, grantable = true): void {
     if (!Number.isSafeInteger(tick) || tick <= this.seen) return;
-    this.o.onNewerTick(tick);
+    if (grantable) this.o.onNewerTick(tick);
     this.read();
   }
 

@@ -251,7 +251,7 @@ describe('Dispatcher', () => {
     const store = new FakeStore();
     const clock = new TestClock();
     store.hold = true;
-    const { d } = dispatcher(store, clock, { maxInFlight: 2 });
+    const { d } = dispatcher(store, clock, { maxInFlight: 2, pipelineAt: 1 });
     await flush();
     expect(store.calls.map((c) => c.want)).toEqual([4]);
     const p = d.submit(enqueue(1));
@@ -277,7 +277,7 @@ describe('Dispatcher', () => {
     const store = new FakeStore();
     const clock = new TestClock();
     store.hold = true;
-    const { d } = dispatcher(store, clock, { maxInFlight: 2 });
+    const { d } = dispatcher(store, clock, { maxInFlight: 2, pipelineAt: 1 });
     await flush();
     const p = d.submit(enqueue(1));
     await flush();
@@ -299,5 +299,37 @@ describe('Dispatcher', () => {
     await flush();
     // That one found nothing more: no further tick.
     expect(store.calls).toHaveLength(3);
+  });
+
+  it('a second tick departs while one is out only with pipelineAt ops; fewer ride the next one, sent as the reply arrives', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    store.hold = true;
+    const { d } = dispatcher(store, clock, { maxInFlight: 2, pipelineAt: 3 });
+    await flush();
+    expect(store.calls.map((c) => [c.want, c.ops.length])).toEqual([[4, 0]]);
+    const answers = [d.submit(enqueue(1)), d.submit(enqueue(2))];
+    await flush();
+    // Two waiting, three needed: no second tick yet.
+    expect(store.calls).toHaveLength(1);
+    answers.push(d.submit(enqueue(3)));
+    await flush();
+    expect(store.calls.map((c) => [c.want, c.ops.length])).toEqual([
+      [4, 0],
+      [0, 3],
+    ]);
+    answers.push(d.submit(enqueue(4)));
+    await flush();
+    expect(store.calls).toHaveLength(2);
+    // One still out after the first reply: the lone op keeps waiting.
+    store.pending.shift()?.();
+    await flush();
+    expect(store.calls).toHaveLength(2);
+    // None out: it leaves with the second reply.
+    store.pending.shift()?.();
+    await flush();
+    expect(store.calls.map((c) => c.ops.length)).toEqual([0, 3, 1]);
+    store.pending.shift()?.();
+    for (const a of answers) expect((await a).kind).toBe('applied');
   });
 });

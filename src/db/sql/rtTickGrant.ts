@@ -60,7 +60,13 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     -- Who ticked: the node of the history's claims and cancels (session_history).
     INSERT INTO dispatch_ticks (tick, owner, at) VALUES (v_tick, v_owner, v_now);
     -- The owner rides along: a node skips its own ticks (it has their replies).
-    PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner);
+    -- "grantable" when a grant is still possible after this tick (room under
+    -- the global cap and a line with work and room): only then do the other
+    -- nodes tick for it. At the cap, the node whose run ends grants the next
+    -- one in the same tick, so nobody else needs to ask.
+    PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner
+      || CASE WHEN v_running < v_gcap AND EXISTS (SELECT 1 FROM user_lines e WHERE e.eligible)
+           THEN ' grantable' ELSE ' full' END);
   ELSE
     v_tick := st.tick;
   END IF;

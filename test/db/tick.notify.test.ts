@@ -1,0 +1,61 @@
+/**
+ * What a tick's NOTIFY says (docs/data.md, "Dispatch"): `<tick> <owner>
+ * grantable` when a grant is still possible after it (room under the
+ * global cap and a line with work and room), `<tick> <owner> full` when
+ * not. Other nodes tick for a `grantable` one only (src/actors/runtimeFeed.ts),
+ * so a cluster at its cap does not have every node tick after every tick.
+ */
+import { expect, it } from 'vitest';
+import { TICK_CHANNEL } from '../../src/db/sql/rtTick.js';
+import { describeEachEngine } from '../support/databases.js';
+import { enqueueOp, finishOp, ticker } from './tickFixtures.js';
+
+async function until(what: string, check: () => boolean, deadlineMs = 5_000) {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > deadlineMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describeEachEngine('tick NOTIFY', (getDb) => {
+  it('says grantable while a grant is possible, full at the cap or with nothing eligible', async () => {
+    const { db, connectAnother } = getDb();
+    const listener = await connectAnother();
+    const heard: string[] = [];
+    const unlisten = await listener.listen(TICK_CHANNEL, (p) => heard.push(p));
+    try {
+      const t = ticker(db, { globalCap: 2, defaultUserCap: 1, owner: 'node-a@boot1' });
+      const says = async (expected: string) => {
+        const n = heard.length;
+        const r = await step();
+        await until(`NOTIFY of tick ${r.tick}`, () => heard.length > n);
+        expect(heard.at(-1)).toBe(`${r.tick} node-a@boot1 ${expected}`);
+        return r;
+      };
+      let step = () => t([enqueueOp('ann'), enqueueOp('bob'), enqueueOp('ann')], { want: 1 });
+      // One granted of two: room left and bob waits.
+      const first = await says('grantable');
+      step = () => t([], { want: 1 });
+      const second = await says('full');
+      const [ann] = first.granted;
+      const [bob] = second.granted;
+      if (ann === undefined || bob === undefined) throw new Error('expected two grants');
+      // At the cap, new work changes nothing for the others.
+      step = () => t([enqueueOp('cat')]);
+      await says('full');
+      // A finish frees room, and ann's second and cat's wait: grantable.
+      step = () => t([finishOp(ann.session.id, ann.session.epoch)]);
+      await says('grantable');
+      // Asked for two, room for one: that fills the cap.
+      step = () => t([], { want: 2 });
+      const third = await says('full');
+      expect(third.granted).toHaveLength(1);
+      // bob ends: room again, and one of ann and cat still waits.
+      step = () => t([finishOp(bob.session.id, bob.session.epoch)]);
+      await says('grantable');
+    } finally {
+      await unlisten();
+    }
+  });
+});
