@@ -6,6 +6,7 @@
  * taken on the client side by wrapping `pg.Client.prototype.query` once per
  * process; a wrapped call costs a regex and a map update.
  */
+import { createRequire } from 'node:module';
 import pg from 'pg';
 
 export interface QueryProfile {
@@ -104,11 +105,31 @@ function count(client: object, text: string): void {
   }
 }
 
+/**
+ * Every copy of `pg` a worker may use: this folder's (the peers' own
+ * node_modules, which graphile-worker and pg-boss bring) and the project's
+ * (roundtable's src/db). They are two modules with two `Client` prototypes:
+ * wrapping only the first left roundtable's profile empty.
+ */
+function pgCopies(): (typeof pg)[] {
+  const copies = new Set<typeof pg>([pg]);
+  try {
+    copies.add(createRequire(new URL('../../package.json', import.meta.url))('pg') as typeof pg);
+  } catch {
+    // No project copy (the bench run from elsewhere): this folder's is the one.
+  }
+  return [...copies];
+}
+
 /** Starts counting in this process (idempotent). */
 export function installQueryProfile(): void {
   if (installed) return;
   installed = true;
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  for (const copy of pgCopies()) wrap(copy);
+}
+
+function wrap(copy: typeof pg): void {
+  const proto = copy.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
   proto.query = function (this: object, ...args: unknown[]) {
     const first = args[0];
