@@ -140,11 +140,62 @@ export interface TickPayload {
   want: number;
   resync: boolean;
   caps: object[];
-  handles: object[];
-  finishes: object[];
+  handles: HandleRow[];
+  finishes: FinishRow[];
   cancels: object[];
   retries: object[];
   enqueues: object[];
+}
+
+interface HandleRow {
+  ord: number;
+  ref: string;
+  session_id: string;
+  epoch: number;
+  backend: string;
+  handle: string;
+  started_at: string | null;
+  /** Written by the finish of the same run in this tick (foldHandles). */
+  folded?: boolean;
+}
+
+interface FinishRow {
+  ord: number;
+  ref: string;
+  session_id: string;
+  epoch: number;
+  [column: string]: unknown;
+}
+
+/**
+ * A run that ends in the tick that records its handle (a short job) gets
+ * both from one write of its row: the finish carries the handle and the
+ * handle op only answers (`folded`), which saves a row version of
+ * `sessions` and its index entries per such job. Only a lone handle op of
+ * the finish's epoch folds; the fencing is the same (running at that
+ * epoch), so the outcome of each op is the same as unfolded.
+ *
+ * @example
+ * ```ts
+ * const h = { ord: 0, ref: 'h', session_id: 's', epoch: 1, backend: 'simulated', handle: 'x', started_at: null };
+ * const f = { ord: 1, ref: 'f', session_id: 's', epoch: 1 };
+ * foldHandles([h], [f]);
+ * h.folded // => true
+ * f.h_handle // => 'x'
+ * ```
+ */
+export function foldHandles(handles: HandleRow[], finishes: FinishRow[]): void {
+  if (handles.length === 0 || finishes.length === 0) return;
+  const lone = new Map<string, HandleRow | null>();
+  for (const h of handles) lone.set(h.session_id, lone.has(h.session_id) ? null : h);
+  for (const f of finishes) {
+    const h = lone.get(f.session_id);
+    if (h === undefined || h === null || h.epoch !== f.epoch) continue;
+    h.folded = true;
+    f.h_backend = h.backend;
+    f.h_handle = h.handle;
+    f.h_started_at = h.started_at;
+  }
 }
 
 /** Validates a whole tick (throws `ValidationError` before any SQL) and builds its payload. */
@@ -263,5 +314,6 @@ export function tickPayload(input: TickInput): TickPayload {
         break;
     }
   });
+  foldHandles(p.handles, p.finishes);
   return p;
 }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/db/ids.js';
+import * as tickInput from '../../src/db/tickInput.js';
 import { tickPayload, validateTickOp } from '../../src/db/tickInput.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+runDocExamples(new URL('../../src/db/tickInput.ts', import.meta.url), tickInput);
 
 const enqueue = () => ({
   op: 'enqueue' as const,
@@ -41,5 +45,51 @@ describe('validateTickOp', () => {
   it('still rejects an op that was never checked', () => {
     const op = { ...enqueue(), title: '' };
     expect(() => tickPayload(head([op]))).toThrow(/ops\.0\.title/);
+  });
+});
+
+describe('tickPayload folds a lone handle into the finish of its run', () => {
+  const handle = (sessionId: string, epoch: number, ref: string) => ({
+    op: 'handle' as const,
+    ref,
+    sessionId,
+    epoch,
+    backend: 'simulated' as const,
+    handle: `h-${ref}`,
+    startedAt: null,
+  });
+  const finish = (sessionId: string, epoch: number, ref: string) => ({
+    op: 'finish' as const,
+    ref,
+    sessionId,
+    epoch,
+    status: 'succeeded' as const,
+    exitCode: 0,
+    reason: null,
+    userRecoverable: false,
+    output: null,
+    column: 'done',
+    requeue: null,
+  });
+  it('same run, same epoch: the finish carries the handle, the handle op only answers', () => {
+    const s = newId('session');
+    const p = tickPayload(head([handle(s, 1, 'h1'), finish(s, 1, 'f1')]));
+    expect(p.handles).toMatchObject([{ ref: 'h1', folded: true }]);
+    expect(p.finishes).toMatchObject([{ ref: 'f1', h_handle: 'h-h1', h_backend: 'simulated' }]);
+  });
+  it('another epoch, or two handles of one run, stay as they are', () => {
+    const s = newId('session');
+    const t = newId('session');
+    const p = tickPayload(
+      head([
+        handle(s, 1, 'h1'),
+        finish(s, 2, 'f1'),
+        handle(t, 1, 'h2'),
+        handle(t, 1, 'h3'),
+        finish(t, 1, 'f2'),
+      ]),
+    );
+    expect(p.handles.some((h) => h.folded)).toBe(false);
+    expect(p.finishes.some((f) => 'h_handle' in f)).toBe(false);
   });
 });

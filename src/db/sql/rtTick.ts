@@ -99,10 +99,13 @@ BEGIN
   END IF;
 
   -- Handles: fenced on (running, epoch); a handle already recorded is left alone.
+  -- A folded one is written by its run's finish below (tickInput.ts foldHandles).
   IF jsonb_array_length(p->'handles') > 0 THEN
     WITH h AS (
       SELECT DISTINCT ON (x.session_id) x.* FROM jsonb_to_recordset(p->'handles')
-        AS x(ord integer, session_id text, epoch integer, backend text, handle text, started_at timestamptz)
+        AS x(ord integer, session_id text, epoch integer, backend text, handle text, started_at timestamptz,
+          folded boolean)
+      WHERE x.folded IS NOT TRUE
       ORDER BY x.session_id, x.ord
     )
     UPDATE sessions s SET backend = h.backend, handle = h.handle,
@@ -113,13 +116,6 @@ BEGIN
            OR (h.started_at IS NOT NULL AND s.started_at IS DISTINCT FROM h.started_at));
     GET DIAGNOSTICS v_n = ROW_COUNT;
     IF v_n > 0 THEN v_changed := true; END IF;
-    v_out := v_out || (SELECT jsonb_agg(CASE WHEN s.id IS NULL THEN ${NF}
-        WHEN s.epoch = x.epoch AND s.backend IS NOT DISTINCT FROM x.backend AND s.handle IS NOT DISTINCT FROM x.handle
-          AND (x.started_at IS NULL OR s.started_at = x.started_at) THEN ${A('s.id', 'false')}
-        ELSE ${STALE('s.status', 's.epoch')} END)
-      FROM jsonb_to_recordset(p->'handles') AS x(ord integer, ref text, session_id text, epoch integer,
-        backend text, handle text, started_at timestamptz)
-      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true);
   END IF;
 
   -- Finishes: running@epoch -> final, history, output, column, counts; requeues come back out.
@@ -128,13 +124,15 @@ BEGIN
       SELECT DISTINCT ON (x.session_id) x.* FROM jsonb_to_recordset(p->'finishes')
         AS x(ord integer, session_id text, epoch integer, status text, exit_code integer, reason text,
           user_recoverable boolean, has_output boolean, out_text text, out_total bigint,
-          out_truncated boolean, col text, requeue_id text)
+          out_truncated boolean, col text, requeue_id text, h_backend text, h_handle text,
+          h_started_at timestamptz)
       ORDER BY x.session_id, x.ord
     ), u AS (
       UPDATE sessions s SET status = f.status, finished_at = v_now, exit_code = f.exit_code,
         failure_reason = CASE WHEN f.status = 'failed' THEN f.reason END,
         user_recoverable = (f.status = 'failed' AND f.user_recoverable), updated_at = v_now,
-        ended_tick = v_tick
+        ended_tick = v_tick, backend = coalesce(f.h_backend, s.backend),
+        handle = coalesce(f.h_handle, s.handle), started_at = coalesce(f.h_started_at, s.started_at)
       FROM f WHERE s.id = ANY (ARRAY(SELECT f.session_id FROM f)) AND s.id = f.session_id
         AND s.status = 'running' AND s.epoch = f.epoch
       RETURNING s.id, s.task_id, s.user_id, s.kind, s.attempt, s.status, f.ord,
@@ -170,6 +168,17 @@ BEGIN
         ELSE ${STALE('s.status', 's.epoch')} END)
       FROM jsonb_to_recordset(p->'finishes') AS x(ord integer, ref text, session_id text, epoch integer,
         status text, requeue_id text)
+      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true);
+  END IF;
+
+  -- The handles' outcomes, after the finishes that wrote the folded ones.
+  IF jsonb_array_length(p->'handles') > 0 THEN
+    v_out := v_out || (SELECT jsonb_agg(CASE WHEN s.id IS NULL THEN ${NF}
+        WHEN s.epoch = x.epoch AND s.backend IS NOT DISTINCT FROM x.backend AND s.handle IS NOT DISTINCT FROM x.handle
+          AND (x.started_at IS NULL OR s.started_at = x.started_at) THEN ${A('s.id', 'false')}
+        ELSE ${STALE('s.status', 's.epoch')} END)
+      FROM jsonb_to_recordset(p->'handles') AS x(ord integer, ref text, session_id text, epoch integer,
+        backend text, handle text, started_at timestamptz)
       LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true);
   END IF;
 
