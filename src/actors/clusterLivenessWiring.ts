@@ -72,7 +72,7 @@ export async function startClusterLiveness(o: ClusterWiringOptions): Promise<{
   leader: (LeaderPort & { release(): Promise<void>; drop(): void }) | undefined;
 }> {
   const tick = () => {
-    o.reconcilerRef()?.send({ type: 'tick' });
+    o.reconcilerRef()?.send({ type: 'roundtable.reconciler.tick' });
   };
   const cluster = new ClusterLiveness({
     db: o.db,

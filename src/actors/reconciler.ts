@@ -238,6 +238,6 @@ export function requestPass(ref: AnyActorRef): Promise<void> {
       settle(new ReconcilerStoppedError('the reconciler is not running'));
       return;
     }
-    ref.send({ type: 'tick', done: settle });
+    ref.send({ type: 'roundtable.reconciler.tick', done: settle });
   });
 }

@@ -1,6 +1,7 @@
 /**
  * The Reconciler's loop as a statechart: one pass at boot, then one every
- * `periodMs` on the actor system's clock, and one whenever a `tick` event
+ * `periodMs` on the actor system's clock, and one whenever a tick
+ * (`roundtable.reconciler.tick`, namespaced like the supervisor's events)
  * arrives (tests and `runtime.reconcile()` send it, as Oban's `:rescue`).
  * Passes never overlap: a tick during a pass asks for one more pass after it.
  *
@@ -23,7 +24,10 @@ export interface ReconcileLoopInput {
 }
 
 /** `done` is called once the pass that covers this tick has finished. */
-export type ReconcileLoopEvent = { type: 'tick'; done?: (error?: unknown) => void };
+export type ReconcileLoopEvent = {
+  type: 'roundtable.reconciler.tick';
+  done?: (error?: unknown) => void;
+};
 
 /** The loop ended before the pass covering a tick finished. */
 export class ReconcilerStoppedError extends Error {
@@ -81,7 +85,7 @@ export const reconcileLoopMachine = setup({
     idle: {
       after: { periodMs: { target: 'reconciling' } },
       on: {
-        tick: {
+        'roundtable.reconciler.tick': {
           target: 'reconciling',
           actions: assign({
             waiting: ({ context, event }) =>
@@ -93,7 +97,7 @@ export const reconcileLoopMachine = setup({
     reconciling: {
       entry: assign(({ context }) => ({ covered: context.waiting, waiting: [] })),
       on: {
-        tick: {
+        'roundtable.reconciler.tick': {
           actions: assign({
             waiting: ({ context, event }) =>
               event.done ? [...context.waiting, event.done] : [...context.waiting, () => {}],

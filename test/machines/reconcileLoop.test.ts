@@ -58,7 +58,7 @@ function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
     tick() {
       let answer: { error: unknown } | undefined;
       actor.send({
-        type: 'tick',
+        type: 'roundtable.reconciler.tick',
         done: (error?: unknown) => {
           if (answer !== undefined) throw new Error('done called twice');
           answer = { error };
@@ -112,7 +112,7 @@ describe('reconcile loop', () => {
     const l = startLoop();
     await settle();
     const ticks = [l.tick(), l.tick(), l.tick()];
-    l.actor.send({ type: 'tick' }); // a tick with no caller still asks for a pass
+    l.actor.send({ type: 'roundtable.reconciler.tick' }); // a tick with no caller still asks for a pass
     await settle();
     expect(l.pending()).toHaveLength(1);
     await l.finish();
@@ -129,7 +129,7 @@ describe('reconcile loop', () => {
   it('a tick with no caller during a pass still asks for one more pass', async () => {
     const l = startLoop();
     await settle();
-    l.actor.send({ type: 'tick' });
+    l.actor.send({ type: 'roundtable.reconciler.tick' });
     await l.finish();
     expect(l.pending()).toHaveLength(1);
   });
@@ -178,7 +178,7 @@ describe('stopping the loop', () => {
   it('answers every caller it holds with a ReconcilerStoppedError: the covered and the waiting', async () => {
     const l = startLoop();
     await settle();
-    l.actor.send({ type: 'tick' }); // a tick with no caller: nothing to answer
+    l.actor.send({ type: 'roundtable.reconciler.tick' }); // a tick with no caller: nothing to answer
     const covered = l.tick(); // during the boot pass: covered by the next pass
     await l.finish();
     const waiting = l.tick(); // during that next pass, which hangs: waits for one more
@@ -238,7 +238,7 @@ describe('reconcile loop, random schedules', () => {
       for (const op of ops) {
         l.track();
         if (op.kind === 'tick') ticks.push({ startedBefore: l.passes.count, ...l.tick() });
-        else if (op.kind === 'silentTick') l.actor.send({ type: 'tick' });
+        else if (op.kind === 'silentTick') l.actor.send({ type: 'roundtable.reconciler.tick' });
         else if (op.kind === 'advance') l.clock.increment(op.ms);
         else if (l.pending().length > 0) await finishOne(op.fail);
         await settle();
@@ -272,7 +272,7 @@ describe('transition coverage', () => {
     const l = startLoop(partial.inspect);
     await l.finish();
     expect(partial.missingTransitions(reconcileLoopMachine)).toContain(
-      "reconciler.reconciling on 'tick' #0",
+      "reconciler.reconciling on 'roundtable.reconciler.tick' #0",
     );
     l.actor.stop();
   });
