@@ -5,9 +5,15 @@
  *
  * Imports nothing from `node:*`: the browser bundle includes this file.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import type { BoardCard } from './boardPort.js';
 import { type BoardWindow, MAX_RANGE_LIMIT, MAX_WATCH } from './boardWindow.js';
+
+// zod/mini, not zod: the page bundles this file, and zod's full build was
+// 454 KB of the page's 563 KB script, most of the first paint's wait on a busy
+// machine (docs/board.md). English messages, as the full build gives.
+z.config(en());
 
 /** The protocol version a client names in `subscribe`. */
 export const PROTOCOL_VERSION = 1;
@@ -43,7 +49,7 @@ export const ERROR_CODES = [
 /** A code of an `error` frame. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-const iso = z.string().min(1);
+const iso = z.string().check(z.minLength(1));
 
 /** Schema of a card; checked against {@link BoardCard} at compile time below. */
 export const boardCardSchema = z.object({
@@ -52,15 +58,15 @@ export const boardCardSchema = z.object({
   title: z.string(),
   column: z.enum(['queued', 'running', 'done', 'failed']),
   sessionId: z.string(),
-  attempt: z.number().int(),
+  attempt: z.int(),
   status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
-  queued: z.object({ position: z.number().int(), since: iso }).nullable(),
-  running: z.object({ since: iso }).nullable(),
-  failure: z.object({ reason: z.string(), recoverable: z.boolean() }).nullable(),
-  exitCode: z.number().int().nullable(),
+  queued: z.nullable(z.object({ position: z.int(), since: iso })),
+  running: z.nullable(z.object({ since: iso })),
+  failure: z.nullable(z.object({ reason: z.string(), recoverable: z.boolean() })),
+  exitCode: z.nullable(z.int()),
   lastOutput: z.array(z.string()),
   updatedAt: iso,
-  previous: z.object({ attempt: z.number().int(), reason: z.string() }).nullable().optional(),
+  previous: z.optional(z.nullable(z.object({ attempt: z.int(), reason: z.string() }))),
 });
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -68,48 +74,50 @@ const cardSchemaMatchesPort: Same<z.infer<typeof boardCardSchema>, BoardCard> = 
 void cardSchemaMatchesPort;
 
 const rangeSchema = z.strictObject({
-  offset: z.number().int().nonnegative().max(10_000_000),
-  limit: z.number().int().nonnegative().max(MAX_RANGE_LIMIT),
+  offset: z.int().check(z.nonnegative(), z.maximum(10_000_000)),
+  limit: z.int().check(z.nonnegative(), z.maximum(MAX_RANGE_LIMIT)),
 });
 
 /** What a subscriber shows (src/board/boardWindow.ts); every field bounded. */
 export const windowSchema = z.strictObject({
-  filter: z
-    .strictObject({
-      user: z.string().max(64).optional(),
-      status: z.enum(['', 'queued', 'running', 'succeeded', 'failed', 'cancelled']).optional(),
-      text: z.string().max(200).optional(),
-    })
-    .optional(),
-  columns: z
-    .strictObject({
-      queued: rangeSchema.optional(),
-      running: rangeSchema.optional(),
-      done: rangeSchema.optional(),
-      failed: rangeSchema.optional(),
-    })
-    .optional(),
-  watch: z.array(z.string().min(1).max(64)).max(MAX_WATCH).optional(),
+  filter: z.optional(
+    z.strictObject({
+      user: z.optional(z.string().check(z.maxLength(64))),
+      status: z.optional(z.enum(['', 'queued', 'running', 'succeeded', 'failed', 'cancelled'])),
+      text: z.optional(z.string().check(z.maxLength(200))),
+    }),
+  ),
+  columns: z.optional(
+    z.strictObject({
+      queued: z.optional(rangeSchema),
+      running: z.optional(rangeSchema),
+      done: z.optional(rangeSchema),
+      failed: z.optional(rangeSchema),
+    }),
+  ),
+  watch: z.optional(
+    z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(MAX_WATCH)),
+  ),
 });
 
 const windowSchemaMatches: Same<z.infer<typeof windowSchema>, BoardWindow> = true;
 void windowSchemaMatches;
 
 const countsSchema = z.object({
-  queued: z.number().int(),
-  running: z.number().int(),
-  done: z.number().int(),
-  failed: z.number().int(),
+  queued: z.int(),
+  running: z.int(),
+  done: z.int(),
+  failed: z.int(),
 });
 
 /** Client to server. */
 export const clientFrameSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('subscribe'),
-    v: z.number().int(),
-    window: windowSchema.optional(),
+    v: z.int(),
+    window: z.optional(windowSchema),
   }),
-  z.strictObject({ type: z.literal('ping'), id: z.string().max(64) }),
+  z.strictObject({ type: z.literal('ping'), id: z.string().check(z.maxLength(64)) }),
 ]);
 
 /** A frame a client sends. */
@@ -123,13 +131,13 @@ export const serverFrameSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('hello'),
     v: z.literal(PROTOCOL_VERSION),
-    userId: z.string().nullable(),
+    userId: z.nullable(z.string()),
     heartbeatMs: z.number(),
   }),
   z.object({
     type: z.literal('snapshot'),
     epoch: z.string(),
-    seq: z.number().int(),
+    seq: z.int(),
     counts: countsSchema,
     /** Users with cards in the view (the admin's user filter offers them). */
     users: z.array(z.string()),
@@ -137,15 +145,15 @@ export const serverFrameSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     type: z.literal('update'),
-    seq: z.number().int(),
-    counts: countsSchema.optional(),
-    users: z.array(z.string()).optional(),
+    seq: z.int(),
+    counts: z.optional(countsSchema),
+    users: z.optional(z.array(z.string())),
     cards: z.array(boardCardSchema),
     /**
      * Queued cards of the window whose position moved and nothing else
      * (the line moved): task id to its new `queued.position`.
      */
-    positions: z.record(z.string(), z.number().int()).optional(),
+    positions: z.optional(z.record(z.string(), z.int())),
     removed: z.array(z.string()),
   }),
   z.object({ type: z.literal('pong'), id: z.string() }),
