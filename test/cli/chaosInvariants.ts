@@ -125,6 +125,7 @@ export function checkChaos(f: ChaosFacts): ChaosReport {
         from: e.from,
         to: e.to,
         tick: e.tick,
+        reason: e.reason,
       }),
     ),
     { globalCap: f.caps.globalCap, userCap: () => f.caps.userCap },

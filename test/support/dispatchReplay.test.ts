@@ -47,6 +47,20 @@ describe('replayDispatch: the newcomer bound', () => {
     expect(report.newcomers).toBe(2);
   });
 
+  // The documented exception: a dead node's runs go back to the head of
+  // their user's line, ahead of a newcomer.
+  it("re-queued attempts' grants do not count against a newcomer's wait", () => {
+    const requeue = (e: ReplayEvent): ReplayEvent => ({ ...e, reason: 'requeued after s0' });
+    const events = [
+      ...cyThenBo.slice(0, 2).map(requeue),
+      ...cyThenBo.slice(2),
+      ev('c1', 'cy', 'queued', 'running', 3),
+      ev('c2', 'cy', 'queued', 'running', 4),
+      ev('b1', 'bo', 'queued', 'running', 5),
+    ];
+    expect(replayDispatch(events, caps).violations).toEqual([]);
+  });
+
   it('a newcomer whose sessions are all cancelled waits no more', () => {
     const events = [
       ev('b1', 'bo', null, 'queued', 1),

@@ -14,6 +14,10 @@
  *   came first: sessions of one user queued in one tick (the Reconciler's
  *   re-queue of a dead node's runs) take their places in the user's line by
  *   its own key, and the user's first grant is the one that ends the wait.
+ *   The documented exception (docs/runner-pool.md): a run the
+ *   infrastructure ended goes back to the head of its user's line, so the
+ *   grant of a re-queued attempt (queued `requeued after <id>`, when the
+ *   history gives reasons) does not count against anyone's wait.
  */
 
 import type { Kysely } from 'kysely';
@@ -68,6 +72,8 @@ export interface ReplayEvent {
   to: string;
   /** The tick that wrote the event (null outside ticks). */
   tick: number | null;
+  /** Why, when the history says (`requeued after <id>` for a re-queued attempt). */
+  reason?: string | null;
 }
 
 export interface ReplayReport {
@@ -106,8 +112,11 @@ export function replayDispatch(
     if (e.from === 'queued' && e.to === 'running') latest.set(e.userId, e.tick);
     nextGrantTick[i] = latest.get(e.userId) ?? null;
   }
+  /** Attempts re-queued at the head of their user's line. */
+  const requeued = new Set<string>();
   for (const [i, e] of events.entries()) {
     if (e.to === 'queued' && e.from === null) {
+      if (e.reason?.startsWith('requeued after ') === true) requeued.add(e.sessionId);
       if ((queuedBy.get(e.userId) ?? 0) === 0 && (runningBy.get(e.userId) ?? 0) === 0) {
         waiting.set(e.userId, { grantTick: nextGrantTick[i] ?? null, lag: new Map() });
         report.newcomers += 1;
@@ -136,6 +145,7 @@ export function replayDispatch(
         if (worst > 1)
           report.violations.push(`newcomer ${e.sessionId} waited ${worst} grants of one user`);
       }
+      if (requeued.has(e.sessionId)) continue;
       for (const w of waiting.values()) {
         const same = e.tick !== null && w.grantTick === e.tick;
         if (!same) add(w.lag, e.userId, 1);
