@@ -2,7 +2,8 @@
  * The command table: each command's flags, help text and runner. `--help`
  * is generated from it and from the settings table, so it cannot drift.
  */
-import { type CliConfig, SETTINGS, type SettingGroup } from './cliConfig.js';
+import type { CliConfig } from './cliConfig.js';
+import { SETTINGS, type SettingGroup } from './cliSettings.js';
 import type { CommandContext } from './commandContext.js';
 import { DEMO_DEFAULTS, runDemo } from './commands/demo.js';
 import { DEFAULT_IMAGE, runEnqueue } from './commands/enqueue.js';

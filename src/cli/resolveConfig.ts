@@ -7,13 +7,8 @@
  */
 import { didYouMean } from '../common/didYouMean.js';
 import { firstIssue } from '../common/firstIssue.js';
-import {
-  type CliConfig,
-  cliConfigSchema,
-  cliDefaults,
-  SETTINGS,
-  type Setting,
-} from './cliConfig.js';
+import { type CliConfig, cliConfigSchema, cliDefaults } from './cliConfig.js';
+import { SETTINGS, type Setting } from './cliSettings.js';
 import { ConfigError } from './exitCodes.js';
 
 /** Every leaf path of the configuration, for unknown-key checks on the file. */

@@ -1,7 +1,7 @@
 /** docs/operations.md must list every setting and exit code the CLI has. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SETTINGS } from '../../src/cli/cliConfig.js';
+import { SETTINGS } from '../../src/cli/cliSettings.js';
 import { EXIT } from '../../src/cli/exitCodes.js';
 
 const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as cliConfig from '../../src/cli/cliConfig.js';
+import { SETTINGS } from '../../src/cli/cliSettings.js';
 import * as exitCodes from '../../src/cli/exitCodes.js';
 import * as parse from '../../src/cli/parseArgv.js';
 import * as resolve from '../../src/cli/resolveConfig.js';
@@ -89,9 +90,9 @@ describe('resolveConfig', () => {
   });
 
   it('every setting has a flag or an env name, and each name is unique', () => {
-    const names = cliConfig.SETTINGS.flatMap((s) => [s.flag, s.env]).filter(Boolean);
+    const names = SETTINGS.flatMap((s) => [s.flag, s.env]).filter(Boolean);
     expect(new Set(names).size).toBe(names.length);
-    for (const s of cliConfig.SETTINGS) expect(s.flag ?? s.env).toBeDefined();
+    for (const s of SETTINGS) expect(s.flag ?? s.env).toBeDefined();
   });
 
   it('takes the namespace from ROUNDTABLE_NAMESPACE or --namespace, default "default"', () => {
