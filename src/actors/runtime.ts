@@ -28,7 +28,6 @@ import {
   readLines,
   repairDispatch,
   runningByOwner,
-  type Session,
   tick,
   vacuumDispatch,
 } from '../db/index.js';
@@ -42,6 +41,7 @@ import { LineBook } from './lineBook.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { createBoardIndex } from './runtimeBoard.js';
+import { linePositions } from './runtimeBoardPositions.js';
 import { BootSignal } from './runtimeBooted.js';
 import { runtimeCommands } from './runtimeCommands.js';
 import { EngineGate } from './runtimeEngine.js';
@@ -92,19 +92,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onError: report,
   });
   const lines = new LineBook();
-  const board = createBoardIndex(
-    db,
-    {
-      placeOf: (s: Session) =>
-        s.status === 'running'
-          ? 0
-          : s.status === 'queued' && s.turn !== null && s.joinSeq !== null
-            ? lines.positionOf(s.turn, s.joinSeq)
-            : null,
-      subscribe: (listener) => lines.subscribe(listener),
-    },
-    { schedule: (fn, ms) => clock.setTimeout(fn, ms), pushEveryMs: o.positionPushMs },
-  );
+  const board = createBoardIndex(db, linePositions(lines), {
+    schedule: (fn, ms) => clock.setTimeout(fn, ms),
+    pushEveryMs: o.positionPushMs,
+  });
   const runners = (): Supervisor | undefined => root?.childSupervisor(RUNNERS);
   const engine = new EngineGate({
     backend,

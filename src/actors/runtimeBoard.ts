@@ -4,12 +4,13 @@
  * every change this node's ticks return and every change of other nodes'
  * ticks the feed reads (src/actors/runtimeFeed.ts). `cards()` must be
  * synchronous (the server stamps a sequence number on a snapshot), hence
- * the cache.
+ * the cache. A card's shape is src/actors/runtimeBoardCard.ts, its reads
+ * src/actors/runtimeBoardRows.ts.
  *
- * Positions are the database's order, the one grants really follow over
- * every node (DESIGN.md rule 4: the board must not promise a place the
- * dispatcher will not honour), computed from the card's turn key and the
- * users' lines (src/actors/lineBook.ts). The board offers them as its
+ * Positions (src/actors/runtimeBoardPositions.ts) are the database's order,
+ * the one grants really follow over every node (DESIGN.md rule 4: the board
+ * must not promise a place the dispatcher will not honour), computed from
+ * the card's turn key and the users' lines (src/actors/lineBook.ts). The board offers them as its
  * `line` (BoardSource.line): a card keeps its key while it waits, so when
  * the lines change (one grant moves every card behind it) the board emits
  * no card; it tells the line's listeners, at most every `pushEveryMs`, and
@@ -18,39 +19,16 @@
  * board itself. `cards()` reads positions live, so a snapshot is never
  * behind the lines.
  */
-import { sql } from 'kysely';
 import type { BoardLine } from '../board/boardPort.js';
 import type { Db, Session, Task } from '../db/index.js';
-import { toSession, toTask } from '../db/rows.js';
-import { capLine, endOutput, pushOutput } from '../machines/outputTail.js';
-import type { RuntimeCard, RuntimeColumn } from './runtimeTypes.js';
+import { endOutput, pushOutput } from '../machines/outputTail.js';
+import { type BoardEntry, byBoardOrder, CARD_OUTPUT, isNewer, toCard } from './runtimeBoardCard.js';
+import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
+import { OutputRestore } from './runtimeBoardRestore.js';
+import { readAllCardRows, readCardRows } from './runtimeBoardRows.js';
+import type { RuntimeCard } from './runtimeTypes.js';
 
-/** Most output lines a card carries, and the longest line before it is cut. */
-export const CARD_OUTPUT_LINES = 20;
-export const CARD_LINE_CHARS = 500;
-const CARD_OUTPUT = { lines: CARD_OUTPUT_LINES, chars: CARD_LINE_CHARS };
-
-/** Where the board reads positions: the node's copy of the users' lines. */
-export interface BoardPositions {
-  /** 0: holds a slot; n: place in line; null: unknown (no turn key). */
-  placeOf(session: Session): number | null;
-  /** Told after the lines changed (not re-entrantly safe: schedule). */
-  subscribe(listener: () => void): () => void;
-}
-
-interface Entry {
-  task: Task;
-  session: Session;
-  lines: readonly string[];
-  /** An unfinished last line's head (machines/outputTail.ts); '' once the run ended. */
-  partial: string;
-  /** The position last emitted for a queued card. */
-  position: number | null;
-  /** The stored output was looked for already (a finished card after a restart). */
-  restored: boolean;
-  /** Why the task's previous attempt ended, when this is a later attempt. */
-  previous: { attempt: number; reason: string } | null;
-}
+export { CARD_LINE_CHARS, CARD_OUTPUT_LINES } from './runtimeBoardCard.js';
 
 export interface ApplyOptions {
   /**
@@ -80,75 +58,6 @@ export interface BoardIndex {
   close(): void;
 }
 
-const columnOf = (s: Session): RuntimeColumn =>
-  s.status === 'queued'
-    ? 'queued'
-    : s.status === 'running'
-      ? 'running'
-      : s.status === 'succeeded'
-        ? 'done'
-        : 'failed';
-
-/** Cuts a line to the card's limit, marking the cut. */
-export function cutLine(line: string): string {
-  return capLine(line, CARD_LINE_CHARS);
-}
-
-/** queued < running < a final status: the order a session's statuses come in. */
-const stage = (s: Session): number => (s.status === 'queued' ? 0 : s.status === 'running' ? 1 : 2);
-
-/**
- * Whether `next` is a later version of the card's session than `prev`.
- * Rows only move forward (attempt, then epoch, then status, then time), so a
- * read or write that answers late can never put an older row back.
- *
- * @example
- * ```ts
- * const row = (attempt: number, epoch: number, status: string, at: number) => ({ attempt, epoch, status, updatedAt: new Date(at) }) as never;
- * isNewer(row(1, 1, 'running', 5), row(1, 1, 'succeeded', 5)) // => true
- * isNewer(row(1, 1, 'succeeded', 5), row(1, 1, 'running', 9)) // => false
- * isNewer(row(1, 2, 'running', 5), row(1, 1, 'running', 9)) // => false
- * isNewer(row(1, 1, 'failed', 5), row(2, 0, 'queued', 6)) // => true
- * isNewer(row(1, 1, 'running', 5), row(1, 1, 'running', 5)) // => true
- * ```
- */
-export function isNewer(prev: Session, next: Session): boolean {
-  return (
-    (next.attempt - prev.attempt ||
-      next.epoch - prev.epoch ||
-      stage(next) - stage(prev) ||
-      next.updatedAt.getTime() - prev.updatedAt.getTime() ||
-      1) > 0
-  );
-}
-
-const byBoardOrder = (a: Entry, b: Entry) =>
-  a.task.createdAt.getTime() - b.task.createdAt.getTime() || (a.task.id < b.task.id ? -1 : 1);
-
-/** Characters of a stored output the board reads back: enough for its last lines. */
-export const RESTORE_TAIL_CHARS = CARD_OUTPUT_LINES * (CARD_LINE_CHARS + 1) * 4;
-
-/**
- * The last `n` lines of a tail read from a stored output. The tail's first
- * line is dropped when it may be the end of a longer line (the tail did not
- * start the output), unless it is all there is. Pure.
- *
- * @example
- * ```ts
- * lastLines('a\nb\nc\n', 2, true) // => ['b', 'c']
- * lastLines('a\nb\nc', 5, true) // => ['a', 'b', 'c']
- * lastLines('…rt of a\nb', 5, false) // => ['b']
- * lastLines('one long line', 5, false) // => ['one long line']
- * lastLines('', 5, true) // => []
- * ```
- */
-export function lastLines(tail: string, n: number, whole: boolean): string[] {
-  const lines = tail.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  if (!whole && lines.length > 1) lines.shift();
-  return lines.slice(-n);
-}
-
 /**
  * How often moved positions are pushed at most. Every grant anywhere moves
  * every card behind it, so pushing each move would cost O(queued) per tick:
@@ -165,8 +74,13 @@ export function createBoardIndex(
   pool?: BoardPositions,
   push?: BoardPushOptions,
 ): BoardIndex {
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, BoardEntry>();
   const bySession = new Map<string, string>();
+  const restore = new OutputRestore({
+    db,
+    entryOf: (taskId) => entries.get(taskId),
+    entryOfSession: (sessionId) => entries.get(bySession.get(sessionId) ?? ''),
+  });
   /** Task ids whose card is in the queued column. */
   const queued = new Set<string>();
   /** Of those, the ones whose session has no key (renumbered by this board). */
@@ -176,76 +90,20 @@ export function createBoardIndex(
   const emitted = new Map<string, string>();
   let pending = false;
 
-  /**
-   * A stand-in for sessions the pool does not know (yet: before its first
-   * load, or a row another node queued before this pool's next rebuild): the
-   * database's first-come order among the queued cards. Computed once per
-   * pass, and only when some card needs it.
-   */
-  const dbRanks = (): Map<string, number> => {
-    const line = [...queued]
-      .map((id) => entries.get(id)?.session)
-      .filter((s): s is Session => s !== undefined)
-      .sort(
-        (a, b) =>
-          a.enqueuedAt.getTime() - b.enqueuedAt.getTime() ||
-          (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-      );
-    return new Map(line.map((s, i) => [s.id, i + 1]));
-  };
-
   /** The pool's position; else the one last shown; else the database's order. */
-  const positionsOf = (list: Iterable<Entry>): Map<string, number> => {
-    const out = new Map<string, number>();
-    let ranks: Map<string, number> | undefined;
-    for (const e of list) {
-      const place = pool?.placeOf(e.session) ?? null;
-      if (place !== null) out.set(e.task.id, place);
-      else if (e.position !== null) out.set(e.task.id, e.position);
-      else {
-        ranks ??= dbRanks();
-        out.set(e.task.id, ranks.get(e.session.id) ?? 1);
-      }
-    }
-    return out;
-  };
-
-  const toCard = (e: Entry, position: number | null): RuntimeCard => {
-    const s = e.session;
-    const lines = e.partial === '' ? e.lines : [...e.lines, cutLine(e.partial)];
-    return {
-      taskId: e.task.id,
-      userId: e.task.userId,
-      title: e.task.title,
-      column: columnOf(s),
-      sessionId: s.id,
-      attempt: s.attempt,
-      status: s.status,
-      queued:
-        s.status === 'queued'
-          ? { position: position ?? 1, since: s.enqueuedAt.toISOString() }
-          : null,
-      running:
-        s.status === 'running' ? { since: (s.claimedAt ?? s.updatedAt).toISOString() } : null,
-      failure:
-        s.status === 'failed'
-          ? { reason: s.failureReason ?? 'unknown', recoverable: s.userRecoverable }
-          : null,
-      exitCode: s.exitCode,
-      lastOutput: lines.slice(-CARD_OUTPUT_LINES),
-      previous: e.previous,
-      updatedAt: new Date(
-        Math.max(s.updatedAt.getTime(), e.task.updatedAt.getTime()),
-      ).toISOString(),
-    };
-  };
+  const positions = (list: Iterable<BoardEntry>): Map<string, number> =>
+    positionsOf(list, pool, () =>
+      [...queued]
+        .map((id) => entries.get(id)?.session)
+        .filter((s): s is Session => s !== undefined),
+    );
 
   /** Emits the given cards that differ from what listeners last saw, in board order. */
   const publish = (taskIds: Iterable<string>) => {
     const changed: RuntimeCard[] = [];
     const list = [...new Set(taskIds)]
       .map((id) => entries.get(id))
-      .filter((e): e is Entry => e !== undefined)
+      .filter((e): e is BoardEntry => e !== undefined)
       .sort(byBoardOrder);
     for (const e of list) {
       const card = toCard(e, e.position);
@@ -260,8 +118,8 @@ export function createBoardIndex(
   /** Brings the queued cards' positions up to the pool's; returns the ones that moved. */
   const reposition = (only?: Iterable<string>): string[] => {
     const ids = only === undefined ? [...queued] : [...only].filter((id) => queued.has(id));
-    const list = ids.map((id) => entries.get(id)).filter((e): e is Entry => e !== undefined);
-    const next = positionsOf(list);
+    const list = ids.map((id) => entries.get(id)).filter((e): e is BoardEntry => e !== undefined);
+    const next = positions(list);
     const moved: string[] = [];
     for (const e of list) {
       const p = next.get(e.task.id) ?? null;
@@ -350,86 +208,14 @@ export function createBoardIndex(
 
   /** Brings one card up to date after `put`. */
   const show = async (taskId: string) => {
-    await restoreSoon(taskId);
+    await restore.soon(taskId);
     reposition([taskId]);
     publish([taskId]);
   };
 
-  /**
-   * A finished card with no output in memory (this boot did not run it: a
-   * restart, or another node ran it) reads the tail of the output stored on
-   * its row, once.
-   */
-  const restoreOutput = async (taskIds: readonly string[]) => {
-    const want = taskIds
-      .map((id) => entries.get(id))
-      .filter(
-        (e): e is Entry =>
-          e !== undefined &&
-          !e.restored &&
-          e.lines.length === 0 &&
-          e.partial === '' &&
-          e.session.status !== 'queued' &&
-          e.session.status !== 'running',
-      );
-    if (want.length === 0) return;
-    for (const e of want) e.restored = true;
-    const rows = await db
-      .selectFrom('session_outputs')
-      .select([
-        'session_id',
-        sql<string>`right(text, ${RESTORE_TAIL_CHARS})`.as('tail'),
-        sql<boolean>`length(text) <= ${RESTORE_TAIL_CHARS}`.as('whole'),
-      ])
-      .where(
-        'session_id',
-        'in',
-        want.map((e) => e.session.id),
-      )
-      .execute();
-    for (const r of rows) {
-      const e = entries.get(bySession.get(r.session_id) ?? '');
-      if (e === undefined || e.session.id !== r.session_id || e.lines.length > 0) continue;
-      e.lines = lastLines(r.tail, CARD_OUTPUT_LINES, r.whole).map(cutLine);
-    }
-  };
-
-  /**
-   * One read for every card that needs its stored output in this turn of
-   * the loop: a tick or a feed batch finishes many runs at once, and a read
-   * per card would cost a statement per job.
-   */
-  let batch: { ids: string[]; done: Promise<void> } | null = null;
-  const restoreSoon = (taskId: string): Promise<void> => {
-    if (batch === null) {
-      const ids: string[] = [];
-      batch = {
-        ids,
-        done: Promise.resolve().then(() => {
-          batch = null;
-          return restoreOutput(ids);
-        }),
-      };
-    }
-    batch.ids.push(taskId);
-    return batch.done;
-  };
-
   const refresh = async (taskId: string): Promise<void> => {
-    const taskRow = await db
-      .selectFrom('tasks')
-      .selectAll()
-      .where('id', '=', taskId)
-      .executeTakeFirst();
-    const sessionRow = await db
-      .selectFrom('sessions')
-      .selectAll()
-      .where('task_id', '=', taskId)
-      .orderBy('attempt', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    if (taskRow === undefined || sessionRow === undefined) return;
-    if (put(toTask(taskRow), toSession(sessionRow))) await show(taskId);
+    const rows = await readCardRows(db, taskId);
+    if (rows !== undefined && put(rows.task, rows.session)) await show(taskId);
   };
 
   return {
@@ -437,7 +223,7 @@ export function createBoardIndex(
       const list = [...entries.values()]
         .filter((e) => userId === null || e.task.userId === userId)
         .sort(byBoardOrder);
-      const pos = positionsOf(list.filter((e) => e.session.status === 'queued'));
+      const pos = positions(list.filter((e) => e.session.status === 'queued'));
       return list.map((e) => toCard(e, pos.get(e.task.id) ?? null));
     },
     subscribe(listener) {
@@ -451,42 +237,19 @@ export function createBoardIndex(
       return () => listeners.delete(listener);
     },
     async loadAll() {
-      const tasks = (await db.selectFrom('tasks').selectAll().execute()).map(toTask);
-      // The latest attempt of every task, in one query.
-      const sessions = (
-        await db
-          .selectFrom('sessions')
-          .selectAll()
-          .distinctOn('task_id')
-          .orderBy('task_id')
-          .orderBy('attempt', 'desc')
-          .execute()
-      ).map(toSession);
-      const latest = new Map(sessions.map((s) => [s.taskId, s]));
-      // Why each later attempt's predecessor ended, in one more query (only
-      // tasks that ran more than once).
-      const before = await sql<{ task_id: string; attempt: number; why: string }>`
-        SELECT DISTINCT ON (p.task_id) p.task_id, p.attempt, coalesce(p.failure_reason, p.status) AS why
-        FROM sessions p
-        WHERE p.task_id IN (SELECT task_id FROM sessions WHERE attempt > 1)
-          AND p.attempt < (SELECT max(m.attempt) FROM sessions m WHERE m.task_id = p.task_id)
-        ORDER BY p.task_id, p.attempt DESC`.execute(db);
-      const previousOf = new Map(
-        before.rows.map((r) => [r.task_id, { attempt: Number(r.attempt), reason: r.why }]),
-      );
+      const { tasks, latest, previous } = await readAllCardRows(db);
       const ids: string[] = [];
       for (const t of tasks) {
         const s = latest.get(t.id);
         if (s) {
           put(t, s);
           const e = entries.get(t.id);
-          const previous = previousOf.get(t.id);
-          if (e !== undefined && previous !== undefined && e.previous === null)
-            e.previous = previous;
+          const before = previous.get(t.id);
+          if (e !== undefined && before !== undefined && e.previous === null) e.previous = before;
           ids.push(t.id);
         }
       }
-      await restoreOutput(ids);
+      await restore.now(ids);
       reposition();
       publish(ids);
     },

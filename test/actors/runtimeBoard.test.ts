@@ -1,9 +1,5 @@
-import * as board from '../../src/actors/runtimeBoard.js';
-import { runDocExamples } from '../support/docExamples.js';
-
-runDocExamples(new URL('../../src/actors/runtimeBoard.ts', import.meta.url), board);
-
 import { expect, test } from 'vitest';
+import * as board from '../../src/actors/runtimeBoard.js';
 import type { Db, Session, Task } from '../../src/db/index.js';
 
 /** A store that fails any read: `apply` with the rows in hand must not touch it. */

@@ -1,0 +1,112 @@
+/**
+ * One card of the board: what the index keeps per task (`BoardEntry`), how
+ * it renders (`toCard`), and which of two rows of its session is the later
+ * one (`isNewer`). Pure: the index (src/actors/runtimeBoard.ts) owns the
+ * entries and calls these.
+ */
+import type { Session, Task } from '../db/index.js';
+import { capLine } from '../machines/outputTail.js';
+import type { RuntimeCard, RuntimeColumn } from './runtimeTypes.js';
+
+/** Most output lines a card carries, and the longest line before it is cut. */
+export const CARD_OUTPUT_LINES = 20;
+export const CARD_LINE_CHARS = 500;
+export const CARD_OUTPUT = { lines: CARD_OUTPUT_LINES, chars: CARD_LINE_CHARS };
+
+/** What the board keeps of one task. */
+export interface BoardEntry {
+  task: Task;
+  session: Session;
+  lines: readonly string[];
+  /** An unfinished last line's head (machines/outputTail.ts); '' once the run ended. */
+  partial: string;
+  /** The position last emitted for a queued card. */
+  position: number | null;
+  /** The stored output was looked for already (a finished card after a restart). */
+  restored: boolean;
+  /** Why the task's previous attempt ended, when this is a later attempt. */
+  previous: { attempt: number; reason: string } | null;
+}
+
+/**
+ * The column a session's status puts its card in.
+ *
+ * @example
+ * ```ts
+ * columnOf({ status: 'queued' }) // => 'queued'
+ * columnOf({ status: 'succeeded' }) // => 'done'
+ * columnOf({ status: 'cancelled' }) // => 'failed'
+ * ```
+ */
+export function columnOf(s: Pick<Session, 'status'>): RuntimeColumn {
+  return s.status === 'queued'
+    ? 'queued'
+    : s.status === 'running'
+      ? 'running'
+      : s.status === 'succeeded'
+        ? 'done'
+        : 'failed';
+}
+
+/** Cuts a line to the card's limit, marking the cut. */
+export function cutLine(line: string): string {
+  return capLine(line, CARD_LINE_CHARS);
+}
+
+/** queued < running < a final status: the order a session's statuses come in. */
+const stage = (s: Session): number => (s.status === 'queued' ? 0 : s.status === 'running' ? 1 : 2);
+
+/**
+ * Whether `next` is a later version of the card's session than `prev`.
+ * Rows only move forward (attempt, then epoch, then status, then time), so a
+ * read or write that answers late can never put an older row back.
+ *
+ * @example
+ * ```ts
+ * const row = (attempt: number, epoch: number, status: string, at: number) => ({ attempt, epoch, status, updatedAt: new Date(at) }) as never;
+ * isNewer(row(1, 1, 'running', 5), row(1, 1, 'succeeded', 5)) // => true
+ * isNewer(row(1, 1, 'succeeded', 5), row(1, 1, 'running', 9)) // => false
+ * isNewer(row(1, 2, 'running', 5), row(1, 1, 'running', 9)) // => false
+ * isNewer(row(1, 1, 'failed', 5), row(2, 0, 'queued', 6)) // => true
+ * isNewer(row(1, 1, 'running', 5), row(1, 1, 'running', 5)) // => true
+ * ```
+ */
+export function isNewer(prev: Session, next: Session): boolean {
+  return (
+    (next.attempt - prev.attempt ||
+      next.epoch - prev.epoch ||
+      stage(next) - stage(prev) ||
+      next.updatedAt.getTime() - prev.updatedAt.getTime() ||
+      1) > 0
+  );
+}
+
+/** The board's order: oldest task first, ties by id. */
+export const byBoardOrder = (a: BoardEntry, b: BoardEntry): number =>
+  a.task.createdAt.getTime() - b.task.createdAt.getTime() || (a.task.id < b.task.id ? -1 : 1);
+
+/** The card of `e`, at `position` when it is queued. */
+export function toCard(e: BoardEntry, position: number | null): RuntimeCard {
+  const s = e.session;
+  const lines = e.partial === '' ? e.lines : [...e.lines, cutLine(e.partial)];
+  return {
+    taskId: e.task.id,
+    userId: e.task.userId,
+    title: e.task.title,
+    column: columnOf(s),
+    sessionId: s.id,
+    attempt: s.attempt,
+    status: s.status,
+    queued:
+      s.status === 'queued' ? { position: position ?? 1, since: s.enqueuedAt.toISOString() } : null,
+    running: s.status === 'running' ? { since: (s.claimedAt ?? s.updatedAt).toISOString() } : null,
+    failure:
+      s.status === 'failed'
+        ? { reason: s.failureReason ?? 'unknown', recoverable: s.userRecoverable }
+        : null,
+    exitCode: s.exitCode,
+    lastOutput: lines.slice(-CARD_OUTPUT_LINES),
+    previous: e.previous,
+    updatedAt: new Date(Math.max(s.updatedAt.getTime(), e.task.updatedAt.getTime())).toISOString(),
+  };
+}

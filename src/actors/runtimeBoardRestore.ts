@@ -1,0 +1,67 @@
+/**
+ * A finished card with no output in memory (this boot did not run it: a
+ * restart, or another node ran it) reads the tail of the output stored on
+ * its row, once. One read serves every card that needs it in one turn of
+ * the loop: a tick or a feed batch finishes many runs at once, and a read
+ * per card would cost a statement per job.
+ */
+import type { Db } from '../db/index.js';
+import { type BoardEntry, CARD_OUTPUT_LINES, cutLine } from './runtimeBoardCard.js';
+import { lastLines, readOutputTails } from './runtimeBoardRows.js';
+
+export interface OutputRestoreOptions {
+  db: Db;
+  /** The board's entry of a task, as it is when the read starts. */
+  entryOf(taskId: string): BoardEntry | undefined;
+  /** The board's entry whose card shows `sessionId`, as it is when the read answers. */
+  entryOfSession(sessionId: string): BoardEntry | undefined;
+}
+
+export class OutputRestore {
+  private batch: { ids: string[]; done: Promise<void> } | null = null;
+
+  constructor(private readonly o: OutputRestoreOptions) {}
+
+  /** Restores the given tasks' cards now (one read), where they need it. */
+  async now(taskIds: readonly string[]): Promise<void> {
+    const want = taskIds
+      .map((id) => this.o.entryOf(id))
+      .filter(
+        (e): e is BoardEntry =>
+          e !== undefined &&
+          !e.restored &&
+          e.lines.length === 0 &&
+          e.partial === '' &&
+          e.session.status !== 'queued' &&
+          e.session.status !== 'running',
+      );
+    if (want.length === 0) return;
+    for (const e of want) e.restored = true;
+    const tails = await readOutputTails(
+      this.o.db,
+      want.map((e) => e.session.id),
+    );
+    for (const r of tails) {
+      const e = this.o.entryOfSession(r.sessionId);
+      // The card moved on to a later attempt, or its own output arrived meanwhile.
+      if (e === undefined || e.session.id !== r.sessionId || e.lines.length > 0) continue;
+      e.lines = lastLines(r.tail, CARD_OUTPUT_LINES, r.whole).map(cutLine);
+    }
+  }
+
+  /** As `now`, batched with every other call in this turn of the loop. */
+  soon(taskId: string): Promise<void> {
+    if (this.batch === null) {
+      const ids: string[] = [];
+      this.batch = {
+        ids,
+        done: Promise.resolve().then(() => {
+          this.batch = null;
+          return this.now(ids);
+        }),
+      };
+    }
+    this.batch.ids.push(taskId);
+    return this.batch.done;
+  }
+}

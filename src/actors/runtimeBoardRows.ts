@@ -1,0 +1,110 @@
+/**
+ * The board's reads of the store: one task's card rows, every card at boot
+ * (three statements however many tasks), and the tails of stored outputs
+ * for finished cards this boot did not run. Only the board index
+ * (src/actors/runtimeBoard.ts) calls them.
+ */
+import { sql } from 'kysely';
+import type { Db, Session, Task } from '../db/index.js';
+import { toSession, toTask } from '../db/rows.js';
+import { CARD_LINE_CHARS, CARD_OUTPUT_LINES } from './runtimeBoardCard.js';
+
+/** Characters of a stored output the board reads back: enough for its last lines. */
+export const RESTORE_TAIL_CHARS = CARD_OUTPUT_LINES * (CARD_LINE_CHARS + 1) * 4;
+
+/**
+ * The last `n` lines of a tail read from a stored output. The tail's first
+ * line is dropped when it may be the end of a longer line (the tail did not
+ * start the output), unless it is all there is. Pure.
+ *
+ * @example
+ * ```ts
+ * lastLines('a\nb\nc\n', 2, true) // => ['b', 'c']
+ * lastLines('a\nb\nc', 5, true) // => ['a', 'b', 'c']
+ * lastLines('…rt of a\nb', 5, false) // => ['b']
+ * lastLines('one long line', 5, false) // => ['one long line']
+ * lastLines('', 5, true) // => []
+ * ```
+ */
+export function lastLines(tail: string, n: number, whole: boolean): string[] {
+  const lines = tail.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  if (!whole && lines.length > 1) lines.shift();
+  return lines.slice(-n);
+}
+
+/** A task and its latest attempt, or undefined when either is missing. */
+export async function readCardRows(
+  db: Db,
+  taskId: string,
+): Promise<{ task: Task; session: Session } | undefined> {
+  const taskRow = await db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', taskId)
+    .executeTakeFirst();
+  const sessionRow = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('task_id', '=', taskId)
+    .orderBy('attempt', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (taskRow === undefined || sessionRow === undefined) return undefined;
+  return { task: toTask(taskRow), session: toSession(sessionRow) };
+}
+
+/** Every card's rows, and why each later attempt's predecessor ended. */
+export interface AllCardRows {
+  tasks: Task[];
+  /** Task id -> its latest attempt. */
+  latest: Map<string, Session>;
+  /** Task id -> the attempt before the latest and why it ended (tasks that ran more than once). */
+  previous: Map<string, { attempt: number; reason: string }>;
+}
+
+export async function readAllCardRows(db: Db): Promise<AllCardRows> {
+  const tasks = (await db.selectFrom('tasks').selectAll().execute()).map(toTask);
+  // The latest attempt of every task, in one query.
+  const sessions = (
+    await db
+      .selectFrom('sessions')
+      .selectAll()
+      .distinctOn('task_id')
+      .orderBy('task_id')
+      .orderBy('attempt', 'desc')
+      .execute()
+  ).map(toSession);
+  // Why each later attempt's predecessor ended, in one more query (only
+  // tasks that ran more than once).
+  const before = await sql<{ task_id: string; attempt: number; why: string }>`
+    SELECT DISTINCT ON (p.task_id) p.task_id, p.attempt, coalesce(p.failure_reason, p.status) AS why
+    FROM sessions p
+    WHERE p.task_id IN (SELECT task_id FROM sessions WHERE attempt > 1)
+      AND p.attempt < (SELECT max(m.attempt) FROM sessions m WHERE m.task_id = p.task_id)
+    ORDER BY p.task_id, p.attempt DESC`.execute(db);
+  return {
+    tasks,
+    latest: new Map(sessions.map((s) => [s.taskId, s])),
+    previous: new Map(
+      before.rows.map((r) => [r.task_id, { attempt: Number(r.attempt), reason: r.why }]),
+    ),
+  };
+}
+
+/** The last RESTORE_TAIL_CHARS of each session's stored output, and whether that is all of it. */
+export async function readOutputTails(
+  db: Db,
+  sessionIds: readonly string[],
+): Promise<Array<{ sessionId: string; tail: string; whole: boolean }>> {
+  const rows = await db
+    .selectFrom('session_outputs')
+    .select([
+      'session_id',
+      sql<string>`right(text, ${RESTORE_TAIL_CHARS})`.as('tail'),
+      sql<boolean>`length(text) <= ${RESTORE_TAIL_CHARS}`.as('whole'),
+    ])
+    .where('session_id', 'in', sessionIds)
+    .execute();
+  return rows.map((r) => ({ sessionId: r.session_id, tail: r.tail, whole: r.whole }));
+}
