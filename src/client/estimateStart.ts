@@ -88,7 +88,8 @@ class FreeTimes {
 /**
  * Milliseconds from `now` until each visible queued card is expected to get
  * a runner, by task id; empty when there are no recent durations to go by
- * (or no runner at all).
+ * (or no runner at all). A card of a user capped at 0 gets none (it does
+ * not start until the cap is raised).
  *
  * @example
  * ```ts
@@ -98,6 +99,7 @@ class FreeTimes {
  * estimateStarts({ ...base, queued, running: [{ userId: 'bob', since: -45_000 }], runningUnseen: 1 }).t1 // => 15000
  * estimateStarts({ ...base, queued, userCaps: { ann: 1 } }) // => { t1: 0, t2: 60000, t3: 120000, t4: 180000, t5: 240000 }
  * estimateStarts({ ...base, queued: [{ taskId: 'late', userId: 'ann', position: 6 }] }).late // => 120000
+ * estimateStarts({ ...base, queued, userCaps: { ann: 0 } }) // => {}
  * estimateStarts({ ...base, queued, recentDurations: [] }) // => {}
  * // Three instant runs and two of a minute: each run ahead adds the mean, 24 s.
  * estimateStarts({ ...base, maxRunning: 1, queued: queued.slice(0, 3), recentDurations: [0, 0, 0, 60_000, 60_000] }) // => { t1: 0, t2: 24000, t3: 48000 }
@@ -141,8 +143,13 @@ export function estimateStarts(input: StartEstimateInput): Record<string, number
     }
     // Cards ahead that the viewer cannot see each take the next runner.
     for (; position < card.position; position += 1) free.push(free.pop() + typical);
-    let start = free.pop();
     const cap = input.userCaps[card.userId];
+    // A user capped at 0 runs nothing: no estimate, and no runner taken.
+    if (cap === 0) {
+      position = card.position + 1;
+      continue;
+    }
+    let start = free.pop();
     const mine = (ends.get(card.userId) ?? []).sort((a, b) => a - b);
     if (cap != null && mine.length >= cap) start = Math.max(start, mine[mine.length - cap]!);
     free.push(start + typical);

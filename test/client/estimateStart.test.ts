@@ -74,4 +74,19 @@ describe('estimateStarts', () => {
       for (const q of i.queued) expect(doubled[q.taskId]).toBeCloseTo(capped[q.taskId]! * 2, 3);
     },
   );
+
+  test.prop([input], { numRuns: 300 })(
+    'a user capped at 0 gets no estimate, and every other card a finite one',
+    (i) => {
+      const [first] = i.queued;
+      if (first === undefined) return;
+      const zero = first.userId;
+      const est = estimateStarts({ ...i, userCaps: { ...i.userCaps, [zero]: 0 } });
+      if (i.recentDurations.length === 0) return;
+      for (const q of i.queued) {
+        if (q.userId === zero) expect(est[q.taskId]).toBeUndefined();
+        else expect(Number.isFinite(est[q.taskId])).toBe(true);
+      }
+    },
+  );
 });
