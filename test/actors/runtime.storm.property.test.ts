@@ -2,7 +2,13 @@
  * Deploy storms as a property: random workloads with deploys, reschedules,
  * node kills, waiter crashes and RunnerPool crashes at random moments. After every step: no
  * session lost, caps never exceeded, no slot leaked, no command executed
- * twice in one container; at the end, every wait has ended.
+ * twice in one container; at the end, every wait has ended. Crashes faster
+ * than the root's intensity make the root give up (OTP's behaviour: the
+ * runtime exits `gave_up`, and `roundtable start` exits with code 5); the
+ * storm then does what an orchestrator does and starts the node again on
+ * the same data, whose boot pass takes over the runs the dead boot left
+ * (seed -808626271: four RunnerPool crashes at one instant left a run
+ * `running` with nobody to end it, because nothing started the node again).
  *
  * Every run of the suite draws a fresh seed (printed) and runs up to 50
  * storms in a 120 s budget (STORM_RUNS, STORM_BUDGET_MS change them). A
@@ -63,6 +69,23 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crashPool' as const) }) },
 );
+
+/** Runtimes whose root supervisor gave up. */
+const gaveUp = new WeakSet<object>();
+const watchExit = (h: TestRuntime) => {
+  const rt = h.runtime;
+  void rt.exited.then((exit) => {
+    if (exit.kind === 'gave_up') gaveUp.add(rt);
+  });
+};
+
+/** An orchestrator's answer to a node that exited `gave_up`: start it again on the same data. */
+async function restartIfGaveUp(h: TestRuntime): Promise<void> {
+  if (!gaveUp.has(h.runtime)) return;
+  await h.deploy();
+  watchExit(h);
+  await h.settle();
+}
 
 async function checkInvariants(h: TestRuntime): Promise<void> {
   const rows = await h.sessions();
@@ -141,6 +164,7 @@ test(
           adoptBudgetMs: 120_000,
           reconcileMs: 30_000,
         });
+        watchExit(h);
         try {
           for (const s of steps) {
             const running = (await h.sessions()).filter((r) => r.status === 'running');
@@ -168,6 +192,7 @@ test(
               h.runtime.root.child('runnerPool')?.stop();
             }
             await h.settle();
+            await restartIfGaveUp(h);
             await checkInvariants(h);
           }
           // Every wait ends: budgets, polls and ticks bring everything to rest.
