@@ -99,7 +99,12 @@ export function createBoardIndex(
     );
 
   /** Emits the given cards that differ from what listeners last saw, in board order. */
-  const publish = (taskIds: Iterable<string>) => {
+  /**
+   * Tells listeners of the cards whose JSON changed; `keyMoved` ones also
+   * when only their line key did (it is not in the card, but the hub orders
+   * the queued column by it: skipped, a closed-up card kept its old place).
+   */
+  const publish = (taskIds: Iterable<string>, keyMoved = false) => {
     const changed: RuntimeCard[] = [];
     const list = [...new Set(taskIds)]
       .map((id) => entries.get(id))
@@ -108,7 +113,7 @@ export function createBoardIndex(
     for (const e of list) {
       const card = toCard(e, e.position);
       const json = JSON.stringify(card);
-      if (emitted.get(card.taskId) === json) continue;
+      if (!keyMoved && emitted.get(card.taskId) === json) continue;
       emitted.set(card.taskId, json);
       changed.push(card);
     }
@@ -163,7 +168,7 @@ export function createBoardIndex(
     if (moved.length > 0)
       queueMicrotask(() => {
         reposition(moved);
-        publish(moved);
+        publish(moved, true);
       });
   };
 
