@@ -7,20 +7,16 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { tick } from '../../src/db/tick.js';
-import type { TickHandle } from '../../src/db/tickTypes.js';
 import type { Db } from '../../src/db/transaction.js';
 import { describeEachEngine } from '../support/databases.js';
-import { appliedOf, enqueueOp, expectConsistent, finishOp, ref, ticker } from './tickFixtures.js';
-
-const handleOp = (sessionId: string, epoch: number): TickHandle => ({
-  op: 'handle',
-  ref: ref('h'),
-  sessionId,
-  epoch,
-  backend: 'simulated',
-  handle: `sim-${sessionId.slice(-6)}`,
-  startedAt: new Date('2026-07-14T10:00:00.500Z'),
-});
+import {
+  appliedOf,
+  enqueueOp,
+  expectConsistent,
+  finishOp,
+  handleOp,
+  ticker,
+} from './tickFixtures.js';
 
 /** Row versions of `sessions` written so far in this transaction. */
 async function sessionUpdates(tx: Db): Promise<number> {

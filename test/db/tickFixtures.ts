@@ -6,6 +6,7 @@ import { tick } from '../../src/db/tick.js';
 import type {
   TickEnqueue,
   TickFinish,
+  TickHandle,
   TickInput,
   TickOp,
   TickResult,
@@ -28,6 +29,17 @@ export function enqueueOp(userId: string, title = 'a task'): TickEnqueue {
     spec: SPEC,
   };
 }
+
+/** A run's handle, recorded on running@epoch. */
+export const handleOp = (sessionId: string, epoch: number): TickHandle => ({
+  op: 'handle',
+  ref: ref('h'),
+  sessionId,
+  epoch,
+  backend: 'simulated',
+  handle: `sim-${sessionId.slice(-6)}`,
+  startedAt: new Date('2026-07-14T10:00:00.500Z'),
+});
 
 export function finishOp(
   sessionId: string,

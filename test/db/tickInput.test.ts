@@ -3,6 +3,7 @@ import { newId } from '../../src/db/ids.js';
 import * as tickInput from '../../src/db/tickInput.js';
 import { tickPayload, validateTickOp } from '../../src/db/tickInput.js';
 import { runDocExamples } from '../support/docExamples.js';
+import { finishOp, handleOp } from './tickFixtures.js';
 
 runDocExamples(new URL('../../src/db/tickInput.ts', import.meta.url), tickInput);
 
@@ -49,27 +50,15 @@ describe('validateTickOp', () => {
 });
 
 describe('tickPayload folds a lone handle into the finish of its run', () => {
+  // The tick suites' builders, with the ref this test names.
   const handle = (sessionId: string, epoch: number, ref: string) => ({
-    op: 'handle' as const,
+    ...handleOp(sessionId, epoch),
     ref,
-    sessionId,
-    epoch,
-    backend: 'simulated' as const,
     handle: `h-${ref}`,
-    startedAt: null,
   });
   const finish = (sessionId: string, epoch: number, ref: string) => ({
-    op: 'finish' as const,
+    ...finishOp(sessionId, epoch, { output: null }),
     ref,
-    sessionId,
-    epoch,
-    status: 'succeeded' as const,
-    exitCode: 0,
-    reason: null,
-    userRecoverable: false,
-    output: null,
-    column: 'done',
-    requeue: null,
   });
   it('same run, same epoch: the finish carries the handle, the handle op only answers', () => {
     const s = newId('session');
