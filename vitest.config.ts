@@ -12,8 +12,12 @@ export default defineConfig({
   test: {
     // examples/: the suites docs/library.md shows an application writing, run as they are.
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-    // The default output, then the list of what was skipped and why.
-    reporters: ['default', './test/support/skippedReporter.ts'],
+    // The default output, then what was skipped and why, then the slowest files.
+    reporters: [
+      'default',
+      './test/support/skippedReporter.ts',
+      './test/support/slowestReporter.ts',
+    ],
     // PGlite runs initdb per instance (3-5 s) and Docker suites talk to a real
     // engine; the default 5 s is too tight for those, never for pure tests.
     testTimeout: 30_000,

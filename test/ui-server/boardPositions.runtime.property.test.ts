@@ -10,7 +10,13 @@
  * A failure prints fast-check's seed and path; `FC_SEED=<seed> FC_PATH=<path>`
  * replays it (seed 941917237, path 1: a queued cancel closed its user's line
  * up, the closed-up cards' JSON did not change, so the hub never re-placed
- * them by their new keys and a window held the wrong card).
+ * them by their new keys and a window held the wrong card). Two seeds found
+ * the check itself wrong, not the board: 780578997 path 11 (a line of
+ * one-second runs keeps a timer due every 100 ms for longer than the 4 s
+ * `quiet` allowed) and 276587281 path 4 (under load: `caughtUp` read the
+ * runtime's cards, which change before a card that left the line is
+ * published, since publishing waits for its stored output; it now waits
+ * for what the source published, which is what the hub was told).
  */
 import { fc } from '@fast-check/vitest';
 import { afterEach, expect, it } from 'vitest';
@@ -69,6 +75,9 @@ describeEachEngine('window positions against the rows', (getDb) => {
             caps: { maxRunning: 2, defaultUserCap: 1 },
           });
           const runtime = h.runtime;
+          // What the source told its listeners last, per task: the hub's view of the board.
+          const told = new Map<string, boolean>();
+          runtime.subscribe((card) => told.set(card.taskId, card.queued !== null));
           server = await serveSource(runtime, { subscribeBurst: 100 });
           const page = (o: number, limit: number): BoardWindow => ({
             columns: { queued: { offset: o, limit }, running: none, done: none, failed: none },
@@ -86,23 +95,26 @@ describeEachEngine('window positions against the rows', (getDb) => {
           const harness = h;
           const quiet = async () => {
             // Moved positions are pushed at most every positionPushMs (100 ms of
-            // the clock): step until nothing is due within that (no push, no run ending).
-            for (let i = 0; i < 40; i++) {
+            // the clock): step until nothing is due within that (no push, no run
+            // ending). A running one-second run prints every 100 ms, so a line of
+            // them (22 at most, two at a time) is quiet only once it has drained.
+            for (let i = 0; i < 300; i++) {
               await harness.settle();
               if (harness.clock.nextDue(harness.clock.now() + 100) === null) return caughtUp();
               await harness.advance(100);
             }
             throw new Error('the clock never went quiet');
           };
-          // A card that left the line reads its stored output before it is shown
-          // (a read settle() does not wait for over a server's socket): wait, in
-          // real time, until the board's line is the rows' line.
+          // A card that left the line reads its stored output before it is
+          // published (a read settle() does not wait for over a server's socket):
+          // wait, in real time, until the line the source last told of is the
+          // rows' line. Not `cards()`: it changes before that read ends.
           const caughtUp = async () => {
             for (let i = 0; i < 100; i++) {
               const rows = (await harness.sessions()).filter((s) => s.status === 'queued');
-              const shown = runtime.cards(null).filter((c) => c.queued !== null);
+              const shown = [...told].filter(([, queued]) => queued).map(([taskId]) => taskId);
               const ids = (xs: string[]) => JSON.stringify(xs.sort());
-              if (ids(rows.map((s) => s.id)) === ids(shown.map((c) => c.sessionId))) return;
+              if (ids(rows.map((s) => s.taskId)) === ids(shown)) return;
               await new Promise((resolve) => setTimeout(resolve, 20));
             }
             throw new Error('the board never caught up with the rows');
@@ -144,7 +156,7 @@ describeEachEngine('window positions against the rows', (getDb) => {
         },
       ),
       {
-        numRuns: 5,
+        numRuns: Number(process.env.FC_RUNS ?? 5),
         endOnFailure: true,
         ...(process.env.FC_SEED
           ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH }
