@@ -14,7 +14,12 @@
 import { sql } from 'kysely';
 import { type AnyActorRef, fromPromise } from 'xstate';
 import { ADVISORY_LOCKS, type Db, LeadershipLostError, LOCK_NAMESPACE } from '../db/index.js';
-import { ReconcilerStoppedError, reconcileLoopMachine } from '../machines/reconcileLoop.js';
+import {
+  type ReconcileLoopEmitted,
+  type ReconcileLoopEvent,
+  ReconcilerStoppedError,
+  reconcileLoopMachine,
+} from '../machines/reconcileLoop.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 import { describeExitReason } from '../supervisor/exitReason.js';
 import { watchExit } from '../supervisor/watchExit.js';
@@ -207,22 +212,26 @@ export { ReconcilerStoppedError };
 
 /**
  * Asks the Reconciler actor `ref` for a pass and settles once the pass that
- * covers it has finished: resolves, or rejects with the pass's error. Like
- * gen_server's call it watches the actor while it waits, because a stopped
- * or crashed actor answers nobody: it rejects with ReconcilerStoppedError
- * (`code` RECONCILER_STOPPED) when the actor stops, errors or is already
- * gone (a tick sent to a stopped actor is dropped by XState). No deadline of
- * its own: at most two passes (the running one, then the covering one) are
- * waited for, and each has `passTimeoutMs`.
+ * covers it has finished: resolves, or rejects with the pass's error. The
+ * answer is the loop's `roundtable.reconciler.passed` naming this call's
+ * tick id. Like gen_server's call it watches the actor while it waits,
+ * because a stopped or crashed actor answers nobody: it rejects with
+ * ReconcilerStoppedError (`code` RECONCILER_STOPPED) when the actor stops,
+ * errors or is already gone (a tick sent to a stopped actor is dropped by
+ * XState). No deadline of its own: at most two passes (the running one,
+ * then the covering one) are waited for, and each has `passTimeoutMs`.
  */
 export function requestPass(ref: AnyActorRef): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    const id = `pass-${++passRequests}`;
     let settled = false;
     let unwatch: (() => void) | undefined;
+    let answered: { unsubscribe(): void } | undefined;
     const settle = (error?: unknown) => {
       if (settled) return;
       settled = true;
       unwatch?.();
+      answered?.unsubscribe();
       if (error === undefined) resolve();
       else reject(error);
     };
@@ -238,6 +247,13 @@ export function requestPass(ref: AnyActorRef): Promise<void> {
       settle(new ReconcilerStoppedError('the reconciler is not running'));
       return;
     }
-    ref.send({ type: 'roundtable.reconciler.tick', done: settle });
+    answered = ref.on('roundtable.reconciler.passed', (passed: ReconcileLoopEmitted) => {
+      if (passed.ticks.includes(id)) settle(passed.error);
+    });
+    const tick: ReconcileLoopEvent = { type: 'roundtable.reconciler.tick', id };
+    ref.send(tick);
   });
 }
+
+/** Tick ids of this process's `requestPass` calls: unique per Reconciler, which is all they need. */
+let passRequests = 0;

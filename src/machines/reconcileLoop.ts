@@ -9,24 +9,31 @@
  * through the provided `report` action and the loop goes on: a database
  * outage must not take the Reconciler, a permanent child, down with it.
  *
- * Every `done` is answered: by the pass that covers its tick, or, if the
- * loop is stopped first, with a ReconcilerStoppedError. XState runs no exit
- * action on stop, but it does stop invoked children, so a root-level child
- * (`answerOnStop`) does it from its cleanup, reading the callers still in
- * the loop's context. An actor that errors or was never running cannot
- * answer: a caller that must hear back watches the actor too (the
- * Reconciler's `requestPass`).
+ * A tick that wants an answer carries an `id`; the loop answers it by
+ * emitting `roundtable.reconciler.passed` (naming the ids the pass covered,
+ * with the pass's error if it failed) once the pass that covers it is over.
+ * The context holds only those ids, so a snapshot is plain data. A loop
+ * that stops, errors or was never running answers nobody: a caller that
+ * must hear back watches the actor too, as a gen_server call monitors its
+ * server (the Reconciler's `requestPass`).
  */
-import { type AnyActorRef, assign, fromCallback, fromPromise, setup } from 'xstate';
+import { assign, emit, fromPromise, setup } from 'xstate';
 
 export interface ReconcileLoopInput {
   periodMs: number;
 }
 
-/** `done` is called once the pass that covers this tick has finished. */
+/** Asks for a pass; with `id`, the loop answers with `roundtable.reconciler.passed`. */
 export type ReconcileLoopEvent = {
   type: 'roundtable.reconciler.tick';
-  done?: (error?: unknown) => void;
+  id?: string;
+};
+
+/** The pass covering the ticks `ticks` finished: failed with `error`, or (absent) worked. */
+export type ReconcileLoopEmitted = {
+  type: 'roundtable.reconciler.passed';
+  ticks: readonly string[];
+  error?: unknown;
 };
 
 /** The loop ended before the pass covering a tick finished. */
@@ -39,10 +46,12 @@ export class ReconcilerStoppedError extends Error {
 export interface Context {
   periodMs: number;
   boot: boolean;
-  /** Callers of ticks that the running pass does not cover yet. */
-  waiting: Array<(error?: unknown) => void>;
-  /** Callers the running pass covers. */
-  covered: Array<(error?: unknown) => void>;
+  /** Ids of the ticks that the running pass does not cover yet. */
+  waiting: string[];
+  /** Ids of the ticks the running pass covers. */
+  covered: string[];
+  /** A tick (with or without an id) came during the running pass: one more pass after it. */
+  again: boolean;
 }
 
 export const reconcileLoopMachine = setup({
@@ -50,37 +59,28 @@ export const reconcileLoopMachine = setup({
     input: {} as ReconcileLoopInput,
     context: {} as Context,
     events: {} as ReconcileLoopEvent,
+    emitted: {} as ReconcileLoopEmitted,
   },
   actors: {
     pass: fromPromise<void, { boot: boolean }>(async () => {
       throw new Error("reconcileLoop: provide the 'pass' actor");
     }),
-    // Lives as long as the loop; stopping the loop stops it, and its cleanup
-    // answers every caller the loop still holds.
-    answerOnStop: fromCallback<{ type: never }, { loop: AnyActorRef }>(({ input }) => () => {
-      const { waiting, covered } = (input.loop.getSnapshot() as { context: Context }).context;
-      const error = new ReconcilerStoppedError(
-        'the reconciler stopped before the pass covering this tick finished',
-      );
-      for (const done of [...covered, ...waiting]) done(error);
-    }),
   },
   actions: {
     report: (_: unknown, _params: { error: unknown }) => {},
-    settle: (
-      _: unknown,
-      params: { callers: Array<(error?: unknown) => void>; error?: unknown },
-    ) => {
-      for (const done of params.callers) done(params.error);
-    },
   },
   delays: { periodMs: ({ context }) => context.periodMs },
-  guards: { ticked: ({ context }) => context.waiting.length > 0 },
+  guards: { ticked: ({ context }) => context.again },
 }).createMachine({
   id: 'reconciler',
-  context: ({ input }) => ({ periodMs: input.periodMs, boot: true, waiting: [], covered: [] }),
+  context: ({ input }) => ({
+    periodMs: input.periodMs,
+    boot: true,
+    waiting: [],
+    covered: [],
+    again: false,
+  }),
   initial: 'reconciling',
-  invoke: { src: 'answerOnStop', input: ({ self }) => ({ loop: self }) },
   states: {
     idle: {
       after: { periodMs: { target: 'reconciling' } },
@@ -89,18 +89,19 @@ export const reconcileLoopMachine = setup({
           target: 'reconciling',
           actions: assign({
             waiting: ({ context, event }) =>
-              event.done ? [...context.waiting, event.done] : context.waiting,
+              event.id === undefined ? context.waiting : [...context.waiting, event.id],
           }),
         },
       },
     },
     reconciling: {
-      entry: assign(({ context }) => ({ covered: context.waiting, waiting: [] })),
+      entry: assign(({ context }) => ({ covered: context.waiting, waiting: [], again: false })),
       on: {
         'roundtable.reconciler.tick': {
           actions: assign({
             waiting: ({ context, event }) =>
-              event.done ? [...context.waiting, event.done] : [...context.waiting, () => {}],
+              event.id === undefined ? context.waiting : [...context.waiting, event.id],
+            again: true,
           }),
         },
       },
@@ -110,7 +111,10 @@ export const reconcileLoopMachine = setup({
         onDone: {
           target: 'afterPass',
           actions: [
-            { type: 'settle', params: ({ context }) => ({ callers: context.covered }) },
+            emit(({ context }) => ({
+              type: 'roundtable.reconciler.passed' as const,
+              ticks: context.covered,
+            })),
             assign({ boot: false, covered: [] }),
           ],
         },
@@ -118,10 +122,11 @@ export const reconcileLoopMachine = setup({
           target: 'afterPass',
           actions: [
             { type: 'report', params: ({ event }) => ({ error: event.error }) },
-            {
-              type: 'settle',
-              params: ({ context, event }) => ({ callers: context.covered, error: event.error }),
-            },
+            emit(({ context, event }) => ({
+              type: 'roundtable.reconciler.passed' as const,
+              ticks: context.covered,
+              error: event.error,
+            })),
             // A failed boot pass is retried as a boot pass: step 1 must still run.
             assign({ covered: [] }),
           ],

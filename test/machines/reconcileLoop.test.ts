@@ -7,7 +7,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock } from 'xstate';
-import { ReconcilerStoppedError, reconcileLoopMachine } from '../../src/machines/reconcileLoop.js';
+import { reconcileLoopMachine } from '../../src/machines/reconcileLoop.js';
 import { Calls, declaredTransitions, MachineCoverage, settle } from './taskRunnerHarness.js';
 
 const coverage = new MachineCoverage('reconciler');
@@ -26,6 +26,7 @@ function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
   });
   const actor = createActor(machine, { clock, inspect, input: { periodMs: PERIOD } });
   const crashes: unknown[] = [];
+  let ticks = 0;
   actor.subscribe({ error: (e) => crashes.push(e) });
   actor.start();
   /** Passes started and not answered yet. */
@@ -54,16 +55,16 @@ function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
       await settle();
       track();
     },
-    /** A tick, returning a promise of its `done` answer. */
+    /** A tick with an id, returning its answer (the `passed` event naming it) once emitted. */
     tick() {
+      const id = `t${++ticks}`;
       let answer: { error: unknown } | undefined;
-      actor.send({
-        type: 'roundtable.reconciler.tick',
-        done: (error?: unknown) => {
-          if (answer !== undefined) throw new Error('done called twice');
-          answer = { error };
-        },
+      actor.on('roundtable.reconciler.passed', (passed) => {
+        if (!passed.ticks.includes(id)) return;
+        if (answer !== undefined) throw new Error('answered twice');
+        answer = { error: passed.error };
       });
+      actor.send({ type: 'roundtable.reconciler.tick', id });
       return { answer: () => answer };
     },
   };
@@ -175,34 +176,47 @@ describe('reconcile loop', () => {
 });
 
 describe('stopping the loop', () => {
-  it('answers every caller it holds with a ReconcilerStoppedError: the covered and the waiting', async () => {
+  it('its snapshot is plain data: tick ids, no callbacks, through JSON and back unchanged', async () => {
     const l = startLoop();
     await settle();
-    l.actor.send({ type: 'roundtable.reconciler.tick' }); // a tick with no caller: nothing to answer
     const covered = l.tick(); // during the boot pass: covered by the next pass
     await l.finish();
-    const waiting = l.tick(); // during that next pass, which hangs: waits for one more
+    l.tick(); // during that next pass, which hangs: waits for one more
+    l.actor.send({ type: 'roundtable.reconciler.tick' });
     await settle();
+    const snapshot = l.actor.getPersistedSnapshot() as unknown as { context: unknown };
+    expect(snapshot.context).toEqual({
+      periodMs: PERIOD,
+      boot: false,
+      waiting: ['t2'],
+      covered: ['t1'],
+      again: true,
+    });
+    expect(JSON.parse(JSON.stringify(snapshot))).toEqual(snapshot);
+    expect(covered.answer()).toBeUndefined();
+    l.actor.stop();
+  });
+
+  it('a stopped loop answers nobody (the caller watches the actor) and aborts its pass', async () => {
+    const l = startLoop();
+    await settle();
+    const covered = l.tick();
+    await l.finish();
     const pass = l.pending()[0];
     expect(pass?.signal?.aborted).toBe(false);
-    expect([covered.answer(), waiting.answer()]).toEqual([undefined, undefined]);
     l.actor.stop();
-    for (const t of [covered, waiting]) {
-      expect(t.answer()?.error).toBeInstanceOf(ReconcilerStoppedError);
-      expect(t.answer()?.error).toMatchObject({ code: 'RECONCILER_STOPPED' });
-    }
+    expect(covered.answer()).toBeUndefined();
     expect(pass?.signal?.aborted).toBe(true);
     expect(l.crashes).toEqual([]);
   });
 
-  it('a loop stopped while idle has nobody to answer', async () => {
+  it('every pass says it is over, also one no tick asked for (ticks: [])', async () => {
     const l = startLoop();
-    const t = l.tick();
+    const seen: unknown[] = [];
+    l.actor.on('roundtable.reconciler.passed', (e) => void seen.push(e));
     await l.finish();
-    await l.finish();
-    expect(t.answer()).toEqual({ error: undefined });
-    l.actor.stop(); // `done called twice` would throw here
-    expect(l.crashes).toEqual([]);
+    expect(seen).toEqual([{ type: 'roundtable.reconciler.passed', ticks: [] }]);
+    l.actor.stop();
   });
 });
 

@@ -7,11 +7,8 @@
  */
 import { type KyselyPlugin, sql } from 'kysely';
 import { expect, it } from 'vitest';
-import {
-  ADOPT_BATCH,
-  adoptOrphans,
-  type ReconcilerDeps,
-} from '../../src/actors/reconcilerSteps.js';
+import { ADOPT_BATCH, adoptOrphans } from '../../src/actors/adoptOrphans.js';
+import type { ReconcilerDeps } from '../../src/actors/reconcilerDeps.js';
 import type { ContainerBackend, Observation } from '../../src/containers/ContainerBackend.js';
 import { createTasksWithSessions, getSession, type Session } from '../../src/db/index.js';
 import type { Db } from '../../src/db/transaction.js';

@@ -1,0 +1,185 @@
+/**
+ * The Reconciler's step 2: running sessions whose owner is gone, adopted or
+ * failed and re-queued, in batches (see `adoptOrphans`).
+ */
+import { adoptMany, listRunning, type Session } from '../db/index.js';
+import { recoveryAction, recoveryFailReason } from '../machines/recoveryPolicy.js';
+import { emptyReport, type PassReport, type ReconcilerDeps, recover } from './reconcilerDeps.js';
+
+/**
+ * Step 2: running sessions whose owner is gone. An owner is gone when it is
+ * another boot that the liveness port does not vouch for, or this boot with
+ * no TaskRunner for the session (its runner supervisor gave up on it).
+ * `recoveryAction` decides: adopt or fail and re-queue.
+ *
+ * Adoption is batched: the decisions (one liveness judgement per owner, one
+ * observation per run, ORPHAN_CONCURRENCY at a time) come first; then the
+ * runs to adopt are fenced ADOPT_BATCH per statement (`adoptMany`: each row
+ * a compare-and-set on its epoch, so a row that moved on is left alone),
+ * their owners judged again just before, so only the dead are adopted; and
+ * each fenced run gets its TaskRunner, which starts from the fenced row with
+ * no read or write of its own. A node's two hundred runs cost two
+ * statements, not a thousand.
+ */
+export async function adoptOrphans(
+  deps: ReconcilerDeps,
+  report = emptyReport(),
+): Promise<PassReport> {
+  const startedAt = deps.now();
+  const live = deps.liveRunners();
+  const rows = await listRunning(deps.db);
+  const running = new Set(rows.map((s) => s.id));
+  for (const id of deps.unobservedSince?.keys() ?? []) {
+    if (!running.has(id)) deps.unobservedSince?.delete(id);
+  }
+  const done: Array<'adopted' | 'failed' | undefined> = new Array(rows.length);
+  const gone = ownersGone(deps);
+  const toAdopt: number[] = [];
+  // The fail-and-re-queue writes are not awaited row by row: they wait in
+  // the dispatcher's outbox together, so a dead node's thousand runs ride
+  // two ticks of up to 500 ops, not sixteen of 64 (the decisions, which
+  // observe the backend, stay ORPHAN_CONCURRENCY at a time).
+  const writes: Promise<void>[] = [];
+  const decided = eachLimited(rows, ORPHAN_CONCURRENCY, async (s, i) => {
+    deps.signal?.throwIfAborted();
+    if (live.has(s.id)) return;
+    if (s.owner === deps.owner && startingHere(deps, s, startedAt)) return;
+    if (!(await gone(s.owner))) return;
+    const presence =
+      s.handle === null
+        ? 'absent'
+        : (await deps.backend.observe({ sessionId: s.id, handle: s.handle })).presence;
+    const action = recoveryAction({
+      backend: s.backend ?? deps.backend.kind,
+      kind: s.kind,
+      handle: s.handle,
+      presence,
+      unobservableForMs: unobservableFor(deps, s.id, presence),
+    });
+    if (action === 'wait') return;
+    if (action === 'adopt' && deps.backend.adoptable) toAdopt.push(i);
+    else
+      writes.push(
+        recover(deps, s, recoveryFailReason(presence)).then((ok) => {
+          if (ok) done[i] = 'failed';
+        }),
+      );
+  });
+  // Every write settles before the pass goes on (or fails), even when a decision failed.
+  const [decisions] = await Promise.allSettled([decided]);
+  const written = await Promise.allSettled(writes);
+  const firstError = [decisions, ...written].find((r) => r?.status === 'rejected');
+  if (firstError?.status === 'rejected') throw firstError.reason;
+  for (let from = 0; from < toAdopt.length; from += ADOPT_BATCH) {
+    deps.signal?.throwIfAborted();
+    const batch = toAdopt.slice(from, from + ADOPT_BATCH);
+    for (const i of await fenceOrphans(
+      deps,
+      batch.map((i) => rows[i] as Session),
+    ))
+      done[batch[i] as number] = 'adopted';
+  }
+  rows.forEach((s, i) => {
+    if (done[i] !== undefined) report[done[i]].push(s.id);
+  });
+  return report;
+}
+
+/**
+ * How long this node has seen the run `unobservable` pass after pass, by
+ * `deps.unobservedSince` (kept by the Reconciler across passes; a new
+ * leader starts its own count, so the grace is at least the documented one).
+ */
+function unobservableFor(deps: ReconcilerDeps, sessionId: string, presence: string): number {
+  const since = deps.unobservedSince;
+  if (since === undefined) return 0;
+  if (presence !== 'unobservable') {
+    since.delete(sessionId);
+    return 0;
+  }
+  const first = since.get(sessionId) ?? deps.now();
+  since.set(sessionId, first);
+  return deps.now() - first;
+}
+
+/**
+ * A run this boot claimed just now may not have its runner yet: the rows
+ * can show a grant before the tick's reply has reached the dispatcher (the
+ * chaos test saw a boot fail its own fresh runs as `owner_lost`, which then
+ * ran twice). Left to a later pass; a runner that is lost for real is
+ * released by the dispatcher itself, or recovered then.
+ */
+function startingHere(deps: ReconcilerDeps, s: Session, passStartedAt: number): boolean {
+  if (deps.liveRunners().has(s.id)) return true;
+  const claimed = s.claimedAt?.getTime();
+  return claimed !== undefined && claimed > passStartedAt - OWN_CLAIM_GRACE_MS;
+}
+
+/** How long a run this boot claimed counts as starting, not orphaned. */
+const OWN_CLAIM_GRACE_MS = 5_000;
+
+/**
+ * Whether a row's owner is gone, judged once per owner in a pass: this
+ * boot (its run has no runner here), no owner, or a boot the liveness port
+ * does not vouch for.
+ */
+function ownersGone(deps: ReconcilerDeps): (owner: string | null) => Promise<boolean> {
+  const judged = new Map<string, Promise<boolean>>();
+  return (owner) => {
+    if (owner === null || owner === deps.owner) return Promise.resolve(true);
+    let gone = judged.get(owner);
+    if (gone === undefined) {
+      gone = deps.liveness.isAlive(owner).then((alive) => !alive);
+      judged.set(owner, gone);
+    }
+    return gone;
+  };
+}
+
+/**
+ * Fences `orphans` in one statement and starts their runners; the indexes
+ * (into `orphans`) of the runs adopted. Their owners are judged again first,
+ * fresh: an owner that came back since the decisions keeps its runs.
+ */
+async function fenceOrphans(deps: ReconcilerDeps, orphans: Session[]): Promise<number[]> {
+  const gone = ownersGone(deps);
+  const dead = await Promise.all(orphans.map((s) => gone(s.owner)));
+  const want = orphans.filter((_, i) => dead[i]);
+  if (want.length === 0) return [];
+  deps.signal?.throwIfAborted();
+  const { adopted } = await adoptMany(deps.db, {
+    sessions: want.map((s) => ({ sessionId: s.id, epoch: s.epoch })),
+    owner: deps.owner,
+    now: new Date(deps.now()),
+  });
+  const fenced = new Map(adopted.map((s) => [s.id, s]));
+  await eachLimited(adopted, ORPHAN_CONCURRENCY, (s) => deps.runAdopted(s));
+  return orphans.flatMap((s, i) => (fenced.has(s.id) ? [i] : []));
+}
+
+/** Orphans handled at once by one pass. */
+const ORPHAN_CONCURRENCY = 64;
+/** Orphans fenced by one statement. */
+export const ADOPT_BATCH = 250;
+
+/** Runs `fn` over `items`, at most `limit` at a time; rejects with the first error. */
+async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        await fn(items[i] as T, i);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
