@@ -31,8 +31,8 @@ import {
   tick,
   vacuumDispatch,
 } from '../db/index.js';
-import { validateTickOp } from '../db/tickInput.js';
 import { isTransientDbError } from '../db/transientErrors.js';
+import { validateTickOp } from '../db/validateTickOp.js';
 import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { startClusterLiveness } from './clusterLivenessWiring.js';

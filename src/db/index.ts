@@ -142,7 +142,6 @@ export {
   updateTaskColumn,
 } from './tasks.js';
 export { parseTickReply, tick } from './tick.js';
-export { MAX_TICK_OPS, validateTickOp } from './tickInput.js';
 export type * from './tickTypes.js';
 export { type Db, inTransaction } from './transaction.js';
 export {
@@ -152,3 +151,4 @@ export {
   transientReason,
 } from './transientErrors.js';
 export { getUserCaps, type SetUserCapInput, setUserCap } from './userCaps.js';
+export { MAX_TICK_OPS, validateTickOp } from './validateTickOp.js';

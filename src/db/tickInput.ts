@@ -1,8 +1,7 @@
 /**
- * The tick's boundary: every op is validated with zod (the same field rules
- * as every other repository, src/db/inputs.ts) before any SQL runs, and
- * turned into the JSON `rt_tick` reads, grouped by kind in the contract's
- * order. Everything the database would reject with an error (and so roll
+ * The tick's boundary: every op is validated (validateTickOp.ts) before any
+ * SQL runs, and turned into the JSON `rt_tick` reads, grouped by kind in
+ * the contract's order. Everything the database would reject with an error (and so roll
  * the whole batch back) is caught here instead: lengths, slugs, output
  * size (fitted, as finishRun does), duplicate refs and ids.
  */
@@ -11,81 +10,8 @@ import { ValidationError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { fitOutput } from './sessionOutputs.js';
-import type { TickInput, TickOp } from './tickTypes.js';
-
-/** Most ops one tick carries (one statement's JSON stays a few MB, outputs aside). */
-export const MAX_TICK_OPS = 10_000;
-
-const ref = z.string().min(1).max(128);
-const column = f.column.optional();
-
-const opSchema = z.discriminatedUnion('op', [
-  z.strictObject({
-    op: z.literal('enqueue'),
-    ref,
-    taskId: f.taskId,
-    sessionId: f.sessionId,
-    userId: f.name,
-    title: f.title,
-    spec: f.spec,
-    column,
-  }),
-  z.strictObject({
-    op: z.literal('retry'),
-    ref,
-    taskId: f.taskId,
-    actor: f.name.nullable(),
-    sessionId: f.sessionId,
-    expected: z.strictObject({
-      sessionId: f.sessionId,
-      status: z.enum(['failed', 'cancelled']),
-      epoch: f.epoch,
-    }),
-    column,
-  }),
-  z.strictObject({
-    op: z.literal('handle'),
-    ref,
-    sessionId: f.sessionId,
-    epoch: f.epoch,
-    backend: f.backend,
-    handle: f.handle,
-    startedAt: f.now.nullable(),
-  }),
-  z.strictObject({
-    op: z.literal('finish'),
-    ref,
-    sessionId: f.sessionId,
-    epoch: f.epoch,
-    status: z.enum(['succeeded', 'failed']),
-    exitCode: f.exitCode.nullable(),
-    reason: f.reason.nullable(),
-    userRecoverable: z.boolean(),
-    output: z
-      .strictObject({
-        text: z.string(),
-        totalBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-        truncated: z.boolean(),
-      })
-      .nullable(),
-    column: f.column,
-    requeue: z.strictObject({ sessionId: f.sessionId }).nullable(),
-  }),
-  z.strictObject({
-    op: z.literal('cancel'),
-    ref,
-    sessionId: f.sessionId,
-    expected: z.strictObject({ status: z.enum(['queued', 'running']), epoch: f.epoch }),
-    reason: f.reason,
-    column: f.column,
-  }),
-  z.strictObject({
-    op: z.literal('cap'),
-    ref,
-    userId: f.name,
-    maxRunning: f.maxRunning.nullable(),
-  }),
-]);
+import type { TickInput } from './tickTypes.js';
+import { MAX_TICK_OPS, validateTickOp } from './validateTickOp.js';
 
 const headSchema = z.strictObject({
   owner: f.name,
@@ -96,40 +22,6 @@ const headSchema = z.strictObject({
   ops: z.array(z.unknown()).max(MAX_TICK_OPS),
   resync: z.boolean().optional(),
 });
-
-/**
- * Ops already checked, with the check's output. A command's op is checked
- * when it is submitted (so a bad one is its caller's error at once) and
- * again by its tick: the second check of the same object is this lookup, not
- * a second zod pass per enqueue.
- */
-const checked = new WeakMap<object, TickOp>();
-
-/**
- * Validates one op as the tick would (`ops.<index>.<field>` in the error):
- * for a node that checks each caller's op when it is submitted, so one bad
- * op never fails the batch it would have ridden.
- */
-export function validateTickOp(op: unknown, index = 0): TickOp {
-  const known = typeof op === 'object' && op !== null ? checked.get(op) : undefined;
-  if (known !== undefined) return known;
-  const o = parseOrThrow(opSchema, op, `ops.${index}`);
-  if (o.op === 'finish') {
-    if (o.status === 'failed' && o.reason === null) {
-      throw new ValidationError(`ops.${index}.reason`, 'required when failed');
-    }
-    if (o.status === 'succeeded' && o.exitCode === null) {
-      throw new ValidationError(`ops.${index}.exitCode`, 'required when succeeded');
-    }
-    if (o.requeue !== null && o.status !== 'failed') {
-      throw new ValidationError(`ops.${index}.requeue`, 'only a failed run is requeued');
-    }
-  }
-  // zod's output is a copy (objects and arrays): what the tick sends is the op
-  // as it was checked, whatever its caller does with the object afterwards.
-  if (typeof op === 'object' && op !== null) checked.set(op, o as TickOp);
-  return o as TickOp;
-}
 
 /** The JSON `rt_tick` takes. Keys are the recordset columns of src/db/sql/rtTick.ts. */
 export interface TickPayload {

@@ -75,6 +75,16 @@ export function requeueOp(sessionId: string, epoch: number): TickFinish {
   });
 }
 
+/** A tick's head around `ops`, unchecked (for the boundary's own tests). */
+export const tickHead = (ops: unknown[]) => ({
+  owner: 'n1@b1',
+  now: new Date(0),
+  globalCap: 2,
+  defaultUserCap: 1,
+  want: 0,
+  ops: ops as never,
+});
+
 export interface Ticker {
   (ops: readonly TickOp[], over?: Partial<TickInput>): Promise<TickResult>;
   input(ops: readonly TickOp[], over?: Partial<TickInput>): TickInput;
