@@ -38,7 +38,6 @@ export interface ReconcilerDeps {
   runAdopted(session: Session): Promise<void>;
   /** Stops a session's TaskRunner, if any (its row was moved on under it). */
   stopRunner(sessionId: string): void;
-  onChanged(taskId: string): void;
   onError(error: unknown): void;
   onGiveUp(reason: string): void;
   /** Aborted when the pass is abandoned: each step stops before its next row. */
@@ -72,7 +71,10 @@ export const emptyReport = (): PassReport => ({
  * Fails and re-queues at the head of its user's line (the infrastructure
  * ended the run, not the user: it keeps its place), through the tick, so
  * the freed slot is counted and granted in the same commit. A row that
- * moved on meanwhile is simply not ours to fix.
+ * moved on meanwhile is simply not ours to fix. The board needs no read
+ * here: the tick's reply carries both rows and the runtime shows them from
+ * it (a read per orphan was 2,000 statements for a dead node's thousand
+ * runs, queued on the pool ahead of the very ticks that re-grant them).
  */
 export async function recover(deps: ReconcilerDeps, s: Session, reason: string): Promise<boolean> {
   const outcome = await deps.submit({
@@ -89,6 +91,5 @@ export async function recover(deps: ReconcilerDeps, s: Session, reason: string):
   });
   if (outcome.kind !== 'applied') return false;
   deps.onGiveUp(reason);
-  deps.onChanged(s.taskId);
   return true;
 }

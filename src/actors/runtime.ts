@@ -314,9 +314,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     stopRunner: (sessionId) => {
       starter.tell(sessionId, { type: 'roundtable.runner.cancel' });
     },
-    onChanged: (taskId) => {
-      if (!dead) void track(board.refresh(taskId)).catch(report);
-    },
     onError: report,
     onGiveUp: (reason) => metrics.gaveUp(reason),
     onPass: (passReport, pass) => {

@@ -93,7 +93,6 @@ function deps(db: Db, alive: (owner: string, call: number) => boolean) {
       adopted.push(s);
     },
     stopRunner: () => {},
-    onChanged: () => {},
     onError: (e) => {
       throw e;
     },

@@ -45,7 +45,6 @@ function hangingReconciler(overrides: Partial<ReconcilerOptions> = {}) {
     liveRunners: () => new Set(),
     runAdopted: none,
     stopRunner: () => {},
-    onChanged: () => {},
     onError: () => {},
     onGiveUp: () => {},
     lock: false,
