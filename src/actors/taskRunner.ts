@@ -9,24 +9,11 @@
  * the adopt CAS and the reads are direct, retried while the store is down.
  */
 import type { AnyActorRef } from 'xstate';
-import type { ContainerBackend, RunOutput, RunRef } from '../containers/ContainerBackend.js';
+import type { RunRef } from '../containers/ContainerBackend.js';
 import { isContainerError } from '../containers/ContainerError.js';
-import {
-  adopt,
-  type Db,
-  getSession,
-  type Session,
-  StaleStatusError,
-  type Task,
-} from '../db/index.js';
-import type { TickFinish, TickHandle, TickOutcome } from '../db/tickTypes.js';
-import { containerRunMachine } from '../machines/containerRun.js';
-import type {
-  ContainerRunError,
-  ContainerRunEvent,
-  Observation,
-  StartedRun,
-} from '../machines/containerRunTypes.js';
+import { adopt, getSession, type Session, StaleStatusError } from '../db/index.js';
+import type { TickFinish, TickHandle } from '../db/tickTypes.js';
+import type { ContainerRunError } from '../machines/containerRunTypes.js';
 import {
   type AdoptResult,
   type RunnerOutcome,
@@ -35,123 +22,21 @@ import {
   taskRunnerMachine,
 } from '../machines/taskRunner.js';
 import type { Watchable } from '../supervisor/watchExit.js';
-import type { DispatchClock } from './dispatcher.js';
 import { DispatchUnavailableError } from './dispatcher.js';
 import { retryTransient } from './retryTransient.js';
-import { finishFor, type StartFailure } from './runnerFinish.js';
+import { runnerContainerRun } from './runnerContainerRun.js';
+import { finishFor } from './runnerFinish.js';
+import {
+  alive,
+  answerWith,
+  newRun,
+  RUN_ENDED,
+  type RunState,
+  type TaskRunnerDeps,
+} from './taskRunnerDeps.js';
 
 export type { StartFailure } from './runnerFinish.js';
-
-/** The node's slots as a runner sees them: writes through the next tick, and the held slot. */
-export interface RunnerSlots {
-  submit(op: Omit<TickHandle, 'ref'> | Omit<TickFinish, 'ref'>): Promise<TickOutcome>;
-  /** This runner holds `sessionId` at `epoch` (monitored: its DOWN releases the slot). */
-  hold(sessionId: string, epoch: number, holder: Watchable): void;
-  /** Done with it. Idempotent. */
-  release(sessionId: string): void;
-}
-
-/** Everything a TaskRunner touches, handed in by the runtime. */
-export interface TaskRunnerDeps {
-  db: Db;
-  backend: ContainerBackend;
-  slots: RunnerSlots;
-  /** The owner this boot writes on rows. */
-  owner: string;
-  clock: DispatchClock;
-  isTransient(error: unknown): boolean;
-  /** How long a runner keeps trying a read or a write while the store is down. */
-  storeDeadlineMs: number;
-  /** Live output of a run this boot started. */
-  onOutput(sessionId: string, chunk: string): void;
-  /**
-   * A write returned this task's new rows: the board shows them with no read.
-   * `outputShown`: the run's whole output went through `onOutput` already.
-   */
-  onRows(session: Session, task?: Task | null, outputShown?: boolean): void;
-  /** The rows a tick granted this session with, taken once; else undefined (a restart, an adoption). */
-  grantOf(sessionId: string): { session: Session; task: Task } | undefined;
-  /**
-   * The row the Reconciler already fenced for this boot (a batched adopt),
-   * taken once: the runner goes on from it with no read and no CAS of its own.
-   */
-  fencedOf?(sessionId: string): Session | undefined;
-  /**
-   * Whether this boot may fence the owner now on `session`'s row: its own
-   * row, or an owner the liveness decision says is gone. Default: yes.
-   */
-  mayAdopt?(session: Session): Promise<boolean>;
-  /** A start that failed: what to do with the session (and tells the runtime the engine may be down). */
-  onStartFailure(error: ContainerRunError, session: Session): StartFailure;
-  /** A give-up or a start failure queued a new attempt (counted for /metrics). */
-  onRequeued(reason: string): void;
-  /** Errors that must be seen but must not crash the runner (a failed removal). */
-  onError(error: unknown): void;
-  /** Counts in-flight I/O, so the harness knows when the system is settled. */
-  track<T>(work: Promise<T>): Promise<T>;
-}
-
-/** Throws when the run was abandoned meanwhile: a stopped or cancelled runner writes nothing more. */
-function alive(signal: AbortSignal): void {
-  if (signal.aborted) throw new Error('taskRunner stopped');
-}
-
-/** One run of this boot: what its runner's steps learned, from its first step to its end. */
-interface RunState {
-  sessionId: string;
-  /**
-   * Aborted when the runner ends in any way (done, stopped, crashed) or is
-   * cancelled: its I/O in flight is abandoned (retries stop, the exec
-   * stream is closed, an adopt CAS that lands late holds nothing).
-   */
-  abort: AbortController;
-  /**
-   * The row as this boot's grant, adopt or write returned it. Only a write
-   * of ours moves a row we own on (every later write is fenced by its
-   * epoch), so reading it back would only tell us what we know.
-   */
-  row: Session | undefined;
-  /** The granted task: the run spec. */
-  spec: Task | undefined;
-  /** A row the Reconciler fenced for this boot, from `loadRow` to the adopt step. */
-  prefenced: Session | undefined;
-  /** Where the run lives, once started (the handle op may still be on its way). */
-  handle: string | null;
-  /**
-   * Characters of the output this boot already streamed to the board. An
-   * adopted run streamed none here: finalize hands the board the rest of
-   * the complete output it read.
-   */
-  streamed: number;
-  /** The same in bytes of the output file: where a follow after a broken attach goes on. */
-  streamedBytes: number;
-  /** Stops the follow of an adopted run's output (reading to the end first), while one runs. */
-  unfollow: (() => void) | null;
-  /**
-   * A follow passed the output on to the board up to its stop (on the
-   * marker: all of it), so finalize hands it none again.
-   */
-  followed: boolean;
-  /** The output finalize stores on the row (as the backend read it, uncut by us). */
-  output: RunOutput | undefined;
-}
-
-/**
- * Why a run's I/O was abandoned. One shared reason: `abort()` with none
- * builds a DOMException with a stack trace, once per job.
- */
-const RUN_ENDED = new Error('taskRunner: the run ended');
-
-/** Something that takes a chart's events (the `self` of a provided action). */
-interface EventTarget<E> {
-  send(event: E): void;
-  getSnapshot(): { status: string };
-}
-
-/** Tells `to`, unless it stopped meanwhile (its late answers are nobody's). */
-function tell<E>(to: EventTarget<E>, event: E): void {
-  if (to.getSnapshot().status === 'active') to.send(event);
-}
+export type { RunnerSlots, TaskRunnerDeps } from './taskRunnerDeps.js';
 
 /** The TaskRunner logic for one runtime; start it with input `TaskRunnerInput`. */
 export function taskRunnerLogic(deps: TaskRunnerDeps) {
@@ -179,191 +64,23 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     run.abort.abort(RUN_ENDED);
     if (runs.get(run.sessionId) === run) runs.delete(run.sessionId);
   };
-  /** A new incarnation's run (a crashed one's is abandoned), closed however the runner ends. */
-  const begin = (sessionId: string, runner: AnyActorRef): RunState => {
-    const before = runs.get(sessionId);
-    if (before !== undefined) close(before);
-    const run: RunState = {
-      sessionId,
-      abort: new AbortController(),
-      row: undefined,
-      spec: undefined,
-      prefenced: undefined,
-      handle: null,
-      streamed: 0,
-      streamedBytes: 0,
-      unfollow: null,
-      followed: false,
-      output: undefined,
-    };
-    runs.set(sessionId, run);
-    runner.subscribe({ complete: () => close(run), error: () => close(run) });
-    return run;
-  };
   /** The run a step of `sessionId`'s charts belongs to; none is a bug of ours, not an I/O fault. */
   const runOf = (sessionId: string): RunState => {
     const run = runs.get(sessionId);
     if (run === undefined) throw new Error(`taskRunner: no run of ${sessionId} begun`);
     return run;
   };
-  /** Runs one I/O call (counted in flight) and tells `to` how it went. */
-  const answer = <T, E>(
-    to: EventTarget<E>,
-    work: () => Promise<T>,
-    done: (output: T) => E,
-    failed: (error: unknown) => E,
-  ): void => {
-    void deps.track(Promise.resolve().then(work)).then(
-      (output) => tell(to, done(output)),
-      (error: unknown) => tell(to, failed(error)),
-    );
+  /** A new incarnation's run (a crashed one's is abandoned), closed however the runner ends. */
+  const begin = (sessionId: string, runner: AnyActorRef): RunState => {
+    const before = runs.get(sessionId);
+    if (before !== undefined) close(before);
+    const run = newRun(sessionId);
+    runs.set(sessionId, run);
+    runner.subscribe({ complete: () => close(run), error: () => close(run) });
+    return run;
   };
-
-  const startRun = async (sessionId: string): Promise<StartedRun> => {
-    const run = runOf(sessionId);
-    const s = run.row;
-    const task = run.spec;
-    if (s === undefined || task === undefined)
-      throw new StaleStatusError(
-        sessionId,
-        { status: 'running', epoch: -1 },
-        { status: 'unknown', epoch: -1 },
-      );
-    alive(run.abort.signal);
-    const started = await backend.start({
-      sessionId: s.id,
-      image: task.spec.image,
-      command: task.spec.command,
-      ...(task.spec.env ? { env: task.spec.env } : {}),
-      labels: { 'roundtable.user': s.userId, 'roundtable.task': s.taskId },
-    });
-    run.handle = started.handle;
-    // Rides the next tick; not awaited, so the run's output is not held up
-    // by a commit. A finish sent later is applied after it (a tick applies
-    // handles before finishes), and a crash before it commits leaves a
-    // running row with no handle: an orphan the Reconciler fails and re-queues.
-    void submit({
-      op: 'handle',
-      sessionId: s.id,
-      epoch: s.epoch,
-      backend: backend.kind,
-      handle: started.handle,
-      startedAt: started.startedAt ?? null,
-    }).then((outcome) => {
-      if (outcome.kind === 'applied') run.row = outcome.session;
-    }, deps.onError);
-    return { handle: started.handle, startedAt: started.startedAt ?? null };
-  };
-
-  /** A chunk of a run's output on its way to the board. */
-  const shown = (run: RunState, chunk: string) => {
-    run.streamed += chunk.length;
-    run.streamedBytes += Buffer.byteLength(chunk);
-    deps.onOutput(run.sessionId, chunk);
-  };
-
-  /**
-   * An adopted run's output as it is written: from where this boot's
-   * stream of it broke off, or (adopted from another boot) from the last
-   * lines written so far. Stopped by `unfollow` or when the run ends.
-   */
-  const follow = (to: EventTarget<ContainerRunEvent>, input: RunRef): void => {
-    const run = runs.get(input.sessionId);
-    const follow = backend.follow?.bind(backend);
-    if (run === undefined || follow === undefined || run.abort.signal.aborted) return;
-    const stop = new AbortController();
-    let open = true;
-    let stopping = false;
-    const ended = () => {
-      open = false;
-      stop.abort();
-    };
-    run.abort.signal.addEventListener('abort', ended, { once: true });
-    follow(input, {
-      signal: stop.signal,
-      ...(run.streamedBytes > 0 ? { fromByte: run.streamedBytes } : {}),
-      onOutput: (chunk) => {
-        if (!open) return;
-        shown(run, chunk);
-        if (!stopping) tell(to, { type: 'roundtable.run.output', chunk });
-      },
-    });
-    run.unfollow = () => {
-      run.unfollow = null;
-      run.abort.signal.removeEventListener('abort', ended);
-      // The stop reads to the end of the file first (on the marker: the whole output).
-      stopping = true;
-      stop.abort();
-      open = false;
-      run.followed = true;
-    };
-  };
-
-  const attach = (to: EventTarget<ContainerRunEvent>, input: RunRef): void => {
-    const run = runs.get(input.sessionId);
-    const signal = run?.abort.signal;
-    if (run === undefined || signal === undefined || signal.aborted) return;
-    const send = (e: ContainerRunEvent) => {
-      if (!signal.aborted) tell(to, e);
-    };
-    // Not tracked: attach waits on the run's own time, it is not I/O in flight.
-    Promise.resolve()
-      .then(() =>
-        backend.attach(input, {
-          signal,
-          onOutput: (chunk) => {
-            if (signal.aborted) return;
-            shown(run, chunk);
-            send({ type: 'roundtable.run.output', chunk });
-          },
-        }),
-      )
-      .then(
-        (exit) => send({ type: 'roundtable.run.exited', exitCode: exit.exitCode }),
-        (error: unknown) => send({ type: 'roundtable.run.attach.error', error }),
-      );
-  };
-
-  const containerRun = containerRunMachine.provide({
-    actions: {
-      startRun: ({ self }, p) =>
-        answer<StartedRun, ContainerRunEvent>(
-          self,
-          () => startRun(p.sessionId),
-          (output) => ({ type: 'roundtable.run.startRun.done', output }),
-          (error) => ({ type: 'roundtable.run.startRun.error', error }),
-        ),
-      attach: ({ self }, p) => attach(self, p),
-      follow: ({ self }, p) => follow(self, p),
-      unfollow: (_, p) => runs.get(p.sessionId)?.unfollow?.(),
-      observe: ({ self }, p) =>
-        answer<Observation, ContainerRunEvent>(
-          self,
-          () =>
-            backend.observe(ref(p.sessionId, p.handle)).then((o) => ({
-              containerStartedAt: o.containerStartedAt,
-              marker: o.marker,
-            })),
-          (output) => ({ type: 'roundtable.run.observe.done', seq: p.seq, output }),
-          (error) => ({ type: 'roundtable.run.observe.error', seq: p.seq, error }),
-        ),
-      readOutput: ({ self }, p) =>
-        answer<string, ContainerRunEvent>(
-          self,
-          () =>
-            backend.readOutput(ref(p.sessionId, p.handle)).then((o) => {
-              const run = runs.get(p.sessionId);
-              if (run !== undefined) run.output = o;
-              // Cut output is marked, never silent (DESIGN.md).
-              return o.truncated
-                ? `[roundtable: output cut to its last ${o.text.length} characters]\n${o.text}`
-                : o.text;
-            }),
-          (output) => ({ type: 'roundtable.run.readOutput.done', output }),
-          (error) => ({ type: 'roundtable.run.readOutput.error', error }),
-        ),
-    },
-  });
+  const answer = answerWith(deps.track);
+  const containerRun = runnerContainerRun({ deps, runs, runOf, submit, answer });
 
   const finalize = async (
     sessionId: string,

@@ -14,100 +14,29 @@
  * `SimulatedClock` drives both the poll delay and the budget. See
  * docs/container-run.md.
  */
-import { type AnyActorRef, assign, emit, setup } from 'xstate';
-import { type AdoptDecision, decide, type MaybeTimestamp } from './adoptPolicy.js';
+import { assign, emit, setup } from 'xstate';
+import {
+  type ContainerRunContext,
+  decideNow,
+  failure,
+  knownExitCode,
+  runRef,
+  unprovided,
+} from './containerRunContext.js';
 import {
   type ContainerRunEmitted,
-  ContainerRunError,
-  type ContainerRunErrorCode,
   type ContainerRunEvent,
   type ContainerRunInput,
-  type ContainerRunMode,
   type ContainerRunOutput,
   clockNow,
-  type Observation,
   type ObserveRequest,
   type RunRef,
   type StartRunInput,
   validateContainerRunInput,
 } from './containerRunTypes.js';
 
+export type { ContainerRunContext, LastObservation } from './containerRunContext.js';
 export * from './containerRunTypes.js';
-
-/** What the last look at an adopted container found; a failed look is "unknown". */
-export type LastObservation =
-  | ({ failed: false } & Observation)
-  | { failed: true; error: unknown }
-  | null;
-
-/** The machine's context; exported for inspectors and tests. */
-export interface ContainerRunContext {
-  sessionId: string;
-  mode: ContainerRunMode;
-  handle: string | null;
-  sessionStartedAt: MaybeTimestamp;
-  pollMs: number;
-  budgetMs: number;
-  ioTimeoutMs: number;
-  /** On the actor system's clock; set when adoption (or the owner's fallback to it) began. */
-  adoptionStartedAt: number | null;
-  /** Observations made so far, failed ones included. */
-  observations: number;
-  lastObservation: LastObservation;
-  decision: AdoptDecision | null;
-  exitCode: number | null;
-  /** Why an owner lost its exec stream and fell back to polling, if it did. */
-  attachError: unknown;
-  result: ContainerRunOutput | null;
-}
-
-const notProvided = (name: string) =>
-  new ContainerRunError('ACTOR_NOT_PROVIDED', `containerRun: provide the '${name}' action`);
-
-/** Unprovided I/O answers with its error, so the run fails the way a failing call would. */
-function unprovided<P>(
-  name: string,
-  answer: (error: ContainerRunError, params: P) => ContainerRunEvent,
-): (args: { self: AnyActorRef }, params: P) => void {
-  return ({ self }, params) => {
-    self.send(answer(notProvided(name), params));
-  };
-}
-
-function runRef(context: ContainerRunContext): RunRef {
-  // Validation (adopt) and startRun (owner) both set the handle before any
-  // state that needs it; reaching here without one is a bug, not an I/O fault.
-  if (context.handle === null) throw notProvided('handle');
-  return { sessionId: context.sessionId, handle: context.handle };
-}
-
-function knownExitCode(context: ContainerRunContext): number {
-  // Both ways into readingOutput (the exec's exit, the marker) set it first.
-  if (context.exitCode === null)
-    throw new Error('containerRun: reading output before an exit code');
-  return context.exitCode;
-}
-
-function failure(
-  code: ContainerRunErrorCode,
-  message: string,
-  cause: unknown,
-  exitCode: number | null,
-): ContainerRunOutput {
-  return { outcome: 'failed', error: new ContainerRunError(code, message, { cause }), exitCode };
-}
-
-/** Runs the adopt policy on what was just observed, at the system clock's now. */
-function decideNow(
-  context: ContainerRunContext,
-  containerStartedAt: MaybeTimestamp,
-  clock: object,
-): AdoptDecision {
-  // Clamped because a wall clock can step backwards (NTP); a negative elapsed
-  // would make decide throw, and "no time passed" is the honest reading.
-  const elapsed = Math.max(0, clockNow(clock) - (context.adoptionStartedAt ?? clockNow(clock)));
-  return decide(containerStartedAt, context.sessionStartedAt, elapsed, context.budgetMs);
-}
 
 /**
  * The ContainerRun statechart. Provide its four I/O actions, then run it with
