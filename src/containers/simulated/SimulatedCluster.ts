@@ -9,39 +9,13 @@
  */
 import type { Clock } from '../Clock.js';
 import { ContainerError } from '../ContainerError.js';
-import { markerPath, outputPath, WRAPPER_SCRIPT } from '../wrapper.js';
-import { defaultCommands, type SimCommandRegistry, scriptFor } from './commands.js';
-import { playScript, type RunningExec } from './playScript.js';
+import { ApiFaults } from './ApiFaults.js';
+import { defaultCommands, type SimCommandRegistry } from './commands.js';
+import { execWrapper } from './execWrapper.js';
+import type { RunningExec } from './playScript.js';
+import type { ExecRecord, SimContainer, SimService } from './simulatedState.js';
 
-export interface SimContainer {
-  id: string;
-  node: string;
-  startedAt: number;
-  image: string;
-  /** The container's `/tmp`: file path to contents. */
-  tmp: Map<string, string>;
-}
-
-export interface SimService {
-  name: string;
-  sessionId: string;
-  image: string;
-  env: Readonly<Record<string, string>>;
-  labels: Readonly<Record<string, string>>;
-  /** Null between a container's death and its replacement, or while its image is refused. */
-  container: SimContainer | null;
-  /** Why the engine will not run the service's task (an image refused by `rejectImage`). */
-  taskError: string | null;
-}
-
-/** One exec the cluster ran, kept so tests can prove nothing ran twice. */
-export interface ExecRecord {
-  sessionId: string;
-  containerId: string;
-  node: string;
-  atMs: number;
-  command: readonly string[];
-}
+export type { ExecRecord, SimContainer, SimService } from './simulatedState.js';
 
 export interface SimulatedClusterOptions {
   clock: Clock;
@@ -61,8 +35,7 @@ export class SimulatedCluster {
   private readonly commands: SimCommandRegistry;
   private nextContainer = 1;
   private nextNode = 0;
-  private failUntil = -1;
-  private hangUntil = -1;
+  private readonly faults: ApiFaults;
   /** Image to the reason every task on it is rejected with. */
   private readonly refused = new Map<string, string>();
 
@@ -71,13 +44,14 @@ export class SimulatedCluster {
     for (const node of options.nodes ?? ['node-1', 'node-2']) this.nodes.set(node, { up: true });
     this.rescheduleDelayMs = options.rescheduleDelayMs ?? 1000;
     this.commands = options.commands ?? defaultCommands;
+    this.faults = new ApiFaults(options.clock);
   }
 
   // ---- faults ------------------------------------------------------------
 
   /** Every API call fails with `unavailable` until the clock reaches `untilMs`. */
   failApi(untilMs: number): void {
-    this.failUntil = untilMs;
+    this.faults.fail(untilMs);
   }
 
   /**
@@ -96,7 +70,7 @@ export class SimulatedCluster {
 
   /** Every API call stalls for `forMs` from now, then answers. */
   hangApi(forMs: number): void {
-    this.hangUntil = this.clock.now() + forMs;
+    this.faults.hang(forMs);
   }
 
   /** Swarm moves the service: the container dies (and its exec with it), a new one starts later. */
@@ -221,26 +195,7 @@ export class SimulatedCluster {
 
   /** Applies the API faults to one call. */
   private call<T>(fn: () => T): Promise<T> {
-    const now = this.clock.now();
-    if (now < this.failUntil) {
-      return Promise.reject(new ContainerError('unavailable', 'simulated API outage'));
-    }
-    if (now < this.hangUntil) {
-      return new Promise<T>((resolve, reject) => {
-        this.clock.setTimeout(() => {
-          try {
-            resolve(fn());
-          } catch (error) {
-            reject(error);
-          }
-        }, this.hangUntil - now);
-      });
-    }
-    try {
-      return Promise.resolve(fn());
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.faults.call(fn);
   }
 
   private pickNode(avoid?: string): string {
@@ -294,36 +249,19 @@ export class SimulatedCluster {
     if (!service || !container) {
       throw new ContainerError('not_found', `service ${name} has no running container`);
     }
-    if (argv[0] !== 'sh' || argv[2] !== WRAPPER_SCRIPT) {
-      throw new ContainerError('invalid_argument', 'the simulated cluster only runs the wrapper');
-    }
-    const sessionId = env.ROUNDTABLE_SESSION_ID ?? service.sessionId;
-    const command = argv.slice(4);
-    const startedAt = this.clock.now();
-    this.execs.push({
-      sessionId,
-      containerId: container.id,
-      node: container.node,
-      atMs: startedAt,
-      command,
-    });
-    const out = outputPath(sessionId);
-    const marker = markerPath(sessionId);
-    container.tmp.delete(marker);
-    container.tmp.set(out, '');
-    const script = scriptFor(this.commands, command);
-    const execs = this.running.get(container.id) ?? new Set<RunningExec>();
-    this.running.set(container.id, execs);
-    const done = playScript(script, {
+    const running = this.running.get(container.id) ?? new Set<RunningExec>();
+    this.running.set(container.id, running);
+    return execWrapper({
       clock: this.clock,
-      tmp: container.tmp,
-      outputPath: out,
-      markerPath: marker,
-      what: `container ${container.id} of ${name}`,
+      commands: this.commands,
+      service,
+      container,
+      running,
+      log: this.execs,
+      argv,
+      env,
       onOutput,
-      running: execs,
     });
-    return { startedAt, done };
   }
 }
 
