@@ -17,9 +17,10 @@
  * node on this machine (its own data directory) observes, follows, reads
  * and removes the run where its files are, and a node that cannot observe
  * it (another machine) says `unobservable`, never `absent`.
+ *
+ * Starting a run is spawnLocalRun.ts; telling what became of one,
+ * observeLocalRun.ts.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../Clock.js';
@@ -38,24 +39,21 @@ import type {
 } from '../ContainerBackend.js';
 import { ContainerError } from '../ContainerError.js';
 import { DEFAULT_NAMESPACE, validateNamespace } from '../namespace.js';
-import { notAttached, RunTracker } from '../RunTracker.js';
+import { notAttached } from '../RunTracker.js';
 import {
   handleFor,
-  markerPath,
   OUTPUT_LIMIT_BYTES,
   outputPath,
-  parseMarker,
   runOutputFrom,
   validateSessionId,
-  wrapperArgv,
-  wrapperEnv,
 } from '../wrapper.js';
-import { observedFromAnotherBoot } from './anotherBoot.js';
-import { formatLocalHandle, type LocalHandle, parseLocalHandle } from './localHandle.js';
+import { type LocalHandle, parseLocalHandle } from './localHandle.js';
+import { observeLocalRun, sameProcess } from './observeLocalRun.js';
 import { OutputFollower, startOfTail } from './outputFollower.js';
 import { STOP_GRACE_MS, signalGroup, stopGroup } from './processGroup.js';
 import { hostProcessTable, type ProcessTable } from './processTable.js';
-import { RunDirectory, type RunRecord } from './runDirectory.js';
+import { RunDirectory } from './runDirectory.js';
+import { type LocalRun, spawnLocalRun } from './spawnLocalRun.js';
 
 export interface LocalBackendOptions {
   /** Parent of the namespaces' run directories, e.g. `<dataDir>/runs`. */
@@ -78,11 +76,7 @@ export interface LocalBackendOptions {
 /** What `follow` shows of an adopted run's output so far, unless told: a card's worth and more. */
 const FOLLOW_TAIL_BYTES = 64 * 1024;
 
-interface LocalRun {
-  child: ChildProcess;
-  tracker: RunTracker;
-  follower: OutputFollower;
-}
+const ABSENT: Observation = { presence: 'absent', containerStartedAt: null, marker: null };
 
 /** What a run's environment has from the host besides `baseEnv`: enough for a shell to feel at home. */
 function hostBaseEnv(): Record<string, string> {
@@ -125,72 +119,18 @@ export class LocalBackend implements ContainerBackend {
 
   async start(spec: RunSpec): Promise<StartResult> {
     const sessionId = validateSessionId(spec.sessionId);
-    const [file, ...args] = wrapperArgv(spec.command);
-    const name = handleFor(sessionId);
     if (this.runs.has(sessionId) || !this.files.create(sessionId)) {
+      const name = handleFor(sessionId);
       throw new ContainerError('conflict', `${name} already has a run directory in ${this.dir}`);
     }
-    const dir = this.files.dirOf(sessionId);
-    const tracker = new RunTracker(name);
-    const follower = new OutputFollower(
-      outputPath(sessionId, dir),
-      (chunk) => tracker.push(chunk),
-      this.clock,
-      this.outputPollMs,
-    );
-    follower.start(dir);
-    let child: ChildProcess;
-    try {
-      // detached: setsid(), so the run is its own session and process group and
-      // no terminal signal (Ctrl-C on the node) reaches it; stdio to /dev/null.
-      child = spawn(file as string, args, {
-        cwd: this.files.workDirOf(sessionId),
-        env: { ...this.baseEnv, ...wrapperEnv(sessionId, spec.env, dir) },
-        stdio: 'ignore',
-        detached: true,
-      });
-    } catch (error) {
-      follower.close();
-      this.files.remove(sessionId);
-      throw new ContainerError('engine', `could not run ${name}`, { cause: error });
-    }
-    const pid = child.pid;
-    if (pid === undefined) {
-      follower.close();
-      this.files.remove(sessionId);
-      throw new ContainerError('engine', `could not run ${name}: no process was created`);
-    }
-    // Read now, synchronously: the process cannot have been reaped yet, so its
-    // entry is there even if the command already ended.
-    const identity = this.processes.identityOf(pid);
-    const handle = formatLocalHandle({
-      sessionId,
-      pid,
-      startToken: identity?.startToken ?? '0',
-      bootToken: this.processes.bootToken,
-      dir: this.dir,
+    const { run, handle, startedAt } = spawnLocalRun(sessionId, spec, {
+      files: this.files,
+      processes: this.processes,
+      clock: this.clock,
+      baseEnv: this.baseEnv,
+      outputPollMs: this.outputPollMs,
     });
-    const startedAt = new Date(this.clock.now());
-    this.files.writeRecord(sessionId, { handle, startedAt });
-    child.unref();
-    child.on('error', (error) =>
-      tracker.fail(
-        new ContainerError('exec_lost', `${name} could not be waited on`, { cause: error }),
-      ),
-    );
-    child.on('exit', (_code, signal) => {
-      follower.finish();
-      const exitCode = this.readMarker(sessionId);
-      if (exitCode !== null) tracker.exit({ exitCode });
-      else
-        tracker.fail(
-          new ContainerError(
-            'exec_lost',
-            `${name} ended without an exit marker${signal ? ` (${signal})` : ''}`,
-          ),
-        );
-    });
-    this.runs.set(sessionId, { child, tracker, follower });
+    this.runs.set(sessionId, run);
     return { handle, startedAt };
   }
 
@@ -227,14 +167,6 @@ export class LocalBackend implements ContainerBackend {
     this.clock.setTimeout(() => follower.drain(), 0);
   }
 
-  private readMarker(sessionId: string, files = this.files): number | null {
-    try {
-      return parseMarker(readFileSync(markerPath(sessionId, files.dirOf(sessionId)), 'utf8'));
-    } catch {
-      return null;
-    }
-  }
-
   /** Where the run's files are: the root its handle names, else this node's own. */
   private filesOf(h: LocalHandle | null): RunDirectory {
     return h?.dir === undefined || h.dir === this.dir ? this.files : RunDirectory.existing(h.dir);
@@ -246,49 +178,11 @@ export class LocalBackend implements ContainerBackend {
     return h !== null && h.sessionId === ref.sessionId ? h : null;
   }
 
-  private sameProcess(h: LocalHandle): boolean {
-    const now = this.processes.identityOf(h.pid);
-    return (
-      now !== null &&
-      !now.zombie &&
-      now.startToken === h.startToken &&
-      h.bootToken === this.processes.bootToken
-    );
-  }
-
   async observe(ref: RunRef): Promise<Observation> {
-    const absent: Observation = { presence: 'absent', containerStartedAt: null, marker: null };
     const h = this.parsed(ref);
-    if (h === null) return absent;
+    if (h === null) return ABSENT;
     const files = this.filesOf(h);
-    const record = files.readRecord(ref.sessionId);
-    if (h.bootToken !== this.processes.bootToken) return this.fromAnotherBoot(ref, h, record);
-    if (!files.exists(ref.sessionId)) return absent;
-    const startedAt = record?.startedAt ?? null;
-    // The process first, then the marker: the wrapper writes the marker before
-    // it exits, so a process seen gone and then no marker means none will come.
-    const now = this.processes.identityOf(h.pid);
-    const exitCode = this.readMarker(ref.sessionId, files);
-    if (exitCode !== null) {
-      return { presence: 'present', containerStartedAt: startedAt, marker: { exitCode } };
-    }
-    if (now === null || now.zombie) return absent;
-    if (this.sameProcess(h))
-      return { presence: 'present', containerStartedAt: startedAt, marker: null };
-    // The pid is someone else's now. It started after our run (the kernel does
-    // not hand out a pid in use); the second-grained boot time may say otherwise.
-    const later = Math.max(now.startedAt?.getTime() ?? 0, (startedAt?.getTime() ?? 0) + 1);
-    return { presence: 'present', containerStartedAt: new Date(later), marker: null };
-  }
-
-  /** A run of another boot (a reboot, or another machine): see `anotherBoot.ts`. */
-  private fromAnotherBoot(ref: RunRef, h: LocalHandle, record: RunRecord | null): Observation {
-    const files = this.filesOf(h);
-    return observedFromAnotherBoot({
-      exitCode: record === null ? null : this.readMarker(ref.sessionId, files),
-      startedAt: record?.startedAt ?? null,
-      ownRecord: files === this.files && record?.handle === ref.handle,
-    });
+    return observeLocalRun(ref, h, { files, own: files === this.files, processes: this.processes });
   }
 
   async readOutput(ref: RunRef): Promise<RunOutput> {
@@ -326,7 +220,8 @@ export class LocalBackend implements ContainerBackend {
     // Only in the boot the run started in: a pid or group of another boot or machine is not the run's.
     if (h !== null && h.bootToken === this.processes.bootToken) {
       const leader = this.processes.identityOf(h.pid);
-      const ours = leader === null || leader.zombie ? signalGroup(h.pid, 0) : this.sameProcess(h);
+      const ours =
+        leader === null || leader.zombie ? signalGroup(h.pid, 0) : sameProcess(h, this.processes);
       if (ours) await stopGroup(h.pid, { clock: this.clock, graceMs: this.stopGraceMs });
     }
     run?.follower.close();
