@@ -32,20 +32,17 @@ import { pingResultOf, unknownOrAbsent } from '../observation.js';
 import { notAttached, RunTracker } from '../RunTracker.js';
 import {
   handleFor,
-  markerPath,
   OUTPUT_LIMIT_BYTES,
   outputPath,
-  parseMarker,
-  READ_OUTPUT_SCRIPT,
-  runOutputFrom,
   validateSessionId,
   wrapperArgv,
   wrapperEnv,
 } from '../wrapper.js';
 import { dockerClient, samePin } from './dockerClient.js';
 import { asStartRefusal, classifyDockerError } from './dockerErrors.js';
-import { collectExec, startExec } from './dockerExec.js';
+import { startExec } from './dockerExec.js';
 import { type CurrentContainer, type StartHold, waitForRunning } from './startWait.js';
+import { type EngineCalls, readMarkerIn, readOutputIn } from './wrapperFiles.js';
 
 export interface DockerBackendOptions {
   /** A configured client; defaults to `new Docker()`, which reads `DOCKER_HOST`. */
@@ -228,11 +225,13 @@ export abstract class DockerRunBackend implements ContainerBackend {
   }
 
   /** The marker's exit code, null when it is not there (yet, or any more). */
-  private async readMarker(containerId: string, sessionId: string): Promise<number | null> {
-    const result = await this.call(`read marker of ${sessionId}`, () =>
-      collectExec(this.docker, containerId, ['cat', markerPath(sessionId)], 64),
-    );
-    return result.exitCode === 0 ? parseMarker(result.stdout.toString('utf8')) : null;
+  private readMarker(containerId: string, sessionId: string): Promise<number | null> {
+    return readMarkerIn(this.engine, containerId, sessionId);
+  }
+
+  /** The engine and its deadline-bound call, for the wrapper-file reads. */
+  private get engine(): EngineCalls {
+    return { docker: this.docker, call: (what, work) => this.call(what, work) };
   }
 
   async observe(ref: RunRef): Promise<Observation> {
@@ -268,30 +267,7 @@ export abstract class DockerRunBackend implements ContainerBackend {
     const path = outputPath(validateSessionId(ref.sessionId));
     const container = await this.currentContainer(ref.handle);
     if (!container) throw new ContainerError('not_found', `${ref.handle} has no running container`);
-    const limit = this.outputLimitBytes;
-    const result = await this.call(`read output of ${ref.handle}`, () =>
-      collectExec(
-        this.docker,
-        container.id,
-        ['sh', '-c', READ_OUTPUT_SCRIPT, 'rt', path, String(limit)],
-        limit + 64,
-      ),
-    );
-    if (result.exitCode !== 0) {
-      throw new ContainerError(
-        'not_found',
-        `${ref.handle} has no output file: ${result.stderr.trim()}`,
-      );
-    }
-    const newline = result.stdout.indexOf(0x0a);
-    const totalBytes = Number.parseInt(
-      result.stdout.subarray(0, newline).toString('utf8').trim(),
-      10,
-    );
-    if (newline < 0 || !Number.isFinite(totalBytes)) {
-      throw new ContainerError('engine', `${ref.handle}: unreadable output size`);
-    }
-    return runOutputFrom(result.stdout.subarray(newline + 1), totalBytes);
+    return readOutputIn(this.engine, container.id, ref.handle, path, this.outputLimitBytes);
   }
 
   async remove(ref: RunRef): Promise<void> {
