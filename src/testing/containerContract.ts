@@ -6,71 +6,21 @@
  * how time passes, which commands exist, how the engine replaces a container.
  * Needs vitest (an optional peer dependency); `roundtable/testing` does not.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ContainerBackend, Observation, RunRef } from '../containers/ContainerBackend.js';
+import type { Observation, RunRef } from '../containers/ContainerBackend.js';
 import { ContainerError } from '../containers/ContainerError.js';
-import { validateNamespace } from '../containers/namespace.js';
 import { decide } from '../machines/adoptPolicy.js';
 import { recoveryAction } from '../machines/recoveryPolicy.js';
-
-export interface ContractFixture {
-  backend: ContainerBackend;
-  image: string;
-  /** A second backend over the same engine: what the application sees after a restart. */
-  restarted(): ContainerBackend;
-  /** Another backend over the same engine, in `namespace` (the fixture's own is different). */
-  inNamespace(namespace: string): ContainerBackend;
-  /** A backend whose engine cannot be reached; absent when there is no engine (local). */
-  unreachable?(): ContainerBackend;
-  /**
-   * An image the engine does not have and cannot get, so it refuses a run on
-   * it; absent when runs use no image (local).
-   */
-  unknownImage?: string;
-  /** Awaits `p`, driving simulated time if the backend has any. */
-  settle<T>(p: Promise<T>): Promise<T>;
-  /** Re-checks until `check` returns a value, within `deadlineMs` of the backend's time. */
-  eventually<T>(check: () => Promise<T | undefined>, deadlineMs: number): Promise<T>;
-  commands: {
-    /** Prints `text` then exits with `exitCode`. */
-    print(text: string, exitCode: number): string[];
-    /** Prints exactly `bytes` bytes. */
-    bytes(bytes: number): string[];
-    /** Prints `text`, then keeps running for minutes. */
-    long(text: string): string[];
-  };
-  /** Replaces the run's container the way the engine does (kill; Swarm starts another). */
-  replaceContainer?(ref: RunRef): Promise<void>;
-  /** A newer image to re-pin to, when the backend supports re-pinning. */
-  newerImage?: string;
-  /** How many times the engine ran the command for the session, when it can tell. */
-  execCount?(sessionId: string): number;
-}
+import { type ContractFixture, newSessionId, rejection, testNamespace } from './contractFixture.js';
 
 const BUDGET_MS = 15 * 60 * 1000;
 
-/**
- * A namespace no other suite or run uses (`t-<tag>-<8 hex>`): suites that
- * share an engine never list, re-pin or sweep each other's runs.
- */
-export function testNamespace(tag: string): string {
-  return validateNamespace(`t-${tag}-${randomUUID().slice(0, 8)}`);
-}
-
-export function newSessionId(tag: string): string {
-  return `ct-${tag}-${randomUUID().slice(0, 8)}`;
-}
-
-export async function rejection(p: Promise<unknown>): Promise<ContainerError> {
-  try {
-    await p;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ContainerError);
-    return error as ContainerError;
-  }
-  throw new Error('expected a rejection');
-}
+export {
+  type ContractFixture,
+  newSessionId,
+  rejection,
+  testNamespace,
+} from './contractFixture.js';
 
 export function containerContract(name: string, setup: () => ContractFixture): void {
   describe(`ContainerBackend contract: ${name}`, () => {
