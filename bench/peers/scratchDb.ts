@@ -24,6 +24,21 @@ export interface FunctionTime {
   selfMs: number;
 }
 
+/**
+ * A scratch database's name for one system and scenario: `PEERS_DB_TAG`
+ * (lower-case letters, digits, `_`) is appended, so two benches on one
+ * server (helpers measuring side by side) never drop each other's database.
+ *
+ * @example
+ * ```ts
+ * scratchName('roundtable-3nodes', 'tp_0') // => 'peers_roundtable3nodes_tp_0' (no tag set)
+ * ```
+ */
+export function scratchName(system: string, scenario: string): string {
+  const tag = process.env.PEERS_DB_TAG;
+  return `peers_${system.replace(/[^a-z0-9]/g, '')}_${scenario}${tag ? `_${tag}` : ''}`;
+}
+
 export function urlFor(database: string): string {
   const u = new URL(SERVER_URL);
   u.pathname = `/${database}`;

@@ -23,88 +23,20 @@
 import { backoffDelay } from '../common/backoff.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
-import type { SupervisorClock } from '../supervisor/clock.js';
-import type { RuntimeCaps } from './runtimeTypes.js';
+import { type Entry, endsHold, takeBatch } from './dispatcherBatch.js';
+import {
+  type DispatcherOptions,
+  DispatcherStoppedError,
+  DispatchUnavailableError,
+  type OpInput,
+} from './dispatcherTypes.js';
 
-/** A caller's op waited past its deadline while the store did not answer. */
-export class DispatchUnavailableError extends Error {
-  override readonly name = 'DispatchUnavailableError';
-  readonly code = 'DISPATCH_UNAVAILABLE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
-
-/** The dispatcher was stopped before the op's tick ran. */
-export class DispatcherStoppedError extends Error {
-  override readonly name = 'DispatcherStoppedError';
-  readonly code = 'DISPATCHER_STOPPED';
-  constructor() {
-    super('the dispatcher is stopped');
-  }
-}
-
-/** Timers the dispatcher needs: the runtime's clock. */
-export type DispatchClock = SupervisorClock;
-
-export interface DispatcherOptions {
-  owner: string;
-  caps: RuntimeCaps;
-  /** Most sessions this node runs at once; a tick asks for `localMax - held`. */
-  localMax: number;
-  clock: DispatchClock;
-  tick(input: TickInput): Promise<TickResult>;
-  /** Errors worth sending the same tick again for (connection lost, timeouts). */
-  isTransient(error: unknown): boolean;
-  /** Backoff between failed ticks: base * 2^(n-1), capped. */
-  backoff: { baseMs: number; maxMs: number };
-  /** Longest an op waits for a tick that succeeds before its caller is told. */
-  opDeadlineMs: number;
-  /** Most ops one tick carries. */
-  maxOpsPerTick: number;
-  /** Most ticks out at once. Default 2. */
-  maxInFlight?: number;
-  /**
-   * While a tick is out, another departs only once this many ops wait
-   * (default 16); fewer wait for the reply instead. A second tick only
-   * queues on the tick's lock until the first commits, so sending it small
-   * gains nothing and makes every later tick smaller: with finishes
-   * arriving one by one, ticks carried ~6 ops each. The reply starts the
-   * next tick before its grants are handed out, so the database does not
-   * wait for the node either.
-   */
-  pipelineAt?: number;
-  /**
-   * Checks one op when it is submitted (throws for a bad one), so a bad op
-   * is its caller's error at once and never fails the batch it would ride.
-   */
-  validate?(op: TickOp): void;
-  /** False while this node must take no grants (its container engine is down). */
-  mayGrant(): boolean;
-  /** Every successful tick, after its callers were answered, with the ops it carried. */
-  onTick(result: TickResult, ops: readonly TickOp[]): void;
-  /** A session granted to this node: start its runner. */
-  onGranted(grant: { session: Session; task: Task }): void;
-  onError(error: unknown): void;
-  /** Counts I/O in flight (the harness settles on it). */
-  track<T>(work: Promise<T>): Promise<T>;
-}
-
-type OpInput = TickOp extends infer O ? (O extends TickOp ? Omit<O, 'ref'> : never) : never;
-
-interface Entry {
-  op: TickOp;
-  at: number;
-  /** Send alone: a tick that carried it failed for a reason that is not transient. */
-  solo: boolean;
-  resolve(outcome: TickOutcome): void;
-  reject(error: unknown): void;
-}
-
-/** Rough size of an op in a tick's JSON: outputs dominate. */
-const weight = (op: TickOp): number =>
-  op.op === 'finish' && op.output !== null ? op.output.text.length : 200;
-const MAX_TICK_BYTES = 8 * 1024 * 1024;
+export {
+  type DispatchClock,
+  type DispatcherOptions,
+  DispatcherStoppedError,
+  DispatchUnavailableError,
+} from './dispatcherTypes.js';
 
 export class Dispatcher {
   private pending: Entry[] = [];
@@ -224,34 +156,13 @@ export class Dispatcher {
     });
   }
 
-  /** The ops of the next tick: a solo op alone, else up to the count and size limits. */
-  private take(): Entry[] {
-    const first = this.pending[0];
-    if (first === undefined) return [];
-    if (first.solo) return this.pending.splice(0, 1);
-    let n = 0;
-    let bytes = 0;
-    for (const e of this.pending) {
-      if (e.solo || n >= this.o.maxOpsPerTick) break;
-      bytes += weight(e.op);
-      if (n > 0 && bytes > MAX_TICK_BYTES) break;
-      n += 1;
-    }
-    return this.pending.splice(0, n);
-  }
-
   private run(): void {
     if (this.pending.length === 0 && !(this.dirty && this.want() > 0)) return;
-    const batch = this.take();
+    const batch = takeBatch(this.pending, this.o.maxOpsPerTick);
     // A finish in this batch frees its slot before the tick grants (the
     // function applies finishes first), so its room is asked for now.
     let freed = 0;
-    for (const e of batch)
-      if (
-        (e.op.op === 'finish' || (e.op.op === 'cancel' && e.op.expected.status === 'running')) &&
-        this.held.has(e.op.sessionId)
-      )
-        freed += 1;
+    for (const e of batch) if (endsHold(e.op) && this.held.has(e.op.sessionId)) freed += 1;
     const want = this.o.mayGrant()
       ? Math.max(0, this.o.localMax - this.held.size - this.reserved + freed)
       : 0;
@@ -353,8 +264,7 @@ export class Dispatcher {
    * granted after applying them, with the room it had.)
    */
   private account(op: TickOp): void {
-    if (op.op === 'finish' || (op.op === 'cancel' && op.expected.status === 'running'))
-      this.held.delete(op.sessionId);
+    if (endsHold(op)) this.held.delete(op.sessionId);
   }
 
   private failed(batch: Entry[], error: unknown): void {

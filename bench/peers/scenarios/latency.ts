@@ -4,7 +4,7 @@
  * the first line of the handler (both clocks are the machine's wall clock).
  */
 import { median, percentile } from '../../stats.js';
-import { createScratch, dropScratch } from '../scratchDb.js';
+import { createScratch, dropScratch, scratchName } from '../scratchDb.js';
 import type { BenchSystem } from '../types.js';
 import { startWorkerProcess } from '../workerProcess.js';
 import { enqueuerFor } from './enqueuer.js';
@@ -23,7 +23,7 @@ export async function latencyRun(
   ratePerSecond: number,
   seconds: number,
 ): Promise<LatencyResult> {
-  const db = `peers_${system.name.replace(/[^a-z0-9]/g, '')}_lat`;
+  const db = scratchName(system.name, 'lat');
   const url = await createScratch(db);
   try {
     await system.setup(url, { recovery: false });

@@ -7,7 +7,7 @@
  * runs from the kill until every one of the 1,000 jobs has started in the
  * standby or is marked failed for good by the system.
  */
-import { createScratch, dropScratch } from '../scratchDb.js';
+import { createScratch, dropScratch, scratchName } from '../scratchDb.js';
 import type { BenchSystem, WorkerMode } from '../types.js';
 import { startWorkerProcess, type WorkerProcess } from '../workerProcess.js';
 import { enqueuerFor } from './enqueuer.js';
@@ -28,7 +28,7 @@ export async function recoveryRun(
   jobs: number,
   deadlineMs: number,
 ): Promise<RecoveryResult> {
-  const db = `peers_${system.name.replace(/[^a-z0-9]/g, '')}_rec`;
+  const db = scratchName(system.name, 'rec');
   const url = await createScratch(db);
   const mode: WorkerMode & { recovery: boolean } = {
     concurrency: jobs,

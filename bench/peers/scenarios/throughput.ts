@@ -12,6 +12,7 @@ import {
   type FunctionTime,
   readCounters,
   readFunctionTimes,
+  scratchName,
   trackFunctions,
   waitForNoBackends,
 } from '../scratchDb.js';
@@ -47,7 +48,7 @@ export async function throughputRun(
   jobs: number,
   deadlineMs = 180_000,
 ): Promise<ThroughputRun> {
-  const db = `peers_${system.name.replace(/[^a-z0-9]/g, '')}_tp_${run}`;
+  const db = scratchName(system.name, `tp_${run}`);
   const url = await createScratch(db);
   try {
     await trackFunctions(db);

@@ -1,0 +1,76 @@
+/**
+ * The dispatcher's vocabulary (src/actors/dispatcher.ts): its options, the
+ * op a caller hands in, and its typed errors.
+ */
+
+import type { Session, Task } from '../db/rows.js';
+import type { TickInput, TickOp, TickResult } from '../db/tickTypes.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
+import type { RuntimeCaps } from './runtimeTypes.js';
+
+/** A caller's op waited past its deadline while the store did not answer. */
+export class DispatchUnavailableError extends Error {
+  override readonly name = 'DispatchUnavailableError';
+  readonly code = 'DISPATCH_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The dispatcher was stopped before the op's tick ran. */
+export class DispatcherStoppedError extends Error {
+  override readonly name = 'DispatcherStoppedError';
+  readonly code = 'DISPATCHER_STOPPED';
+  constructor() {
+    super('the dispatcher is stopped');
+  }
+}
+
+/** Timers the dispatcher needs: the runtime's clock. */
+export type DispatchClock = SupervisorClock;
+
+export interface DispatcherOptions {
+  owner: string;
+  caps: RuntimeCaps;
+  /** Most sessions this node runs at once; a tick asks for `localMax - held`. */
+  localMax: number;
+  clock: DispatchClock;
+  tick(input: TickInput): Promise<TickResult>;
+  /** Errors worth sending the same tick again for (connection lost, timeouts). */
+  isTransient(error: unknown): boolean;
+  /** Backoff between failed ticks: base * 2^(n-1), capped. */
+  backoff: { baseMs: number; maxMs: number };
+  /** Longest an op waits for a tick that succeeds before its caller is told. */
+  opDeadlineMs: number;
+  /** Most ops one tick carries. */
+  maxOpsPerTick: number;
+  /** Most ticks out at once. Default 2. */
+  maxInFlight?: number;
+  /**
+   * While a tick is out, another departs only once this many ops wait
+   * (default 16); fewer wait for the reply instead. A second tick only
+   * queues on the tick's lock until the first commits, so sending it small
+   * gains nothing and makes every later tick smaller: with finishes
+   * arriving one by one, ticks carried ~6 ops each. The reply starts the
+   * next tick before its grants are handed out, so the database does not
+   * wait for the node either.
+   */
+  pipelineAt?: number;
+  /**
+   * Checks one op when it is submitted (throws for a bad one), so a bad op
+   * is its caller's error at once and never fails the batch it would ride.
+   */
+  validate?(op: TickOp): void;
+  /** False while this node must take no grants (its container engine is down). */
+  mayGrant(): boolean;
+  /** Every successful tick, after its callers were answered, with the ops it carried. */
+  onTick(result: TickResult, ops: readonly TickOp[]): void;
+  /** A session granted to this node: start its runner. */
+  onGranted(grant: { session: Session; task: Task }): void;
+  onError(error: unknown): void;
+  /** Counts I/O in flight (the harness settles on it). */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/** An op as a caller hands it in: the dispatcher gives it its `ref`. */
+export type OpInput = TickOp extends infer O ? (O extends TickOp ? Omit<O, 'ref'> : never) : never;
