@@ -215,11 +215,18 @@ export class Dispatcher {
     }
     for (const g of result.granted) this.held.set(g.session.id, g.session.epoch);
     // A tick that filled its want may have left more for us; one that did not found nothing.
-    // New work riding a tick that asked for no room (the room was asked for by
-    // a tick out at the same time, which decided before this one committed)
-    // is not seen by any grant yet: ask again.
+    // New work or freed slots riding a tick that asked for no room (the room
+    // was asked for by a tick out at the same time, which decided before this
+    // one committed) are not seen by any grant yet: ask again. Freed slots
+    // count whoever held them: a dead node's runs failed by the Reconciler
+    // free the global cap, not this node's room.
     const newWork = input.ops.some(
-      (op) => op.op === 'enqueue' || op.op === 'retry' || op.op === 'cap',
+      (op) =>
+        op.op === 'enqueue' ||
+        op.op === 'retry' ||
+        op.op === 'cap' ||
+        op.op === 'finish' ||
+        (op.op === 'cancel' && op.expected.status === 'running'),
     );
     if ((input.want > 0 || newWork) && result.granted.length >= input.want) this.dirty = true;
     // The next tick leaves now, with what waits, before this one's callers

@@ -301,6 +301,48 @@ describe('Dispatcher', () => {
     expect(store.calls).toHaveLength(3);
   });
 
+  it('slots freed on a tick that asked for no room are granted by the next tick (a dead node failed on a pipelined tick)', async () => {
+    // Found in bench:recovery: the Reconciler failed a dead node's runs on a
+    // tick sent while another was out. That one had asked for all the room
+    // and found the global cap full; this one freed slots but asked for none,
+    // so nothing was granted until an unrelated tick came along.
+    const store = new FakeStore();
+    const clock = new TestClock();
+    store.hold = true;
+    const { d } = dispatcher(store, clock, { maxInFlight: 2, pipelineAt: 1 });
+    await flush();
+    const fin = d.submit({
+      op: 'finish',
+      sessionId: 'dead_1', // held by the dead node, not by this one
+      epoch: 1,
+      status: 'failed',
+      exitCode: null,
+      reason: 'owner_lost',
+      userRecoverable: false,
+      output: null,
+      column: 'failed',
+      requeue: null,
+    });
+    await flush();
+    expect(store.calls.map((c) => [c.want, c.ops.length])).toEqual([
+      [4, 0],
+      [0, 1],
+    ]);
+    // The first decides before the finish commits: the cap is full, it grants nothing.
+    store.pending.shift()?.();
+    store.pending.shift()?.();
+    expect((await fin).kind).toBe('applied');
+    await flush();
+    expect(store.calls.map((c) => [c.want, c.ops.length])).toEqual([
+      [4, 0],
+      [0, 1],
+      [4, 0],
+    ]);
+    store.pending.shift()?.();
+    await flush();
+    expect(store.calls).toHaveLength(3);
+  });
+
   it('a second tick departs while one is out only with pipelineAt ops; fewer ride the next one, sent as the reply arrives', async () => {
     const store = new FakeStore();
     const clock = new TestClock();
