@@ -33,8 +33,7 @@ import {
 } from '../db/index.js';
 import { isTransientDbError } from '../db/transientErrors.js';
 import { validateTickOp } from '../db/validateTickOp.js';
-import type { Supervisor } from '../supervisor/Supervisor.js';
-import { startSupervisor } from '../supervisor/startSupervisor.js';
+import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { startClusterLiveness } from './clusterLivenessWiring.js';
 import { Dispatcher } from './dispatcher.js';

@@ -2,11 +2,9 @@
  * The supervisor: a runtime shell that starts XState actors from child specs,
  * turns every way they can end into an exit reason, and restarts them by
  * OTP's rules. Its jobs (exits, startChild, shutdown) go through a Mailbox;
- * what happens after an exit is the RestartHandler's; starting one
- * incarnation is startIncarnation's; stopping one child by its shutdown spec
- * is stopChild's, all of them stopAllChildren's; telling listeners, guarded
- * so that a throwing subscriber cannot stop a restart, is SupervisorOutbox's.
- * A tree is started by startSupervisor.ts.
+ * what happens after an exit is the RestartHandler's; stopping one child by
+ * its shutdown spec is stopChild's; telling listeners, guarded so that a
+ * throwing subscriber cannot stop a restart, is SupervisorOutbox's.
  */
 import type { ActorRefFrom, AnyActorLogic, AnyActorRef } from 'xstate';
 import {
@@ -16,7 +14,7 @@ import {
   ChildTable,
   type ChildInfo as TableRow,
 } from './ChildTable.js';
-import { releaseNames } from './childNames.js';
+import { claimName, releaseNames } from './childNames.js';
 import { type ChildSpec, type ResolvedChildSpec, validateChildSpec } from './childSpec.js';
 import {
   AlreadyStartedError,
@@ -38,12 +36,17 @@ import { Mailbox } from './Mailbox.js';
 import { noteInspected } from './monitorInspection.js';
 import { RestartHandler } from './RestartHandler.js';
 import { SupervisorOutbox } from './SupervisorOutbox.js';
-import type { ExitSink, NestedFactory, NestedSupervisor, Spawned } from './spawnChild.js';
-import { type IncarnationDeps, startIncarnation } from './startIncarnation.js';
-import { killAllChildren, stopAllChildren } from './stopAllChildren.js';
-import { stopChild } from './stopChild.js';
+import {
+  type ExitSink,
+  type NestedFactory,
+  type NestedSupervisor,
+  type Spawned,
+  spawnChild,
+} from './spawnChild.js';
+import { killChild, stopChild } from './stopChild.js';
 import {
   type ResolvedSupervisorSpec,
+  resolveRuntime,
   resolveSupervisorSpec,
   type SupervisorRuntime,
   type SupervisorSpec,
@@ -83,7 +86,6 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     childExited: (child, spawned, reason) =>
       this.mailbox.post(() => this.handleExit(child, spawned, reason)),
   };
-  private readonly incarnation: IncarnationDeps;
 
   constructor(
     spec: SupervisorSpec,
@@ -107,14 +109,6 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     this.sessionId = this.shell?.sessionId ?? this.id;
     this.out = new SupervisorOutbox(this.id, this.shell, runtime.onError);
     this.seen = shellObserver(runtime.inspect);
-    this.incarnation = {
-      supervisorId: this.id,
-      runtime,
-      nested,
-      sink: this.sink,
-      seen: this.seen,
-      out: this.out,
-    };
     if (this.shell && this.seen) {
       registerShell(this.shell, this);
       noteInspected(this, this.seen);
@@ -295,7 +289,10 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   private killAll(reason: ExitReason): void {
     if (this.state === 'exited') return;
     this.state = 'stopping';
-    killAllChildren(this.children, this.runtime.clock, this.reportStopped);
+    for (const id of this.children.reversedIds()) {
+      // The ids come from the table and killing a child does not remove it.
+      if (killChild(this.children.get(id)!, this.runtime.clock)) this.reportStopped(id, 'killed');
+    }
     this.exit(reason);
   }
 
@@ -322,9 +319,32 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     return resolved;
   }
 
-  /** Starts one incarnation (startIncarnation.ts); returns the failure reason, if any. */
+  /** Starts one incarnation; returns the failure reason, if any. */
   private spawn(child: ChildRecord): ExitReason | undefined {
-    return startIncarnation(child, this.incarnation);
+    const result = spawnChild(child.spec, child.input, this.runtime, nested, this.sink, child);
+    if (!result.ok) {
+      child.status = 'stopped';
+      return result.reason;
+    }
+    const taken = claimName(this.runtime.registry, child.spec.name, result.spawned.ref);
+    if (taken) {
+      result.spawned.kill();
+      child.status = 'stopped';
+      return taken;
+    }
+    child.spawned = result.spawned;
+    child.status = 'running';
+    child.starts += 1;
+    if (this.seen) noteInspected(result.spawned.ref, this.seen);
+    if (!this.out.observed) return undefined;
+    this.out.emit({
+      type: 'roundtable.child.started',
+      supervisorId: this.id,
+      childId: child.spec.id,
+      sessionId: result.spawned.sessionId,
+      restartCount: child.starts - 1,
+    });
+    return undefined;
   }
 
   private handleExit(
@@ -352,7 +372,13 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   private async stopAll(reason: ExitReason): Promise<void> {
     if (this.state === 'exited' || this.state === 'stopping') return;
     this.state = 'stopping';
-    await stopAllChildren(this.children, this.runtime.clock, this.reportStopped);
+    for (const id of this.children.reversedIds()) {
+      const c = this.children.get(id);
+      // Only a graceful stop is waited for; a brutal kill is done when
+      // stopChild returns, and awaiting it anyway would cost a tick per child.
+      const stopping = c && this.terminate(c);
+      if (stopping) await stopping;
+    }
     this.exit(reason);
   }
 
@@ -376,4 +402,22 @@ const nested: NestedFactory = (spec, runtime) => new Supervisor(spec, runtime);
 function asSupervisor(n: NestedSupervisor): Supervisor {
   if (n instanceof Supervisor) return n;
   throw new TypeError('a nested supervisor that is not a Supervisor');
+}
+
+/**
+ * Starts a supervisor and its children in order. If a child fails to start,
+ * the ones already started are stopped in reverse order and the returned
+ * promise rejects with a `ChildStartError` naming the child.
+ */
+export async function startSupervisor(
+  spec: SupervisorSpec,
+  runtime: Partial<SupervisorRuntime> = {},
+): Promise<Supervisor> {
+  const sup = new Supervisor(spec, resolveRuntime(runtime));
+  const started = sup.startInitial();
+  if (!started.ok) {
+    await sup.shutdown();
+    throw new ChildStartError(started.childId, started.reason);
+  }
+  return sup;
 }

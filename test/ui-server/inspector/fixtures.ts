@@ -3,8 +3,7 @@
  * statechart worth drawing, crashes on command, and invokes a child.
  */
 import { assign, fromCallback, SimulatedClock, setup } from 'xstate';
-import type { Supervisor } from '../../../src/supervisor/Supervisor.js';
-import { startSupervisor } from '../../../src/supervisor/startSupervisor.js';
+import { type Supervisor, startSupervisor } from '../../../src/supervisor/Supervisor.js';
 import {
   createInspector,
   type Inspector,
