@@ -108,7 +108,21 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const a = await boot('nodeA');
     await submitTo(a, 2, 3);
-    await until(async () => (await running()).length === 2, 'A to run 2');
+    // Both handles recorded: a run killed between its container's start and
+    // its handle's write has nothing to adopt by, and is failed and re-queued
+    // (seen in CI: the second run's handle had not landed when A was killed).
+    await until(
+      async () =>
+        (
+          await server.main.db
+            .selectFrom('sessions')
+            .select('id')
+            .where('status', '=', 'running')
+            .where('handle', 'is not', null)
+            .execute()
+        ).length === 2,
+      'A to run 2 and record their handles',
+    );
     await until(
       async () =>
         (await server.main.db.selectFrom('node_heartbeats').select('boot_lock').execute()).some(
