@@ -5,9 +5,10 @@
  * adoption step (adoptOrphans.ts).
  */
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
-import { type Db, newId, type Session } from '../db/index.js';
+import type { Db, Session } from '../db/index.js';
 import type { TickFinish, TickOutcome } from '../db/tickTypes.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
+import { requeueFinish } from './runnerFinish.js';
 
 export interface ReconcilerDeps {
   db: Db;
@@ -77,18 +78,7 @@ export const emptyReport = (): PassReport => ({
  * runs, queued on the pool ahead of the very ticks that re-grant them).
  */
 export async function recover(deps: ReconcilerDeps, s: Session, reason: string): Promise<boolean> {
-  const outcome = await deps.submit({
-    op: 'finish',
-    sessionId: s.id,
-    epoch: s.epoch,
-    status: 'failed',
-    exitCode: null,
-    reason,
-    userRecoverable: true,
-    output: null,
-    column: 'queued',
-    requeue: { sessionId: newId('session') },
-  });
+  const outcome = await deps.submit(requeueFinish(s, reason));
   if (outcome.kind !== 'applied') return false;
   deps.onGiveUp(reason);
   return true;

@@ -47,16 +47,7 @@ export function finishFor(
       requeue: null,
     };
   }
-  const giveUp = (reason: string): Omit<TickFinish, 'ref'> => ({
-    ...base,
-    status: 'failed',
-    exitCode: null,
-    reason,
-    userRecoverable: true,
-    output: null,
-    column: 'queued',
-    requeue: { sessionId: newId('session') },
-  });
+  const giveUp = (reason: string) => requeueFinish(s, reason);
   if (outcome.outcome === 'gave_up') return giveUp(outcome.reason);
   if (outcome.outcome === 'orphaned') return giveUp('owner_lost');
   const decided = onStartFailure(outcome.error, s);
@@ -70,5 +61,26 @@ export function finishFor(
     output: null,
     column: 'failed',
     requeue: null,
+  };
+}
+
+/**
+ * The finish that fails a run for a reason of the infrastructure (its owner
+ * died, its container was replaced) and queues its next attempt at the head
+ * of its user's line: the runner's give-up and the Reconciler's recovery
+ * write the same op.
+ */
+export function requeueFinish(s: Session, reason: string): Omit<TickFinish, 'ref'> {
+  return {
+    op: 'finish',
+    sessionId: s.id,
+    epoch: s.epoch,
+    status: 'failed',
+    exitCode: null,
+    reason,
+    userRecoverable: true,
+    output: null,
+    column: 'queued',
+    requeue: { sessionId: newId('session') },
   };
 }
