@@ -1,0 +1,55 @@
+/**
+ * The card: one task as the board shows it, and the limits on what it
+ * carries. Rule 4 of DESIGN.md lives here: `queued` (waiting in line, with a
+ * position) and `running` (holds a runner) are separate fields, and at most
+ * one of them is non-null. Part of the board port (boardPort.ts); no
+ * `node:*` import here: the browser client imports these types.
+ */
+
+/** The board column a card sits in. */
+export type Column = 'queued' | 'running' | 'done' | 'failed';
+
+/** Status of the card's current session (one attempt to run the task). */
+export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/**
+ * One task as the board shows it: the task plus its latest session.
+ *
+ * Contract for the runtime:
+ * - `queued` is non-null exactly when the session waits for a runner;
+ *   `position` is 1-based within the global line (1 = next to be granted);
+ *   0 means the pool has just granted it a runner and the claim is being
+ *   written (the row still says queued): the page shows it as starting.
+ * - `running` is non-null exactly when the session holds a runner.
+ * - `failure` is non-null exactly when `status` is `failed`.
+ * - `lastOutput` holds at most {@link CARD_OUTPUT_LINES} lines of at most
+ *   {@link CARD_LINE_CHARS} characters; a cut line ends with `…`.
+ * - `updatedAt` and every `since` are ISO-8601 UTC strings.
+ */
+export interface BoardCard {
+  taskId: string;
+  userId: string;
+  title: string;
+  column: Column;
+  sessionId: string;
+  /** 1 for the first session of a task; each retry adds one. */
+  attempt: number;
+  status: SessionStatus;
+  queued: { position: number; since: string } | null;
+  running: { since: string } | null;
+  failure: { reason: string; recoverable: boolean } | null;
+  exitCode: number | null;
+  lastOutput: string[];
+  updatedAt: string;
+  /**
+   * Why the task's previous attempt ended, on an attempt after the first
+   * (a re-queue after `container_replaced` keeps its place in line and says
+   * why it runs again). Absent or null on a first attempt.
+   */
+  previous?: { attempt: number; reason: string } | null;
+}
+
+/** Most output lines a card carries; the full log lives elsewhere. */
+export const CARD_OUTPUT_LINES = 20;
+/** Longest output line a card carries before it is cut (and marked with `…`). */
+export const CARD_LINE_CHARS = 500;
