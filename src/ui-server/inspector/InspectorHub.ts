@@ -8,19 +8,12 @@
  * flushes in a row, dropped. Nothing is ever queued per viewer in here.
  */
 import type { WebSocket } from 'ws';
-import { z } from 'zod';
-import { firstIssue } from '../../common/firstIssue.js';
-import type { ActorRecord, InspectionCollector } from './InspectionCollector.js';
-import {
-  type ActorJob,
-  type ActorSummary,
-  INSPECT_PROTOCOL_VERSION,
-  type InspectServerFrame,
-} from './inspectorProtocol.js';
-import { rootSupervisors } from './inspectorTree.js';
+import type { InspectionCollector } from './InspectionCollector.js';
+import { actorFrame, eventsFrame, treeFrame } from './inspectorFrames.js';
+import { INSPECT_PROTOCOL_VERSION, type InspectServerFrame } from './inspectorProtocol.js';
 import type { JobLookup } from './jobIndex.js';
-import { activeStateIds, isMachine, machineGraph } from './machineGraph.js';
-import { type SafeJsonLimits, toSafeJson } from './safeJson.js';
+import { parseInspectFrame } from './parseInspectFrame.js';
+import type { SafeJsonLimits } from './safeJson.js';
 
 /** The timers the hub uses. */
 export interface HubClock {
@@ -55,10 +48,6 @@ interface Viewer {
   skips: number;
   errorsSeen: number;
 }
-
-const clientFrame = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('select'), sessionId: z.string().max(200).nullable() }),
-]);
 
 export class InspectorHub {
   private readonly viewers = new Set<Viewer>();
@@ -192,7 +181,7 @@ export class InspectorHub {
         v.treeVersion = c.treeVersion;
         v.jobsVersion = jobsVersion;
         v.treeSentAt = now;
-        this.send(v, this.treeFrame());
+        this.send(v, treeFrame(c, this.jobs));
       } else pending = true;
     }
     if (v.timelineCursor !== c.timeline.seq) {
@@ -219,98 +208,21 @@ export class InspectorHub {
     }
     if (rec.version === v.actorVersion && v.graphSent) return;
     v.actorVersion = rec.version;
-    this.send(v, this.actorFrame(rec, !v.graphSent));
+    this.send(v, actorFrame(rec, !v.graphSent, this.opts.json));
     v.graphSent = true;
     const read = rec.events.since(v.eventCursor);
-    if (read.items.length > 0 || read.lost) {
-      const first = read.next - read.items.length + 1;
-      this.send(v, {
-        type: 'events',
-        sessionId,
-        reset: read.lost || v.eventCursor === 0,
-        events: read.items.map((e, i) => ({
-          seq: first + i,
-          at: e.at,
-          type: e.type,
-          sourceId: e.sourceId,
-          event: toSafeJson(e.event, this.opts.json),
-        })),
-      });
-    }
+    const events = eventsFrame(sessionId, read, v.eventCursor, this.opts.json);
+    if (events !== null) this.send(v, events);
     v.eventCursor = read.next;
   }
 
-  private treeFrame(): InspectServerFrame {
-    const c = this.collector;
-    const actors: ActorSummary[] = [];
-    for (const r of c.actors.values()) {
-      actors.push({
-        sessionId: r.sessionId,
-        id: r.id,
-        parentId: r.parentId,
-        systemId: r.systemId,
-        status: r.status,
-        supervisor: r.supervisor,
-        machine: isMachine(r.logic),
-        job: this.jobOf(r),
-      });
-    }
-    return {
-      type: 'tree',
-      version: c.treeVersion,
-      tree: c.tree,
-      roots: rootSupervisors(c.tree),
-      actors,
-    };
-  }
-
-  /** The board's card for a runner, or the user its context names. */
-  private jobOf(r: ActorRecord): ActorJob | null {
-    const known = this.jobs?.jobOf(r.id);
-    if (known) return known;
-    const userId = (r.snapshot as { context?: { userId?: unknown } } | undefined)?.context?.userId;
-    return typeof userId === 'string' ? { taskId: null, title: null, userId } : null;
-  }
-
-  private actorFrame(rec: ActorRecord, withGraph: boolean): InspectServerFrame {
-    const s = (rec.snapshot ?? {}) as {
-      value?: unknown;
-      context?: unknown;
-      output?: unknown;
-      error?: unknown;
-    };
-    const json = this.opts.json;
-    return {
-      type: 'actor',
-      sessionId: rec.sessionId,
-      id: rec.id,
-      parentId: rec.parentId,
-      status: rec.status,
-      value: toSafeJson(s.value, json),
-      active: activeStateIds(rec.snapshot),
-      context: toSafeJson(s.context, json),
-      output: toSafeJson(s.output, json),
-      error: toSafeJson(s.error, json),
-      ...(withGraph ? { graph: machineGraph(rec.logic) } : {}),
-    };
-  }
-
   private onMessage(v: Viewer, text: string, isBinary: boolean): void {
-    let value: unknown;
-    try {
-      if (isBinary) throw new Error('binary frames are not accepted');
-      value = JSON.parse(text);
-    } catch (err) {
-      this.send(v, { type: 'error', code: 'bad_json', message: (err as Error).message });
+    const frame = parseInspectFrame(text, isBinary);
+    if ('code' in frame) {
+      this.send(v, { type: 'error', ...frame });
       return;
     }
-    const parsed = clientFrame.safeParse(value);
-    if (!parsed.success) {
-      const { field, message } = firstIssue(parsed.error, 'frame');
-      this.send(v, { type: 'error', code: 'bad_frame', message: `${field}: ${message}` });
-      return;
-    }
-    v.selected = parsed.data.sessionId;
+    v.selected = frame.sessionId;
     v.actorVersion = -1;
     v.eventCursor = 0;
     v.graphSent = false;
