@@ -9,7 +9,8 @@
 import { INSPECT_ELK_PATH } from '../inspectorProtocol.js';
 import type { StatechartGraph } from '../machineGraph.js';
 import type * as ElkEngine from './elkEngine.js';
-import { type ChartLayout, layoutChart, type Measure } from './layoutChart.js';
+import type { Measure } from './elkGraph.js';
+import { type ChartLayout, layoutChart } from './layoutChart.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 /** The chart's fonts; the page's CSS names the same (`#chart .state text`, `.edge text`). */
