@@ -55,6 +55,10 @@ export class AuditedBackend implements ContainerBackend {
     return this.inner.attach(ref, options);
   }
 
+  handleOf(sessionId: string): string | null {
+    return this.inner.handleOf(sessionId);
+  }
+
   observe(ref: RunRef): Promise<Observation> {
     return this.inner.observe(ref);
   }

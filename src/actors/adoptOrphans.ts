@@ -6,12 +6,16 @@ import { adoptMany, listRunning, type Session } from '../db/index.js';
 import { recoveryAction, recoveryFailReason } from '../machines/recoveryPolicy.js';
 import { inWaves } from './inWaves.js';
 import { emptyReport, type PassReport, type ReconcilerDeps, recover } from './reconcilerDeps.js';
+import { findUnrecorded, type UnrecordedRun } from './unrecordedRun.js';
 
 /**
  * Step 2: running sessions whose owner is gone. An owner is gone when it is
  * another boot that the liveness port does not vouch for, or this boot with
  * no TaskRunner for the session (its runner supervisor gave up on it).
- * `recoveryAction` decides: adopt or fail and re-queue.
+ * `recoveryAction` decides: adopt or fail and re-queue. A row with no
+ * handle is looked for by name first (`findUnrecorded`): a run that began is
+ * adopted with its handle recorded by the fence, a container with nothing
+ * begun in it removed before the re-queue.
  *
  * Adoption is batched: the decisions (one liveness judgement per owner, one
  * observation per run, ORPHAN_CONCURRENCY at a time) come first; then the
@@ -36,6 +40,8 @@ export async function adoptOrphans(
   const done: Array<'adopted' | 'failed' | undefined> = new Array(rows.length);
   const gone = ownersGone(deps);
   const toAdopt: number[] = [];
+  // Runs found by name for rows with no handle, by row index: their fence records the handle.
+  const found = new Map<number, UnrecordedRun>();
   // The fail-and-re-queue writes are not awaited row by row: they wait in
   // the dispatcher's outbox together, so a dead node's thousand runs ride
   // a few ticks of up to 500 ops, not sixteen of 64 (the decisions, which
@@ -51,19 +57,33 @@ export async function adoptOrphans(
     if (live.has(s.id)) return;
     if (s.owner === deps.owner && startingHere(deps, s, startedAt)) return;
     if (!(await gone(s.owner))) return;
+    // A row with no handle may still have a run going: its owner died
+    // between start and the handle's write. Looked for by name, never re-queued blind.
+    const unrecorded = s.handle === null ? await findUnrecorded(deps.backend, s.id) : undefined;
+    const handle = s.handle ?? unrecorded?.handle ?? null;
     const presence =
-      s.handle === null
+      unrecorded?.presence ??
+      (handle === null
         ? 'absent'
-        : (await deps.backend.observe({ sessionId: s.id, handle: s.handle })).presence;
+        : (await deps.backend.observe({ sessionId: s.id, handle })).presence);
     const action = recoveryAction({
       backend: s.backend ?? deps.backend.kind,
       kind: s.kind,
-      handle: s.handle,
+      handle,
       presence,
       unobservableForMs: unobservableFor(deps, s.id, presence),
+      ...(unrecorded?.begun === undefined ? {} : { begun: unrecorded.begun }),
     });
     if (action === 'wait') return;
-    if (action === 'adopt' && deps.backend.adoptable) toAdopt.push(i);
+    if (action === 'adopt' && deps.backend.adoptable) {
+      if (unrecorded !== undefined) found.set(i, unrecorded);
+      toAdopt.push(i);
+    } else if (action === 'discard' && handle !== null)
+      writes.push(
+        wave(() => discard(deps, s, handle)).then((ok) => {
+          if (ok) done[i] = 'failed';
+        }),
+      );
     else
       writes.push(
         wave(() => recover(deps, s, recoveryFailReason(presence))).then((ok) => {
@@ -82,6 +102,7 @@ export async function adoptOrphans(
     for (const i of await fenceOrphans(
       deps,
       batch.map((i) => rows[i] as Session),
+      batch.map((i) => found.get(i)),
     ))
       done[batch[i] as number] = 'adopted';
   }
@@ -147,20 +168,52 @@ function ownersGone(deps: ReconcilerDeps): (owner: string | null) => Promise<boo
  * (into `orphans`) of the runs adopted. Their owners are judged again first,
  * fresh: an owner that came back since the decisions keeps its runs.
  */
-async function fenceOrphans(deps: ReconcilerDeps, orphans: Session[]): Promise<number[]> {
+async function fenceOrphans(
+  deps: ReconcilerDeps,
+  orphans: Session[],
+  unrecorded: ReadonlyArray<UnrecordedRun | undefined>,
+): Promise<number[]> {
   const gone = ownersGone(deps);
   const dead = await Promise.all(orphans.map((s) => gone(s.owner)));
-  const want = orphans.filter((_, i) => dead[i]);
+  const want = orphans.flatMap((s, i) => (dead[i] ? [{ s, found: unrecorded[i] }] : []));
   if (want.length === 0) return [];
   deps.signal?.throwIfAborted();
   const { adopted } = await adoptMany(deps.db, {
-    sessions: want.map((s) => ({ sessionId: s.id, epoch: s.epoch })),
+    sessions: want.map(({ s, found }) => ({
+      sessionId: s.id,
+      epoch: s.epoch,
+      ...(found?.handle
+        ? {
+            found: {
+              backend: deps.backend.kind,
+              handle: found.handle,
+              startedAt: found.containerStartedAt,
+            },
+          }
+        : {}),
+    })),
     owner: deps.owner,
     now: new Date(deps.now()),
   });
   const fenced = new Map(adopted.map((s) => [s.id, s]));
   await eachLimited(adopted, ORPHAN_CONCURRENCY, (s) => deps.runAdopted(s));
   return orphans.flatMap((s, i) => (fenced.has(s.id) ? [i] : []));
+}
+
+/**
+ * Removes a handle-less run's container in which the command never began,
+ * then fails and re-queues the row: the next attempt is then the only run.
+ * A removal the engine refuses leaves the row for the next pass, never
+ * re-queued beside a container that might still run something.
+ */
+async function discard(deps: ReconcilerDeps, s: Session, handle: string): Promise<boolean> {
+  try {
+    await deps.backend.remove({ sessionId: s.id, handle });
+  } catch (error) {
+    deps.onError(error);
+    return false;
+  }
+  return recover(deps, s, 'owner_lost: its run never began');
 }
 
 /** Orphans handled at once by one pass. */

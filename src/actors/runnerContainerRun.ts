@@ -51,7 +51,8 @@ export function runnerContainerRun(o: RunnerContainerRunOptions) {
     // Rides the next tick; not awaited, so the run's output is not held up
     // by a commit. A finish sent later is applied after it (a tick applies
     // handles before finishes), and a crash before it commits leaves a
-    // running row with no handle: an orphan the Reconciler fails and re-queues.
+    // running row with no handle: an orphan the Reconciler looks for by name
+    // (unrecordedRun.ts) and adopts, rather than re-queueing it to run twice.
     void o
       .submit({
         op: 'handle',

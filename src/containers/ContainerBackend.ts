@@ -139,6 +139,13 @@ export interface ContainerBackend {
    * Never throws; a file that is not there yet is waited for.
    */
   follow?(ref: RunRef, options: FollowOptions): void;
+  /**
+   * The handle `start` gives (or gave) the session's run, known from the
+   * session id alone: how a run is found again when its owner died between
+   * `start` and recording the handle on the row. Null when this backend
+   * cannot know it (a local run started from another data directory).
+   */
+  handleOf(sessionId: string): string | null;
   /** Presence, current container start time and exit marker; never throws. */
   observe(ref: RunRef): Promise<Observation>;
   /** The run's output file, whole up to `OUTPUT_LIMIT_BYTES`. */

@@ -25,7 +25,20 @@ export const MAX_ADOPT_BATCH = 1_000;
 
 const adoptManyInput = z.strictObject({
   sessions: z
-    .array(z.strictObject({ sessionId: f.sessionId, epoch: f.epoch }))
+    .array(
+      z.strictObject({
+        sessionId: f.sessionId,
+        epoch: f.epoch,
+        /**
+         * The run found by name for a row that has no handle (its owner died
+         * before writing it): recorded with the fence, so the adopter has a
+         * run to follow. A row that has a handle keeps its own.
+         */
+        found: z
+          .strictObject({ backend: f.backend, handle: f.handle, startedAt: f.now.nullable() })
+          .optional(),
+      }),
+    )
     .max(MAX_ADOPT_BATCH)
     .refine((xs) => new Set(xs.map((x) => x.sessionId)).size === xs.length, 'a session twice'),
   owner: f.name,
@@ -51,10 +64,15 @@ export async function adoptMany(db: Db, input: AdoptManyInput): Promise<AdoptMan
   if (i.sessions.length === 0) return { adopted: [], stale: [] };
   const ids = i.sessions.map((s) => s.sessionId);
   const epochs = i.sessions.map((s) => s.epoch);
+  const backends = i.sessions.map((s) => s.found?.backend ?? null);
+  const handles = i.sessions.map((s) => s.found?.handle ?? null);
+  const startedAts = i.sessions.map((s) => s.found?.startedAt?.toISOString() ?? null);
   const reason = i.reason ?? 'adopted';
   const rows = await sql<unknown>`
     WITH want AS (
-      SELECT * FROM unnest(${ids}::text[], ${epochs}::int[]) AS w(id, epoch)
+      SELECT * FROM unnest(${ids}::text[], ${epochs}::int[], ${backends}::text[],
+                           ${handles}::text[], ${startedAts}::timestamptz[])
+                    AS w(id, epoch, backend, handle, started_at)
     ), locked AS (
       SELECT s.id FROM sessions s JOIN want ON want.id = s.id
        WHERE s.status = 'running' AND s.epoch = want.epoch
@@ -62,7 +80,12 @@ export async function adoptMany(db: Db, input: AdoptManyInput): Promise<AdoptMan
          FOR UPDATE OF s
     ), u AS (
       UPDATE sessions s
-         SET owner_node = ${i.owner}, epoch = s.epoch + 1, updated_at = ${i.now}
+         SET owner_node = ${i.owner}, epoch = s.epoch + 1, updated_at = ${i.now},
+             backend = CASE WHEN s.handle IS NULL AND want.handle IS NOT NULL
+                            THEN want.backend ELSE s.backend END,
+             handle = COALESCE(s.handle, want.handle),
+             started_at = CASE WHEN s.handle IS NULL AND want.handle IS NOT NULL
+                               THEN want.started_at ELSE s.started_at END
         FROM locked JOIN want ON want.id = locked.id
        WHERE s.id = locked.id AND s.status = 'running' AND s.epoch = want.epoch
       RETURNING s.*

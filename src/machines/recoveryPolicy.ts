@@ -27,10 +27,22 @@ export interface RecoveryFacts {
   presence: Presence;
   /** How long this node has seen the run `unobservable` in a row (0 or absent: just now). */
   unobservableForMs?: number;
+  /**
+   * Only for a run found by its session's name because the row has no
+   * handle (the owner died between `start` and recording it): whether the
+   * command began there (its output file or marker exists). Absent for a
+   * recorded handle: `start` returned, so it did.
+   */
+  begun?: boolean;
 }
 
-/** `wait`: leave the row as it is and look again at the next pass. */
-export type RecoveryAction = 'adopt' | 'fail' | 'wait';
+/**
+ * `wait`: leave the row as it is and look again at the next pass.
+ * `discard`: remove the container first (the command never began in it, and
+ * nobody will begin it), then fail and re-queue: the new attempt is the
+ * only one that runs.
+ */
+export type RecoveryAction = 'adopt' | 'fail' | 'wait' | 'discard';
 
 /**
  * How long a run nobody here can observe is left to its owner's restart
@@ -55,7 +67,12 @@ export function recoveryFailReason(presence: Presence): string {
 }
 
 /**
- * Decides what to do with a running session whose owner is gone. A local
+ * Decides what to do with a running session whose owner is gone. A run
+ * whose handle was never recorded is looked for by name first (`begun` says
+ * what was found): one whose command began is adopted like any other, one
+ * whose container came up with no command in it is discarded, so that a
+ * re-queued attempt never runs next to the first (a node killed between
+ * `start` and the handle's write left exactly that: two execs). A local
  * run is a detached process that outlives its node, found again by pid and
  * start time, so it is adopted like a container; a bootstrap run is never worth adopting; with
  * no handle there is nothing to find; only a container seen present is
@@ -79,12 +96,15 @@ export function recoveryFailReason(presence: Presence): string {
  * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1:1.2.ab@L3Q', presence: 'unobservable', unobservableForMs: 899999 }) // => 'wait'
  * recoveryAction({ backend: 'local', kind: 'run', handle: 'rt-s1:1.2.ab@L3Q', presence: 'unobservable', unobservableForMs: 900000 }) // => 'fail'
  * recoveryAction({ backend: 'local', kind: 'bootstrap', handle: 'rt-s1:1.2.ab@L3Q', presence: 'unobservable' }) // => 'fail'
+ * recoveryAction({ backend: 'swarm', kind: 'run', handle: 'rt-s1', presence: 'present', begun: true }) // => 'adopt'
+ * recoveryAction({ backend: 'swarm', kind: 'run', handle: 'rt-s1', presence: 'present', begun: false }) // => 'discard'
+ * recoveryAction({ backend: 'swarm', kind: 'run', handle: 'rt-s1', presence: 'absent', begun: false }) // => 'fail'
  * ```
  */
 export function recoveryAction(facts: RecoveryFacts): RecoveryAction {
   if (facts.kind === 'bootstrap') return 'fail';
   if (facts.handle === null || facts.handle === undefined || facts.handle === '') return 'fail';
-  if (facts.presence === 'present') return 'adopt';
+  if (facts.presence === 'present') return facts.begun === false ? 'discard' : 'adopt';
   if (facts.presence === 'unobservable') {
     return (facts.unobservableForMs ?? 0) < UNOBSERVABLE_GRACE_MS ? 'wait' : 'fail';
   }

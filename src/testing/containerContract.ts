@@ -198,6 +198,8 @@ export function containerContract(name: string, setup: () => ContractFixture): v
       it('after a restart, observe finds the marker and readOutput the output', async () => {
         const { ref, result } = await run('adopt', fx.commands.print('survived', 4));
         const after = fx.restarted();
+        // Found by the session's name alone, as for a row whose handle was never written.
+        expect(after.handleOf(ref.sessionId)).toBe(ref.handle);
         const notMine = await rejection(after.attach(ref));
         expect(notMine.code).toBe('not_attached');
         const seen = await fx.eventually(async () => {

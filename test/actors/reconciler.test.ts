@@ -85,15 +85,17 @@ describe('Reconciler', () => {
     expect(h.cluster.serviceOf(sessionId)).toBeUndefined();
   });
 
-  test('an orphan with no handle is failed and re-queued (owner_lost)', async () => {
+  test('an orphan with no handle and no run under its name is failed and re-queued (owner_lost)', async () => {
     h = await createTestRuntime({ pglite, pollMs: 5_000 });
     const { sessionId } = await h.runtime.createTask('alice', agent(600));
     await h.advance(1_000);
-    // Simulate an owner that died between claim and recordHandle.
+    // Simulate an owner that died between claim and start: no handle, no service.
+    // (One that died after start is adopted by name: test/actors/unrecordedRun.test.ts.)
     await pglite.query(
       `UPDATE sessions SET handle = NULL, owner_node = 'gone@boot0' WHERE id = $1`,
       [sessionId],
     );
+    await h.cluster.api.removeService(`rt-${sessionId}`);
     await h.deploy();
     const events = await h.events(sessionId);
     expect(events.at(-1)).toMatchObject({ to: 'failed', reason: 'owner_lost' });

@@ -47,6 +47,45 @@ describeEachEngine('adoptMany', (getDb, engine) => {
     }
   });
 
+  it('records the run found by name on a row with no handle, and never overwrites a recorded one', async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const [lost, recorded] = (await running(db, 2, 'dead@1', now)) as [string, string];
+    const execAt = new Date('2026-07-14T10:44:00Z');
+    await db
+      .updateTable('sessions')
+      .set({ backend: 'docker', handle: `rt-${recorded}`, started_at: execAt })
+      .where('id', '=', recorded)
+      .execute();
+    const containerAt = new Date('2026-07-14T10:43:00Z');
+    const found = (id: string) => ({
+      backend: 'swarm' as const,
+      handle: `rt-${id}-found`,
+      startedAt: containerAt,
+    });
+    const { adopted } = await adoptMany(db, {
+      sessions: [
+        { sessionId: lost, epoch: 1, found: found(lost) },
+        { sessionId: recorded, epoch: 1, found: found(recorded) },
+      ],
+      owner: 'alive@2',
+      now: now(),
+    });
+    expect(adopted).toHaveLength(2);
+    expect(await getSession(db, lost)).toMatchObject({
+      epoch: 2,
+      backend: 'swarm',
+      handle: `rt-${lost}-found`,
+      startedAt: containerAt,
+    });
+    expect(await getSession(db, recorded)).toMatchObject({
+      epoch: 2,
+      backend: 'docker',
+      handle: `rt-${recorded}`,
+      startedAt: execAt,
+    });
+  });
+
   it('leaves alone, and names as stale, every row that moved on: another adopter, a cancel, a wrong epoch', async () => {
     const { db } = getDb();
     const now = steppingClock();

@@ -42,4 +42,23 @@ describe('recoveryAction', () => {
       if (action === 'wait') expect(presence).toBe('unobservable');
     },
   );
+
+  test.prop([
+    fc.constantFrom('swarm', 'docker', 'local', 'simulated' as const),
+    fc.constantFrom('run', 'bootstrap' as const),
+    fc.constantFrom('present', 'absent', 'unknown', 'unobservable' as const),
+    fc.option(fc.boolean(), { nil: undefined }),
+  ])(
+    'a run found by name is discarded exactly when its container is there with nothing begun in it',
+    (backend, kind, presence, begun) => {
+      const action = recoveryAction({ backend, kind, handle: 'rt-s1', presence, begun });
+      const recorded = recoveryAction({ backend, kind, handle: 'rt-s1', presence });
+      if (kind === 'run' && presence === 'present' && begun === false)
+        expect(action).toBe('discard');
+      // Otherwise `begun` changes nothing: a begun run is adopted as a recorded one would be.
+      else expect(action).toBe(recorded);
+      // Never discarded while it may have begun: that would cut a running command short.
+      if (action === 'discard') expect(begun).toBe(false);
+    },
+  );
 });

@@ -234,6 +234,11 @@ export abstract class DockerRunBackend implements ContainerBackend {
     return { docker: this.docker, call: (what, work) => this.call(what, work) };
   }
 
+  /** Every run of a session is named after it (`rt-<sessionId>`). */
+  handleOf(sessionId: string): string {
+    return handleFor(sessionId);
+  }
+
   async observe(ref: RunRef): Promise<Observation> {
     let container: CurrentContainer | null;
     try {

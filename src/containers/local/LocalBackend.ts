@@ -178,6 +178,15 @@ export class LocalBackend implements ContainerBackend {
     return h !== null && h.sessionId === ref.sessionId ? h : null;
   }
 
+  /**
+   * A local handle names the process (pid, start time), so it is read back
+   * from the run's record, written in the same synchronous step as the
+   * spawn. Only runs under this backend's own directory can be found.
+   */
+  handleOf(sessionId: string): string | null {
+    return this.files.readRecord(validateSessionId(sessionId))?.handle ?? null;
+  }
+
   async observe(ref: RunRef): Promise<Observation> {
     const h = this.parsed(ref);
     if (h === null) return ABSENT;

@@ -136,6 +136,11 @@ export class SimulatedBackend implements ContainerBackend {
     return tracker.attach(options, this.cluster.clock, this.attachTimeoutMs);
   }
 
+  /** Every run of a session is named after it (`rt-<sessionId>`), as on Swarm. */
+  handleOf(sessionId: string): string {
+    return handleFor(sessionId);
+  }
+
   async observe(ref: RunRef): Promise<Observation> {
     let service: Awaited<ReturnType<SimulatedCluster['api']['inspectService']>>;
     try {
