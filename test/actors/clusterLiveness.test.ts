@@ -108,20 +108,13 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const a = await boot('nodeA');
     await submitTo(a, 2, 3);
-    // Both handles recorded: a run killed between its container's start and
-    // its handle's write has nothing to adopt by, and is failed and re-queued
-    // (seen in CI: the second run's handle had not landed when A was killed).
+    // Killed once both commands began, whether or not the tick carrying
+    // their handles has committed: a run killed in between is found by its
+    // name and adopted, not re-queued to run twice (it was, until
+    // unrecordedRun.ts: CI saw the second run's handle not yet written).
     await until(
-      async () =>
-        (
-          await server.main.db
-            .selectFrom('sessions')
-            .select('id')
-            .where('status', '=', 'running')
-            .where('handle', 'is not', null)
-            .execute()
-        ).length === 2,
-      'A to run 2 and record their handles',
+      async () => (await running()).length === 2 && cluster.execLog().length === 2,
+      'A to start 2',
     );
     await until(
       async () =>
