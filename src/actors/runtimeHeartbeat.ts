@@ -67,6 +67,16 @@ export function heartbeatLiveness(o: HeartbeatOptions): OwnerLiveness {
   };
 }
 
+/** Writes this boot's row once, as of `at`: each of the child's beats, and the runtime's first. */
+export function beatOnce(o: HeartbeatOptions, at: number = o.now()): Promise<void> {
+  return beat(o.db, {
+    owner: o.owner,
+    nodeId: o.nodeId,
+    now: new Date(at),
+    bootLock: o.holdsBootLock?.() ?? false,
+  });
+}
+
 /**
  * The beating child: beat, wait `heartbeatMs`, beat again. A beat that
  * fails is reported and the loop goes on (a database outage must not take
@@ -88,12 +98,7 @@ export function heartbeatLogic(
         o.track(
           (async () => {
             const at = o.now();
-            await beat(o.db, {
-              owner: o.owner,
-              nodeId: o.nodeId,
-              now: new Date(at),
-              bootLock: o.holdsBootLock?.() ?? false,
-            });
+            await beatOnce(o, at);
             if (input.beats % 10 === 0) {
               await pruneHeartbeats(o.db, { before: new Date(at - 100 * staleAfterMs(o)) });
             }

@@ -1,0 +1,105 @@
+/**
+ * What a runtime answers without writing (src/actors/runtime.ts): the
+ * board's cards and line from the index, the pool and the metrics from the
+ * line book, `health()` from the shell's parts, and the reads of the rows
+ * (a task's page, stored output, the admin views). The commands, which
+ * write, are src/actors/runtimeCommands.ts.
+ */
+import {
+  type Db,
+  getSessionOutput,
+  getTaskOutput,
+  getTaskRecord,
+  readActivity,
+  readLineStatus,
+  runningByOwner,
+} from '../db/index.js';
+import type { ClusterNode } from './clusterLiveness.js';
+import type { BoardIndex } from './runtimeBoard.js';
+import type { RuntimeMetrics } from './runtimeMetrics.js';
+import type {
+  Runtime,
+  RuntimeClusterNode,
+  RuntimeHealth,
+  RuntimePoolSnapshot,
+} from './runtimeTypes.js';
+
+export interface RuntimeQueryOptions {
+  db: Db;
+  board: Pick<BoardIndex, 'cards' | 'subscribe' | 'line'>;
+  /** The pool as the line book has it. */
+  pool(): RuntimePoolSnapshot;
+  metrics: Pick<RuntimeMetrics, 'snapshot'>;
+  engine: { available(): boolean };
+  feed: { readonly listening: boolean; seenTick(): number };
+  dispatcher: { holding(): number; backlog(): number };
+  /** The boot lock's liveness, once its first attempt is over. */
+  cluster(): { self(): RuntimeHealth['lock']; nodes(): Promise<ClusterNode[]> } | undefined;
+  leader: { state(): RuntimeHealth['reconciler'] } | undefined;
+  now(): number;
+}
+
+/** The read half of `Runtime`. */
+export type RuntimeQueries = Pick<
+  Runtime,
+  | 'cards'
+  | 'subscribe'
+  | 'line'
+  | 'poolSnapshot'
+  | 'sessionOutput'
+  | 'taskDetail'
+  | 'taskOutput'
+  | 'metrics'
+  | 'health'
+  | 'clusterNodes'
+  | 'lineStatus'
+  | 'activity'
+>;
+
+/**
+ * Every boot with its count of the running rows it owns (0 when it owns none).
+ *
+ * @example
+ * ```ts
+ * const a = { owner: 'a@1' }, b = { owner: 'b@1' };
+ * withSessionsOwned([a, b], new Map([['a@1', 3], ['c@1', 1]])) // => [{ owner: 'a@1', sessionsOwned: 3 }, { owner: 'b@1', sessionsOwned: 0 }]
+ * ```
+ */
+export function withSessionsOwned(
+  nodes: readonly ClusterNode[],
+  owned: ReadonlyMap<string, number>,
+): RuntimeClusterNode[] {
+  return nodes.map((n) => ({ ...n, sessionsOwned: owned.get(n.owner) ?? 0 }));
+}
+
+export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
+  const { db, board } = q;
+  return {
+    cards: (userId) => board.cards(userId),
+    subscribe: (listener) => board.subscribe(listener),
+    line: board.line,
+    poolSnapshot: () => q.pool(),
+    sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
+    taskDetail: (actor, taskId) => getTaskRecord(db, { actor, taskId }),
+    taskOutput: (actor, taskId, sessionId) => getTaskOutput(db, { actor, taskId, sessionId }),
+    metrics: () => q.metrics.snapshot(q.pool()),
+    health: () => ({
+      engine: q.engine.available() ? 'available' : 'unavailable',
+      notifications: q.feed.listening ? 'listening' : 'polling',
+      tick: q.feed.seenTick(),
+      holding: q.dispatcher.holding(),
+      backlog: q.dispatcher.backlog(),
+      lock: q.cluster()?.self() ?? 'none',
+      reconciler: q.leader?.state() ?? 'none',
+    }),
+    async clusterNodes() {
+      const [nodes, owned] = await Promise.all([
+        q.cluster()?.nodes() ?? Promise.resolve([]),
+        runningByOwner(db),
+      ]);
+      return withSessionsOwned(nodes, owned);
+    },
+    lineStatus: (headSize) => readLineStatus(db, headSize),
+    activity: ({ minutes, at }) => readActivity(db, { minutes, at: at ?? new Date(q.now()) }),
+  };
+}

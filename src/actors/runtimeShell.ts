@@ -1,0 +1,207 @@
+/**
+ * The node's I/O shell beside its supervision tree (src/actors/runtime.ts):
+ * the dispatcher (the outbox every write rides to the database's batched
+ * tick, which decides every grant for every node), the tick feed (other
+ * nodes' ticks, by NOTIFY and by poll), the line book, the board index over
+ * them, the engine gate and the vacuum schedule. Built over the store and
+ * the clock; what a grant starts (a runner) and whether grants may be taken
+ * at all (the boot lock) are the runtime's, handed in as hooks.
+ */
+import { currentTick, readChanges, readLines, tick, vacuumDispatch } from '../db/index.js';
+import type { Session, Task } from '../db/rows.js';
+import type { TickOp, TickResult } from '../db/tickTypes.js';
+import { validateTickOp } from '../db/validateTickOp.js';
+import { Dispatcher } from './dispatcher.js';
+import { LineBook } from './lineBook.js';
+import { type ApplyOptions, type BoardIndex, createBoardIndex } from './runtimeBoard.js';
+import { linePositions } from './runtimeBoardPositions.js';
+import { EngineGate } from './runtimeEngine.js';
+import { TickFeed } from './runtimeFeed.js';
+import type { ResolvedRuntimeOptions } from './runtimeOptions.js';
+import { VACUUM_EVERY, VacuumSchedule } from './runtimeVacuum.js';
+
+/** What the shell is built from: the resolved options it reads, and the runtime's hooks. */
+export interface ShellOptions {
+  o: Pick<
+    ResolvedRuntimeOptions,
+    | 'db'
+    | 'backend'
+    | 'clock'
+    | 'caps'
+    | 'localMax'
+    | 'storeDeadlineMs'
+    | 'dispatchPollMs'
+    | 'notifications'
+    | 'positionPushMs'
+  >;
+  owner: string;
+  isTransient(error: unknown): boolean;
+  /** Whether this boot may take grants apart from its engine (the boot lock is held). */
+  mayGrant(): boolean;
+  /** A grant to this node, while it is alive: start its runner. */
+  onGranted(grant: { session: Session; task: Task }): void;
+  /** The runtime is shutting down or gave up: rows that arrive now are not shown. */
+  isDead(): boolean;
+  report(error: unknown): void;
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/** The shell's parts, and its start and stop. */
+export interface Shell {
+  readonly lines: LineBook;
+  readonly board: BoardIndex;
+  readonly engine: EngineGate;
+  readonly dispatcher: Dispatcher;
+  readonly feed: TickFeed;
+  /**
+   * Reads the tick and the lines as they are now, for the feed to start
+   * from (lines read after the tick can only be newer: the feed's first read
+   * re-applies them).
+   */
+  prime(): Promise<void>;
+  /** Starts the feed from the primed tick and sends the first tick. */
+  start(): Promise<void>;
+  /** Stops the dispatcher, the feed, the engine's probe and the board's pushes. */
+  stop(): void;
+}
+
+/** One card a tick's reply shows, with the rows it returned. */
+export interface TickCard {
+  session: Session;
+  task: Task | undefined;
+  options?: ApplyOptions;
+}
+
+/**
+ * The cards a committed tick shows, in the reply's order: each applied
+ * outcome's session, then its next attempt's (a re-queued run). A run this
+ * node finished (a `finish` op in the tick) streamed its output here already,
+ * or had none: its card needs no read of the stored output.
+ *
+ * @example
+ * ```ts
+ * const s1 = { id: 's1' }, s2 = { id: 's2' }, t = { id: 't' };
+ * const result = { outcomes: [
+ *   { kind: 'applied', ref: '1', session: s1, task: t, next: { session: s2 } },
+ *   { kind: 'conflict', ref: '2' },
+ * ] };
+ * tickCards(result, [{ op: 'finish', ref: '1' }]) // => [{ session: s1, task: t, options: { outputShown: true } }, { session: s2, task: t }]
+ * tickCards({ outcomes: [{ kind: 'applied', ref: '3', session: s1, task: null }] }, []) // => [{ session: s1, task: undefined, options: { outputShown: false } }]
+ * ```
+ */
+export function tickCards(
+  result: Pick<TickResult, 'outcomes'>,
+  ops: readonly Pick<TickOp, 'op' | 'ref'>[],
+): TickCard[] {
+  const finished = new Set<string>();
+  for (const op of ops) if (op.op === 'finish') finished.add(op.ref);
+  const cards: TickCard[] = [];
+  for (const x of result.outcomes) {
+    if (x.kind !== 'applied') continue;
+    const task = x.task ?? undefined;
+    cards.push({ session: x.session, task, options: { outputShown: finished.has(x.ref) } });
+    if (x.next !== undefined) cards.push({ session: x.next.session, task });
+  }
+  return cards;
+}
+
+/** Builds the shell; nothing runs until `prime()` and `start()`. */
+export function createShell(s: ShellOptions): Shell {
+  const { db, backend, clock } = s.o;
+  const { report, track, isDead } = s;
+  const vacuum = new VacuumSchedule({
+    every: VACUUM_EVERY,
+    vacuum: () => vacuumDispatch(db),
+    track,
+    onError: report,
+  });
+  const lines = new LineBook();
+  const board = createBoardIndex(db, linePositions(lines), {
+    schedule: (fn, ms) => clock.setTimeout(fn, ms),
+    pushEveryMs: s.o.positionPushMs,
+  });
+  const engine = new EngineGate({
+    backend,
+    clock,
+    onChange: () => dispatcher.poke(),
+    onError: report,
+    track,
+  });
+  const dispatcher: Dispatcher = new Dispatcher({
+    owner: s.owner,
+    caps: s.o.caps,
+    localMax: s.o.localMax ?? s.o.caps.maxRunning,
+    clock,
+    tick: (input) => tick(db, input),
+    isTransient: s.isTransient,
+    backoff: { baseMs: 50, maxMs: 1_000 },
+    opDeadlineMs: s.o.storeDeadlineMs,
+    maxOpsPerTick: 500,
+    // The commands' ops (what callers hand in) are checked at submit, so a
+    // bad one is its caller's error at once. The runners' handle and finish
+    // ops are built here from typed rows: the tick's own check before any
+    // SQL (tickPayload) covers them, without a second zod pass per job.
+    validate: (op) => {
+      if (op.op !== 'handle' && op.op !== 'finish') validateTickOp(op);
+    },
+    // No grant before the boot lock is taken, nor while it is lost.
+    mayGrant: () => !isDead() && engine.available() && s.mayGrant(),
+    onTick(result, ops) {
+      if (isDead()) return;
+      vacuum.ticked();
+      lines.apply(result.lines, result.running);
+      feed.own(result);
+      for (const c of tickCards(result, ops))
+        void board.apply(c.session, c.task, c.options).catch(report);
+    },
+    onGranted(grant) {
+      if (isDead()) return;
+      s.onGranted(grant);
+    },
+    onError: report,
+    track,
+  });
+  const feed = new TickFeed({
+    owner: s.owner,
+    clock,
+    pollMs: s.o.dispatchPollMs,
+    ...(s.o.notifications ? { notifications: s.o.notifications } : {}),
+    currentTick: () => currentTick(db),
+    readChanges: (since) => readChanges(db, since),
+    onChanges(changes) {
+      if (isDead()) return;
+      lines.apply(changes.lines, changes.running);
+      for (const c of changes.sessions) void board.apply(c.session, c.task).catch(report);
+    },
+    onNewerTick: (t) => dispatcher.poke(t),
+    onError: report,
+    track,
+  });
+
+  let startTick = 0;
+  return {
+    lines,
+    board,
+    engine,
+    dispatcher,
+    feed,
+    async prime() {
+      startTick = await currentTick(db);
+      const startLines = await readLines(db);
+      lines.reset(
+        startLines,
+        startLines.reduce((n, l) => n + l.running, 0),
+      );
+    },
+    async start() {
+      await feed.start(startTick);
+      dispatcher.poke();
+    },
+    stop() {
+      dispatcher.stop();
+      feed.stop();
+      engine.stop();
+      board.close();
+    },
+  };
+}

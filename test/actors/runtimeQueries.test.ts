@@ -1,0 +1,83 @@
+/**
+ * The runtime's reads over fakes of its parts: `health()` says what each
+ * part says (and `none` for what this node does not have), the pool and
+ * the metrics come from the same line book. The reads of the rows are the
+ * db's (test/db) and the whole runtime's (test/actors/runtime.*.test.ts).
+ */
+import { expect, test } from 'vitest';
+import { RuntimeMetrics } from '../../src/actors/runtimeMetrics.js';
+import * as queriesModule from '../../src/actors/runtimeQueries.js';
+import { type RuntimeQueryOptions, runtimeQueries } from '../../src/actors/runtimeQueries.js';
+import type { Db } from '../../src/db/index.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+runDocExamples(new URL('../../src/actors/runtimeQueries.ts', import.meta.url), queriesModule);
+
+/** These tests read no rows. */
+const noStore = new Proxy({} as Db, {
+  get(_, key) {
+    throw new Error(`read the store (${String(key)})`);
+  },
+});
+
+const pool = {
+  maxRunning: 4,
+  running: 1,
+  queued: 2,
+  users: [{ userId: 'ann', running: 1, queued: 2, maxRunning: null }],
+};
+
+function parts(over: Partial<RuntimeQueryOptions> = {}): RuntimeQueryOptions {
+  return {
+    db: noStore,
+    board: { cards: () => [], subscribe: () => () => {}, line: { keys: () => [] } as never },
+    pool: () => pool,
+    metrics: new RuntimeMetrics(),
+    engine: { available: () => true },
+    feed: { listening: true, seenTick: () => 42 },
+    dispatcher: { holding: () => 3, backlog: () => 5 },
+    cluster: () => undefined,
+    leader: undefined,
+    now: () => 0,
+    ...over,
+  };
+}
+
+test('health: each part as it says; no boot lock and no leader read as none', () => {
+  expect(runtimeQueries(parts()).health()).toEqual({
+    engine: 'available',
+    notifications: 'listening',
+    tick: 42,
+    holding: 3,
+    backlog: 5,
+    lock: 'none',
+    reconciler: 'none',
+  });
+});
+
+test('health: a closed engine gate, a polling feed, a lost boot lock, a follower', () => {
+  const health = runtimeQueries(
+    parts({
+      engine: { available: () => false },
+      feed: { listening: false, seenTick: () => 7 },
+      cluster: () => ({ self: () => 'lost', nodes: async () => [] }),
+      leader: { state: () => 'follower' },
+    }),
+  ).health();
+  expect(health).toMatchObject({
+    engine: 'unavailable',
+    notifications: 'polling',
+    tick: 7,
+    lock: 'lost',
+    reconciler: 'follower',
+  });
+});
+
+test('the pool snapshot and the metrics are the same line book', () => {
+  const q = runtimeQueries(parts());
+  expect(q.poolSnapshot()).toBe(pool);
+  expect(q.metrics()).toMatchObject({
+    queueDepth: [{ userId: 'ann', queued: 2 }],
+    running: [{ userId: 'ann', running: 1 }],
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * The node's I/O shell over a real store: a submitted write's card shows on
+ * the board from the tick's reply, a grant reaches the runtime's hook only
+ * while grants may be taken, a dead runtime shows nothing, and a stopped
+ * shell takes no more writes. The whole runtime over it is
+ * test/actors/runtime.*.test.ts.
+ */
+import { expect, test, vi } from 'vitest';
+import { DispatcherStoppedError } from '../../src/actors/dispatcher.js';
+import * as shellModule from '../../src/actors/runtimeShell.js';
+import { createShell, type ShellOptions } from '../../src/actors/runtimeShell.js';
+import type { ContainerBackend } from '../../src/containers/ContainerBackend.js';
+import { type Db, newId, type Session, type Task } from '../../src/db/index.js';
+import { TestClock } from '../../src/testing/TestClock.js';
+import { describeEachEngine } from '../support/databases.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+runDocExamples(new URL('../../src/actors/runtimeShell.ts', import.meta.url), shellModule);
+
+/** The shell calls its backend only to probe a closed engine gate: never here. */
+const noBackend = new Proxy({} as ContainerBackend, {
+  get(_, key) {
+    throw new Error(`shell used the backend (${String(key)})`);
+  },
+});
+
+function shellOver(db: Db, over: Partial<Omit<ShellOptions, 'o'>> = {}) {
+  const granted: Array<{ session: Session; task: Task }> = [];
+  const errors: unknown[] = [];
+  const shell = createShell({
+    o: {
+      db,
+      backend: noBackend,
+      clock: new TestClock(),
+      caps: { maxRunning: 1, defaultUserCap: 1 },
+      localMax: 1,
+      storeDeadlineMs: 10_000,
+      dispatchPollMs: 60_000,
+      positionPushMs: 0,
+    },
+    owner: 'n1@b1',
+    isTransient: () => false,
+    mayGrant: () => true,
+    onGranted: (g) => granted.push(g),
+    isDead: () => false,
+    report: (e) => errors.push(e),
+    track: (work) => work,
+    ...over,
+  });
+  return { shell, granted, errors };
+}
+
+const enqueue = (userId: string) => ({
+  op: 'enqueue' as const,
+  taskId: newId('task'),
+  sessionId: newId('session'),
+  userId,
+  title: 'job',
+  spec: { image: 'i', command: ['c'] },
+});
+
+describeEachEngine('runtime shell', (getDb) => {
+  test("a write's card shows from the tick's reply; its grant reaches the hook", async () => {
+    const { shell, granted, errors } = shellOver(getDb().db);
+    await shell.prime();
+    await shell.start();
+    const op = enqueue('ann');
+    const outcome = await shell.dispatcher.submit(op);
+    expect(outcome.kind).toBe('applied');
+    await vi.waitFor(() =>
+      expect(shell.board.cards('ann').map((c) => c.taskId)).toEqual([op.taskId]),
+    );
+    expect(granted.map((g) => g.session.id)).toEqual([op.sessionId]);
+    expect(shell.dispatcher.holding()).toBe(1);
+    shell.stop();
+    expect(errors).toEqual([]);
+  });
+
+  test('no grant while the runtime may not take one; the write still lands', async () => {
+    const { shell, granted } = shellOver(getDb().db, { mayGrant: () => false });
+    await shell.prime();
+    await shell.start();
+    const op = enqueue('ann');
+    await shell.dispatcher.submit(op);
+    await vi.waitFor(() => expect(shell.board.cards('ann')).toHaveLength(1));
+    expect(granted).toEqual([]);
+    expect(shell.dispatcher.holding()).toBe(0);
+    shell.stop();
+  });
+
+  test('a dead runtime shows no card and takes no grant', async () => {
+    const { shell, granted } = shellOver(getDb().db, { isDead: () => true });
+    await shell.prime();
+    await shell.start();
+    await shell.dispatcher.submit(enqueue('ann'));
+    // Time for a card the reply would have shown to be read and applied.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(shell.board.cards(null)).toEqual([]);
+    expect(granted).toEqual([]);
+    shell.stop();
+  });
+
+  test('prime reads the lines as they are: the pool counts what the rows hold', async () => {
+    const first = shellOver(getDb().db);
+    await first.shell.prime();
+    await first.shell.start();
+    await first.shell.dispatcher.submit(enqueue('ann'));
+    await first.shell.dispatcher.submit(enqueue('ann'));
+    first.shell.stop();
+    const { shell } = shellOver(getDb().db, { mayGrant: () => false });
+    await shell.prime();
+    const pool = shell.lines.snapshot(1);
+    expect([pool.running, pool.queued]).toEqual([1, 1]);
+    shell.stop();
+  });
+
+  test('a stopped shell takes no more writes', async () => {
+    const { shell } = shellOver(getDb().db);
+    await shell.prime();
+    await shell.start();
+    shell.stop();
+    await expect(shell.dispatcher.submit(enqueue('ann'))).rejects.toBeInstanceOf(
+      DispatcherStoppedError,
+    );
+  });
+});
