@@ -1,21 +1,26 @@
 /// <reference lib="dom" />
 /**
- * The inspector page's script (bundled by esbuild at server start). The
- * admin token comes from the URL fragment (`/inspect#token=...`), never sent
- * in a URL, and is kept in sessionStorage for reloads.
+ * The inspector page's script (bundled by esbuild at server start): the
+ * page's state (the tree, the selection, its chart and events, the
+ * timeline) and what draws it. Its parts have files of their own: the token
+ * (inspectToken.ts), the connection (inspectSocket.ts), the exit request
+ * (exitRequest.ts), the chart panel (chartPanel.ts) and the rows and
+ * charts (render*.ts).
  */
+
 import {
   type ActorJob,
   type ActorSummary,
-  BEARER_SUBPROTOCOL_PREFIX,
   boardJobHref,
-  INSPECT_EXIT_PATH,
-  INSPECT_SUBPROTOCOL,
-  INSPECT_WS_PATH,
   type InspectServerFrame,
 } from '../inspectorProtocol.js';
 import type { TimelineEntry } from '../timeline.js';
-import { highlight, loadElk, renderChart } from './renderChart.js';
+import { drawChartPanel } from './chartPanel.js';
+import { requestExit } from './exitRequest.js';
+import { connectInspector } from './inspectSocket.js';
+import { readInspectToken } from './inspectToken.js';
+import { highlight, loadElk } from './renderChart.js';
+import { type EventLine, eventRows, keepEvents } from './renderEvents.js';
 import { renderMonitors } from './renderMonitors.js';
 import { filterTimeline, timelineRows } from './renderTimeline.js';
 import { type Pick, renderTree, type TreeView } from './renderTree.js';
@@ -24,35 +29,16 @@ import { makeCurrent, treeKeys } from './treeKeys.js';
 
 type Frame<T extends InspectServerFrame['type']> = Extract<InspectServerFrame, { type: T }>;
 
-/** The board page's sessionStorage key for its token (src/ui-server/page/board.tsx). */
-const BOARD_TOKEN_KEY = 'roundtable.token';
-
 /** The runner the board's job page linked to (`#runner=<sessionId>`), until it is selected. */
 let wanted: RunnerLink | null = parseRunnerLink(location.hash);
 /** The link that was followed: its task links the runner back to its job if the tree does not know it. */
 let followed: RunnerLink | null = null;
 
 function readToken(): string | null {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const fromHash = params.get('token');
-  if (fromHash) {
-    sessionStorage.setItem('roundtable.inspect.token', fromHash);
-    // The admin token opens the admin board too: the links to a job and to the
-    // board then work in this tab (and in tabs opened from it) with no token
-    // in their URL. A board token this tab already holds is left alone.
-    if (sessionStorage.getItem(BOARD_TOKEN_KEY) === null) {
-      sessionStorage.setItem(BOARD_TOKEN_KEY, fromHash);
-    }
-    // The token leaves the address bar; a runner link stays.
-    params.delete('token');
-    const rest = params.toString();
-    history.replaceState(null, '', `${location.pathname}${rest ? `#${rest}` : ''}`);
-    return fromHash;
-  }
-  // Opened from the admin board's job page (same tab): its token is the admin's.
-  return (
-    sessionStorage.getItem('roundtable.inspect.token') ?? sessionStorage.getItem(BOARD_TOKEN_KEY)
-  );
+  const { token, hash } = readInspectToken(location.hash, sessionStorage);
+  // The token leaves the address bar; a runner link stays.
+  if (hash !== null) history.replaceState(null, '', `${location.pathname}${hash}`);
+  return token;
 }
 
 /** An element of inspector.html: every id asked for here is in the page. */
@@ -69,12 +55,11 @@ let selectedPath: string | null = null;
 let chart: SVGSVGElement | null = null;
 /** The latest active states, for a chart still being laid out when they arrive. */
 let active: string[] = [];
-let events: Frame<'events'>['events'] = [];
+let events: EventLine[] = [];
 let timeline: TimelineEntry[] = [];
 let timelineMax = 500;
 let socket: WebSocket | null = null;
 
-const time = (at: number) => new Date(at).toISOString().slice(11, 23);
 const jobOf = (sessionId: string): ActorJob | null => actorsById.get(sessionId)?.job ?? null;
 
 function select(sessionId: string | null, path: string | null): void {
@@ -175,21 +160,10 @@ async function exitSelected(token: string): Promise<void> {
   const out = $('exit-result');
   if (selectedPath === null) return;
   const picked = ($('exit-reason') as HTMLSelectElement).value;
-  const reason = picked === 'error' ? { error: 'exited from the inspector' } : picked;
   out.className = 'muted';
   out.textContent = 'exiting…';
   try {
-    const res = await fetch(INSPECT_EXIT_PATH, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ path: selectedPath, reason }),
-    });
-    const body = (await res.json()) as {
-      reason?: string;
-      error?: { code: string; message: string };
-    };
-    if (!res.ok) throw new Error(`${body.error?.code ?? res.status}: ${body.error?.message ?? ''}`);
-    out.textContent = `exited: ${body.reason}`;
+    out.textContent = `exited: ${await requestExit(token, selectedPath, picked)}`;
   } catch (err) {
     out.className = 'alarm';
     out.textContent = (err as Error).message;
@@ -217,33 +191,14 @@ function onActor(f: Frame<'actor'>): void {
   active = f.active;
   if (f.graph !== undefined) {
     chart = null;
-    if (f.graph === null) {
-      const p = document.createElement('p');
-      p.className = 'muted';
-      p.textContent = 'not a state machine: no statechart to draw';
-      $('chart').replaceChildren(p);
-    } else {
-      const p = document.createElement('p');
-      p.className = 'muted';
-      p.textContent = 'laying the statechart out…';
-      $('chart').replaceChildren(p);
-      const forSession = f.sessionId;
-      renderChart(f.graph).then(
-        ({ svg }) => {
-          if (selected !== forSession) return; // selection moved on meanwhile
-          chart = svg;
-          highlight(svg, active);
-          $('chart').replaceChildren(svg);
-          showActive(svg);
-          document.body.dataset.chart = 'drawn';
-        },
-        (err: unknown) => {
-          if (selected !== forSession) return;
-          p.className = 'alarm';
-          p.textContent = `could not lay the statechart out: ${String((err as Error)?.message ?? err)}`;
-        },
-      );
-    }
+    const forSession = f.sessionId;
+    drawChartPanel($('chart'), f.graph, {
+      current: () => selected === forSession,
+      active: () => active,
+      drawn: (svg) => {
+        chart = svg;
+      },
+    });
   }
   if (chart) highlight(chart, f.active);
   const shown: Record<string, unknown> = { value: f.value, context: f.context };
@@ -252,35 +207,10 @@ function onActor(f: Frame<'actor'>): void {
   $('context').textContent = JSON.stringify(shown, null, 2);
 }
 
-/** A chart wider than its panel (a phone) opens scrolled to the state the actor is in. */
-function showActive(svg: SVGSVGElement): void {
-  const box = $('chart');
-  const leaf = svg.querySelector('g.state.leaf.active > rect');
-  if (!leaf || box.scrollWidth <= box.clientWidth) return;
-  const r = leaf.getBoundingClientRect();
-  const b = box.getBoundingClientRect();
-  box.scrollLeft += r.left + r.width / 2 - (b.left + b.width / 2);
-}
-
 function onEvents(f: Frame<'events'>): void {
   if (f.sessionId !== selected) return;
-  events = (f.reset ? f.events : [...events, ...f.events]).slice(-50);
-  const rows = [...events].reverse().map((e) => {
-    const tr = document.createElement('tr');
-    const cells = [
-      time(e.at),
-      e.type,
-      e.sourceId ? `from ${e.sourceId}` : '',
-      JSON.stringify(e.event),
-    ];
-    for (const c of cells) {
-      const td = document.createElement('td');
-      td.textContent = c;
-      tr.append(td);
-    }
-    return tr;
-  });
-  $('events').replaceChildren(...rows);
+  events = keepEvents(events, f);
+  $('events').replaceChildren(...eventRows(events));
 }
 
 function onTimeline(f: Frame<'timeline'>): void {
@@ -305,55 +235,54 @@ function drawTimeline(): void {
       : `${shown.length} of ${timeline.length}`;
 }
 
-function connect(token: string, attempt: number): void {
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${INSPECT_WS_PATH}`;
-  const ws = new WebSocket(url, [INSPECT_SUBPROTOCOL, `${BEARER_SUBPROTOCOL_PREFIX}${token}`]);
-  socket = ws;
-  ws.onopen = () => {
-    attempt = 0;
-    status.textContent = 'live';
-    document.body.dataset.connection = 'live';
-    if (selected !== null) ws.send(JSON.stringify({ type: 'select', sessionId: selected }));
-  };
-  ws.onmessage = (m) => {
-    const f = JSON.parse(String(m.data)) as InspectServerFrame;
-    switch (f.type) {
-      case 'hello':
-        timelineMax = f.limits.timelineSize;
-        break;
-      case 'tree':
-        view = { tree: f.tree, roots: f.roots, actors: f.actors };
-        actorsById = new Map(f.actors.map((a) => [a.sessionId, a]));
-        drawTree();
-        drawJob();
-        followRestart();
-        followLink();
-        break;
-      case 'actor':
-        onActor(f);
-        break;
-      case 'events':
-        onEvents(f);
-        break;
-      case 'timeline':
-        onTimeline(f);
-        break;
-      case 'gone':
-        if (f.sessionId === selected) $('actor-title').textContent = `${f.sessionId} · gone`;
-        break;
-      case 'error':
-        status.textContent = `error: ${f.code}: ${f.message}`;
-        break;
-    }
-  };
-  ws.onclose = (e) => {
-    document.body.dataset.connection = 'closed';
-    socket = null;
-    // 1006 right away is how a browser reports a refused upgrade (401/403).
-    const delay = Math.min(30_000, 500 * 2 ** attempt);
-    status.textContent = `disconnected (${e.code}); retrying in ${Math.round(delay / 1000)} s`;
-    setTimeout(() => connect(token, attempt + 1), delay);
-  };
+function onFrame(f: InspectServerFrame): void {
+  switch (f.type) {
+    case 'hello':
+      timelineMax = f.limits.timelineSize;
+      break;
+    case 'tree':
+      view = { tree: f.tree, roots: f.roots, actors: f.actors };
+      actorsById = new Map(f.actors.map((a) => [a.sessionId, a]));
+      drawTree();
+      drawJob();
+      followRestart();
+      followLink();
+      break;
+    case 'actor':
+      onActor(f);
+      break;
+    case 'events':
+      onEvents(f);
+      break;
+    case 'timeline':
+      onTimeline(f);
+      break;
+    case 'gone':
+      if (f.sessionId === selected) $('actor-title').textContent = `${f.sessionId} · gone`;
+      break;
+    case 'error':
+      status.textContent = `error: ${f.code}: ${f.message}`;
+      break;
+  }
+}
+
+function connect(token: string): void {
+  connectInspector(token, {
+    created: (ws) => {
+      socket = ws;
+    },
+    open: (ws) => {
+      status.textContent = 'live';
+      document.body.dataset.connection = 'live';
+      if (selected !== null) ws.send(JSON.stringify({ type: 'select', sessionId: selected }));
+    },
+    frame: onFrame,
+    closed: (code, retryInMs) => {
+      document.body.dataset.connection = 'closed';
+      socket = null;
+      status.textContent = `disconnected (${code}); retrying in ${Math.round(retryInMs / 1000)} s`;
+    },
+  });
 }
 
 treeKeys($('tree'));
@@ -368,7 +297,7 @@ const token = readToken();
 if (token === null) status.textContent = 'no token: open /inspect#token=<admin token>';
 else {
   $('exit').addEventListener('click', () => void exitSelected(token));
-  connect(token, 0);
+  connect(token);
   // The layout engine loads after the first paint, before a chart is asked for.
   setTimeout(() => loadElk().catch(() => {}), 0);
 }

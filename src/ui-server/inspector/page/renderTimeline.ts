@@ -48,7 +48,15 @@ export function filterTimeline(
   });
 }
 
-const time = (at: number) => new Date(at).toISOString().slice(11, 23);
+/**
+ * The UTC time of day of `at`, to the millisecond: how the page writes when.
+ *
+ * @example
+ * ```ts
+ * timeOfDay(Date.parse('2026-11-01T10:00:01.250Z')) // => '10:00:01.250'
+ * ```
+ */
+export const timeOfDay = (at: number): string => new Date(at).toISOString().slice(11, 23);
 
 /** Rows for the timeline table, newest first. */
 export function timelineRows(
@@ -61,7 +69,7 @@ export function timelineRows(
     if (e.alarm) tr.className = 'alarm';
     const when = document.createElement('td');
     when.className = 'when';
-    when.textContent = time(e.at);
+    when.textContent = timeOfDay(e.at);
     const kind = document.createElement('td');
     kind.className = 'kind';
     kind.textContent = e.kind;
