@@ -21,7 +21,7 @@ import {
   vacuumDispatch,
 } from '../db/index.js';
 import { isTransientDbError } from '../db/transientErrors.js';
-import { type Supervisor, startSupervisor } from '../supervisor/Supervisor.js';
+import { type Supervisor, startSupervisor } from '../supervisor/index.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { startClusterLiveness } from './clusterLivenessWiring.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';

@@ -4,7 +4,8 @@
  * arguments for its template) up to `maxChildren`.
  */
 import type { ChildSpec } from './childSpec.js';
-import { type Supervisor, startSupervisor } from './Supervisor.js';
+import type { Supervisor } from './Supervisor.js';
+import { startSupervisor } from './startSupervisor.js';
 import type { SupervisorRuntime, SupervisorSpec } from './supervisorSpec.js';
 
 export interface DynamicSupervisorSpec {

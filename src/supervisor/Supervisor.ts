@@ -1,10 +1,13 @@
 /**
  * The supervisor: a runtime shell that starts XState actors from child specs,
  * turns every way they can end into an exit reason, and restarts them by
- * OTP's rules. Its jobs (exits, startChild, shutdown) go through a Mailbox;
- * what happens after an exit is the RestartHandler's; stopping one child by
- * its shutdown spec is stopChild's; telling listeners, guarded so that a
- * throwing subscriber cannot stop a restart, is SupervisorOutbox's.
+ * OTP's rules. Its jobs (exits, startChild, shutdown) go through a Mailbox.
+ * Which specs it takes is childAdmission's; starting one incarnation is
+ * startIncarnation's; what happens after an exit is the RestartHandler's;
+ * its own life (running, stopping every child, the exit) is
+ * SupervisorLifecycle's; telling listeners, guarded so that a throwing
+ * subscriber cannot stop a restart, is SupervisorOutbox's. A tree is started
+ * by startSupervisor.ts.
  */
 import type { ActorRefFrom, AnyActorLogic, AnyActorRef } from 'xstate';
 import {
@@ -14,39 +17,24 @@ import {
   ChildTable,
   type ChildInfo as TableRow,
 } from './ChildTable.js';
-import { claimName, releaseNames } from './childNames.js';
-import { type ChildSpec, type ResolvedChildSpec, validateChildSpec } from './childSpec.js';
-import {
-  AlreadyStartedError,
-  ChildSpecError,
-  ChildStartError,
-  ChildTypeError,
-  MaxChildrenError,
-  NoProcError,
-  NotFoundError,
-  SupervisorJobError,
-} from './errors.js';
+import { admitInitialChildren, admitStartedChild } from './childAdmission.js';
+import type { ChildSpec, SupervisorChildSpec, WorkerChildSpec } from './childSpec.js';
+import { ChildTypeError, NotFoundError, SupervisorJobError } from './errors.js';
 import type { SupervisorEvent } from './events.js';
 import { type ExitSignal, exitOneChild, registerShell } from './exitChild.js';
 import type { ExitReason } from './exitReason.js';
-import { fromTemplate, type StartArgs } from './fromTemplate.js';
+import type { StartArgs } from './fromTemplate.js';
 import { shellObserver } from './inspectionGate.js';
 import { inspectionShell } from './inspectionShell.js';
 import { Mailbox } from './Mailbox.js';
 import { noteInspected } from './monitorInspection.js';
 import { RestartHandler } from './RestartHandler.js';
+import { SupervisorLifecycle } from './SupervisorLifecycle.js';
 import { SupervisorOutbox } from './SupervisorOutbox.js';
-import {
-  type ExitSink,
-  type NestedFactory,
-  type NestedSupervisor,
-  type Spawned,
-  spawnChild,
-} from './spawnChild.js';
-import { killChild, stopChild } from './stopChild.js';
+import type { ExitSink, NestedSupervisor, Spawned } from './spawnChild.js';
+import { type IncarnationDeps, startAddedChild, startIncarnation } from './startIncarnation.js';
 import {
   type ResolvedSupervisorSpec,
-  resolveRuntime,
   resolveSupervisorSpec,
   type SupervisorRuntime,
   type SupervisorSpec,
@@ -58,13 +46,6 @@ export type { ChildCounts, ChildStatus } from './ChildTable.js';
 /** One row of `whichChildren()`: narrow on `type` to get a typed `ref`. */
 export type ChildInfo = TableRow<Supervisor>;
 
-/** A child spec that starts a nested supervisor. */
-export type SupervisorChildSpec = ChildSpec & { start: { supervisor: SupervisorSpec } };
-/** A child spec that starts XState logic `L`. */
-export type WorkerChildSpec<L extends AnyActorLogic = AnyActorLogic> = ChildSpec & {
-  start: { logic: L; input?: unknown };
-};
-
 export type { StartArgs } from './fromTemplate.js';
 
 export class Supervisor implements ExitSource, NestedSupervisor {
@@ -74,62 +55,56 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   private readonly children = new ChildTable();
   private readonly mailbox = new Mailbox((error) => this.crash(error));
   private readonly restarter: RestartHandler;
-  private state: 'new' | 'running' | 'stopping' | 'exited' = 'new';
-  private reason: ExitReason | undefined;
-  private readonly shell: AnyActorRef | undefined;
+  private readonly life: SupervisorLifecycle;
   private readonly out: SupervisorOutbox;
   private seq = 0;
-  /** Who sees this tree's monitors (the gate's observer, always fed), if anyone. */
-  private readonly seen: ReturnType<typeof shellObserver>;
   /** Where every child's incarnation reports its exit; the child record is the token. */
   private readonly sink: ExitSink<ChildRecord> = {
     childExited: (child, spawned, reason) =>
       this.mailbox.post(() => this.handleExit(child, spawned, reason)),
   };
+  private readonly incarnation: IncarnationDeps;
 
-  constructor(
-    spec: SupervisorSpec,
-    private readonly runtime: SupervisorRuntime,
-  ) {
+  constructor(spec: SupervisorSpec, runtime: SupervisorRuntime) {
     this.spec = resolveSupervisorSpec(spec);
     this.id = this.spec.id;
+    const shell = inspectionShell(this.id, runtime);
+    this.sessionId = shell?.sessionId ?? this.id;
+    const out = new SupervisorOutbox(this.id, shell, runtime.onError);
+    this.out = out;
+    const { children } = this;
+    this.life = new SupervisorLifecycle({ id: this.id, runtime, children, out, shell });
+    // Who sees this tree's monitors (the gate's observer, always fed), if anyone.
+    const seen = shellObserver(runtime.inspect);
+    this.incarnation = { supervisorId: this.id, runtime, nested, sink: this.sink, seen, out };
     this.restarter = new RestartHandler({
       id: this.id,
       spec: this.spec,
       runtime,
-      children: this.children,
-      isRunning: () => this.state === 'running',
-      emit: (event) => this.out.emit(event),
-      spawn: (child) => this.spawn(child),
-      terminate: (child) => this.terminate(child),
-      stopAll: (reason) => this.stopAll(reason),
+      children,
+      isRunning: () => this.life.running,
+      emit: (event) => out.emit(event),
+      spawn: (child) => startIncarnation(child, this.incarnation),
+      terminate: (child) => this.life.terminate(child),
+      stopAll: (reason) => this.life.stopAll(reason),
       post: (job) => this.mailbox.post(job),
     });
-    this.shell = inspectionShell(this.id, runtime);
-    this.sessionId = this.shell?.sessionId ?? this.id;
-    this.out = new SupervisorOutbox(this.id, this.shell, runtime.onError);
-    this.seen = shellObserver(runtime.inspect);
-    if (this.shell && this.seen) {
-      registerShell(this.shell, this);
-      noteInspected(this, this.seen);
+    if (shell && seen) {
+      registerShell(shell, this);
+      noteInspected(this, seen);
     }
   }
 
   /** @internal Starts the children in order; stops nothing on failure. */
   startInitial(): { ok: true } | { ok: false; childId: string; reason: ExitReason } {
-    const specs = this.spec.children.map((c) => this.checkSpec(c));
-    const seen = new Set<string>();
-    for (const s of specs) {
-      if (seen.has(s.id)) throw new ChildSpecError('id', `duplicate child id ${s.id}`);
-      seen.add(s.id);
-    }
-    this.state = 'running';
+    const specs = admitInitialChildren(this.spec);
+    this.life.started();
     for (const spec of specs) {
       const child = this.children.add(
         spec,
         spec.start && 'logic' in spec.start ? spec.start.input : undefined,
       );
-      const failure = this.spawn(child);
+      const failure = startIncarnation(child, this.incarnation);
       if (failure) return { ok: false, childId: spec.id, reason: failure };
     }
     return { ok: true };
@@ -145,12 +120,13 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   }
 
   exitReason(): ExitReason | undefined {
-    return this.reason;
+    return this.life.reason;
   }
 
   onExit(listener: (reason: ExitReason) => void): () => void {
-    if (this.reason !== undefined) {
-      this.out.tellLate(listener, this.reason);
+    const reason = this.life.reason;
+    if (reason !== undefined) {
+      this.out.tellLate(listener, reason);
       return () => {};
     }
     return this.out.exits.add(listener);
@@ -228,33 +204,23 @@ export class Supervisor implements ExitSource, NestedSupervisor {
   ): Promise<AnyActorRef | Supervisor> {
     // Through the mailbox like any job; when it is idle the job runs now,
     // which is what posting it would do, without queueing a closure.
-    return this.mailbox.callSync(this.admit, () => {
-      if (this.children.size >= this.spec.maxChildren)
-        throw new MaxChildrenError(this.spec.maxChildren);
-      // Generated ids count every template start, failed ones included.
-      if (!('start' in specOrArgs)) this.seq += 1;
-      const spec = this.checkSpec(fromTemplate(this.spec.template, specOrArgs, this.seq));
-      if (want !== undefined && spec.type !== want) throw new ChildTypeError(spec.id, spec.type);
-      if (this.children.has(spec.id)) throw new AlreadyStartedError(spec.id);
-      const input = 'logic' in spec.start ? spec.start.input : undefined;
-      const child = this.children.add(spec, input);
-      const failure = this.spawn(child);
-      // spawn() sets child.spawned exactly when it returns no failure.
-      const spawned = child.spawned;
-      if (failure || spawned === undefined) {
-        this.children.remove(spec.id);
-        throw new ChildStartError(spec.id, failure ?? 'noproc');
-      }
+    return this.mailbox.callSync(this.life.admit, () => {
+      const spec = admitStartedChild(this.spec, this.children, {
+        specOrArgs,
+        want,
+        nextSeq: () => ++this.seq,
+      });
+      const spawned = startAddedChild(this.children, spec, this.incarnation);
       return spawned.type === 'worker' ? spawned.ref : asSupervisor(spawned.ref);
     });
   }
 
   /** Stops a child with its shutdown spec and forgets it. */
   terminateChild(id: string): Promise<void> {
-    return this.mailbox.call(this.admit, async () => {
+    return this.mailbox.call(this.life.admit, async () => {
       const child = this.children.get(id);
       if (!child) throw new NotFoundError(id);
-      await this.terminate(child);
+      await this.life.terminate(child);
       this.children.remove(id);
     });
   }
@@ -265,36 +231,26 @@ export class Supervisor implements ExitSource, NestedSupervisor {
    * intensity. Rejects with `NotFoundError` or `NoProcError` (not running).
    */
   exitChild(id: string, reason: ExitSignal = 'kill'): Promise<void> {
-    return this.mailbox.call(this.admit, () =>
+    return this.mailbox.call(this.life.admit, () =>
       exitOneChild(this.children.get(id), id, reason, (c, sp, why) => this.handleExit(c, sp, why)),
     );
   }
 
   /** Stops every child in reverse start order, then exits with `shutdown`. */
   shutdown(): Promise<void> {
-    if (this.state === 'exited') return Promise.resolve();
+    if (this.life.exited) return Promise.resolve();
     return new Promise((resolve) => {
-      this.mailbox.post(() => this.stopAll('shutdown'));
+      this.mailbox.post(() => this.life.stopAll('shutdown'));
       this.onExit(() => resolve());
     });
   }
 
   /** Kills every child at once, in reverse order, and exits with `killed`. */
   kill(): void {
-    this.killAll('killed');
+    this.life.killAll('killed');
   }
 
   // ---- internals -------------------------------------------------------
-
-  private killAll(reason: ExitReason): void {
-    if (this.state === 'exited') return;
-    this.state = 'stopping';
-    for (const id of this.children.reversedIds()) {
-      // The ids come from the table and killing a child does not remove it.
-      if (killChild(this.children.get(id)!, this.runtime.clock)) this.reportStopped(id, 'killed');
-    }
-    this.exit(reason);
-  }
 
   /**
    * A job failed: our state may be half-updated, so carrying on could leave
@@ -304,47 +260,7 @@ export class Supervisor implements ExitSource, NestedSupervisor {
    */
   private crash(error: unknown): void {
     this.out.report(new SupervisorJobError(this.id, error));
-    this.killAll({ error });
-  }
-
-  /** A call is refused once the supervisor is no longer running. */
-  private readonly admit = (): Error | undefined =>
-    this.state === 'running' ? undefined : new NoProcError(this.id);
-
-  private checkSpec(spec: unknown): ResolvedChildSpec {
-    const resolved = validateChildSpec(spec);
-    if (resolved.significant && this.spec.autoShutdown === 'never') {
-      throw new ChildSpecError('significant', "needs the supervisor's autoShutdown to be set");
-    }
-    return resolved;
-  }
-
-  /** Starts one incarnation; returns the failure reason, if any. */
-  private spawn(child: ChildRecord): ExitReason | undefined {
-    const result = spawnChild(child.spec, child.input, this.runtime, nested, this.sink, child);
-    if (!result.ok) {
-      child.status = 'stopped';
-      return result.reason;
-    }
-    const taken = claimName(this.runtime.registry, child.spec.name, result.spawned.ref);
-    if (taken) {
-      result.spawned.kill();
-      child.status = 'stopped';
-      return taken;
-    }
-    child.spawned = result.spawned;
-    child.status = 'running';
-    child.starts += 1;
-    if (this.seen) noteInspected(result.spawned.ref, this.seen);
-    if (!this.out.observed) return undefined;
-    this.out.emit({
-      type: 'roundtable.child.started',
-      supervisorId: this.id,
-      childId: child.spec.id,
-      sessionId: result.spawned.sessionId,
-      restartCount: child.starts - 1,
-    });
-    return undefined;
+    this.life.killAll({ error });
   }
 
   private handleExit(
@@ -356,44 +272,15 @@ export class Supervisor implements ExitSource, NestedSupervisor {
     if (child.spawned !== spawned || this.children.get(child.spec.id) !== child) return;
     child.spawned = undefined;
     child.status = 'stopped';
-    this.reportStopped(child.spec.id, reason);
+    this.life.reportStopped(child.spec.id, reason);
     return this.restarter.afterExit(child, reason, spawned.startedAt);
-  }
-
-  private terminate(c: ChildRecord): void | Promise<void> {
-    return stopChild(c, this.runtime.clock, this.reportStopped);
-  }
-
-  private readonly reportStopped = (childId: string, reason: ExitReason): void => {
-    if (this.out.observed)
-      this.out.emit({ type: 'roundtable.child.exited', supervisorId: this.id, childId, reason });
-  };
-
-  private async stopAll(reason: ExitReason): Promise<void> {
-    if (this.state === 'exited' || this.state === 'stopping') return;
-    this.state = 'stopping';
-    for (const id of this.children.reversedIds()) {
-      const c = this.children.get(id);
-      // Only a graceful stop is waited for; a brutal kill is done when
-      // stopChild returns, and awaiting it anyway would cost a tick per child.
-      const stopping = c && this.terminate(c);
-      if (stopping) await stopping;
-    }
-    this.exit(reason);
-  }
-
-  private exit(reason: ExitReason): void {
-    if (this.state === 'exited') return;
-    this.state = 'exited';
-    this.reason = reason;
-    releaseNames(this.runtime.registry, this.children.values());
-    this.out.emit({ type: 'roundtable.supervisor.shutdown', supervisorId: this.id, reason });
-    this.shell?.stop();
-    this.out.exited(reason);
   }
 }
 
-const nested: NestedFactory = (spec, runtime) => new Supervisor(spec, runtime);
+/** Makes a nested supervisor; a declaration, so it exists before any Supervisor does. */
+function nested(spec: SupervisorSpec, runtime: SupervisorRuntime): Supervisor {
+  return new Supervisor(spec, runtime);
+}
 
 /**
  * A nested supervisor of this tree as the class it is: `nested` above makes
@@ -402,22 +289,4 @@ const nested: NestedFactory = (spec, runtime) => new Supervisor(spec, runtime);
 function asSupervisor(n: NestedSupervisor): Supervisor {
   if (n instanceof Supervisor) return n;
   throw new TypeError('a nested supervisor that is not a Supervisor');
-}
-
-/**
- * Starts a supervisor and its children in order. If a child fails to start,
- * the ones already started are stopped in reverse order and the returned
- * promise rejects with a `ChildStartError` naming the child.
- */
-export async function startSupervisor(
-  spec: SupervisorSpec,
-  runtime: Partial<SupervisorRuntime> = {},
-): Promise<Supervisor> {
-  const sup = new Supervisor(spec, resolveRuntime(runtime));
-  const started = sup.startInitial();
-  if (!started.ok) {
-    await sup.shutdown();
-    throw new ChildStartError(started.childId, started.reason);
-  }
-  return sup;
 }

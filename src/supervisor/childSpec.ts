@@ -49,6 +49,13 @@ export interface SupervisorSpec {
   template?: ChildSpec;
 }
 
+/** A child spec that starts a nested supervisor. */
+export type SupervisorChildSpec = ChildSpec & { start: { supervisor: SupervisorSpec } };
+/** A child spec that starts XState logic `L`. */
+export type WorkerChildSpec<L extends AnyActorLogic = AnyActorLogic> = ChildSpec & {
+  start: { logic: L; input?: unknown };
+};
+
 /** A spec with every default filled in. */
 export interface ResolvedChildSpec extends ChildSpec {
   restart: RestartType;

@@ -17,6 +17,7 @@ export * from './Registry.js';
 export * from './restartIntensity.js';
 export * from './restartPolicy.js';
 export * from './Supervisor.js';
+export * from './startSupervisor.js';
 export * from './supervisorSpec.js';
 export * from './treeReducer.js';
 export * from './watchExit.js';

@@ -3,7 +3,8 @@
  * statechart worth drawing, crashes on command, and invokes a child.
  */
 import { assign, fromCallback, SimulatedClock, setup } from 'xstate';
-import { type Supervisor, startSupervisor } from '../../../src/supervisor/Supervisor.js';
+import type { Supervisor } from '../../../src/supervisor/Supervisor.js';
+import { startSupervisor } from '../../../src/supervisor/startSupervisor.js';
 import {
   createInspector,
   type Inspector,

@@ -11,7 +11,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Supervisor, startSupervisor } from '../../../../src/supervisor/Supervisor.js';
+import type { Supervisor } from '../../../../src/supervisor/Supervisor.js';
+import { startSupervisor } from '../../../../src/supervisor/startSupervisor.js';
 import { createAuthenticator } from '../../../../src/ui-server/authenticate.js';
 import {
   createInspector,
