@@ -24,6 +24,8 @@ import { backoffDelay } from '../common/backoff.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import { type Entry, endsHold, takeBatch } from './dispatcherBatch.js';
+import { afterFailure, splitLate } from './dispatcherFailure.js';
+import { asksAgain, freedBy, roomToAsk } from './dispatcherRoom.js';
 import {
   type DispatcherOptions,
   DispatcherStoppedError,
@@ -131,8 +133,12 @@ export class Dispatcher {
     for (const e of left) e.reject(new DispatcherStoppedError());
   }
 
-  private want(): number {
-    return this.o.mayGrant() ? Math.max(0, this.o.localMax - this.held.size - this.reserved) : 0;
+  private want(freed = 0): number {
+    if (!this.o.mayGrant()) return 0;
+    return roomToAsk(
+      { localMax: this.o.localMax, held: this.held.size, reserved: this.reserved },
+      freed,
+    );
   }
 
   private full(): boolean {
@@ -161,18 +167,15 @@ export class Dispatcher {
     const batch = takeBatch(this.pending, this.o.maxOpsPerTick);
     // A finish in this batch frees its slot before the tick grants (the
     // function applies finishes first), so its room is asked for now.
-    let freed = 0;
-    for (const e of batch) if (endsHold(e.op) && this.held.has(e.op.sessionId)) freed += 1;
-    const want = this.o.mayGrant()
-      ? Math.max(0, this.o.localMax - this.held.size - this.reserved + freed)
-      : 0;
+    const ops = batch.map((e) => e.op);
+    const want = this.want(freedBy(ops, this.held));
     const input: TickInput = {
       owner: this.o.owner,
       now: new Date(this.o.clock.now()),
       globalCap: this.o.caps.maxRunning,
       defaultUserCap: this.o.caps.defaultUserCap,
       want,
-      ops: batch.map((e) => e.op),
+      ops,
       ...(this.resync ? { resync: true } : {}),
     };
     this.dirty = false;
@@ -214,21 +217,8 @@ export class Dispatcher {
       answers.push([e, outcome]);
     }
     for (const g of result.granted) this.held.set(g.session.id, g.session.epoch);
-    // A tick that filled its want may have left more for us; one that did not found nothing.
-    // New work or freed slots riding a tick that asked for no room (the room
-    // was asked for by a tick out at the same time, which decided before this
-    // one committed) are not seen by any grant yet: ask again. Freed slots
-    // count whoever held them: a dead node's runs failed by the Reconciler
-    // free the global cap, not this node's room.
-    const newWork = input.ops.some(
-      (op) =>
-        op.op === 'enqueue' ||
-        op.op === 'retry' ||
-        op.op === 'cap' ||
-        op.op === 'finish' ||
-        (op.op === 'cancel' && op.expected.status === 'running'),
-    );
-    if ((input.want > 0 || newWork) && result.granted.length >= input.want) this.dirty = true;
+    // Room freed or asked for that no grant has seen yet: see asksAgain.
+    if (asksAgain(input, result.granted.length)) this.dirty = true;
     // The next tick leaves now, with what waits, before this one's callers
     // and grants are handled (that work would otherwise keep the database idle).
     this.sendNow();
@@ -279,13 +269,10 @@ export class Dispatcher {
     const transient = this.o.isTransient(error);
     // Unknown outcome: the commit may have happened. Same ops again; ask for what we own.
     this.resync = true;
-    if (!transient && batch.length === 1) {
-      (batch[0] as Entry).reject(error);
-    } else {
-      if (!transient) for (const e of batch) e.solo = true;
-      this.pending.unshift(...batch);
-    }
-    if (!transient || batch.length === 0) this.o.onError(error);
+    const decided = afterFailure(batch, transient);
+    decided.rejected?.reject(error);
+    this.pending.unshift(...decided.requeued);
+    if (decided.report) this.o.onError(error);
     this.expire(error);
     if (this.stopped) return;
     const delay = backoffDelay(this.failures - 1, {
@@ -301,18 +288,11 @@ export class Dispatcher {
 
   /** Callers whose op waited past the deadline are told; their op is not sent any more. */
   private expire(cause: unknown): void {
-    const limit = this.o.clock.now() - this.o.opDeadlineMs;
-    const keep: Entry[] = [];
-    for (const e of this.pending) {
-      if (e.at > limit) keep.push(e);
-      else
-        e.reject(
-          new DispatchUnavailableError(
-            `the store did not take ${e.op.op} within ${this.o.opDeadlineMs} ms`,
-            { cause },
-          ),
-        );
-    }
+    const { keep, late } = splitLate(this.pending, this.o.clock.now() - this.o.opDeadlineMs);
     this.pending = keep;
+    for (const e of late) {
+      const message = `the store did not take ${e.op.op} within ${this.o.opDeadlineMs} ms`;
+      e.reject(new DispatchUnavailableError(message, { cause }));
+    }
   }
 }
