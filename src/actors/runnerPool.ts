@@ -6,10 +6,18 @@
  * so that a holder's death is a DOWN message and its slot goes back in the
  * next tick (seed: "a waiter that dies is noticed through a monitor").
  *
+ * The context is data only (which session is held, under which hold
+ * number), changed by pure `assign`s, so a snapshot is JSON. The monitors
+ * themselves are effects: each incarnation's are kept in a table of its own
+ * (`HolderWatch`), opened on entry, used by the actions that watch or stop
+ * watching, and taken back on exit. A DOWN comes back as the pool's own
+ * event, carrying the hold number it was for: one from a hold that was
+ * since released or replaced fails the guard and is dropped.
+ *
  * No I/O here: `onDown` is the runtime's (it asks the dispatcher to release
  * the slot unless a restarted runner holds it again first).
  */
-import { setup } from 'xstate';
+import { type AnyActorRef, assign, setup } from 'xstate';
 import { type DownEvent, demonitor, type MonitorRef, monitor } from '../supervisor/monitor.js';
 import type { Watchable } from '../supervisor/watchExit.js';
 
@@ -32,28 +40,86 @@ export type RunnerPoolEvent =
   | { type: 'roundtable.pool.hold'; sessionId: string; holder: Watchable }
   /** The runner is done with it (finished, cancelled, gone). Idempotent. */
   | { type: 'roundtable.pool.release'; sessionId: string }
-  | DownEvent;
+  /** A holder's DOWN, for the hold numbered `hold`: sent by the pool's own monitors. */
+  | { type: 'roundtable.pool.down'; sessionId: string; hold: number; reason: DownEvent['reason'] };
 
 export interface RunnerPoolContext {
-  /** Session -> the monitor on its holder. Mutated in place: the table is the actor's own. */
-  holders: Map<string, { holder: Watchable; ref: MonitorRef }>;
-  bySessionRef: Map<MonitorRef, string>;
-  input: RunnerPoolInput;
+  /** Held session -> the number of the hold its monitor belongs to. */
+  held: Readonly<Record<string, number>>;
+  /** Holds numbered so far; the next is `holds + 1`. */
+  holds: number;
 }
 
-const monitorOf = (ctx: RunnerPoolContext) => ctx.input.monitor ?? supervisorMonitor;
+/** One incarnation's monitors: the effects behind the context's numbers. */
+class HolderWatch {
+  private readonly refs = new Map<string, MonitorRef>();
+  private readonly monitor: PoolMonitor;
 
-function unwatch(ctx: RunnerPoolContext, sessionId: string): void {
-  const h = ctx.holders.get(sessionId);
-  if (h === undefined) return;
-  monitorOf(ctx).demonitor(h.ref, { flush: true });
-  ctx.bySessionRef.delete(h.ref);
-  ctx.holders.delete(sessionId);
+  constructor(
+    private readonly input: RunnerPoolInput,
+    private readonly self: AnyActorRef,
+  ) {
+    this.monitor = input.monitor ?? supervisorMonitor;
+  }
+
+  watch(sessionId: string, holder: Watchable, hold: number): void {
+    this.unwatch(sessionId);
+    const self = this.self;
+    // A stopped pool (restarted by its supervisor) cannot take back its
+    // monitors in time for a DOWN already on its way: it is dropped rather
+    // than sent to a corpse.
+    const watcher = {
+      send: (down: DownEvent) => {
+        if (self.getSnapshot().status !== 'active') return;
+        self.send({ type: 'roundtable.pool.down', sessionId, hold, reason: down.reason });
+      },
+    };
+    this.refs.set(sessionId, this.monitor.monitor(watcher, holder));
+  }
+
+  unwatch(sessionId: string): void {
+    const ref = this.refs.get(sessionId);
+    if (ref === undefined) return;
+    this.monitor.demonitor(ref, { flush: true });
+    this.refs.delete(sessionId);
+  }
+
+  /** The monitor fired: it is gone already, only the runtime is told. */
+  down(sessionId: string, reason: DownEvent['reason']): void {
+    this.refs.delete(sessionId);
+    this.input.onDown(sessionId, reason);
+  }
+
+  /** Takes back every monitor (the pool is stopping; its holders outlive it). */
+  close(): void {
+    for (const sessionId of [...this.refs.keys()]) this.unwatch(sessionId);
+  }
 }
 
-/** Takes back every monitor (the pool is stopping; its holders outlive it). */
-export function forgetHolders(ctx: RunnerPoolContext): void {
-  for (const id of [...ctx.holders.keys()]) unwatch(ctx, id);
+const watches = new WeakMap<AnyActorRef, HolderWatch>();
+
+/** The table opened on entry; a pool always has one while it handles events. */
+function watchOf(self: AnyActorRef): HolderWatch {
+  const w = watches.get(self);
+  if (w === undefined) throw new Error('runnerPool: an event before its entry');
+  return w;
+}
+
+/**
+ * The input, from the init event the root's entry sees (`xstate.init`
+ * carries it; xstate's types give entry only the machine's own events).
+ */
+function inputOf(event: unknown): RunnerPoolInput {
+  if (typeof event === 'object' && event !== null && 'input' in event) {
+    return event.input as RunnerPoolInput;
+  }
+  throw new Error('runnerPool: started without its input');
+}
+
+/** `held` without `sessionId`. */
+function without(held: Readonly<Record<string, number>>, sessionId: string) {
+  const { [sessionId]: _gone, ...rest } = held;
+  return rest;
 }
 
 export const runnerPoolMachine = setup({
@@ -63,47 +129,51 @@ export const runnerPoolMachine = setup({
     input: {} as RunnerPoolInput,
   },
   actions: {
-    hold: ({ context: ctx, event, self }) => {
+    open: ({ self }, input: RunnerPoolInput) => {
+      watches.set(self, new HolderWatch(input, self));
+    },
+    close: ({ self }) => {
+      watches.get(self)?.close();
+      watches.delete(self);
+    },
+    numberHold: assign(({ context, event }) => {
+      if (event.type !== 'roundtable.pool.hold') return {};
+      const hold = context.holds + 1;
+      return { holds: hold, held: { ...context.held, [event.sessionId]: hold } };
+    }),
+    // After `numberHold`: the monitor carries the number just assigned.
+    watch: ({ context, event, self }) => {
       if (event.type !== 'roundtable.pool.hold') return;
-      if (ctx.holders.get(event.sessionId)?.holder === event.holder) return;
-      unwatch(ctx, event.sessionId);
-      // A stopped pool (restarted by its supervisor) cannot take back its
-      // monitors: their late DOWNs are dropped rather than sent to a corpse.
-      const watcher = {
-        send: (down: DownEvent) => {
-          if (self.getSnapshot().status === 'active') self.send(down);
-        },
-      };
-      const ref = monitorOf(ctx).monitor(watcher, event.holder);
-      ctx.holders.set(event.sessionId, { holder: event.holder, ref });
-      ctx.bySessionRef.set(ref, event.sessionId);
+      watchOf(self).watch(event.sessionId, event.holder, context.held[event.sessionId] ?? 0);
     },
-    release: ({ context: ctx, event }) => {
-      if (event.type === 'roundtable.pool.release') unwatch(ctx, event.sessionId);
+    unwatch: ({ event, self }) => {
+      if (event.type === 'roundtable.pool.release') watchOf(self).unwatch(event.sessionId);
     },
-    down: ({ context: ctx, event }) => {
-      if (event.type !== 'DOWN') return;
-      // A DOWN for a monitor already taken back is stale: ignore it.
-      const sessionId = ctx.bySessionRef.get(event.ref);
-      if (sessionId === undefined) return;
-      ctx.bySessionRef.delete(event.ref);
-      ctx.holders.delete(sessionId);
-      ctx.input.onDown(sessionId, event.reason);
+    forget: assign(({ context, event }) =>
+      event.type === 'roundtable.pool.hold' ? {} : { held: without(context.held, event.sessionId) },
+    ),
+    tellDown: ({ event, self }) => {
+      if (event.type === 'roundtable.pool.down') watchOf(self).down(event.sessionId, event.reason);
     },
+  },
+  guards: {
+    currentHold: ({ context, event }) =>
+      event.type === 'roundtable.pool.down' && context.held[event.sessionId] === event.hold,
   },
 }).createMachine({
   id: 'runnerPool',
-  context: ({ input }) => ({ holders: new Map(), bySessionRef: new Map(), input }),
-  exit: ({ context }) => forgetHolders(context),
+  context: { held: {}, holds: 0 },
+  entry: { type: 'open', params: ({ event }) => inputOf(event) },
+  exit: 'close',
   // One state: the pool decides nothing (the tick does), it only watches.
   // Named, so an inspector has a state to light.
   initial: 'ready',
   states: {
     ready: {
       on: {
-        'roundtable.pool.hold': { actions: 'hold' },
-        'roundtable.pool.release': { actions: 'release' },
-        DOWN: { actions: 'down' },
+        'roundtable.pool.hold': { actions: ['numberHold', 'watch'] },
+        'roundtable.pool.release': { actions: ['unwatch', 'forget'] },
+        'roundtable.pool.down': { guard: 'currentHold', actions: ['forget', 'tellDown'] },
       },
     },
   },
@@ -111,5 +181,5 @@ export const runnerPoolMachine = setup({
 
 /** Sessions whose holder the pool watches now. */
 export function heldSessions(snapshot: { context: RunnerPoolContext }): string[] {
-  return [...snapshot.context.holders.keys()];
+  return Object.keys(snapshot.context.held);
 }

@@ -9,6 +9,7 @@
  */
 import { afterEach, expect, test } from 'vitest';
 import type { AnyActorRef } from 'xstate';
+import { heldSessions, type RunnerPoolContext } from '../../src/actors/runnerPool.js';
 import type { Session } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
@@ -50,9 +51,7 @@ async function peakRunning(harness: TestRuntime, rows: Session[]) {
 
 const poolActor = (harness: TestRuntime) => harness.runtime.root.child('runnerPool') as AnyActorRef;
 const holders = (harness: TestRuntime) =>
-  new Set(
-    (poolActor(harness).getSnapshot().context as { holders: Map<string, unknown> }).holders.keys(),
-  );
+  new Set(heldSessions(poolActor(harness).getSnapshot() as { context: RunnerPoolContext }));
 
 describeEachEngine('runtime: the RunnerPool under the root supervisor', (getDb) => {
   test('is a permanent child of the root, and the fair pool answers the board', async () => {

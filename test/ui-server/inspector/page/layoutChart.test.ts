@@ -84,7 +84,11 @@ describe('layoutChart (ELK)', () => {
     const loops = l.edges.filter(
       (e) => e.source === 'runnerPool.ready' && e.target === 'runnerPool.ready',
     );
-    expect(loops.map((e) => e.label?.text).sort()).toEqual(['DOWN', 'hold', 'release']);
+    expect(loops.map((e) => e.label?.text).sort()).toEqual([
+      'down [currentHold]',
+      'hold',
+      'release',
+    ]);
     const routes = new Set(loops.map((e) => JSON.stringify(e.points)));
     expect(routes.size).toBe(3);
   });
