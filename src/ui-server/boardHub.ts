@@ -12,30 +12,22 @@
  * When the source's line moves (a grant), the groups that show queued cards
  * ask their cards' positions again and send the ones that changed
  * (src/ui-server/linePlaces.ts): a grant costs the windows, not the line.
+ * Every frame leaves through the sender (boardSender.ts), which holds the
+ * byte budgets.
  */
 import type { WebSocket } from 'ws';
 import type { BoardCard, BoardSource } from '../board/boardPort.js';
-import {
-  CLOSE_CODES,
-  type ErrorCode,
-  PROTOCOL_VERSION,
-  type ServerFrame,
-} from '../board/boardProtocol.js';
+import { CLOSE_CODES, type ErrorCode, PROTOCOL_VERSION } from '../board/boardProtocol.js';
 import type { BoardWindow } from '../board/boardWindow.js';
 import { type Principal, viewerOf } from './authenticate.js';
+import { BoardSender, HUB_CLOSE_CODES } from './boardSender.js';
 import { type BoardConnection, BoardView } from './boardView.js';
 import { LinePlaces } from './linePlaces.js';
 import { parseClientFrame } from './parseClientFrame.js';
 import { fullBucket, take } from './tokenBucket.js';
 import type { UiServerClock, UiServerLimits, UiServerLogger } from './uiServerOptions.js';
 
-/**
- * Close codes of the hub beyond `CLOSE_CODES` of the protocol (documented in
- * docs/board-protocol.md): 4008 for a socket closed because its user's
- * sockets hold more than `maxUserBufferedBytes` unsent, 1011 for a frame the
- * server failed on.
- */
-export const HUB_CLOSE_CODES = { slowConsumer: 4008, internalError: 1011 } as const;
+export { HUB_CLOSE_CODES } from './boardSender.js';
 
 const ADMIN_VIEW = '\u0000admin';
 
@@ -55,8 +47,7 @@ export class BoardHub {
   private readonly unsubscribeLine: () => void;
   private readonly places: LinePlaces;
   private readonly timer: unknown;
-  private framesSent = 0;
-  private slowClosed = 0;
+  private readonly out: BoardSender;
   private flushQueued = false;
   /** The line moved since the last flush: positions in windows may have changed. */
   private lineMoved = false;
@@ -72,6 +63,8 @@ export class BoardHub {
     },
   ) {
     this.places = new LinePlaces(deps.source.line);
+    const { limits, clock, logger } = deps;
+    this.out = new BoardSender({ limits, clock, logger, detach: (conn) => this.detach(conn) });
     // Views exist for every configured user from the start, each read with
     // the user's filter in the query, then kept by the changes.
     this.views.set(ADMIN_VIEW, this.newView(null));
@@ -90,8 +83,8 @@ export class BoardHub {
   stats(): HubStats {
     return {
       connections: this.connections.size,
-      framesSent: this.framesSent,
-      slowConsumersClosed: this.slowClosed,
+      framesSent: this.out.framesSent,
+      slowConsumersClosed: this.out.slowClosed,
     };
   }
 
@@ -132,7 +125,7 @@ export class BoardHub {
       this.deps.clock.clearTimeout(conn.closeTimer);
       this.detach(conn);
     });
-    this.send(conn, {
+    this.out.send(conn, {
       type: 'hello',
       v: PROTOCOL_VERSION,
       userId: viewer,
@@ -201,8 +194,8 @@ export class BoardHub {
         // Summed from the sends themselves: no second pass over the sockets
         // unless the view is over its budget.
         let buffered = 0;
-        for (const conn of [...group.subscribers]) buffered += this.sendRaw(conn, bytes);
-        if (buffered > this.deps.limits.maxUserBufferedBytes) this.enforceBudget(view);
+        for (const conn of [...group.subscribers]) buffered += this.out.sendRaw(conn, bytes);
+        if (buffered > this.deps.limits.maxUserBufferedBytes) this.out.enforceBudget(view);
       }
     }
   }
@@ -238,7 +231,7 @@ export class BoardHub {
     conn.strikes = 0;
     const frame = parseClientFrame(data, isBinary);
     if ('code' in frame) this.fail(conn, frame.code, frame.message);
-    else if (frame.type === 'ping') this.send(conn, { type: 'pong', id: frame.id });
+    else if (frame.type === 'ping') this.out.send(conn, { type: 'pong', id: frame.id });
     else if (frame.v !== PROTOCOL_VERSION) {
       this.fail(conn, 'unsupported_version', `this server speaks v${PROTOCOL_VERSION}`);
     } else this.subscribe(conn, frame.window ?? {});
@@ -277,50 +270,11 @@ export class BoardHub {
   /** A snapshot of the window, after whatever changes are pending went to the groups. */
   private serve(conn: BoardConnection, window: BoardWindow): void {
     this.flush();
-    this.sendRaw(conn, conn.view.join(conn, window));
-    this.enforceBudget(conn.view);
-  }
-
-  /** Closes the view's slowest sockets (4008) while its unsent bytes exceed the budget. */
-  private enforceBudget(view: BoardView): void {
-    const { limits, clock, logger } = this.deps;
-    for (const conn of view.overBudget(limits.maxUserBufferedBytes)) {
-      logger.warn(
-        { userId: view.userId, buffered: conn.ws.bufferedAmount },
-        'board: slow consumer closed (user over its unsent-bytes budget)',
-      );
-      this.slowClosed += 1;
-      this.detach(conn);
-      conn.ws.close(HUB_CLOSE_CODES.slowConsumer, 'slow consumer');
-      // A reader that stopped never reads the close frame behind its backlog:
-      // cut it after the grace so the memory is freed now, not at ws's 30 s.
-      conn.closeTimer = clock.setTimeout(() => conn.ws.terminate(), limits.slowCloseGraceMs);
-    }
+    this.out.sendRaw(conn, conn.view.join(conn, window));
+    this.out.enforceBudget(conn.view);
   }
 
   private fail(conn: BoardConnection, code: ErrorCode, message: string): void {
-    this.send(conn, { type: 'error', code, message });
-  }
-
-  /** One frame to one socket, then the budget of its view. */
-  private send(conn: BoardConnection, frame: ServerFrame): void {
-    this.sendRaw(conn, JSON.stringify(frame));
-    this.enforceBudget(conn.view);
-  }
-
-  /** Sends one frame; returns the bytes the socket has queued after it (0 if it is gone). */
-  private sendRaw(conn: BoardConnection, frame: string | Buffer): number {
-    if (conn.ws.readyState !== conn.ws.OPEN) return 0;
-    conn.ws.send(frame, { binary: false });
-    this.framesSent += 1;
-    const buffered = conn.ws.bufferedAmount;
-    if (buffered > this.deps.limits.maxBufferedBytes) {
-      // A consumer this far behind is as good as dead; it reconnects and subscribes again.
-      this.deps.logger.warn({ buffered }, 'board: slow consumer dropped');
-      conn.ws.terminate();
-      this.detach(conn);
-      return 0;
-    }
-    return buffered;
+    this.out.send(conn, { type: 'error', code, message });
   }
 }
