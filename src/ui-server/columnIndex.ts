@@ -133,6 +133,7 @@ export class ColumnIndex {
     let hi = list.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
+      // mid < list.length, and every id in a column's list is a held card.
       if (order(this.held.get(list[mid]!)!, card) < 0) lo = mid + 1;
       else hi = mid;
     }

@@ -109,8 +109,8 @@ export function App({ client, api }: { client: BoardClient; api: BoardApi }) {
       report(err);
       throw err;
     });
-  const job = /^#\/jobs\/(.+)$/.exec(hash);
-  const jobId = job ? decodeURIComponent(job[1]!) : null;
+  const jobPath = /^#\/jobs\/(.+)$/.exec(hash)?.[1];
+  const jobId = jobPath === undefined ? null : decodeURIComponent(jobPath);
   // The board's columns subscribe to their own window; a job page follows its task only.
   const setWindow = useCallback((w: BoardWindow) => client.setWindow(w), [client]);
   useEffect(() => {
@@ -133,12 +133,12 @@ export function App({ client, api }: { client: BoardClient; api: BoardApi }) {
         errors={errors}
         onDismiss={(id) => setErrors((es) => es.filter((e) => e.id !== id))}
       />
-      {job ? (
+      {jobId !== null ? (
         <JobPage
-          key={job[1]}
+          key={jobPath}
           api={api}
-          taskId={decodeURIComponent(job[1]!)}
-          card={ctx.cards[decodeURIComponent(job[1]!)]}
+          taskId={jobId}
+          card={ctx.cards[jobId]}
           admin={admin}
           actions={actions}
           report={report}
