@@ -22,21 +22,9 @@ import {
   type RouteRefusal,
   sendDownload,
 } from './jobRoutes.js';
+import { UiRequestError } from './listenerGuard.js';
 import { PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
-
-/** A failure the API reports as `{ error: { code, message } }`. */
-export class HttpError extends Error {
-  override readonly name = 'HttpError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
 
 const createTaskBody = z.strictObject({
   title: z.string().trim().min(1).max(200),
@@ -119,15 +107,16 @@ function principalOf(req: IncomingMessage, ctx: HttpApiContext): Principal {
   const token = tokenOf(req);
   const principal = token === null ? null : ctx.authenticate(token);
   if (principal === null) {
-    throw new HttpError(401, 'unauthorized', 'a valid bearer token is required', {
-      'www-authenticate': 'Bearer',
+    throw new UiRequestError(401, 'unauthorized', 'a valid bearer token is required', {
+      headers: { 'www-authenticate': 'Bearer' },
     });
   }
   return principal;
 }
 
 function requireAdmin(principal: Principal): void {
-  if (principal.kind !== 'admin') throw new HttpError(403, 'forbidden', 'admin token required');
+  if (principal.kind !== 'admin')
+    throw new UiRequestError(403, 'forbidden', 'admin token required');
 }
 
 async function readJson<T>(req: IncomingMessage, limit: number, schema: z.ZodType<T>): Promise<T> {
@@ -135,19 +124,20 @@ async function readJson<T>(req: IncomingMessage, limit: number, schema: z.ZodTyp
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, 'payload_too_large', `body over ${limit} bytes`);
+    if (size > limit)
+      throw new UiRequestError(413, 'payload_too_large', `body over ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   let value: unknown;
   try {
     value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch (err) {
-    throw new HttpError(400, 'bad_json', `body is not JSON: ${(err as Error).message}`);
+    throw new UiRequestError(400, 'bad_json', `body is not JSON: ${(err as Error).message}`);
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error, 'body');
-    throw new HttpError(400, 'bad_request', `${field}: ${message}`);
+    throw new UiRequestError(400, 'bad_request', `${field}: ${message}`);
   }
   return parsed.data;
 }
@@ -155,17 +145,17 @@ async function readJson<T>(req: IncomingMessage, limit: number, schema: z.ZodTyp
 async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiContext) {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   const matching = ROUTES.filter((r) => r.pattern.test(path));
-  if (matching.length === 0) throw new HttpError(404, 'not_found', `no route ${path}`);
+  if (matching.length === 0) throw new UiRequestError(404, 'not_found', `no route ${path}`);
   const r = matching.find((m) => m.method === req.method);
   if (r === undefined) {
     const allow = matching.map((m) => m.method).join(', ');
-    throw new HttpError(405, 'method_not_allowed', `use ${allow}`, { allow });
+    throw new UiRequestError(405, 'method_not_allowed', `use ${allow}`, { headers: { allow } });
   }
   const groups = r.pattern.exec(path);
   const param = decodeURIComponent(groups?.[1] ?? '');
   const second = decodeURIComponent(groups?.[2] ?? '');
   const refuse = (e: RouteRefusal): never => {
-    throw new HttpError(e.status, e.code, e.message);
+    throw new UiRequestError(e.status, e.code, e.message);
   };
   const notFound = () => refuse({ status: 404, code: 'not_found', message: `no task ${param}` });
   switch (r.name) {
@@ -196,19 +186,19 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     case 'nodes': {
       requireAdmin(principalOf(req, ctx));
       if (ctx.commands.clusterNodes === undefined)
-        throw new HttpError(404, 'not_found', 'this node has no cluster view');
+        throw new UiRequestError(404, 'not_found', 'this node has no cluster view');
       return send(res, 200, { nodes: await ctx.commands.clusterNodes() });
     }
     case 'status': {
       requireAdmin(principalOf(req, ctx));
       if (ctx.commands.lineStatus === undefined)
-        throw new HttpError(404, 'not_found', 'this node has no rows to count');
+        throw new UiRequestError(404, 'not_found', 'this node has no rows to count');
       return send(res, 200, await ctx.commands.lineStatus(STATUS_HEAD_SIZE));
     }
     case 'activity': {
       requireAdmin(principalOf(req, ctx));
       if (ctx.commands.activity === undefined)
-        throw new HttpError(404, 'not_found', 'this node has no rows to chart');
+        throw new UiRequestError(404, 'not_found', 'this node has no rows to chart');
       const query = parseActivityQuery(new URL(req.url ?? '/', 'http://localhost').searchParams);
       if ('status' in query) return refuse(query);
       return send(res, 200, await ctx.commands.activity(query));
@@ -254,7 +244,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     case 'create': {
       const principal = principalOf(req, ctx);
       if (principal.kind !== 'user') {
-        throw new HttpError(403, 'forbidden', 'tasks belong to users: use a user token');
+        throw new UiRequestError(403, 'forbidden', 'tasks belong to users: use a user token');
       }
       const body = await readJson(req, ctx.maxHttpBody, createTaskBody);
       return send(res, 201, await ctx.commands.createTask(principal.userId, body));
@@ -287,7 +277,7 @@ export async function handleHttp(
       res.destroy();
       return;
     }
-    if (err instanceof HttpError) {
+    if (err instanceof UiRequestError) {
       if (err.status === 413) res.setHeader('connection', 'close');
       return send(
         res,

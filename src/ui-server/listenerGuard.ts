@@ -9,16 +9,31 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-/** A refusal with an HTTP status and a stable code, answered as `{ error: { code, message } }`. */
+/**
+ * A refusal with an HTTP status and a stable code, answered as `{ error: {
+ * code, message } }`: the one error class of every UI server boundary (this
+ * guard, the upgrade ladder, the board's HTTP API, the inspector's exit API),
+ * told apart by `instanceof`. `headers` go out with the answer where the
+ * refusal needs them (`allow` on a 405, `www-authenticate` on a 401).
+ *
+ * @example
+ * ```ts
+ * const e = new UiRequestError(405, 'method_not_allowed', 'use POST', { headers: { allow: 'POST' } })
+ * [e.status, e.code, e.message, e.headers.allow] // => [405, 'method_not_allowed', 'use POST', 'POST']
+ * new UiRequestError(400, 'bad_target', 'no path').headers // => {}
+ * ```
+ */
 export class UiRequestError<C extends string = string> extends Error {
   override readonly name: string = 'UiRequestError';
+  readonly headers: Readonly<Record<string, string>>;
   constructor(
     readonly status: number,
     readonly code: C,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; headers?: Record<string, string> },
   ) {
     super(message, options);
+    this.headers = options?.headers ?? {};
   }
 }
 
