@@ -55,6 +55,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   /** Set once the boot lock's first attempt is over (src/actors/clusterLiveness.ts). */
   let cluster: ClusterLiveness | undefined;
   let dead = false;
+  let endAsked = false; // by stop() or kill(), before the tree is told
   const metrics = new RuntimeMetrics();
   const inFlight = new InFlight();
   const { track } = inFlight;
@@ -138,7 +139,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     runnersSettled: () => runners()?.sync() ?? Promise.resolve(),
     submit: (op) => dispatcher.submit(op),
     removeRun: (run) => backend.remove(run),
-    isDead: () => dead,
+    // A runner going down with the tree leaves its run for adoption, even one
+    // that waits out its shutdown (test/supervisor/stopAllChildren.test.ts).
+    isDead: () => dead || endAsked,
     track,
     onError: report,
   });
@@ -296,8 +299,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onSupervisorEvent: (listener) => tree.subscribe(listener),
     liveRunners: () => [...starter.live()],
     busy: () => inFlight.count(),
-    stop: () => end.stop(),
-    kill: () => end.kill(),
+    stop: () => {
+      endAsked = true;
+      return end.stop();
+    },
+    kill: () => {
+      endAsked = true;
+      end.kill();
+    },
   };
   return runtime;
 }
