@@ -28,6 +28,17 @@ export interface WebSocketLike {
   onerror: ((ev: unknown) => void) | null;
 }
 
+/** What the inline script leaves for the client, by the page's inline script (src/client/earlySocket.ts). */
+export interface EarlySocket {
+  socket: WebSocketLike;
+  /** The token it authenticated with: the client adopts it only for the same token. */
+  token: string;
+  /** Every frame's data received so far, oldest first; the client replays them. */
+  frames: unknown[];
+  /** The window it subscribed to on hello, or null while no hello came. */
+  subscribed: BoardWindow | null;
+}
+
 /** A WebSocket constructor: `globalThis.WebSocket` or `ws`'s `WebSocket`. */
 export type WebSocketConstructor = new (url: string, protocols: string[]) => WebSocketLike;
 
@@ -52,6 +63,11 @@ export interface BoardClientOptions {
   window?: BoardWindow;
   /** Every valid frame, after the store has applied it (tests, debugging). */
   onFrame?: (frame: ServerFrame) => void;
+  /**
+   * A socket the page opened before the client loaded (src/client/earlySocket.ts),
+   * used as the first connection instead of a new one; later ones are the client's.
+   */
+  early?: EarlySocket | null;
 }
 
 /** A connected board. */
@@ -103,6 +119,9 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
   let deadTimer: unknown = null;
   let heartbeatMs = 30_000;
   let window: BoardWindow = options.window ?? {};
+  // The window the early socket subscribed to on its hello: that hello, replayed,
+  // needs no second subscribe unless the client shows another window by then.
+  let subscribedEarly: string | null = null;
 
   const send = (frame: object) => {
     if (socket?.readyState === OPEN) socket.send(JSON.stringify(frame));
@@ -133,7 +152,8 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
       case 'hello':
         heartbeatMs = frame.heartbeatMs;
         store.trigger.hello({ userId: frame.userId });
-        subscribe();
+        if (subscribedEarly !== JSON.stringify(window)) subscribe();
+        subscribedEarly = null;
         armLiveness();
         break;
       case 'snapshot':
@@ -152,11 +172,13 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
     options.onFrame?.(frame);
   };
 
-  const open = () => {
+  const open = (early?: EarlySocket) => {
     reconnectTimer = null;
     if (closed) return;
     store.trigger.connection({ state: 'connecting' });
-    const ws = new Ctor(options.url, [SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX + options.token]);
+    const ws =
+      early?.socket ??
+      new Ctor(options.url, [SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX + options.token]);
     socket = ws;
     ws.onmessage = (ev) => {
       if (socket === ws) receive(ev.data);
@@ -164,19 +186,28 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
     ws.onerror = () => {
       // The close event follows and carries what we act on.
     };
-    ws.onclose = () => {
+    const onClose = () => {
       if (socket !== ws) return;
       socket = null;
       clearLiveness();
       if (closed) return;
       // The retry is scheduled before observers hear "offline", so they see it pending.
-      reconnectTimer = timers.setTimeout(open, backoffDelay(attempts, policy, random));
+      reconnectTimer = timers.setTimeout(() => open(), backoffDelay(attempts, policy, random));
       attempts += 1;
       store.trigger.connection({ state: 'offline' });
     };
+    ws.onclose = onClose;
+    if (early === undefined) return;
+    // What came before the handlers were set, in order; nothing can arrive
+    // in between (this runs in one task). Open or not, the socket is taken as
+    // it is: its hello (buffered or still to come) drives the subscribe.
+    subscribedEarly = early.subscribed === null ? null : JSON.stringify(early.subscribed);
+    for (const data of early.frames.splice(0)) if (socket === ws) receive(data);
+    // Closed before it was adopted: its close event went to nobody.
+    if (ws.readyState > OPEN) onClose();
   };
 
-  open();
+  open(options.early ?? undefined);
   return {
     store,
     get attempts() {

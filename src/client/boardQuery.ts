@@ -29,6 +29,13 @@ export type ColumnOffsets = Record<Column, number>;
 export const FIRST_PAGES: ColumnOffsets = { queued: 0, running: 0, done: 0, failed: 0 };
 
 /**
+ * Cards drawn per column: one page. Here, not in the columns' component, so
+ * the page's inline early socket (src/client/earlySocket.ts) asks for the
+ * same first window as the columns.
+ */
+export const PAGE_SIZE = 100;
+
+/**
  * The window of a board showing a page of `pageSize` cards per column from
  * `offsets`, under `filter`.
  *
@@ -53,6 +60,18 @@ export function boardWindow(
     COLUMNS.map((c) => [c, { offset: offsets[c], limit: pageSize }]),
   ) as Record<Column, { offset: number; limit: number }>;
   return { filter: f, columns };
+}
+
+/**
+ * The window the board's columns ask for first: every column's first page, no filter.
+ *
+ * @example
+ * ```ts
+ * firstWindow().columns.done // => { offset: 0, limit: 100 }
+ * ```
+ */
+export function firstWindow(): BoardWindow & { columns: NonNullable<BoardWindow['columns']> } {
+  return boardWindow(NO_FILTER, FIRST_PAGES, PAGE_SIZE);
 }
 
 /**

@@ -23,7 +23,7 @@ import {
   sendDownload,
 } from './jobRoutes.js';
 import { UiRequestError } from './listenerGuard.js';
-import { PAGE_HTML, pageScript } from './pageBundle.js';
+import { PAGE_CSP, PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
 
 const createTaskBody = z.strictObject({
@@ -162,8 +162,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     case 'page':
       res.writeHead(200, {
         'content-type': 'text/html; charset=utf-8',
-        'content-security-policy':
-          "default-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
+        'content-security-policy': PAGE_CSP,
       });
       return res.end(PAGE_HTML);
     case 'script':

@@ -3,8 +3,16 @@
  * `src/ui-server/page/board.tsx` with esbuild into memory. The bundle is built
  * once per process and shared by every server in it.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import {
+  BEARER_SUBPROTOCOL_PREFIX,
+  PROTOCOL_VERSION,
+  SUBPROTOCOL,
+} from '../board/boardProtocol.js';
+import { firstWindow } from '../client/boardQuery.js';
+import { earlySocketScript } from '../client/earlySocket.js';
 import { cachedBrowserBundle } from './browserBundle.js';
 import { PAGE_CSS } from './page/styles.js';
 
@@ -29,6 +37,25 @@ const UPLOT_CSS = readFileSync(
   'utf8',
 );
 
+/** Opens the board's socket before the page's script has loaded (src/client/earlySocket.ts). */
+const EARLY_SOCKET_JS = earlySocketScript({
+  subprotocol: SUBPROTOCOL,
+  bearerPrefix: BEARER_SUBPROTOCOL_PREFIX,
+  version: PROTOCOL_VERSION,
+  window: firstWindow(),
+});
+
+/**
+ * The page's Content-Security-Policy: scripts from the server only, and the
+ * one inline script, by its hash.
+ */
+export const PAGE_CSP = [
+  "default-src 'self'",
+  `script-src 'self' 'sha256-${createHash('sha256').update(EARLY_SOCKET_JS).digest('base64')}'`,
+  "style-src 'self' 'unsafe-inline'",
+  "connect-src 'self' ws: wss:",
+].join('; ');
+
 /** The page's HTML. The token comes from the URL fragment, never sent to the server in a URL. */
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -36,6 +63,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>roundtable board</title>
+<script>${EARLY_SOCKET_JS}</script>
 <style>${UPLOT_CSS}${PAGE_CSS}</style>
 </head>
 <body>

@@ -11,7 +11,7 @@ import {
 import { createUiServer } from '../../src/ui-server/createUiServer.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 import { ALICE, byTask, type Harness, spec, startHarness, TOKENS } from '../ui-server/wsHarness.js';
-import { ManualTimers, ScriptedSocket, until } from './clientHarness.js';
+import { ManualTimers, queuedCard, ScriptedSocket, until } from './clientHarness.js';
 
 const WS = WebSocket as unknown as WebSocketConstructor;
 let h: Harness | null = null;
@@ -172,18 +172,4 @@ describe('against a scripted socket', () => {
   });
 });
 
-const sampleCard = {
-  taskId: 't1',
-  userId: 'alice',
-  title: 'x',
-  column: 'queued',
-  sessionId: 's1',
-  attempt: 1,
-  status: 'queued',
-  queued: { position: 1, since: '2026-11-01T10:00:00.000Z' },
-  running: null,
-  failure: null,
-  exitCode: null,
-  lastOutput: [],
-  updatedAt: '2026-11-01T10:00:00.000Z',
-};
+const sampleCard = queuedCard('t1', { title: 'x', sessionId: 's1' });

@@ -4,25 +4,11 @@ import type { BoardCard } from '../../src/board/boardPort.js';
 import * as mod from '../../src/client/boardStore.js';
 import { cardsInColumn, createBoardStore } from '../../src/client/boardStore.js';
 import { runDocExamples } from '../support/docExamples.js';
+import { queuedCard } from './clientHarness.js';
 
 runDocExamples(new URL('../../src/client/boardStore.ts', import.meta.url), mod);
 
-const card = (taskId: string, extra: Partial<BoardCard> = {}): BoardCard => ({
-  taskId,
-  userId: 'alice',
-  title: taskId,
-  column: 'queued',
-  sessionId: `s-${taskId}`,
-  attempt: 1,
-  status: 'queued',
-  queued: { position: 1, since: '2026-11-01T10:00:00.000Z' },
-  running: null,
-  failure: null,
-  exitCode: null,
-  lastOutput: [],
-  updatedAt: '2026-11-01T10:00:00.000Z',
-  ...extra,
-});
+const card = queuedCard;
 
 const counts = { queued: 40, running: 2, done: 0, failed: 1 };
 

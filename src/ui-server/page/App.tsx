@@ -77,6 +77,10 @@ function useStore(client: BoardClient): BoardContext {
   const [ctx, setCtx] = useState(() => client.store.getSnapshot().context);
   useEffect(() => {
     const sub = client.store.subscribe((snap) => setCtx(snap.context));
+    // Effects run after the first paint: a frame the client applied since the
+    // first render (the early socket's snapshot can land in that gap) went to
+    // no subscriber, so read the store once more now that one listens.
+    setCtx(client.store.getSnapshot().context);
     return () => sub.unsubscribe();
   }, [client]);
   return ctx;

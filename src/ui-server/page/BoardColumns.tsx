@@ -18,12 +18,11 @@ import {
   columnPage,
   FIRST_PAGES,
   NO_FILTER,
+  PAGE_SIZE,
 } from '../../client/boardQuery.js';
 import type { BoardContext } from '../../client/boardStore.js';
 import { type CardActions, CardView } from './CardView.js';
 
-/** Cards drawn per column: one page. */
-export const PAGE_SIZE = 100;
 /** How long the search box waits for typing to pause before it asks the server. */
 const TYPING_MS = 150;
 

@@ -7,19 +7,19 @@
 import { render } from 'preact';
 import { createBoardApi } from '../../client/boardApi.js';
 import { connectBoard } from '../../client/boardClient.js';
-import { boardWindow, FIRST_PAGES, NO_FILTER } from '../../client/boardQuery.js';
+import { firstWindow } from '../../client/boardQuery.js';
+import { TOKEN_STORAGE_KEY, takeEarlySocket } from '../../client/earlySocket.js';
 import { App } from './App.js';
-import { PAGE_SIZE } from './BoardColumns.js';
 import { installKeyboard } from './keyboard.js';
 
 function readToken(): string | null {
   const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
   if (fromHash) {
-    sessionStorage.setItem('roundtable.token', fromHash);
+    sessionStorage.setItem(TOKEN_STORAGE_KEY, fromHash);
     history.replaceState(null, '', location.pathname);
     return fromHash;
   }
-  return sessionStorage.getItem('roundtable.token');
+  return sessionStorage.getItem(TOKEN_STORAGE_KEY);
 }
 
 const root = document.getElementById('app')!;
@@ -34,7 +34,9 @@ if (token === null) {
     url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`,
     token,
     // What the board's columns ask for first, so the first paint needs one snapshot.
-    window: boardWindow(NO_FILTER, FIRST_PAGES, PAGE_SIZE),
+    window: firstWindow(),
+    // The page's inline script opened the socket and subscribed while this loaded.
+    early: takeEarlySocket(token),
   });
   installKeyboard();
   render(<App client={client} api={api} />, root);
