@@ -27,6 +27,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Page scripts served by the UI servers: source (under src/) → bundle (under dist/). */
 export const PAGE_BUNDLES = [
   ['ui-server/page/board.tsx', 'ui-server/page/board.bundle.js'],
+  ['ui-server/page/chartEngine.ts', 'ui-server/page/chartEngine.bundle.js'],
   ['ui-server/inspector/page/inspector.ts', 'ui-server/inspector/page/inspector.bundle.js'],
   ['ui-server/inspector/page/elkEngine.ts', 'ui-server/inspector/page/elkEngine.bundle.js'],
 ] as const;

@@ -23,7 +23,7 @@ import {
   sendDownload,
 } from './jobRoutes.js';
 import { UiRequestError } from './listenerGuard.js';
-import { PAGE_CSP, PAGE_HTML, pageScript } from './pageBundle.js';
+import { chartEngineScript, PAGE_CSP, PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
 
 const createTaskBody = z.strictObject({
@@ -44,6 +44,7 @@ const ID = '([A-Za-z0-9_.:-]{1,128})';
 const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
   { method: 'GET', pattern: /^\/$/, name: 'page' },
   { method: 'GET', pattern: /^\/board\.js$/, name: 'script' },
+  { method: 'GET', pattern: /^\/board-charts\.js$/, name: 'chartEngine' },
   { method: 'GET', pattern: /^\/healthz$/, name: 'health' },
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics' },
   { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
@@ -168,6 +169,9 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     case 'script':
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
       return res.end(await pageScript());
+    case 'chartEngine':
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+      return res.end(await chartEngineScript());
     case 'health': {
       const health = ctx.commands.health?.();
       return send(res, 200, {

@@ -26,7 +26,7 @@ import {
   requestPath,
   UiRequestError,
 } from './listenerGuard.js';
-import { pageScript } from './pageBundle.js';
+import { chartEngineScript, pageScript } from './pageBundle.js';
 import { resolveUiServerOptions, type UiServerOptions } from './uiServerOptions.js';
 
 /** Options of a board with no listener of its own: those of `createUiServer` but `port` and `host`. */
@@ -80,7 +80,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
     pino({ name: 'ui-server' }),
   );
   const { limits, logger } = opts;
-  await pageScript();
+  await Promise.all([pageScript(), chartEngineScript()]);
   const authenticate = createAuthenticator(opts.tokens);
   const inspectorRoutes = inspector?.attach({ authenticate, board: opts.source }) ?? null;
   const hub = new BoardHub({

@@ -28,6 +28,12 @@ export const pageScript = cachedBrowserBundle(
   (cause) => new PageBundleError('bundling the board page failed', { cause }),
 );
 
+/** The admin dashboard's chart engine, uPlot, bundled on its own (page/chartEngine.ts). */
+export const chartEngineScript = cachedBrowserBundle(
+  new URL('./page/chartEngine.ts', import.meta.url),
+  (cause) => new PageBundleError('bundling the chart engine failed', { cause }),
+);
+
 /**
  * uPlot's own stylesheet (its chart's layers are positioned by it), from the
  * installed package, read once at load, inlined next to the page's.

@@ -8,7 +8,9 @@
  * reader who cannot see the canvas.
  */
 import { useEffect, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import type uPlot from 'uplot';
+import type * as ChartEngine from './chartEngine.js';
+import { CHART_ENGINE_PATH } from './chartEnginePath.js';
 
 export interface ChartLine {
   label: string;
@@ -28,6 +30,23 @@ interface Props {
 }
 
 const HEIGHT = 140;
+let engine: Promise<typeof uPlot> | null = null;
+
+/**
+ * uPlot, loaded once from its own script (a path in a variable: esbuild
+ * leaves the import to the browser); a failed load is retried by the next chart.
+ */
+function loadEngine(): Promise<typeof uPlot> {
+  const path: string = CHART_ENGINE_PATH;
+  engine ??= (import(path) as Promise<typeof ChartEngine>).then(
+    (m) => m.default,
+    (err: unknown) => {
+      engine = null;
+      throw err;
+    },
+  );
+  return engine;
+}
 
 /** `14:05`: one line of x labels (uPlot's default adds a date line the chart has no room for). */
 const hhmm = (_u: uPlot, splits: number[]) =>
@@ -55,13 +74,38 @@ export function TimeChart({ name, caption, t, lines, format = String }: Props) {
   const plot = useRef<uPlot | null>(null);
   const data = [t, ...lines.map((l) => l.values)] as unknown as uPlot.AlignedData;
   const labels = lines.map((l) => l.label).join('|');
+  // The engine may arrive renders later: the chart starts from the latest data.
+  const latest = useRef(data);
+  latest.current = data;
 
   useEffect(() => {
     const el = host.current;
     if (el === null) return;
+    let made: uPlot | null = null;
+    let resize: ResizeObserver | null = null;
+    let gone = false;
+    void loadEngine().then((UPlot) => {
+      if (gone) return;
+      made = draw(UPlot, el);
+      resize = new ResizeObserver(() => {
+        made?.setSize({ width: Math.max(160, el.clientWidth), height: HEIGHT });
+      });
+      resize.observe(el);
+    });
+    return () => {
+      gone = true;
+      resize?.disconnect();
+      made?.destroy();
+      plot.current = null;
+    };
+    // Made again only when its series change; new data goes through setData.
+  }, [labels]);
+
+  /** Makes the chart in `el` with the data of this render. */
+  function draw(UPlot: typeof uPlot, el: HTMLDivElement): uPlot {
     const { fg, grid } = palette();
     const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } };
-    const made = new uPlot(
+    const made = new UPlot(
       {
         width: Math.max(160, el.clientWidth),
         height: HEIGHT,
@@ -75,21 +119,12 @@ export function TimeChart({ name, caption, t, lines, format = String }: Props) {
         ],
         series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 1.5 }))],
       },
-      data,
+      latest.current,
       el,
     );
     plot.current = made;
-    const resize = new ResizeObserver(() => {
-      made.setSize({ width: Math.max(160, el.clientWidth), height: HEIGHT });
-    });
-    resize.observe(el);
-    return () => {
-      resize.disconnect();
-      made.destroy();
-      plot.current = null;
-    };
-    // Made again only when its series change; new data goes through setData.
-  }, [labels]);
+    return made;
+  }
 
   useEffect(() => {
     plot.current?.setData(data);
