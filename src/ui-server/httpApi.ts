@@ -1,7 +1,8 @@
 /**
  * The HTTP API: tasks, caps, pool, health, metrics and the page. Bodies are
  * validated with zod; every failure is `{ error: { code, message } }` with a
- * status that matches the code.
+ * status that matches the code. The route table is httpRoutes.ts (its
+ * isBoardPath re-exported from here as before), JSON in and out httpJson.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
@@ -10,11 +11,12 @@ import {
   type BoardCommands,
   isBoardCommandError,
 } from '../board/boardPort.js';
-import { firstIssue } from '../common/firstIssue.js';
 import { parseActivityQuery } from './activityRoute.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
 import type { BoardStats } from './boardStats.js';
+import { readJson, send } from './httpJson.js';
+import { matchRoute } from './httpRoutes.js';
 import {
   jobReads,
   outputPage,
@@ -25,6 +27,8 @@ import {
 import { UiRequestError } from './listenerGuard.js';
 import { chartEngineScript, PAGE_CSP, PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
+
+export { isBoardPath } from './httpRoutes.js';
 
 const createTaskBody = z.strictObject({
   title: z.string().trim().min(1).max(200),
@@ -40,49 +44,6 @@ const setCapBody = z.strictObject({
 /** How many of the line GET /api/admin/status lists (what `roundtable status` shows). */
 const STATUS_HEAD_SIZE = 5;
 
-const ID = '([A-Za-z0-9_.:-]{1,128})';
-const ROUTES: Array<{ method: string; pattern: RegExp; name: string }> = [
-  { method: 'GET', pattern: /^\/$/, name: 'page' },
-  { method: 'GET', pattern: /^\/board\.js$/, name: 'script' },
-  { method: 'GET', pattern: /^\/board-charts\.js$/, name: 'chartEngine' },
-  { method: 'GET', pattern: /^\/healthz$/, name: 'health' },
-  { method: 'GET', pattern: /^\/metrics$/, name: 'metrics' },
-  { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
-  { method: 'GET', pattern: /^\/api\/stats$/, name: 'stats' },
-  { method: 'GET', pattern: /^\/api\/admin\/nodes$/, name: 'nodes' },
-  { method: 'GET', pattern: /^\/api\/admin\/status$/, name: 'status' },
-  { method: 'GET', pattern: /^\/api\/admin\/activity$/, name: 'activity' },
-  { method: 'POST', pattern: /^\/api\/tasks$/, name: 'create' },
-  { method: 'GET', pattern: new RegExp(`^/api/tasks/${ID}$`), name: 'task' },
-  {
-    method: 'GET',
-    pattern: new RegExp(`^/api/tasks/${ID}/sessions/${ID}/output$`),
-    name: 'output',
-  },
-  {
-    method: 'GET',
-    pattern: new RegExp(`^/api/tasks/${ID}/sessions/${ID}/output\\.txt$`),
-    name: 'download',
-  },
-  { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/cancel$`), name: 'cancel' },
-  { method: 'POST', pattern: new RegExp(`^/api/tasks/${ID}/retry$`), name: 'retry' },
-  { method: 'PUT', pattern: new RegExp(`^/api/users/${ID}/cap$`), name: 'cap' },
-];
-
-/**
- * Whether a path is one of the board's HTTP routes (any method), for a board
- * mounted on an app's server to tell its paths from the app's.
- *
- * @example
- * ```ts
- * isBoardPath('/api/tasks/t1') // => true
- * isBoardPath('/jobs') // => false
- * ```
- */
-export function isBoardPath(path: string): boolean {
-  return path.startsWith('/api/') || ROUTES.some((r) => r.pattern.test(path));
-}
-
 /** What the handler needs from the server. */
 export interface HttpApiContext {
   commands: BoardCommands;
@@ -92,16 +53,6 @@ export interface HttpApiContext {
   maxHttpBody: number;
   connections(): number;
   logger: UiServerLogger;
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers = {}): void {
-  const text = body === undefined ? '' : JSON.stringify(body);
-  res.writeHead(status, {
-    ...(body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
 }
 
 function principalOf(req: IncomingMessage, ctx: HttpApiContext): Principal {
@@ -120,41 +71,10 @@ function requireAdmin(principal: Principal): void {
     throw new UiRequestError(403, 'forbidden', 'admin token required');
 }
 
-async function readJson<T>(req: IncomingMessage, limit: number, schema: z.ZodType<T>): Promise<T> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit)
-      throw new UiRequestError(413, 'payload_too_large', `body over ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch (err) {
-    throw new UiRequestError(400, 'bad_json', `body is not JSON: ${(err as Error).message}`);
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const { field, message } = firstIssue(parsed.error, 'body');
-    throw new UiRequestError(400, 'bad_request', `${field}: ${message}`);
-  }
-  return parsed.data;
-}
-
 async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiContext) {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  const matching = ROUTES.filter((r) => r.pattern.test(path));
-  if (matching.length === 0) throw new UiRequestError(404, 'not_found', `no route ${path}`);
-  const r = matching.find((m) => m.method === req.method);
-  if (r === undefined) {
-    const allow = matching.map((m) => m.method).join(', ');
-    throw new UiRequestError(405, 'method_not_allowed', `use ${allow}`, { headers: { allow } });
-  }
-  const groups = r.pattern.exec(path);
-  const param = decodeURIComponent(groups?.[1] ?? '');
-  const second = decodeURIComponent(groups?.[2] ?? '');
+  const r = matchRoute(req.method, path);
+  const { param, second } = r;
   const refuse = (e: RouteRefusal): never => {
     throw new UiRequestError(e.status, e.code, e.message);
   };

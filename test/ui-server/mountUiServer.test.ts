@@ -9,13 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as httpApi from '../../src/ui-server/httpApi.js';
 import { type MountedUiServer, mountUiServer } from '../../src/ui-server/mountUiServer.js';
-import { runDocExamples } from '../support/docExamples.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 import { ALICE, ManualClock, RawClient, TOKENS } from './wsHarness.js';
-
-runDocExamples(new URL('../../src/ui-server/httpApi.ts', import.meta.url), httpApi);
 
 let app: Server | undefined;
 let board: MountedUiServer | undefined;
