@@ -147,10 +147,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
 
   await shell.prime();
-  // The board fills in from the rows in the background: a node with a long
-  // history takes work at once, and a row a tick returns meanwhile wins over
-  // the older one the load read (isNewer). `booted` waits for it.
-  const boardLoaded = track(board.loadAll()).catch(report);
 
   const beats = {
     db,
@@ -188,6 +184,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // take a live boot's first runs. A failed write is reported; the child's
   // beats retry it.
   await track(beatOnce(beats)).catch(report);
+  // The board fills in from the rows in the background: a node with a long
+  // history takes work at once, and a row a tick returns meanwhile wins over
+  // the older one the load read (isNewer). `booted` waits for it. After the
+  // beat, so its reads and card building hold no beat up (runtime.bootOrder).
+  const boardLoaded = track(board.loadAll()).catch(report);
   const { liveness, mayAdopt, leader } = wired;
   const booted = new BootSignal(boardLoaded);
   const reconciler = reconcilerLogic({
