@@ -34,12 +34,11 @@ import { InFlight } from './runtimeInFlight.js';
 import { RuntimeMetrics } from './runtimeMetrics.js';
 import { resolveRuntimeOptions } from './runtimeOptions.js';
 import { runtimeQueries } from './runtimeQueries.js';
-import { RunnerStarter } from './runtimeRunners.js';
 import { createShell } from './runtimeShell.js';
 import { TreeEnd } from './runtimeStop.js';
+import { nodeRunners } from './runtimeTaskRunners.js';
 import { TreeWatch } from './runtimeTreeWatch.js';
 import type { Runtime, RuntimeOptions } from './runtimeTypes.js';
-import { taskRunnerLogic } from './taskRunner.js';
 
 const RUNNERS = 'taskRunners';
 const POOL = 'runnerPool';
@@ -86,44 +85,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { lines, board, engine, dispatcher, feed } = shell;
   const runners = (): Supervisor | undefined => root?.childSupervisor(RUNNERS);
 
-  const runnerLogic = taskRunnerLogic({
-    db,
-    backend,
-    slots: {
-      submit: (op) => dispatcher.submit(op),
-      hold(sessionId, epoch, holder) {
-        dispatcher.hold(sessionId, epoch);
-        root?.child(POOL)?.send({ type: 'roundtable.pool.hold', sessionId, holder });
-      },
-      release(sessionId) {
-        dispatcher.drop(sessionId);
-        root?.child(POOL)?.send({ type: 'roundtable.pool.release', sessionId });
-      },
-    },
+  const starter = nodeRunners({
+    o,
     owner,
-    clock,
     isTransient,
-    storeDeadlineMs: o.storeDeadlineMs,
-    onOutput: (sessionId, chunk) => board.appendOutput(sessionId, chunk),
-    onRows: (session, task, outputShown) => {
-      if (!dead)
-        void track(
-          board.apply(session, task ?? undefined, { outputShown: outputShown ?? false }),
-        ).catch(report);
-    },
-    grantOf: (sessionId) => starter.take(sessionId),
-    fencedOf: (sessionId) => starter.takeFenced(sessionId),
-    mayAdopt: (s) => mayAdopt(s),
-    onStartFailure: (error, session) => engine.startFailed(error, session),
-    onRequeued: (reason) => metrics.gaveUp(reason),
-    onError: report,
-    track,
-  });
-  const starter = new RunnerStarter({
+    shell,
+    metrics,
+    pool: () => root?.child(POOL),
     runners,
-    logic: runnerLogic,
-    input: { pollMs: o.pollMs, adoptBudgetMs: o.adoptBudgetMs, ioTimeoutMs: o.ioTimeoutMs },
+    mayAdopt: (s) => mayAdopt(s),
     isDead: () => dead,
+    report,
+    track,
   });
   /** Sessions this boot runs or is about to (granted, runner starting): the Reconciler leaves them be. */
   const ours = (): Set<string> => {
