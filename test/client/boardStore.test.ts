@@ -1,6 +1,5 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import type { BoardCard } from '../../src/board/boardPort.js';
 import * as mod from '../../src/client/boardStore.js';
 import { cardsInColumn, createBoardStore } from '../../src/client/boardStore.js';
 import { runDocExamples } from '../support/docExamples.js';
