@@ -25,13 +25,7 @@ import type { BoardCard } from './boardCard.js';
 import type { BoardMetricsSnapshot, PoolSnapshot } from './poolSnapshot.js';
 import type { StoredOutput, TaskDetail } from './taskDetail.js';
 
-export type {
-  ActivityQuery,
-  ActivitySeries,
-  BootLockView,
-  ClusterNodeView,
-  LineStatusView,
-} from './adminViews.js';
+export type * from './adminViews.js';
 export {
   type BoardCard,
   CARD_LINE_CHARS,
