@@ -21,6 +21,7 @@
  * process, the node is alone; or a pooler) there is no watch and `isAlive`
  * reads the heartbeat rows, as before: the backstop alone.
  */
+import type { ClusterNodeView } from '../board/adminViews.js';
 import {
   type BootLock,
   type BootLockState,
@@ -66,17 +67,8 @@ export interface ClusterLivenessOptions {
   track<T>(work: Promise<T>): Promise<T>;
 }
 
-/** One boot as the admin view lists it. */
-export interface ClusterNode {
-  owner: string;
-  nodeId: string;
-  bootId: string;
-  since: string;
-  lastBeat: string;
-  lock: 'held' | 'released' | 'unknown';
-  liveness: LivenessVerdict['owner'];
-  self: boolean;
-}
+/** One boot as the admin view lists it, before its sessions are counted (runtimeQueries.ts). */
+export type ClusterNode = Omit<ClusterNodeView, 'sessionsOwned'>;
 
 interface Reading {
   at: number;

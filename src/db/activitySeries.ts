@@ -15,6 +15,7 @@
  */
 import { sql } from 'kysely';
 import { z } from 'zod';
+import type { ActivitySeries } from '../board/adminViews.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import type { Db } from './transaction.js';
@@ -30,21 +31,10 @@ const activityInput = z.strictObject({
 export type ActivityInput = z.input<typeof activityInput>;
 
 /**
- * Columns of equal length, one entry per bucket (uPlot's data shape); the
- * board port's `ActivitySeries` has the same shape (a test holds them equal).
+ * Columns of equal length, one entry per bucket (uPlot's data shape): the
+ * board port's `ActivitySeries` itself, which the store fills.
  */
-export interface ActivityRows {
-  bucketSeconds: number;
-  /** Each bucket's start, seconds since the epoch. */
-  t: number[];
-  queued: number[];
-  running: number[];
-  /** Seconds; null for a minute in which nothing was claimed. */
-  waitP50: Array<number | null>;
-  waitP95: Array<number | null>;
-  succeeded: number[];
-  failed: number[];
-}
+export type ActivityRows = ActivitySeries;
 
 type Row = {
   t0: Date | string;

@@ -1,16 +1,10 @@
 import { expect, it } from 'vitest';
-import type { ActivitySeries } from '../../src/board/boardPort.js';
-import { type ActivityRows, readActivity } from '../../src/db/activitySeries.js';
+import { readActivity } from '../../src/db/activitySeries.js';
 import { ValidationError } from '../../src/db/errors.js';
 import { cancel, claim, finish } from '../../src/db/sessionTransitions.js';
 import type { Db } from '../../src/db/transaction.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueue } from './fixtures.js';
-
-// The port mirrors the store's rows (the ui-server may not import the store): the same shape.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const portMatchesStore: Same<ActivityRows, ActivitySeries> = true;
-void portMatchesStore;
 
 const T = (hms: string) => new Date(`2026-07-14T${hms}Z`);
 
