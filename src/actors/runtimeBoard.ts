@@ -20,7 +20,7 @@
  * behind the lines.
  */
 import type { BoardLine } from '../board/boardPort.js';
-import type { Db, Session, Task } from '../db/index.js';
+import type { Db, Session, StoredTail, Task } from '../db/index.js';
 import { endOutput, pushOutput } from '../machines/outputTail.js';
 import { type BoardEntry, byBoardOrder, CARD_OUTPUT, isNewer, toCard } from './runtimeBoardCard.js';
 import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
@@ -36,6 +36,11 @@ export interface ApplyOptions {
    * ran it and finished it): a finished card need not read its stored output.
    */
   outputShown?: boolean;
+  /**
+   * The end of the run's stored output, read with the row (the feed's read),
+   * or `null` when it stored none: a finished card need not read it again.
+   */
+  storedOutput?: StoredTail | null;
 }
 
 export interface BoardIndex {
@@ -265,6 +270,8 @@ export function createBoardIndex(
       if (!put(known, session)) return;
       const e = entries.get(session.taskId);
       if (options.outputShown === true && e !== undefined) e.restored = true;
+      if (options.storedOutput !== undefined && e !== undefined)
+        restore.take(e, options.storedOutput);
       await show(session.taskId);
     },
     appendOutput(sessionId, chunk) {

@@ -3,9 +3,10 @@
  * restart, or another node ran it) reads the tail of the output stored on
  * its row, once. One read serves every card that needs it in one turn of
  * the loop: a tick or a feed batch finishes many runs at once, and a read
- * per card would cost a statement per job.
+ * per card would cost a statement per job. The feed's read brings the tails
+ * of the runs it reports finished (`take`), so those need none at all.
  */
-import type { Db } from '../db/index.js';
+import type { Db, StoredTail } from '../db/index.js';
 import { type BoardEntry, CARD_OUTPUT_LINES, cutLine } from './runtimeBoardCard.js';
 import { lastLines, readOutputTails } from './runtimeBoardRows.js';
 
@@ -47,6 +48,17 @@ export class OutputRestore {
       if (e === undefined || e.session.id !== r.sessionId || e.lines.length > 0) continue;
       e.lines = lastLines(r.tail, CARD_OUTPUT_LINES, r.whole).map(cutLine);
     }
+  }
+
+  /**
+   * A tail read with the card's row (`null`: nothing stored): the card is
+   * restored from it, and `now` will not read it again.
+   */
+  take(e: BoardEntry, stored: StoredTail | null): void {
+    if (e.session.status === 'queued' || e.session.status === 'running') return;
+    e.restored = true;
+    if (stored !== null && e.lines.length === 0 && e.partial === '')
+      e.lines = lastLines(stored.tail, CARD_OUTPUT_LINES, stored.whole).map(cutLine);
   }
 
   /** As `now`, batched with every other call in this turn of the loop. */

@@ -11,6 +11,7 @@
  * reads when there is a gap (another node ticked in between), so one node
  * alone never reads its own writes back.
  */
+import type { StoredTail } from '../db/dispatchReads.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickResult, UserLine } from '../db/tickTypes.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
@@ -33,13 +34,13 @@ export interface FeedOptions {
   currentTick(): Promise<number>;
   readChanges(since: number): Promise<{
     tick: number;
-    sessions: { session: Session; task: Task }[];
+    sessions: { session: Session; task: Task; output?: StoredTail | null }[];
     lines: UserLine[];
     running?: number;
   }>;
   /** Rows and lines another node changed, in tick order. */
   onChanges(changes: {
-    sessions: { session: Session; task: Task }[];
+    sessions: { session: Session; task: Task; output?: StoredTail | null }[];
     lines: UserLine[];
     running?: number;
   }): void;

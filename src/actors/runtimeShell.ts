@@ -15,6 +15,7 @@ import { Dispatcher } from './dispatcher.js';
 import { LineBook } from './lineBook.js';
 import { type ApplyOptions, type BoardIndex, createBoardIndex } from './runtimeBoard.js';
 import { linePositions } from './runtimeBoardPositions.js';
+import { RESTORE_TAIL_CHARS } from './runtimeBoardRows.js';
 import { EngineGate } from './runtimeEngine.js';
 import { TickFeed } from './runtimeFeed.js';
 import type { ResolvedRuntimeOptions } from './runtimeOptions.js';
@@ -167,11 +168,14 @@ export function createShell(s: ShellOptions): Shell {
     pollMs: s.o.dispatchPollMs,
     ...(s.o.notifications ? { notifications: s.o.notifications } : {}),
     currentTick: () => currentTick(db),
-    readChanges: (since) => readChanges(db, since),
+    readChanges: (since) => readChanges(db, since, { tailChars: RESTORE_TAIL_CHARS }),
     onChanges(changes) {
       if (isDead()) return;
       lines.apply(changes.lines, changes.running);
-      for (const c of changes.sessions) void board.apply(c.session, c.task).catch(report);
+      for (const c of changes.sessions)
+        void board
+          .apply(c.session, c.task, c.output === undefined ? {} : { storedOutput: c.output })
+          .catch(report);
     },
     onNewerTick: (t) => dispatcher.poke(t),
     onError: report,

@@ -24,6 +24,15 @@ function tickOf(v: unknown): number {
   return n;
 }
 
+function withTails(v: unknown, tails: boolean): DispatchChanges['sessions'] {
+  const pairs = pairsFromJson(v, 'sessions');
+  if (!tails || !Array.isArray(v)) return pairs;
+  return pairs.map((p, i) => {
+    const output = storedTailFromJson((v[i] as { output?: unknown }).output);
+    return output === undefined ? p : { ...p, output };
+  });
+}
+
 /** The last tick that changed anything (dispatch_state.tick). */
 export async function currentTick(db: Db): Promise<number> {
   // No row yet (a truncated store): nothing has happened.
@@ -31,12 +40,35 @@ export async function currentTick(db: Db): Promise<number> {
   return tickOf(rows[0]?.tick ?? 0);
 }
 
+/** The last characters of a stored output, and whether they are all of it. */
+export interface StoredTail {
+  tail: string;
+  whole: boolean;
+}
+
+const tailChars = z.number().int().min(1).max(1_000_000);
+
+function storedTailFromJson(v: unknown): StoredTail | null | undefined {
+  if (v === undefined) return undefined;
+  if (v === null) return null;
+  if (typeof v === 'object' && !Array.isArray(v)) {
+    const o = v as { t?: unknown; w?: unknown };
+    if (typeof o.t === 'string' && typeof o.w === 'boolean') return { tail: o.t, whole: o.w };
+  }
+  throw new CorruptRowError('session_outputs', '(feed)', 'text');
+}
+
 /** What changed after a tick: the board's feed (NOTIFY says when, this says what). */
 export interface DispatchChanges {
   /** The tick this read is exact as of; pass it as `sinceTick` next time. */
   tick: number;
-  /** The latest attempt of every task a tick after `sinceTick` touched, with its task. */
-  sessions: { session: Session; task: Task }[];
+  /**
+   * The latest attempt of every task a tick after `sinceTick` touched, with
+   * its task. With `tailChars`, a finished attempt also carries the end of
+   * its stored output (`null`: it stored none), so a board that did not run
+   * it needs no second read for it.
+   */
+  sessions: { session: Session; task: Task; output?: StoredTail | null }[];
   /** Lines a tick after `sinceTick` changed, emptied ones included. */
   lines: UserLine[];
   /** Sessions running over every node (dispatch_state.running) as of `tick`. */
@@ -49,12 +81,28 @@ export interface DispatchChanges {
  * (every status change a tick makes sets one; indexed), the lines through
  * `user_lines.tick`.
  */
-export async function readChanges(db: Db, since: number): Promise<DispatchChanges> {
+export async function readChanges(
+  db: Db,
+  since: number,
+  options: { tailChars?: number } = {},
+): Promise<DispatchChanges> {
   const s = parseOrThrow(sinceTick, since, 'sinceTick');
+  const n =
+    options.tailChars === undefined
+      ? null
+      : parseOrThrow(tailChars, options.tailChars, 'tailChars');
+  // A finished attempt's stored tail rides along: the same snapshot, and no
+  // read per feed batch for the outputs of runs another node finished.
+  const tail =
+    n === null
+      ? sql``
+      : sql` || CASE WHEN ls.status NOT IN ('queued', 'running') THEN jsonb_build_object('output', (
+          SELECT jsonb_build_object('t', right(o.text, ${n}::integer), 'w', length(o.text) <= ${n}::integer)
+          FROM session_outputs o WHERE o.session_id = ls.id)) ELSE '{}'::jsonb END`;
   const { rows } = await sql<{ tick: string; running: number; sessions: unknown; lines: unknown }>`
     SELECT coalesce((SELECT tick FROM dispatch_state), 0) AS tick,
       coalesce((SELECT running FROM dispatch_state), 0) AS running,
-      (SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(ls), 'task', to_jsonb(t))
+      (SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(ls), 'task', to_jsonb(t))${tail}
           ORDER BY ls.enqueued_at, ls.id), '[]')
        FROM (SELECT s.task_id FROM sessions s WHERE ${sql.raw(CHANGED_TICK)} > ${s}::bigint
              UNION
@@ -69,7 +117,7 @@ export async function readChanges(db: Db, since: number): Promise<DispatchChange
   const row = rows[0];
   return {
     tick: tickOf(row?.tick),
-    sessions: pairsFromJson(row?.sessions, 'sessions'),
+    sessions: withTails(row?.sessions, n !== null),
     lines: arrayOf(row?.lines, 'lines', lineFromJson),
     running: tickOf(row?.running),
   };

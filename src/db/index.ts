@@ -42,6 +42,7 @@ export {
   readLines,
   repairDispatch,
   repairDispatchReport,
+  type StoredTail,
   vacuumDispatch,
 } from './dispatchReads.js';
 export * from './errors.js';

@@ -124,3 +124,54 @@ describeEachEngine('runtime shell', (getDb) => {
     );
   });
 });
+
+describeEachEngine('runtime shell, two nodes on one store', (getDb) => {
+  test("another node's finished run shows its stored output from the feed's read alone", async () => {
+    const { db } = getDb();
+    // Counts the board's own reads of stored outputs (the feed's read is one raw statement).
+    let outputReads = 0;
+    const watched = db.withPlugin({
+      transformQuery(args) {
+        if (
+          args.node.kind === 'SelectQueryNode' &&
+          JSON.stringify(args.node).includes('"session_outputs"')
+        )
+          outputReads += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const a = shellOver(db, { owner: 'n1@b1' });
+    const b = shellOver(watched, { owner: 'n2@b1', mayGrant: () => false });
+    for (const n of [a, b]) {
+      await n.shell.prime();
+      await n.shell.start();
+    }
+    const op = enqueue('ann');
+    await a.shell.dispatcher.submit(op);
+    await vi.waitFor(() => expect(a.granted).toHaveLength(1));
+    const run = a.granted[0]!.session;
+    await a.shell.dispatcher.submit({
+      op: 'finish',
+      sessionId: run.id,
+      epoch: run.epoch,
+      status: 'succeeded',
+      exitCode: 0,
+      reason: null,
+      userRecoverable: false,
+      output: { text: 'one\ntwo\n', totalBytes: 8, truncated: false },
+      column: 'done',
+      requeue: null,
+    });
+    // B's next tick finds A's ticks in between and reads them (no NOTIFY here).
+    await b.shell.dispatcher.submit(enqueue('bob'));
+    await vi.waitFor(() => {
+      const card = b.shell.board.cards('ann')[0];
+      expect(card?.status).toBe('succeeded');
+      expect(card?.lastOutput).toEqual(['one', 'two']);
+    });
+    expect(outputReads).toBe(0);
+    for (const n of [a, b]) n.shell.stop();
+    expect([...a.errors, ...b.errors]).toEqual([]);
+  });
+});

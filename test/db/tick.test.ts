@@ -292,6 +292,34 @@ describeEachEngine('tick', (getDb) => {
     expect((await readLines(db)).length).toBe(g!.session.userId === 'alice' ? 1 : 2);
   });
 
+  it("readChanges with tailChars brings a finished run's stored tail, null when it stored none", async () => {
+    const { db } = getDb();
+    const t = ticker(db);
+    const ops = [enqueueOp('alice'), enqueueOp('bob'), enqueueOp('carol')];
+    const r = await t(ops, { want: 2 });
+    const since = r.tick;
+    const [a, b] = r.granted;
+    await t([
+      finishOp(a!.session.id, a!.session.epoch, {
+        output: { text: 'first\nsecond\nthird\n', totalBytes: 19, truncated: false },
+      }),
+      finishOp(b!.session.id, b!.session.epoch, { output: null }),
+    ]);
+    const changes = await readChanges(db, since, { tailChars: 8 });
+    const byId = new Map(changes.sessions.map((c) => [c.session.id, c]));
+    expect(byId.get(a!.session.id)?.output).toEqual({ tail: 'd\nthird\n', whole: false });
+    expect(byId.get(b!.session.id)?.output).toBeNull();
+    // Without the option the read is as before: no tails.
+    const plain = await readChanges(db, since);
+    expect(plain.sessions.every((c) => !('output' in c))).toBe(true);
+    // A queued or running attempt carries no tail (its output is live).
+    const all = await readChanges(db, 0, { tailChars: 8 });
+    const carol = all.sessions.find((c) => c.task.userId === 'carol');
+    expect(carol?.session.status).toBe('queued');
+    expect(carol && 'output' in carol).toBe(false);
+    await expect(readChanges(db, 0, { tailChars: 0 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it('repairs drift: rows written outside ticks, counters off', async () => {
     const { db } = getDb();
     const t = ticker(db);
