@@ -92,7 +92,7 @@ export function watchWindow(taskId: string): BoardWindow {
 
 /** One column as drawn: the cards of its page, and how many match in all. */
 export interface ColumnPage {
-  cards: BoardCard[];
+  cards: readonly BoardCard[];
   total: number;
 }
 

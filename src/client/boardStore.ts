@@ -105,9 +105,14 @@ export function createBoardStore(context: BoardContext = EMPTY_BOARD) {
 /** The board store's type. */
 export type BoardStore = ReturnType<typeof createBoardStore>;
 
+// Every column cut in one pass, once per `cards` (the store replaces the
+// object on every change, never edits it): a render asks for each column,
+// and a re-render that changed no card (a tick, a poll) asks again.
+const cut = new WeakMap<BoardContext['cards'], Record<Column, BoardCard[]>>();
+
 /**
  * The cards of one column the client holds, in display order (the order the
- * server cut the window in).
+ * server cut the window in). The same array for the same `ctx.cards`: not to be edited.
  *
  * @example
  * ```ts
@@ -117,8 +122,16 @@ export type BoardStore = ReturnType<typeof createBoardStore>;
  * cardsInColumn(ctx, 'running') // => []
  * ```
  */
-export function cardsInColumn(ctx: Pick<BoardContext, 'cards'>, column: Column): BoardCard[] {
-  return Object.values(ctx.cards)
-    .filter((c) => c.column === column)
-    .sort(orderOf(column));
+export function cardsInColumn(
+  ctx: Pick<BoardContext, 'cards'>,
+  column: Column,
+): readonly BoardCard[] {
+  let columns = cut.get(ctx.cards);
+  if (columns === undefined) {
+    columns = { queued: [], running: [], done: [], failed: [] };
+    for (const c of Object.values(ctx.cards)) columns[c.column].push(c);
+    for (const [col, cards] of Object.entries(columns)) cards.sort(orderOf(col as Column));
+    cut.set(ctx.cards, columns);
+  }
+  return columns[column];
 }
