@@ -35,7 +35,7 @@ export interface EarlySocket {
   token: string;
   /** Every frame's data received so far, oldest first; the client replays them. */
   frames: unknown[];
-  /** The window it subscribed to on hello, or null while no hello came. */
+  /** The window it subscribed to as it opened, or null while it was not open. */
   subscribed: BoardWindow | null;
 }
 
@@ -119,7 +119,7 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
   let deadTimer: unknown = null;
   let heartbeatMs = 30_000;
   let window: BoardWindow = options.window ?? {};
-  // The window the early socket subscribed to on its hello: that hello, replayed,
+  // The window the early socket subscribed to as it opened: its hello, replayed,
   // needs no second subscribe unless the client shows another window by then.
   let subscribedEarly: string | null = null;
 
@@ -200,7 +200,10 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
     if (early === undefined) return;
     // What came before the handlers were set, in order; nothing can arrive
     // in between (this runs in one task). Open or not, the socket is taken as
-    // it is: its hello (buffered or still to come) drives the subscribe.
+    // it is: its hello (buffered or still to come) drives the subscribe. Not
+    // open yet, the inline script has not subscribed and must not once it
+    // opens, or the window would be asked for twice.
+    ws.onopen = null;
     subscribedEarly = early.subscribed === null ? null : JSON.stringify(early.subscribed);
     for (const data of early.frames.splice(0)) if (socket === ws) receive(data);
     // Closed before it was adopted: its close event went to nobody.

@@ -34,8 +34,10 @@ export interface EarlySocketConfig {
 /**
  * The inline script's source. It finds the token where the page does (the
  * fragment's `token=`, else sessionStorage) and does nothing without one.
- * It parses frames only until the hello (the snapshot is parsed once, by
- * the client).
+ * It subscribes as the socket opens, not on the hello: the server takes a
+ * subscribe at any time after the upgrade and sends its hello first, so the
+ * snapshot is not a hello's round trip later. It parses no frame (the client
+ * parses each once).
  *
  * @example
  * ```ts
@@ -55,13 +57,11 @@ const token = new URLSearchParams(location.hash.slice(1)).get('token') || sessio
 if (!token) return;
 const socket = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws', [${JSON.stringify(config.subprotocol)}, ${JSON.stringify(config.bearerPrefix)} + token]);
 const early = { socket, token, frames: [], subscribed: null };
-socket.onmessage = (ev) => {
-  early.frames.push(ev.data);
-  if (early.subscribed === null && JSON.parse(ev.data).type === 'hello') {
-    socket.send(${JSON.stringify(subscribe)});
-    early.subscribed = ${JSON.stringify(config.window)};
-  }
+socket.onopen = () => {
+  socket.send(${JSON.stringify(subscribe)});
+  early.subscribed = ${JSON.stringify(config.window)};
 };
+socket.onmessage = (ev) => early.frames.push(ev.data);
 window.${EARLY_SOCKET_KEY} = early;
 })();`;
 }

@@ -43,11 +43,14 @@ const CONFIG = {
 };
 
 describe('the inline script', () => {
-  it('opens the socket with the fragment’s token, keeps every frame and subscribes once, on hello', () => {
+  it('opens the socket with the fragment’s token, subscribes once, as it opens, and keeps every frame', () => {
     const { early, socket } = runInline(`#token=${ALICE}`, 'other');
     expect(socket?.url).toBe('ws://h:1/ws');
     expect(socket?.protocols).toEqual(['roundtable.board.v1', `roundtable.bearer.${ALICE}`]);
     expect(early?.token).toBe(ALICE);
+    expect(early?.subscribed).toBeNull();
+    socket!.onopen?.({});
+    expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window: firstWindow() }]);
     socket!.deliver(hello);
     socket!.deliver(snapshot);
     expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window: firstWindow() }]);
@@ -97,6 +100,16 @@ describe('a client adopting the early socket', () => {
     expect(socket.sent).toEqual([]);
     expect(early.frames).toEqual([]);
     expect(ScriptedSocket.last).toBe(socket); // no socket of its own
+  });
+
+  it('takes over a socket still connecting: the inline script does not subscribe, the hello does', () => {
+    const { socket, early } = runInline(`#token=${ALICE}`, null);
+    const { c } = adopt(early!);
+    expect(socket!.onopen).toBeNull();
+    socket!.deliver(hello);
+    expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window: firstWindow() }]);
+    socket!.deliver(snapshot);
+    expect(c.store.getSnapshot().context.connection).toBe('live');
   });
 
   it('handles a hello that comes after it took over an open socket', () => {
