@@ -10,6 +10,7 @@ import { connectBoard } from '../../client/boardClient.js';
 import { firstWindow } from '../../client/boardQuery.js';
 import { TOKEN_STORAGE_KEY, takeEarlySocket } from '../../client/earlySocket.js';
 import { App } from './App.js';
+import { renderOnFirstFrame } from './firstRender.js';
 import { installKeyboard } from './keyboard.js';
 
 function readToken(): string | null {
@@ -22,9 +23,10 @@ function readToken(): string | null {
   return sessionStorage.getItem(TOKEN_STORAGE_KEY);
 }
 
+/** The longest the first render waits for the early socket's snapshot (firstRender.ts). */
+const FIRST_FRAME_WAIT_MS = 500;
+
 const root = document.getElementById('app')!;
-// The shell's placeholder text goes before the first render.
-root.textContent = '';
 const token = readToken();
 if (token === null) {
   root.textContent = 'no token: open /#token=<your token>';
@@ -39,5 +41,9 @@ if (token === null) {
     early: takeEarlySocket(token),
   });
   installKeyboard();
-  render(<App client={client} api={api} />, root);
+  renderOnFirstFrame(client.store, FIRST_FRAME_WAIT_MS, () => {
+    // The shell's placeholder text goes before the first render.
+    root.textContent = '';
+    render(<App client={client} api={api} />, root);
+  });
 }
