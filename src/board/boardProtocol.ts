@@ -1,53 +1,31 @@
 /**
  * Board protocol v1, the frames both sides exchange, as zod schemas. The
- * server validates every inbound frame with them and the client every frame
- * it receives. Documented in docs/board-protocol.md; change both together.
- *
- * Imports nothing from `node:*`: the browser bundle includes this file.
+ * server validates every inbound frame with them; the client reads every
+ * frame it receives with serverFrameCheck.ts, which a property test holds to
+ * {@link serverFrameSchema}. Documented in docs/board-protocol.md; change
+ * both together. The names and codes are in boardProtocolConstants.ts
+ * (re-exported here), which the page's script imports without zod.
  */
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import type { BoardCard } from './boardPort.js';
+import { ERROR_CODES, PROTOCOL_VERSION } from './boardProtocolConstants.js';
 import { type BoardWindow, MAX_RANGE_LIMIT, MAX_WATCH } from './boardWindow.js';
 
-// zod/mini, not zod: the page bundles this file, and zod's full build was
-// 454 KB of the page's 563 KB script, most of the first paint's wait on a busy
-// machine (docs/board.md). English messages, as the full build gives.
+// zod/mini, not zod: zod's full build was 454 KB of the page's 563 KB script
+// when the page bundled this file (docs/board.md); it now reads server frames
+// with serverFrameCheck.ts and bundles no zod. English messages, as the full
+// build gives.
 z.config(en());
 
-/** The protocol version a client names in `subscribe`. */
-export const PROTOCOL_VERSION = 1;
-
-/** The WebSocket subprotocol the server selects. */
-export const SUBPROTOCOL = 'roundtable.board.v1';
-
-/**
- * Prefix of the subprotocol that carries the bearer token, for clients that
- * cannot set headers (browsers): `roundtable.bearer.<token>`.
- */
-export const BEARER_SUBPROTOCOL_PREFIX = 'roundtable.bearer.';
-
-/** Close codes the server uses, beyond the standard ones (1001, 1009). */
-export const CLOSE_CODES = {
-  /** Server shutting down; reconnect elsewhere or later. */
-  goingAway: 1001,
-  /** A frame exceeded `maxPayload` (sent by ws itself). */
-  tooBig: 1009,
-  /** The client kept sending after being told it was rate limited. */
-  flood: 4029,
-} as const;
-
-/** Codes of `error` frames; the connection stays open after each one. */
-export const ERROR_CODES = [
-  'bad_json',
-  'bad_frame',
-  'unknown_type',
-  'unsupported_version',
-  'rate_limited',
-] as const;
-
-/** A code of an `error` frame. */
-export type ErrorCode = (typeof ERROR_CODES)[number];
+export {
+  BEARER_SUBPROTOCOL_PREFIX,
+  CLOSE_CODES,
+  ERROR_CODES,
+  type ErrorCode,
+  PROTOCOL_VERSION,
+  SUBPROTOCOL,
+} from './boardProtocolConstants.js';
 
 const iso = z.string().check(z.minLength(1));
 

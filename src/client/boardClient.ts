@@ -6,14 +6,14 @@
  * constructor (the browser's, or `ws`'s) and injectable timers.
  */
 
+import type { ServerFrame } from '../board/boardProtocol.js';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   PROTOCOL_VERSION,
-  type ServerFrame,
   SUBPROTOCOL,
-  serverFrameSchema,
-} from '../board/boardProtocol.js';
+} from '../board/boardProtocolConstants.js';
 import type { BoardWindow } from '../board/boardWindow.js';
+import { readServerFrame } from '../board/serverFrameCheck.js';
 import { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 import { type BoardStore, createBoardStore } from './boardStore.js';
 
@@ -142,7 +142,7 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
   const receive = (raw: unknown) => {
     let frame: ServerFrame;
     try {
-      frame = serverFrameSchema.parse(JSON.parse(String(raw)));
+      frame = readServerFrame(JSON.parse(String(raw)));
     } catch (err) {
       store.trigger.error({ code: 'bad_server_frame', message: (err as Error).message });
       return;
