@@ -119,14 +119,19 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
   let deadTimer: unknown = null;
   let heartbeatMs = 30_000;
   let window: BoardWindow = options.window ?? {};
-  // The window the early socket subscribed to as it opened: its hello, replayed,
-  // needs no second subscribe unless the client shows another window by then.
-  let subscribedEarly: string | null = null;
+  // The window last subscribed to on the current socket (null: none yet). The
+  // client subscribes as its socket opens; the hello makes up for a subscribe
+  // not sent by then (or for another window), so it is never asked twice.
+  let subscribedTo: string | null = null;
 
   const send = (frame: object) => {
     if (socket?.readyState === OPEN) socket.send(JSON.stringify(frame));
   };
-  const subscribe = () => send({ type: 'subscribe', v: PROTOCOL_VERSION, window });
+  const subscribe = () => {
+    if (socket?.readyState !== OPEN) return;
+    send({ type: 'subscribe', v: PROTOCOL_VERSION, window });
+    subscribedTo = JSON.stringify(window);
+  };
   const clearLiveness = () => {
     timers.clearTimeout(pingTimer);
     timers.clearTimeout(deadTimer);
@@ -152,8 +157,7 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
       case 'hello':
         heartbeatMs = frame.heartbeatMs;
         store.trigger.hello({ userId: frame.userId });
-        if (subscribedEarly !== JSON.stringify(window)) subscribe();
-        subscribedEarly = null;
+        if (subscribedTo !== JSON.stringify(window)) subscribe();
         armLiveness();
         break;
       case 'snapshot':
@@ -180,6 +184,11 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
       early?.socket ??
       new Ctor(options.url, [SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX + options.token]);
     socket = ws;
+    subscribedTo = null;
+    // An early socket not yet open is subscribed here, not by the inline script.
+    ws.onopen = () => {
+      if (socket === ws && subscribedTo === null) subscribe();
+    };
     ws.onmessage = (ev) => {
       if (socket === ws) receive(ev.data);
     };
@@ -200,11 +209,8 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
     if (early === undefined) return;
     // What came before the handlers were set, in order; nothing can arrive
     // in between (this runs in one task). Open or not, the socket is taken as
-    // it is: its hello (buffered or still to come) drives the subscribe. Not
-    // open yet, the inline script has not subscribed and must not once it
-    // opens, or the window would be asked for twice.
-    ws.onopen = null;
-    subscribedEarly = early.subscribed === null ? null : JSON.stringify(early.subscribed);
+    // it is: what the inline script subscribed to counts as subscribed.
+    subscribedTo = early.subscribed === null ? null : JSON.stringify(early.subscribed);
     for (const data of early.frames.splice(0)) if (socket === ws) receive(data);
     // Closed before it was adopted: its close event went to nobody.
     if (ws.readyState > OPEN) onClose();

@@ -102,12 +102,14 @@ describe('a client adopting the early socket', () => {
     expect(ScriptedSocket.last).toBe(socket); // no socket of its own
   });
 
-  it('takes over a socket still connecting: the inline script does not subscribe, the hello does', () => {
+  it('takes over a socket still connecting: it subscribes as it opens, the inline script does not', () => {
     const { socket, early } = runInline(`#token=${ALICE}`, null);
-    const { c } = adopt(early!);
-    expect(socket!.onopen).toBeNull();
+    const window = { ...firstWindow(), filter: { text: 'x' } };
+    const { c } = adopt(early!, window);
+    socket!.onopen?.({});
+    expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window }]);
     socket!.deliver(hello);
-    expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window: firstWindow() }]);
+    expect(socket!.sent).toHaveLength(1);
     socket!.deliver(snapshot);
     expect(c.store.getSnapshot().context.connection).toBe('live');
   });
