@@ -10,10 +10,12 @@ import { ValidationError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { fitOutput } from './sessionOutputs.js';
+import { fastCheckedHead } from './tickFastCheck.js';
 import type { TickInput } from './tickTypes.js';
 import { MAX_TICK_OPS, validateTickOp } from './validateTickOp.js';
 
-const headSchema = z.strictObject({
+/** The head's schema (exported for the hand check's test, src/db/tickFastCheck.ts). */
+export const tickHeadSchema = z.strictObject({
   owner: f.name,
   now: f.now,
   globalCap: f.maxRunning,
@@ -92,7 +94,7 @@ export function foldHandles(handles: HandleRow[], finishes: FinishRow[]): void {
 
 /** Validates a whole tick (throws `ValidationError` before any SQL) and builds its payload. */
 export function tickPayload(input: TickInput): TickPayload {
-  const head = parseOrThrow(headSchema, input, '');
+  const head = fastCheckedHead(input, MAX_TICK_OPS) ?? parseOrThrow(tickHeadSchema, input, '');
   const p: TickPayload = {
     owner: head.owner,
     now: head.now.toISOString(),

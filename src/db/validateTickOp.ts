@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ValidationError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
+import { fastCheckedOp } from './tickFastCheck.js';
 import type { TickOp } from './tickTypes.js';
 
 /** Most ops one tick carries (one statement's JSON stays a few MB, outputs aside). */
@@ -17,7 +18,8 @@ export const MAX_TICK_OPS = 10_000;
 const ref = z.string().min(1).max(128);
 const column = f.column.optional();
 
-const opSchema = z.discriminatedUnion('op', [
+/** The schema every op is held to (exported for the hand check's test). */
+export const tickOpSchema = z.discriminatedUnion('op', [
   z.strictObject({
     op: z.literal('enqueue'),
     ref,
@@ -101,7 +103,9 @@ const checked = new WeakMap<object, TickOp>();
 export function validateTickOp(op: unknown, index = 0): TickOp {
   const known = typeof op === 'object' && op !== null ? checked.get(op) : undefined;
   if (known !== undefined) return known;
-  const o = parseOrThrow(opSchema, op, `ops.${index}`);
+  // The runners' two ops per job are checked by hand first (same rules);
+  // anything that check cannot vouch for goes to the schema, which names the field.
+  const o = fastCheckedOp(op) ?? parseOrThrow(tickOpSchema, op, `ops.${index}`);
   if (o.op === 'finish') {
     if (o.status === 'failed' && o.reason === null) {
       throw new ValidationError(`ops.${index}.reason`, 'required when failed');
