@@ -109,12 +109,17 @@ export function createBoardIndex(
    * when only their line key did (it is not in the card, but the hub orders
    * the queued column by it: skipped, a closed-up card kept its old place).
    */
-  const publish = (taskIds: Iterable<string>, keyMoved = false) => {
+  const publish = (taskIds: readonly string[], keyMoved = false) => {
     const changed: RuntimeCard[] = [];
-    const list = [...new Set(taskIds)]
-      .map((id) => entries.get(id))
-      .filter((e): e is BoardEntry => e !== undefined)
-      .sort(byBoardOrder);
+    // One card (every change of a job's row) needs no dedup and no sort.
+    const one = taskIds.length === 1 ? entries.get(taskIds[0] as string) : undefined;
+    const list =
+      one !== undefined
+        ? [one]
+        : [...new Set(taskIds)]
+            .map((id) => entries.get(id))
+            .filter((e): e is BoardEntry => e !== undefined)
+            .sort(byBoardOrder);
     for (const e of list) {
       const card = toCard(e, e.position);
       const json = JSON.stringify(card);
@@ -265,7 +270,21 @@ export function createBoardIndex(
     },
     refresh,
     async apply(session, task, options = {}) {
-      const known = task ?? entries.get(session.taskId)?.task;
+      const prev = entries.get(session.taskId);
+      // The very row this card shows already, handed in again (a runner's
+      // finish comes back to it after its tick showed it): a card off the
+      // line (no position to move) would be rebuilt identical, its output
+      // read or asked for already, and emitted to nobody. Only the flag is news.
+      if (
+        prev !== undefined &&
+        prev.session === session &&
+        session.status !== 'queued' &&
+        (task === undefined || task === prev.task)
+      ) {
+        if (options.outputShown === true) prev.restored = true;
+        return;
+      }
+      const known = task ?? prev?.task;
       if (known === undefined) return refresh(session.taskId);
       if (!put(known, session)) return;
       const e = entries.get(session.taskId);

@@ -198,10 +198,8 @@ export const taskRunnerMachine = setup({
           {
             guard: ({ event }) => event.output.kind === 'run',
             target: 'running',
-            actions: [
-              assign({ mode: 'owner' }),
-              { type: 'hold', params: ({ context }) => ({ sessionId: context.sessionId }) },
-            ],
+            // A fresh grant runs in the mode every incarnation starts in ('owner').
+            actions: { type: 'hold', params: ({ context }) => ({ sessionId: context.sessionId }) },
           },
           { guard: ({ event }) => event.output.kind === 'adopt', target: 'adopting' },
           { target: 'done', actions: assign({ ending: 'gone' }) },
