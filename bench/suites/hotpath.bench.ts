@@ -18,7 +18,8 @@
  * Knobs: HOTPATH_RUNS (3 processes per case and side), HOTPATH_WINDOWS (2
  * windows per process), HOTPATH_JOBS (1000 per server window),
  * HOTPATH_PGLITE_JOBS (300), HOTPATH_DEEP (100000), HOTPATH_CASES
- * (comma-separated subset of pglite,server,deep).
+ * (comma-separated subset of pglite,server,deep), PEERS_DB_TAG (appended to
+ * the scratch database's name, as in bench/peers).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, symlinkSync } from 'node:fs';
@@ -38,6 +39,7 @@ const WINDOWS = env('HOTPATH_WINDOWS', 2);
 const JOBS = env('HOTPATH_JOBS', 1000);
 const PGLITE_JOBS = env('HOTPATH_PGLITE_JOBS', 300);
 const DEEP = env('HOTPATH_DEEP', 100_000);
+const TAG = process.env.PEERS_DB_TAG;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 const WORKER = join(ROOT, 'bench/hotpath/hotpathWorker.ts');
 
@@ -146,7 +148,8 @@ export async function run(): Promise<void> {
   for (const c of cases) {
     for (let r = 0; r < RUNS; r++) {
       for (const side of sides) {
-        const db = `bench_hotpath_${c.name}`;
+        // PEERS_DB_TAG (as scratchName's): two helpers' runs never drop each other's database.
+        const db = `bench_hotpath_${c.name}${TAG ? `_${TAG}` : ''}`;
         const url = c.engine === 'server' ? await createScratch(db) : undefined;
         try {
           // A failed process is reported and the rest still run and are written.
