@@ -110,6 +110,13 @@ export function createBoardIndex(
    * the queued column by it: skipped, a closed-up card kept its old place).
    */
   const publish = (taskIds: readonly string[], keyMoved = false) => {
+    // Nobody to tell (a node with no board served): no card is built. What
+    // was emitted for these is out of date now; a later listener reads
+    // cards() live, and their next change is told whatever it was before.
+    if (listeners.size === 0) {
+      for (const id of taskIds) emitted.delete(id);
+      return;
+    }
     const changed: RuntimeCard[] = [];
     // One card (every change of a job's row) needs no dedup and no sort.
     const one = taskIds.length === 1 ? entries.get(taskIds[0] as string) : undefined;
