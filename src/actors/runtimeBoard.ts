@@ -286,7 +286,8 @@ export function createBoardIndex(
         prev !== undefined &&
         prev.session === session &&
         session.status !== 'queued' &&
-        (task === undefined || task === prev.task)
+        (task === undefined || task === prev.task) &&
+        options.storedOutput === undefined
       ) {
         if (options.outputShown === true) prev.restored = true;
         return;

@@ -2,28 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { CorruptRowError } from '../../src/db/errors.js';
 import { newId } from '../../src/db/ids.js';
 import { toSession, toSessionEvent, toTask } from '../../src/db/rows.js';
+import { sessionRowAt } from './rowFixtures.js';
 
 const at = new Date('2026-07-14T10:00:00Z');
-const sessionRow = {
-  id: newId('session'),
-  task_id: newId('task'),
-  user_id: 'alice',
-  kind: 'run',
-  status: 'running',
-  attempt: 1,
-  enqueued_at: at,
-  claimed_at: at,
-  backend: 'swarm',
-  handle: 'rt-x',
-  owner_node: 'node-a',
-  epoch: 1,
-  started_at: null,
-  finished_at: null,
-  exit_code: null,
-  failure_reason: null,
-  user_recoverable: false,
-  updated_at: at,
-};
+const sessionRow = sessionRowAt(at);
 
 function corruptField(fn: () => unknown): string {
   try {

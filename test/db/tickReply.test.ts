@@ -5,29 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptRowError } from '../../src/db/errors.js';
 import { sessionFromJson } from '../../src/db/tickReply.js';
+import { sessionRowAt } from './rowFixtures.js';
 
 const at = '2026-12-02T03:38:32.595+00:00';
-const row = (over: Record<string, unknown> = {}) => ({
-  id: 'ses_0123456789abcdef0123456789abcdef',
-  task_id: 'tsk_0123456789abcdef0123456789abcdef',
-  user_id: 'u1',
-  kind: 'run',
-  status: 'running',
-  attempt: 1,
-  enqueued_at: at,
-  claimed_at: at,
-  backend: null,
-  handle: null,
-  owner_node: 'n@1',
-  epoch: 1,
-  started_at: null,
-  finished_at: null,
-  exit_code: null,
-  failure_reason: null,
-  user_recoverable: false,
-  updated_at: at,
-  ...over,
-});
+const row = (over: Record<string, unknown> = {}) => ({ ...sessionRowAt(at), ...over });
 
 describe('sessionFromJson', () => {
   it('gives each field a Date of its own, though the text repeats', () => {
