@@ -17,14 +17,29 @@ export class LineBook {
   private pending = false;
   /** Sessions running over every node, as of the last tick seen. */
   running = 0;
+  /** The tick each user's line was last taken as of (kept for emptied lines too: one entry per user). */
+  private readonly asOf = new Map<string, number>();
+  private runningAsOf = -1;
 
-  /** Takes lines a tick or the feed returned; later ticks win (callers apply in tick order). */
-  apply(lines: readonly UserLine[], running?: number): void {
+  /**
+   * Takes lines a tick or the feed returned, as of tick `asOf`. Later ticks
+   * win: a line (or the running count) already known as of a later tick is
+   * kept, since a feed read and a tick's reply travel on different
+   * connections and may land in either order. Without `asOf`, applied as is.
+   */
+  apply(lines: readonly UserLine[], running?: number, asOf?: number): void {
     for (const l of lines) {
+      if (asOf !== undefined) {
+        if ((this.asOf.get(l.userId) ?? -1) > asOf) continue;
+        this.asOf.set(l.userId, asOf);
+      }
       if (l.queued === 0 && l.running === 0) this.lines.delete(l.userId);
       else this.lines.set(l.userId, l);
     }
-    if (running !== undefined) this.running = running;
+    if (running !== undefined && (asOf === undefined || asOf >= this.runningAsOf)) {
+      this.running = running;
+      if (asOf !== undefined) this.runningAsOf = asOf;
+    }
     if (lines.length === 0 && running === undefined) return;
     this.waiting = null;
     // Positions moved: tell listeners once per microtask however many ticks landed.
@@ -39,6 +54,8 @@ export class LineBook {
   /** Replaces every line (a full read at boot or after the feed lost track). */
   reset(lines: readonly UserLine[], running: number): void {
     this.lines.clear();
+    this.asOf.clear();
+    this.runningAsOf = -1;
     this.apply(lines, running);
   }
 

@@ -128,12 +128,26 @@ export function createShell(s: ShellOptions): Shell {
     onError: report,
     track,
   });
+  /** The `since` each reply answers (see the dispatcher's `tick`). */
+  const sentWith = new WeakMap<TickResult, number>();
   const dispatcher: Dispatcher = new Dispatcher({
     owner: s.owner,
     caps: s.o.caps,
     localMax: s.o.localMax ?? s.o.caps.maxRunning,
     clock,
-    tick: (input) => tick(db, input),
+    // Each tick says what this node has seen, so its reply brings what other
+    // nodes changed since (the feed reads only what no reply covers).
+    tick: async (input) => {
+      const since = feed.sending();
+      try {
+        const result = await tick(db, { ...input, since, tailChars: RESTORE_TAIL_CHARS });
+        sentWith.set(result, since);
+        return result;
+      } catch (error) {
+        feed.ownFailed();
+        throw error;
+      }
+    },
     isTransient: s.isTransient,
     backoff: { baseMs: 50, maxMs: 1_000 },
     opDeadlineMs: s.o.storeDeadlineMs,
@@ -150,8 +164,8 @@ export function createShell(s: ShellOptions): Shell {
     onTick(result, ops) {
       if (isDead()) return;
       vacuum.ticked();
-      lines.apply(result.lines, result.running);
-      feed.own(result);
+      lines.apply(result.lines, result.running, result.tick);
+      feed.own(result, sentWith.get(result));
       for (const c of tickCards(result, ops))
         void board.apply(c.session, c.task, c.options).catch(report);
     },
@@ -171,7 +185,7 @@ export function createShell(s: ShellOptions): Shell {
     readChanges: (since) => readChanges(db, since, { tailChars: RESTORE_TAIL_CHARS }),
     onChanges(changes) {
       if (isDead()) return;
-      lines.apply(changes.lines, changes.running);
+      lines.apply(changes.lines, changes.running, changes.tick);
       for (const c of changes.sessions)
         void board
           .apply(c.session, c.task, c.output === undefined ? {} : { storedOutput: c.output })

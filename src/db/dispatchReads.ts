@@ -9,14 +9,14 @@ import { z } from 'zod';
 import { CorruptRowError, ValidationError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
-import type { Session, Task } from './rows.js';
-import { CHANGED_TICK } from './sql/derivedHistory.js';
+import { changedLines, changedSessions } from './sql/changesSql.js';
 import { ACTIVE_LINES, positionOf } from './sql/rtPlace.js';
-import { arrayOf, lineFromJson, pairsFromJson } from './tickReply.js';
-import type { UserLine } from './tickTypes.js';
+import { arrayOf, changesFromJson, lineFromJson } from './tickReply.js';
+import type { ChangedSession, UserLine } from './tickTypes.js';
 import type { Db } from './transaction.js';
 
 const sinceTick = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const tailChars = z.number().int().min(1).max(1_000_000);
 
 function tickOf(v: unknown): number {
   const n = Number(v);
@@ -24,38 +24,11 @@ function tickOf(v: unknown): number {
   return n;
 }
 
-function withTails(v: unknown, tails: boolean): DispatchChanges['sessions'] {
-  const pairs = pairsFromJson(v, 'sessions');
-  if (!tails || !Array.isArray(v)) return pairs;
-  return pairs.map((p, i) => {
-    const output = storedTailFromJson((v[i] as { output?: unknown }).output);
-    return output === undefined ? p : { ...p, output };
-  });
-}
-
 /** The last tick that changed anything (dispatch_state.tick). */
 export async function currentTick(db: Db): Promise<number> {
   // No row yet (a truncated store): nothing has happened.
   const { rows } = await sql<{ tick: string }>`SELECT tick FROM dispatch_state`.execute(db);
   return tickOf(rows[0]?.tick ?? 0);
-}
-
-/** The last characters of a stored output, and whether they are all of it. */
-export interface StoredTail {
-  tail: string;
-  whole: boolean;
-}
-
-const tailChars = z.number().int().min(1).max(1_000_000);
-
-function storedTailFromJson(v: unknown): StoredTail | null | undefined {
-  if (v === undefined) return undefined;
-  if (v === null) return null;
-  if (typeof v === 'object' && !Array.isArray(v)) {
-    const o = v as { t?: unknown; w?: unknown };
-    if (typeof o.t === 'string' && typeof o.w === 'boolean') return { tail: o.t, whole: o.w };
-  }
-  throw new CorruptRowError('session_outputs', '(feed)', 'text');
 }
 
 /** What changed after a tick: the board's feed (NOTIFY says when, this says what). */
@@ -68,7 +41,7 @@ export interface DispatchChanges {
    * its stored output (`null`: it stored none), so a board that did not run
    * it needs no second read for it.
    */
-  sessions: { session: Session; task: Task; output?: StoredTail | null }[];
+  sessions: ChangedSession[];
   /** Lines a tick after `sinceTick` changed, emptied ones included. */
   lines: UserLine[];
   /** Sessions running over every node (dispatch_state.running) as of `tick`. */
@@ -92,32 +65,19 @@ export async function readChanges(
       ? null
       : parseOrThrow(tailChars, options.tailChars, 'tailChars');
   // A finished attempt's stored tail rides along: the same snapshot, and no
-  // read per feed batch for the outputs of runs another node finished.
-  const tail =
-    n === null
-      ? sql``
-      : sql` || CASE WHEN ls.status NOT IN ('queued', 'running') THEN jsonb_build_object('output', (
-          SELECT jsonb_build_object('t', right(o.text, ${n}::integer), 'w', length(o.text) <= ${n}::integer)
-          FROM session_outputs o WHERE o.session_id = ls.id)) ELSE '{}'::jsonb END`;
+  // read per feed batch for the outputs of runs another node finished. Both
+  // numbers are validated integers, so they go in as literals (the fragment
+  // is shared with the tick's reply, where they are plpgsql variables).
+  const sessions = changedSessions(`${s}::bigint`, null, n === null ? null : `${n}::integer`);
   const { rows } = await sql<{ tick: string; running: number; sessions: unknown; lines: unknown }>`
     SELECT coalesce((SELECT tick FROM dispatch_state), 0) AS tick,
       coalesce((SELECT running FROM dispatch_state), 0) AS running,
-      (SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(ls), 'task', to_jsonb(t))${tail}
-          ORDER BY ls.enqueued_at, ls.id), '[]')
-       FROM (SELECT s.task_id FROM sessions s WHERE ${sql.raw(CHANGED_TICK)} > ${s}::bigint
-             UNION
-             -- Ticks before migration 7 wrote history rows instead.
-             SELECT s.task_id FROM session_events e JOIN sessions s ON s.id = e.session_id
-             WHERE e.tick > ${s}::bigint) ch
-       CROSS JOIN LATERAL (SELECT * FROM sessions x WHERE x.task_id = ch.task_id
-                           ORDER BY x.attempt DESC LIMIT 1) ls
-       JOIN tasks t ON t.id = ch.task_id) AS sessions,
-      (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.user_id), '[]')
-       FROM user_lines l WHERE l.tick > ${s}::bigint) AS lines`.execute(db);
+      ${sql.raw(sessions)} AS sessions,
+      ${sql.raw(changedLines(`${s}::bigint`))} AS lines`.execute(db);
   const row = rows[0];
   return {
     tick: tickOf(row?.tick),
-    sessions: withTails(row?.sessions, n !== null),
+    sessions: changesFromJson(row?.sessions),
     lines: arrayOf(row?.lines, 'lines', lineFromJson),
     running: tickOf(row?.running),
   };

@@ -42,7 +42,6 @@ export {
   readLines,
   repairDispatch,
   repairDispatchReport,
-  type StoredTail,
   vacuumDispatch,
 } from './dispatchReads.js';
 export * from './errors.js';

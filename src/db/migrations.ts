@@ -168,6 +168,14 @@ export const MIGRATIONS: readonly Migration[] = [
     // (src/db/sql/outcomeSql.ts `byKey`; test/db/tick.plans.test.ts).
     statements: [orReplace(RT_PLACE), orReplace(RT_TICK)],
   },
+  {
+    // The tick answers what other nodes' ticks changed since the caller's
+    // `since` (the feed's read, riding the tick); an older node sends no
+    // `since` and gets the reply it always got.
+    version: 9,
+    name: 'tick_reply_changes',
+    statements: [orReplace(RT_TICK)],
+  },
 ];
 
 /** What `migrate` did. */

@@ -11,6 +11,7 @@ import { CorruptRowError } from './errors.js';
 import { tickPayload } from './tickInput.js';
 import {
   arrayOf,
+  changesFromJson,
   lineFromJson,
   pairsFromJson,
   sessionFromJson,
@@ -84,6 +85,7 @@ export function parseTickReply(reply: unknown): TickResult {
     lines: arrayOf(r.lines, 'lines', lineFromJson),
   };
   if (r.owned !== null && r.owned !== undefined) result.owned = pairsFromJson(r.owned, 'owned');
+  if (r.changes !== null && r.changes !== undefined) result.changes = changesFromJson(r.changes);
   return result;
 }
 

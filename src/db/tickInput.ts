@@ -23,6 +23,8 @@ export const tickHeadSchema = z.strictObject({
   want: f.maxRunning,
   ops: z.array(z.unknown()).max(MAX_TICK_OPS),
   resync: z.boolean().optional(),
+  since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  tailChars: z.number().int().min(1).max(1_000_000).optional(),
 });
 
 /** The JSON `rt_tick` takes. Keys are the recordset columns of src/db/sql/rtTick.ts. */
@@ -33,6 +35,9 @@ export interface TickPayload {
   default_user_cap: number;
   want: number;
   resync: boolean;
+  /** Absent: the reply carries no `changes`. */
+  since?: number;
+  tail_chars?: number;
   caps: object[];
   handles: HandleRow[];
   finishes: FinishRow[];
@@ -102,6 +107,8 @@ export function tickPayload(input: TickInput): TickPayload {
     default_user_cap: head.defaultUserCap,
     want: head.want,
     resync: head.resync ?? false,
+    ...(head.since === undefined ? {} : { since: head.since }),
+    ...(head.tailChars === undefined ? {} : { tail_chars: head.tailChars }),
     caps: [],
     handles: [],
     finishes: [],

@@ -11,7 +11,7 @@ import { CorruptRowError } from './errors.js';
 import type { Session, Task } from './rows.js';
 import type { RunSpec } from './runSpec.js';
 import type { BackendKind, SessionKind, SessionStatus } from './schema.js';
-import type { UserLine } from './tickTypes.js';
+import type { ChangedSession, StoredTail, UserLine } from './tickTypes.js';
 
 type Row = Record<string, unknown>;
 
@@ -166,6 +166,27 @@ export function pairsFromJson(v: unknown, what: string): { session: Session; tas
   return v.map((x) => {
     const pair = asRow('rt_tick', x);
     return { session: sessionFromJson(pair.session), task: taskFromJson(pair.task) };
+  });
+}
+
+function storedTailFromJson(v: unknown): StoredTail | null {
+  if (v === null) return null;
+  const o = asRow('session_outputs', v);
+  if (typeof o.t === 'string' && typeof o.w === 'boolean') return { tail: o.t, whole: o.w };
+  throw new CorruptRowError('session_outputs', '(feed)', 'text');
+}
+
+/** Changed sessions with their tasks, and the stored tail of each one that carries `output`. */
+export function changesFromJson(v: unknown): ChangedSession[] {
+  if (!Array.isArray(v)) throw new CorruptRowError('rt_tick', '(reply)', 'changes');
+  return v.map((x) => {
+    const pair = asRow('rt_tick', x);
+    const out: ChangedSession = {
+      session: sessionFromJson(pair.session),
+      task: taskFromJson(pair.task),
+    };
+    if ('output' in pair) out.output = storedTailFromJson(pair.output);
+    return out;
   });
 }
 

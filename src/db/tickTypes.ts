@@ -121,6 +121,14 @@ export interface TickInput {
    * get their runner.
    */
   resync?: boolean;
+  /**
+   * The last tick the caller has every change of: when other ticks came
+   * after it, the reply carries what they changed (`changes`, and `lines`
+   * since it), so the caller needs no read of its own for them.
+   */
+  since?: number;
+  /** With `since`: each finished session in `changes` carries this many characters of its stored output's end. */
+  tailChars?: number;
 }
 
 /** A session row as the tick returns it (the same fields as `Session` in rows.ts). */
@@ -176,6 +184,29 @@ export interface TickResult {
   owned?: { session: Session; task: Task }[];
   /** Running sessions and room over every node after this tick. */
   running: number;
-  /** Lines this tick changed (for the board's positions). */
+  /**
+   * Lines this tick changed (for the board's positions); with `changes`,
+   * every line a tick after `since` changed.
+   */
   lines: UserLine[];
+  /**
+   * Asked with `since` and other ticks came after it: the latest attempt of
+   * every task those ticks (up to this one, not included) touched, as the
+   * feed's read returns them. Absent: nothing to tell (or not asked).
+   */
+  changes?: ChangedSession[];
+}
+
+/** The last characters of a stored output, and whether they are all of it. */
+export interface StoredTail {
+  tail: string;
+  whole: boolean;
+}
+
+/** A changed session as the feed and the tick's `changes` return it (src/db/sql/changesSql.ts). */
+export interface ChangedSession {
+  session: Session;
+  task: Task;
+  /** Asked for with a tail size, on a finished attempt: its stored tail, or null (none stored). */
+  output?: StoredTail | null;
 }

@@ -320,6 +320,42 @@ describeEachEngine('tick', (getDb) => {
     await expect(readChanges(db, 0, { tailChars: 0 })).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it("with since, a tick's reply carries what other ticks changed after it, as the feed would read it", async () => {
+    const { db } = getDb();
+    const a = ticker(db, { owner: 'node-a@boot1' });
+    const b = ticker(db, { owner: 'node-b@boot1' });
+    const first = await a([enqueueOp('alice'), enqueueOp('bob')], { want: 1 });
+    const [run] = first.granted;
+    const ended = await a([
+      finishOp(run!.session.id, run!.session.epoch, {
+        output: { text: 'one\ntwo\n', totalBytes: 8, truncated: false },
+      }),
+    ]);
+    // B has seen everything up to A's first tick: A's second one rides B's tick.
+    const carol = enqueueOp('carol');
+    const r = await b([carol], { since: first.tick, tailChars: 100 });
+    expect(r.tick).toBe(ended.tick + 1);
+    expect(r.changes?.map((c) => [c.session.id, c.session.status, c.output])).toEqual([
+      [run!.session.id, 'succeeded', { tail: 'one\ntwo\n', whole: true }],
+    ]);
+    // Exactly what the feed's read of the same ticks says (carol is B's own, in its outcomes).
+    const feed = await readChanges(db, first.tick, { tailChars: 100 });
+    expect(feed.sessions.filter((c) => c.session.id !== carol.sessionId)).toEqual(r.changes);
+    // The lines since then: alice's (A's finish) and carol's (this tick).
+    expect(r.lines.map((l) => l.userId)).toEqual(['alice', 'carol']);
+    // Caught up: nothing rides along, and the lines are this tick's only.
+    const next = await b([enqueueOp('dave')], { since: r.tick });
+    expect(next.changes).toBeUndefined();
+    expect(next.lines.map((l) => l.userId)).toEqual(['dave']);
+    // A tick that changes nothing still answers what it has not seen.
+    const idle = await a([], { since: ended.tick });
+    expect(idle.changed).toBe(false);
+    expect(idle.changes?.map((c) => c.task.userId).sort()).toEqual(['carol', 'dave']);
+    // Without since the reply is as it always was.
+    expect((await b([])).changes).toBeUndefined();
+    await expect(b([], { since: -1 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it('repairs drift: rows written outside ticks, counters off', async () => {
     const { db } = getDb();
     const t = ticker(db);

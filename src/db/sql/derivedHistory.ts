@@ -11,6 +11,7 @@
  * Measured (docs/data.md, "What a job costs"): 3 heap rows and 9 index
  * entries per job fewer; the session row grows by three bigints.
  */
+import { CHANGED_TICK } from './changesSql.js';
 import { RT_PLACE } from './rtPlace.js';
 import { RT_TICK } from './rtTick.js';
 
@@ -56,13 +57,6 @@ export const SESSION_HISTORY_VIEW = `CREATE VIEW session_history AS
     CASE WHEN s.status = 'cancelled' THEN k.owner ELSE s.owner_node END,
     s.epoch, s.finished_at, s.ended_tick, 2, CASE WHEN s.status = 'cancelled' THEN 3 ELSE 1 END
   FROM sessions s LEFT JOIN dispatch_ticks k ON k.tick = s.ended_tick WHERE s.ended_tick IS NOT NULL`;
-
-/**
- * The latest tick that changed a session's status, for the board's change
- * feed (`readChanges`): transitions come in the order queued, claimed,
- * ended, so the latest set column is the latest change.
- */
-export const CHANGED_TICK = 'coalesce(ended_tick, claimed_tick, queued_tick)';
 
 /** The same `CREATE FUNCTION`, as `CREATE OR REPLACE` (a later migration re-creating it). */
 export const orReplace = (statement: string) =>

@@ -53,6 +53,8 @@ DECLARE
   v_reply json;
   v_gids text[] := '{}';
   v_over boolean;
+  v_since bigint := (p->>'since')::bigint;
+  v_tail integer := (p->>'tail_chars')::integer;
 BEGIN
   PERFORM pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot});
   -- By key: one row, but each tick leaves a dead version behind it.

@@ -3,6 +3,7 @@
  * cap assertion), the state row and NOTIFY, and the reply with exact
  * positions. Spliced into the function body by rtTick.ts; the variables are its.
  */
+import { changedLines, changedSessions } from './changesSql.js';
 import { byKey, TICK_CHANNEL } from './outcomeSql.js';
 import { ACTIVE_LINES, positionOf } from './rtPlace.js';
 
@@ -118,6 +119,12 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       FROM sessions s CROSS JOIN LATERAL ${byKey('tasks', 's.task_id')} t
       WHERE s.status = 'running' AND s.owner_node = v_owner) END,
     'running', v_running,
-    'lines', CASE WHEN v_changed THEN (SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
+    -- With "since" (the last tick the caller has every change of) and other
+    -- ticks after it: what those ticks changed rides along, so the caller
+    -- needs no read of its own for them (the feed, src/actors/runtimeFeed.ts).
+    'changes', CASE WHEN v_since IS NOT NULL AND v_since < st.tick
+      THEN ${changedSessions('v_since', 'st.tick', 'v_tail')} END,
+    'lines', CASE WHEN v_since IS NOT NULL AND v_since < st.tick THEN ${changedLines('v_since')}::json
+      WHEN v_changed THEN (SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
       FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::json END);
 `;
