@@ -4,8 +4,10 @@
  * global cap and a line with work and room), `<tick> <owner> full` when
  * not. Other nodes tick for a `grantable` one only (src/actors/runtimeFeed.ts),
  * so a cluster at its cap does not have every node tick after every tick.
+ * Only sent when another boot has a heartbeat row: a node alone tells nobody.
  */
 import { expect, it } from 'vitest';
+import type { Db } from '../../src/db/index.js';
 import { TICK_CHANNEL } from '../../src/db/sql/rtTick.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueueOp, finishOp, ticker } from './tickFixtures.js';
@@ -18,13 +20,44 @@ async function until(what: string, check: () => boolean, deadlineMs = 5_000) {
   }
 }
 
+/** Another boot's heartbeat row: someone to tell. */
+async function peer(db: Db, owner: string): Promise<void> {
+  const now = new Date();
+  await db
+    .insertInto('node_heartbeats')
+    .values({ owner, node_id: owner.split('@')[0] ?? owner, started_at: now, beat_at: now })
+    .execute();
+}
+
 describeEachEngine('tick NOTIFY', (getDb) => {
+  it('is sent only when another boot has a heartbeat row', async () => {
+    const { db, connectAnother } = getDb();
+    const listener = await connectAnother();
+    const heard: string[] = [];
+    const unlisten = await listener.listen(TICK_CHANNEL, (p) => heard.push(p));
+    try {
+      const t = ticker(db, { owner: 'node-a@boot1' });
+      await t([enqueueOp('ann')]);
+      // Its own row is nobody else.
+      await peer(db, 'node-a@boot1');
+      await t([enqueueOp('ann')]);
+      await peer(db, 'node-b@boot1');
+      const third = await t([enqueueOp('ann')]);
+      await until('the NOTIFY of the third tick', () => heard.length > 0);
+      // Notifications arrive in commit order: the first two were never sent.
+      expect(heard).toEqual([`${third.tick} node-a@boot1 grantable`]);
+    } finally {
+      await unlisten();
+    }
+  });
+
   it('says grantable while a grant is possible, full at the cap or with nothing eligible', async () => {
     const { db, connectAnother } = getDb();
     const listener = await connectAnother();
     const heard: string[] = [];
     const unlisten = await listener.listen(TICK_CHANNEL, (p) => heard.push(p));
     try {
+      await peer(db, 'node-b@boot1');
       const t = ticker(db, { globalCap: 2, defaultUserCap: 1, owner: 'node-a@boot1' });
       const says = async (expected: string) => {
         const n = heard.length;

@@ -65,9 +65,16 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     -- the global cap and a line with work and room): only then do the other
     -- nodes tick for it. At the cap, the node whose run ends grants the next
     -- one in the same tick, so nobody else needs to ask.
-    PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner
-      || CASE WHEN v_running < v_gcap AND EXISTS (SELECT 1 FROM user_lines e WHERE e.eligible)
-           THEN ' grantable' ELSE ' full' END);
+    -- Only when another boot has a heartbeat row: a node alone has nobody to
+    -- tell, and every listening backend spends a transaction of its own on
+    -- each notification it is sent, its own included (a node learns of the
+    -- ticks before its first beat from its first tick's reply, since; and a
+    -- tick of a client with no row, the CLI, always finds the nodes' rows).
+    IF EXISTS (SELECT 1 FROM node_heartbeats h WHERE h.owner <> v_owner) THEN
+      PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner
+        || CASE WHEN v_running < v_gcap AND EXISTS (SELECT 1 FROM user_lines e WHERE e.eligible)
+             THEN ' grantable' ELSE ' full' END);
+    END IF;
   ELSE
     v_tick := st.tick;
   END IF;
