@@ -43,17 +43,18 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   const { db, backend, slots } = deps;
   const now = () => new Date(deps.clock.now());
   const ref = (sessionId: string, handle: string): RunRef => ({ sessionId, handle });
+  // Built once: every handle, finish and read of every run goes through it.
+  const retryOptions = {
+    clock: deps.clock,
+    // An op the dispatcher could not get committed in time is sent again:
+    // ops are idempotent, and the store's outage is a condition, not a bug.
+    isTransient: (e: unknown) => e instanceof DispatchUnavailableError || deps.isTransient(e),
+    baseMs: 100,
+    maxMs: 2_000,
+    deadlineMs: deps.storeDeadlineMs,
+  };
   const retry = <T>(work: () => Promise<T>, signal?: AbortSignal) =>
-    retryTransient(work, {
-      clock: deps.clock,
-      // An op the dispatcher could not get committed in time is sent again:
-      // ops are idempotent, and the store's outage is a condition, not a bug.
-      isTransient: (e) => e instanceof DispatchUnavailableError || deps.isTransient(e),
-      baseMs: 100,
-      maxMs: 2_000,
-      deadlineMs: deps.storeDeadlineMs,
-      ...(signal ? { signal } : {}),
-    });
+    retryTransient(work, signal ? { ...retryOptions, signal } : retryOptions);
   /** A write through the tick, sent again while the store does not answer (ops are idempotent). */
   const submit = (op: Omit<TickHandle, 'ref'> | Omit<TickFinish, 'ref'>) =>
     retry(() => slots.submit(op));

@@ -131,6 +131,17 @@ export interface ObserveRequest extends RunRef {
   seq: number;
 }
 
+// Module functions, not closures: an input is checked once per run, on the hot path.
+function bad(field: string, why: string): never {
+  throw new ContainerRunError('INVALID_INPUT', `containerRun: ${field} ${why}`);
+}
+
+function positive(field: 'pollMs' | 'budgetMs' | 'ioTimeoutMs', value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    bad(field, `must be a finite number > 0, got ${String(value)}`);
+  }
+}
+
 /**
  * Checks an input before anything starts; throws a `ContainerRunError` with
  * code `INVALID_INPUT` naming the bad field.
@@ -147,16 +158,8 @@ export interface ObserveRequest extends RunRef {
 export function validateContainerRunInput(
   input: ContainerRunInput,
 ): Required<Omit<ContainerRunInput, 'sessionStartedAt'>> & { sessionStartedAt: MaybeTimestamp } {
-  const bad = (field: string, why: string): never => {
-    throw new ContainerRunError('INVALID_INPUT', `containerRun: ${field} ${why}`);
-  };
   if (typeof input.sessionId !== 'string' || input.sessionId === '') bad('sessionId', 'is empty');
   if (input.mode !== 'owner' && input.mode !== 'adopt') bad('mode', "must be 'owner' or 'adopt'");
-  const positive = (field: 'pollMs' | 'budgetMs' | 'ioTimeoutMs', value: number) => {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-      bad(field, `must be a finite number > 0, got ${String(value)}`);
-    }
-  };
   positive('pollMs', input.pollMs);
   positive('budgetMs', input.budgetMs);
   const ioTimeoutMs = input.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS;
