@@ -209,10 +209,15 @@ function enqueueOp(o: Row): TickEnqueue | undefined {
 export function fastCheckedHead(input: unknown, maxOps: number): TickInput | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
   const o = input as Row;
-  const { now, ops, resync } = o;
-  const hasResync = Object.hasOwn(o, 'resync');
+  const { now, ops, resync, since, tailChars } = o;
+  // The optional keys, each checked only when present (undefined is allowed, as by zod).
+  const has = {
+    resync: Object.hasOwn(o, 'resync'),
+    since: Object.hasOwn(o, 'since'),
+    tailChars: Object.hasOwn(o, 'tailChars'),
+  };
   if (
-    !plain(o, hasResync ? 7 : 6) ||
+    !plain(o, 6 + Number(has.resync) + Number(has.since) + Number(has.tailChars)) ||
     typeof o.owner !== 'string' ||
     !NAME.test(o.owner) ||
     !(now instanceof Date && Number.isFinite(now.getTime())) ||
@@ -221,7 +226,9 @@ export function fastCheckedHead(input: unknown, maxOps: number): TickInput | und
     !int(o.want, 0, MAX_RUNNING) ||
     !Array.isArray(ops) ||
     ops.length > maxOps ||
-    (hasResync && resync !== undefined && typeof resync !== 'boolean')
+    (resync !== undefined && typeof resync !== 'boolean') ||
+    (since !== undefined && !int(since, 0, Number.MAX_SAFE_INTEGER)) ||
+    (tailChars !== undefined && !int(tailChars, 1, 1_000_000))
   )
     return undefined;
   const head: TickInput = {
@@ -232,7 +239,9 @@ export function fastCheckedHead(input: unknown, maxOps: number): TickInput | und
     want: o.want,
     ops: [...ops],
   };
-  if (hasResync) head.resync = resync as boolean;
+  if (has.resync) head.resync = resync as boolean;
+  if (has.since) head.since = since as number;
+  if (has.tailChars) head.tailChars = tailChars as number;
   return head;
 }
 

@@ -54,6 +54,8 @@ const head = () => ({
   defaultUserCap: 1,
   want: 5,
   ops: [handle(), finish()],
+  since: 41,
+  tailChars: 2_000,
 });
 
 /** Values that break one rule or another (or none), per field. */
@@ -92,6 +94,7 @@ const anyValue = fc.oneof(
     'bad name',
     'BAD-KEY',
     100_001,
+    1_000_001,
     true,
     false,
     new Date(Number.NaN),
@@ -167,7 +170,8 @@ describe('fastCheckedOp', () => {
     }
     const { column: _, ...noColumn } = enqueue();
     expect(fastCheckedOp(noColumn)).toEqual(tickOpSchema.parse(noColumn));
-    for (const h of [head(), { ...head(), resync: true }]) {
+    const { since: _s, tailChars: _t, ...bare } = head();
+    for (const h of [head(), { ...head(), resync: true }, bare, { ...bare, since: undefined }]) {
       const fast = fastCheckedHead(h, 10_000);
       expect(fast).toEqual(tickHeadSchema.parse(h));
       expect(fast?.ops).not.toBe(h.ops);
