@@ -35,7 +35,7 @@ export interface EarlySocket {
   token: string;
   /** Every frame's data received so far, oldest first; the client replays them. */
   frames: unknown[];
-  /** The window it subscribed to as it opened, or null while it was not open. */
+  /** The window it subscribed to (in its URL), or null if it did not. */
   subscribed: BoardWindow | null;
 }
 
@@ -185,7 +185,7 @@ export function connectBoard(options: BoardClientOptions): BoardClient {
       new Ctor(options.url, [SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX + options.token]);
     socket = ws;
     subscribedTo = null;
-    // An early socket not yet open is subscribed here, not by the inline script.
+    // Subscribed as it opens, unless it is an early socket subscribed already.
     ws.onopen = () => {
       if (socket === ws && subscribedTo === null) subscribe();
     };

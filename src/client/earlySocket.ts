@@ -7,7 +7,7 @@
  *
  * The inline script keeps every frame it receives until the client takes
  * the socket over: a frame handled by nobody would be lost (without the
- * hello the client never subscribes and never goes live).
+ * snapshot the client never goes live).
  *
  * Imports nothing from `node:*`: the browser bundle includes this file.
  */
@@ -34,15 +34,15 @@ export interface EarlySocketConfig {
 /**
  * The inline script's source. It finds the token where the page does (the
  * fragment's `token=`, else sessionStorage) and does nothing without one.
- * It subscribes as the socket opens, not on the hello: the server takes a
- * subscribe at any time after the upgrade and sends its hello first, so the
- * snapshot is not a hello's round trip later. It parses no frame (the client
- * parses each once).
+ * It subscribes in the upgrade's URL (`/ws?subscribe=…`, served right after
+ * the hello: docs/board-protocol.md), so the snapshot is on its way as the
+ * socket opens, whether or not the page's main thread is free to send
+ * anything then. It parses no frame (the client parses each once).
  *
  * @example
  * ```ts
  * const js = earlySocketScript({ subprotocol: 'p', bearerPrefix: 'b.', version: 1, window: {} })
- * js.includes('socket.send(') // => true
+ * js.includes('/ws?subscribe=') // => true
  * js.includes('roundtableEarlySocket') // => true
  * ```
  */
@@ -55,12 +55,8 @@ export function earlySocketScript(config: EarlySocketConfig): string {
   return `(() => {
 const token = new URLSearchParams(location.hash.slice(1)).get('token') || sessionStorage.getItem(${JSON.stringify(TOKEN_STORAGE_KEY)});
 if (!token) return;
-const socket = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws', [${JSON.stringify(config.subprotocol)}, ${JSON.stringify(config.bearerPrefix)} + token]);
-const early = { socket, token, frames: [], subscribed: null };
-socket.onopen = () => {
-  socket.send(${JSON.stringify(subscribe)});
-  early.subscribed = ${JSON.stringify(config.window)};
-};
+const socket = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + ${JSON.stringify(`/ws?subscribe=${encodeURIComponent(subscribe)}`)}, [${JSON.stringify(config.subprotocol)}, ${JSON.stringify(config.bearerPrefix)} + token]);
+const early = { socket, token, frames: [], subscribed: ${JSON.stringify(config.window)} };
 socket.onmessage = (ev) => early.frames.push(ev.data);
 window.${EARLY_SOCKET_KEY} = early;
 })();`;

@@ -88,8 +88,12 @@ export class BoardHub {
     };
   }
 
-  /** Takes over an authenticated socket. */
-  attach(ws: WebSocket, principal: Principal): void {
+  /**
+   * Takes over an authenticated socket. `firstFrame`, the upgrade URL's
+   * `subscribe` (docs/board-protocol.md), is handled after the hello as if
+   * it were the socket's first message.
+   */
+  attach(ws: WebSocket, principal: Principal, firstFrame: string | null = null): void {
     const viewer = viewerOf(principal);
     const view = this.views.get(viewer ?? ADMIN_VIEW);
     if (view === undefined) {
@@ -131,6 +135,7 @@ export class BoardHub {
       userId: viewer,
       heartbeatMs: limits.heartbeatMs,
     });
+    if (firstFrame !== null) this.receiveGuarded(conn, firstFrame, false);
   }
 
   /** One heartbeat round; the clock calls it every `heartbeatMs`. */

@@ -142,7 +142,10 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
     // The place is given back when the TCP socket is gone, whichever way:
     // refused by ws (bad key), closed by either side, or cut.
     socket.once('close', admitted);
-    wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws, principal));
+    // A subscribe in the URL is served without waiting for the client's first
+    // message (the page's early socket sends it so: docs/board-protocol.md).
+    const firstFrame = new URL(req.url ?? '/', 'http://localhost').searchParams.get('subscribe');
+    wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws, principal, firstFrame));
   };
 
   const guardedUpgrade = guardUpgrade(upgrade, logger);

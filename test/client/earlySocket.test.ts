@@ -43,18 +43,21 @@ const CONFIG = {
 };
 
 describe('the inline script', () => {
-  it('opens the socket with the fragment’s token, subscribes once, as it opens, and keeps every frame', () => {
+  it('opens the socket with the fragment’s token, subscribed in its URL, and keeps every frame', () => {
     const { early, socket } = runInline(`#token=${ALICE}`, 'other');
-    expect(socket?.url).toBe('ws://h:1/ws');
+    const url = new URL(socket!.url);
+    expect(url.href.replace(url.search, '')).toBe('ws://h:1/ws');
+    expect(JSON.parse(url.searchParams.get('subscribe')!)).toEqual({
+      type: 'subscribe',
+      v: 1,
+      window: firstWindow(),
+    });
     expect(socket?.protocols).toEqual(['roundtable.board.v1', `roundtable.bearer.${ALICE}`]);
     expect(early?.token).toBe(ALICE);
-    expect(early?.subscribed).toBeNull();
-    socket!.onopen?.({});
-    expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window: firstWindow() }]);
+    expect(early?.subscribed).toEqual(firstWindow());
     socket!.deliver(hello);
     socket!.deliver(snapshot);
-    expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window: firstWindow() }]);
-    expect(early?.subscribed).toEqual(firstWindow());
+    expect(socket!.sent).toEqual([]);
     expect(early?.frames.map((f) => JSON.parse(String(f)).type)).toEqual(['hello', 'snapshot']);
   });
 
@@ -102,15 +105,25 @@ describe('a client adopting the early socket', () => {
     expect(ScriptedSocket.last).toBe(socket); // no socket of its own
   });
 
-  it('takes over a socket still connecting: it subscribes as it opens, the inline script does not', () => {
+  it('takes over the inline script’s socket still connecting: subscribed already, nothing is sent', () => {
     const { socket, early } = runInline(`#token=${ALICE}`, null);
-    const window = { ...firstWindow(), filter: { text: 'x' } };
-    const { c } = adopt(early!, window);
+    const { c } = adopt(early!);
     socket!.onopen?.({});
-    expect(socket!.sent).toEqual([{ type: 'subscribe', v: 1, window }]);
     socket!.deliver(hello);
-    expect(socket!.sent).toHaveLength(1);
+    expect(socket!.sent).toEqual([]);
     socket!.deliver(snapshot);
+    expect(c.store.getSnapshot().context.connection).toBe('live');
+  });
+
+  it('subscribes a socket it took over unsubscribed as it opens, once, with its window', () => {
+    const { socket, early } = earlyWith([], null);
+    const window = { ...firstWindow(), filter: { text: 'x' } };
+    const { c } = adopt(early, window);
+    socket.onopen?.({});
+    expect(socket.sent).toEqual([{ type: 'subscribe', v: 1, window }]);
+    socket.deliver(hello);
+    expect(socket.sent).toHaveLength(1);
+    socket.deliver(snapshot);
     expect(c.store.getSnapshot().context.connection).toBe('live');
   });
 

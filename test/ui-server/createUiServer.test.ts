@@ -4,7 +4,7 @@ import { WebSocket } from 'ws';
 import { SUBPROTOCOL } from '../../src/board/boardProtocol.js';
 import { createUiServer } from '../../src/ui-server/createUiServer.js';
 import { FakeBoard } from '../support/fakeBoard.js';
-import { ALICE, type Harness, RawClient, startHarness, TOKENS } from './wsHarness.js';
+import { ALICE, type Harness, RawClient, spec, startHarness, TOKENS } from './wsHarness.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -52,6 +52,31 @@ describe('upgrade guards', () => {
     h = await startHarness();
     const c = await RawClient.open(h.server.wsUrl, ALICE, { viaProtocol: true });
     expect(c.ws.protocol).toBe(SUBPROTOCOL);
+    c.ws.terminate();
+  });
+});
+
+describe('a subscribe in the upgrade URL', () => {
+  const at = (frame: unknown) =>
+    `${h.server.wsUrl}?subscribe=${encodeURIComponent(JSON.stringify(frame))}`;
+
+  it('is served after the hello, as if it were the first message', async () => {
+    h = await startHarness();
+    await h.board.createTask('alice', spec('first'));
+    await h.board.createTask('alice', spec('second'));
+    const window = { filter: { text: 'second' } };
+    const c = await RawClient.open(at({ type: 'subscribe', v: 1, window }), ALICE);
+    const snapshot = await c.next('snapshot');
+    expect(snapshot.cards.map((card) => card.title)).toEqual(['second']);
+    c.ws.terminate();
+  });
+
+  it('is answered as a bad first message would be, and the socket stays', async () => {
+    h = await startHarness();
+    const c = await RawClient.open(at({ type: 'subscribe', v: 2 }), ALICE);
+    expect(await c.next('error')).toMatchObject({ code: 'unsupported_version' });
+    c.send({ type: 'subscribe', v: 1 });
+    await c.next('snapshot');
     c.ws.terminate();
   });
 });
