@@ -25,6 +25,11 @@ export interface PaintStages {
   socketCreated: number | null;
   socketOpen: number | null;
   hello: number | null;
+  /**
+   * A subscribe sent as a message. null when the page subscribes in the
+   * upgrade URL (`/ws?subscribe=`, what the inline early socket does): its
+   * snapshot then follows the hello with no message from the page.
+   */
   subscribeSent: number | null;
   snapshot: number | null;
   /** The first card is in the DOM. */
