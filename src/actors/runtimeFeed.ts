@@ -122,7 +122,7 @@ export class TickFeed {
 
   /**
    * A tick this node made, applied from its reply. Sent with `since` (what
-   * `sinceForTick` said), the reply covers every tick up to its own: what
+   * `sending` said), the reply covers every tick up to its own: what
    * others changed after `since` rode along (`changes`, handed on here). A
    * tick heard meanwhile that came after it is read now. Without `since`, a
    * tick right after the last one seen needs no read; a tick that changed

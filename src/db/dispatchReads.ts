@@ -15,9 +15,6 @@ import { arrayOf, changesFromJson, lineFromJson } from './tickReply.js';
 import type { ChangedSession, UserLine } from './tickTypes.js';
 import type { Db } from './transaction.js';
 
-const sinceTick = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const tailChars = z.number().int().min(1).max(1_000_000);
-
 function tickOf(v: unknown): number {
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n < 0) throw new CorruptRowError('dispatch_state', 'id', 'tick');
@@ -59,11 +56,11 @@ export async function readChanges(
   since: number,
   options: { tailChars?: number } = {},
 ): Promise<DispatchChanges> {
-  const s = parseOrThrow(sinceTick, since, 'sinceTick');
+  const s = parseOrThrow(f.tickNumber, since, 'sinceTick');
   const n =
     options.tailChars === undefined
       ? null
-      : parseOrThrow(tailChars, options.tailChars, 'tailChars');
+      : parseOrThrow(f.tailChars, options.tailChars, 'tailChars');
   // A finished attempt's stored tail rides along: the same snapshot, and no
   // read per feed batch for the outputs of runs another node finished. Both
   // numbers are validated integers, so they go in as literals (the fragment
@@ -77,7 +74,7 @@ export async function readChanges(
   const row = rows[0];
   return {
     tick: tickOf(row?.tick),
-    sessions: changesFromJson(row?.sessions),
+    sessions: changesFromJson(row?.sessions, 'sessions'),
     lines: arrayOf(row?.lines, 'lines', lineFromJson),
     running: tickOf(row?.running),
   };

@@ -37,4 +37,8 @@ export const handle = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@-]*$/, 'a container, service or process name')
   .max(TEXT_LIMITS.handle);
 export const maxRunning = z.number().int().min(0).max(100_000);
+/** A dispatch tick's number (`dispatch_state.tick`). */
+export const tickNumber = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** How much of a stored output's end a feed read or a tick's reply brings. */
+export const tailChars = z.number().int().min(1).max(1_000_000);
 export const spec = runSpecSchema;

@@ -85,7 +85,8 @@ export function parseTickReply(reply: unknown): TickResult {
     lines: arrayOf(r.lines, 'lines', lineFromJson),
   };
   if (r.owned !== null && r.owned !== undefined) result.owned = pairsFromJson(r.owned, 'owned');
-  if (r.changes !== null && r.changes !== undefined) result.changes = changesFromJson(r.changes);
+  if (r.changes !== null && r.changes !== undefined)
+    result.changes = changesFromJson(r.changes, 'changes');
   return result;
 }
 

@@ -23,8 +23,8 @@ export const tickHeadSchema = z.strictObject({
   want: f.maxRunning,
   ops: z.array(z.unknown()).max(MAX_TICK_OPS),
   resync: z.boolean().optional(),
-  since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  tailChars: z.number().int().min(1).max(1_000_000).optional(),
+  since: f.tickNumber.optional(),
+  tailChars: f.tailChars.optional(),
 });
 
 /** The JSON `rt_tick` takes. Keys are the recordset columns of src/db/sql/rtTick.ts. */

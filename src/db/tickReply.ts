@@ -160,12 +160,16 @@ export function lineFromJson(v: unknown): UserLine {
   };
 }
 
-/** `{ session, task }` pairs (grants, owned, the change feed). */
+function pairFromJson(x: unknown): { session: Session; task: Task; row: Row } {
+  const row = asRow('rt_tick', x);
+  return { session: sessionFromJson(row.session), task: taskFromJson(row.task), row };
+}
+
+/** `{ session, task }` pairs (grants, owned). */
 export function pairsFromJson(v: unknown, what: string): { session: Session; task: Task }[] {
-  if (!Array.isArray(v)) throw new CorruptRowError('rt_tick', '(reply)', what);
-  return v.map((x) => {
-    const pair = asRow('rt_tick', x);
-    return { session: sessionFromJson(pair.session), task: taskFromJson(pair.task) };
+  return arrayOf(v, what, (x) => {
+    const { session, task } = pairFromJson(x);
+    return { session, task };
   });
 }
 
@@ -176,16 +180,15 @@ function storedTailFromJson(v: unknown): StoredTail | null {
   throw new CorruptRowError('session_outputs', '(feed)', 'text');
 }
 
-/** Changed sessions with their tasks, and the stored tail of each one that carries `output`. */
-export function changesFromJson(v: unknown): ChangedSession[] {
-  if (!Array.isArray(v)) throw new CorruptRowError('rt_tick', '(reply)', 'changes');
-  return v.map((x) => {
-    const pair = asRow('rt_tick', x);
-    const out: ChangedSession = {
-      session: sessionFromJson(pair.session),
-      task: taskFromJson(pair.task),
-    };
-    if ('output' in pair) out.output = storedTailFromJson(pair.output);
+/**
+ * Changed sessions with their tasks (the feed's read, a tick's `changes`),
+ * and the stored tail of each one that carries `output`.
+ */
+export function changesFromJson(v: unknown, what: string): ChangedSession[] {
+  return arrayOf(v, what, (x) => {
+    const { session, task, row } = pairFromJson(x);
+    const out: ChangedSession = { session, task };
+    if ('output' in row) out.output = storedTailFromJson(row.output);
     return out;
   });
 }

@@ -8,9 +8,15 @@
  */
 import { expect, it } from 'vitest';
 import type { Db } from '../../src/db/index.js';
+
 import { TICK_CHANNEL } from '../../src/db/sql/rtTick.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueueOp, finishOp, ticker } from './tickFixtures.js';
+
+type Listen = (
+  channel: string,
+  onPayload: (payload: string) => void,
+) => Promise<() => Promise<void>>;
 
 async function until(what: string, check: () => boolean, deadlineMs = 5_000) {
   const started = Date.now();
@@ -29,12 +35,17 @@ async function peer(db: Db, owner: string): Promise<void> {
     .execute();
 }
 
+/** Every payload on the tick channel, heard on a connection of its own. */
+async function listening(listener: { listen: Listen }) {
+  const heard: string[] = [];
+  const unlisten = await listener.listen(TICK_CHANNEL, (p) => heard.push(p));
+  return { heard, unlisten };
+}
+
 describeEachEngine('tick NOTIFY', (getDb) => {
   it('is sent only when another boot has a heartbeat row', async () => {
     const { db, connectAnother } = getDb();
-    const listener = await connectAnother();
-    const heard: string[] = [];
-    const unlisten = await listener.listen(TICK_CHANNEL, (p) => heard.push(p));
+    const { heard, unlisten } = await listening(await connectAnother());
     try {
       const t = ticker(db, { owner: 'node-a@boot1' });
       await t([enqueueOp('ann')]);
@@ -53,9 +64,7 @@ describeEachEngine('tick NOTIFY', (getDb) => {
 
   it('says grantable while a grant is possible, full at the cap or with nothing eligible', async () => {
     const { db, connectAnother } = getDb();
-    const listener = await connectAnother();
-    const heard: string[] = [];
-    const unlisten = await listener.listen(TICK_CHANNEL, (p) => heard.push(p));
+    const { heard, unlisten } = await listening(await connectAnother());
     try {
       await peer(db, 'node-b@boot1');
       const t = ticker(db, { globalCap: 2, defaultUserCap: 1, owner: 'node-a@boot1' });
