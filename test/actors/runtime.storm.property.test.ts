@@ -70,10 +70,18 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crashPool' as const) }) },
 );
 
-/** Runtimes whose root supervisor gave up. */
+/** Runtimes whose root supervisor gave up, and those whose exit is watched. */
 const gaveUp = new WeakSet<object>();
+const watched = new WeakSet<object>();
+/**
+ * Watches the current boot's exit. Called after every boot the storm makes,
+ * a `deploy` step's included (seed -1058878469: a deploy's boot was not
+ * watched, four pool crashes made it give up, and nothing started it again).
+ */
 const watchExit = (h: TestRuntime) => {
   const rt = h.runtime;
+  if (watched.has(rt)) return;
+  watched.add(rt);
   void rt.exited.then((exit) => {
     if (exit.kind === 'gave_up') gaveUp.add(rt);
   });
@@ -175,7 +183,10 @@ test(
                 command: ['agent', String(s.seconds)],
               });
             } else if (s.kind === 'advance') await h.advance(s.ms);
-            else if (s.kind === 'deploy') await h.deploy();
+            else if (s.kind === 'deploy') {
+              await h.deploy();
+              watchExit(h);
+            }
             else if (s.kind === 'reschedule' && running.length > 0) {
               h.cluster.reschedule((running[s.pick % running.length] as { id: string }).id);
             } else if (s.kind === 'killNode') {
@@ -196,7 +207,10 @@ test(
             await checkInvariants(h);
           }
           // Every wait ends: budgets, polls and ticks bring everything to rest.
-          for (let i = 0; i < 12; i += 1) await h.advance(60_000);
+          for (let i = 0; i < 12; i += 1) {
+            await h.advance(60_000);
+            await restartIfGaveUp(h);
+          }
           const rows = await h.sessions();
           expect(rows.filter((r) => r.status === 'queued' || r.status === 'running')).toEqual([]);
           expect(h.runtime.poolSnapshot()).toMatchObject({ running: 0, queued: 0 });
