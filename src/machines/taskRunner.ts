@@ -253,7 +253,8 @@ export const taskRunnerMachine = setup({
           sessionStartedAt: context.sessionStartedAt,
           pollMs: context.pollMs,
           budgetMs: context.adoptBudgetMs,
-          ...(context.ioTimeoutMs === undefined ? {} : { ioTimeoutMs: context.ioTimeoutMs }),
+          // Undefined is the default (validateContainerRunInput), as a missing key is.
+          ioTimeoutMs: context.ioTimeoutMs,
         }),
         onDone: { target: 'finalizing', actions: assign({ outcome: ({ event }) => event.output }) },
       },
