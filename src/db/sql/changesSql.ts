@@ -13,22 +13,28 @@
 export const CHANGED_TICK = 'coalesce(ended_tick, claimed_tick, queued_tick)';
 
 /**
- * A `jsonb` array: the latest attempt of every task a tick in (`since`,
+ * A `json` array: the latest attempt of every task a tick in (`since`,
  * `until`] touched (`until` null: no upper bound), with its task, in
  * enqueue order. With `tailChars`, a finished attempt also carries
  * `output`: the last `tailChars` characters of its stored output and
  * whether that is all of it (`{t, w}`), or null when it stored none.
+ *
+ * `json`, not `jsonb`: this is built to be sent, never queried, and
+ * building `jsonb` (binary, keys sorted, then printed again) cost three to
+ * four times as much: 60 changed sessions read in 11-15 ms against 3-3.5
+ * ms, measured with three nodes ticking (every node reads the other two's
+ * changes, inside the tick's lock when they ride its reply).
  */
 export function changedSessions(since: string, until: string | null, tailChars: string | null) {
   const upTo = until === null ? '' : ` AND ${CHANGED_TICK} <= ${until}`;
-  const tail =
+  const pair = `'session', to_json(ls), 'task', to_json(t)`;
+  const item =
     tailChars === null
-      ? ''
-      : ` || CASE WHEN ls.status NOT IN ('queued', 'running') THEN jsonb_build_object('output', (
-          SELECT jsonb_build_object('t', right(o.text, ${tailChars}), 'w', length(o.text) <= ${tailChars})
-          FROM session_outputs o WHERE o.session_id = ls.id)) ELSE '{}'::jsonb END`;
-  return `(SELECT coalesce(jsonb_agg(jsonb_build_object('session', to_jsonb(ls), 'task', to_jsonb(t))${tail}
-      ORDER BY ls.enqueued_at, ls.id), '[]')
+      ? `json_build_object(${pair})`
+      : `CASE WHEN ls.status NOT IN ('queued', 'running') THEN json_build_object(${pair}, 'output', (
+          SELECT json_build_object('t', right(o.text, ${tailChars}), 'w', length(o.text) <= ${tailChars})
+          FROM session_outputs o WHERE o.session_id = ls.id)) ELSE json_build_object(${pair}) END`;
+  return `(SELECT coalesce(json_agg(${item} ORDER BY ls.enqueued_at, ls.id), '[]')
     FROM (SELECT s.task_id FROM sessions s WHERE ${CHANGED_TICK} > ${since}${upTo}
           UNION
           -- Ticks before migration 7 wrote history rows instead.
@@ -39,7 +45,7 @@ export function changedSessions(since: string, until: string | null, tailChars: 
     JOIN tasks t ON t.id = ch.task_id)`;
 }
 
-/** A `jsonb` array of every line a tick after `since` changed, emptied ones included. */
+/** A `json` array of every line a tick after `since` changed, emptied ones included. */
 export const changedLines = (since: string) =>
-  `(SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.user_id), '[]')
+  `(SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
     FROM user_lines l WHERE l.tick > ${since})`;

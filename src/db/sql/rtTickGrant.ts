@@ -131,7 +131,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     -- needs no read of its own for them (the feed, src/actors/runtimeFeed.ts).
     'changes', CASE WHEN v_since IS NOT NULL AND v_since < st.tick
       THEN ${changedSessions('v_since', 'st.tick', 'v_tail')} END,
-    'lines', CASE WHEN v_since IS NOT NULL AND v_since < st.tick THEN ${changedLines('v_since')}::json
+    'lines', CASE WHEN v_since IS NOT NULL AND v_since < st.tick THEN ${changedLines('v_since')}
       WHEN v_changed THEN (SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
       FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::json END);
 `;
