@@ -74,6 +74,11 @@ export interface BoardPushOptions {
   pushEveryMs: number;
 }
 
+/** No options (a shared object: apply is called for every change of a job's row). */
+const NO_OPTIONS: ApplyOptions = Object.freeze({});
+/** What apply returns when there is nothing to wait for. */
+const DONE: Promise<void> = Promise.resolve();
+
 export function createBoardIndex(
   db: Db,
   pool?: BoardPositions,
@@ -140,6 +145,8 @@ export function createBoardIndex(
   /** Brings the queued cards' positions up to the pool's; returns the ones that moved. */
   const reposition = (only?: Iterable<string>): string[] => {
     const ids = only === undefined ? [...queued] : [...only].filter((id) => queued.has(id));
+    // A card off the line (most of a job's changes) has no position to move.
+    if (ids.length === 0) return [];
     const list = ids.map((id) => entries.get(id)).filter((e): e is BoardEntry => e !== undefined);
     const next = positions(list);
     const moved: string[] = [];
@@ -240,6 +247,37 @@ export function createBoardIndex(
     if (rows !== undefined && put(rows.task, rows.session)) await show(taskId);
   };
 
+  /** BoardIndex.apply, whose doc says what it does. */
+  const applyRows = (
+    session: Session,
+    task: Task | undefined,
+    options: ApplyOptions,
+  ): Promise<void> => {
+    const prev = entries.get(session.taskId);
+    // The very row this card shows already, handed in again (a runner's
+    // finish comes back to it after its tick showed it): a card off the
+    // line (no position to move) would be rebuilt identical, its output
+    // read or asked for already, and emitted to nobody. Only the flag is news.
+    if (
+      prev !== undefined &&
+      prev.session === session &&
+      session.status !== 'queued' &&
+      (task === undefined || task === prev.task) &&
+      options.storedOutput === undefined
+    ) {
+      if (options.outputShown === true) prev.restored = true;
+      return DONE;
+    }
+    const known = task ?? prev?.task;
+    if (known === undefined) return refresh(session.taskId);
+    if (!put(known, session)) return DONE;
+    const e = entries.get(session.taskId);
+    if (options.outputShown === true && e !== undefined) e.restored = true;
+    if (options.storedOutput !== undefined && e !== undefined)
+      restore.take(e, options.storedOutput);
+    return show(session.taskId);
+  };
+
   return {
     cards(userId) {
       const list = [...entries.values()]
@@ -276,30 +314,15 @@ export function createBoardIndex(
       publish(ids);
     },
     refresh,
-    async apply(session, task, options = {}) {
-      const prev = entries.get(session.taskId);
-      // The very row this card shows already, handed in again (a runner's
-      // finish comes back to it after its tick showed it): a card off the
-      // line (no position to move) would be rebuilt identical, its output
-      // read or asked for already, and emitted to nobody. Only the flag is news.
-      if (
-        prev !== undefined &&
-        prev.session === session &&
-        session.status !== 'queued' &&
-        (task === undefined || task === prev.task) &&
-        options.storedOutput === undefined
-      ) {
-        if (options.outputShown === true) prev.restored = true;
-        return;
+    apply(session, task, options = NO_OPTIONS) {
+      // Not async: a job's rows come here ~8 times, most of them rows the
+      // card shows already, and an async call's promise and suspended frame
+      // were ~7 KB of garbage per job. A throw is still a rejection.
+      try {
+        return applyRows(session, task, options);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      const known = task ?? prev?.task;
-      if (known === undefined) return refresh(session.taskId);
-      if (!put(known, session)) return;
-      const e = entries.get(session.taskId);
-      if (options.outputShown === true && e !== undefined) e.restored = true;
-      if (options.storedOutput !== undefined && e !== undefined)
-        restore.take(e, options.storedOutput);
-      await show(session.taskId);
     },
     appendOutput(sessionId, chunk) {
       const taskId = bySession.get(sessionId);
