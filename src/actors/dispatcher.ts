@@ -4,12 +4,12 @@
  * cancel, cap) waits here until the next tick, and every tick carries all
  * of them plus the grants this node has room for, in one statement and one
  * commit (`tick` in src/db, the SQL function `rt_tick`). At most
- * `maxInFlight` ticks are out at once (2 by default: while the database
- * runs one, the node works on the last reply and the next one queues on the
- * tick's lock, so neither side waits for the other); whatever arrives
+ * `maxInFlight` ticks are out at once (1 by default); whatever arrives
  * meanwhile rides the next one, so batches grow with load and there is no
- * timer at low load (opportunistic group commit). A tick asks only for room
- * no tick in flight has asked for already.
+ * timer at low load (opportunistic group commit). A reply sends the next
+ * tick before the node handles it, so the database works on that one while
+ * the node works on the reply: one tick out already keeps both sides busy. A
+ * tick asks only for room no tick in flight has asked for already.
  *
  * A caller's promise settles only after its tick committed. A tick that
  * fails on a transient error (the server restarting, a timeout) is sent
@@ -142,7 +142,7 @@ export class Dispatcher {
   }
 
   private full(): boolean {
-    if (this.inFlight >= (this.o.maxInFlight ?? 2)) return true;
+    if (this.inFlight >= (this.o.maxInFlight ?? 1)) return true;
     // Solo ops go out alone anyway: no point waiting for company.
     return (
       this.inFlight > 0 &&
