@@ -10,6 +10,7 @@ import { CorruptRowError, ValidationError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { changedLines, changedSessions } from './sql/changesSql.js';
+import { lineJson } from './sql/rowJson.js';
 import { ACTIVE_LINES, positionOf } from './sql/rtPlace.js';
 import { arrayOf, changesFromJson, lineFromJson } from './tickReply.js';
 import type { ChangedSession, UserLine } from './tickTypes.js';
@@ -65,12 +66,17 @@ export async function readChanges(
   // read per feed batch for the outputs of runs another node finished. Both
   // numbers are validated integers, so they go in as literals (the fragment
   // is shared with the tick's reply, where they are plpgsql variables).
-  const sessions = changedSessions(`${s}::bigint`, null, n === null ? null : `${n}::integer`);
+  const sessions = changedSessions(
+    `${s}::bigint`,
+    null,
+    n === null ? null : `${n}::integer`,
+    'true',
+  );
   const { rows } = await sql<{ tick: string; running: number; sessions: unknown; lines: unknown }>`
     SELECT coalesce((SELECT tick FROM dispatch_state), 0) AS tick,
       coalesce((SELECT running FROM dispatch_state), 0) AS running,
       ${sql.raw(sessions)} AS sessions,
-      ${sql.raw(changedLines(`${s}::bigint`))} AS lines`.execute(db);
+      ${sql.raw(changedLines(`${s}::bigint`, 'true'))} AS lines`.execute(db);
   const row = rows[0];
   return {
     tick: tickOf(row?.tick),
@@ -115,7 +121,8 @@ function nullableInt(r: { id: string; turn: string | null; position: string }): 
 /** Every line with queued or running work: what the board's positions start from. */
 export async function readLines(db: Db): Promise<UserLine[]> {
   const { rows } = await sql<{ lines: unknown }>`
-    SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.head_turn, l.join_seq, l.user_id), '[]') AS lines
+    SELECT coalesce(jsonb_agg(${sql.raw(lineJson('l', 'true', 'jsonb'))}
+      ORDER BY l.head_turn, l.join_seq, l.user_id), '[]') AS lines
     FROM user_lines l WHERE l.queued > 0 OR l.running > 0`.execute(db);
   return arrayOf(rows[0]?.lines, 'lines', lineFromJson);
 }

@@ -184,6 +184,15 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'changes_as_json',
     statements: [orReplace(RT_TICK)],
   },
+  {
+    // The reply's sessions, tasks and lines as arrays of the columns the
+    // node reads, when the tick asks (src/db/sql/rowJson.ts): ~2.5x cheaper
+    // to build than to_json of the rows and half the bytes. An older node
+    // asks for none and gets the objects it always got.
+    version: 11,
+    name: 'tick_reply_rows',
+    statements: [orReplace(RT_TICK)],
+  },
 ];
 
 /** What `migrate` did. */

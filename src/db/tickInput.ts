@@ -35,6 +35,8 @@ export interface TickPayload {
   default_user_cap: number;
   want: number;
   resync: boolean;
+  /** The reply's rows as arrays of src/db/sql/rowJson.ts's columns (absent: as objects). */
+  rows: 'array';
   /** Absent: the reply carries no `changes`. */
   since?: number;
   tail_chars?: number;
@@ -107,6 +109,7 @@ export function tickPayload(input: TickInput): TickPayload {
     default_user_cap: head.defaultUserCap,
     want: head.want,
     resync: head.resync ?? false,
+    rows: 'array',
     ...(head.since === undefined ? {} : { since: head.since }),
     ...(head.tailChars === undefined ? {} : { tail_chars: head.tailChars }),
     caps: [],

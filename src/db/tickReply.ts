@@ -1,6 +1,8 @@
 /**
- * Lean checked parsers for the JSON rows the dispatch functions return
- * (`to_jsonb` of sessions, tasks and user_lines rows). The node parses one
+ * Lean checked parsers for the JSON rows the dispatch functions return:
+ * arrays of the columns of src/db/sql/rowJson.ts (what this node asks
+ * for), or `to_json` objects of sessions, tasks and user_lines rows (the
+ * reply to a tick that asks for none). The node parses one
  * session and one task per job, so these are plain type checks instead of
  * the zod row schemas of rows.ts (measured in bench/suites/tick.bench.ts);
  * they check the same things that matter downstream (types, enums, finite
@@ -11,6 +13,7 @@ import { CorruptRowError } from './errors.js';
 import type { Session, Task } from './rows.js';
 import type { RunSpec } from './runSpec.js';
 import type { BackendKind, SessionKind, SessionStatus } from './schema.js';
+import { LINE_COLUMNS, SESSION_COLUMNS, TASK_COLUMNS } from './sql/rowJson.js';
 import type { ChangedSession, StoredTail, UserLine } from './tickTypes.js';
 
 type Row = Record<string, unknown>;
@@ -88,9 +91,22 @@ function asRow(table: string, v: unknown): Row {
   throw new CorruptRowError(table, '(no id)', '(row)');
 }
 
+/**
+ * A row sent as an array of `columns` (src/db/sql/rowJson.ts), or as an
+ * object: the fields by name either way. An array of another length is
+ * corrupt (a column missing or one the parser does not know).
+ */
+function rowOf(table: string, v: unknown, columns: readonly string[]): Row {
+  if (!Array.isArray(v)) return asRow(table, v);
+  if (v.length !== columns.length) throw new CorruptRowError(table, '(no id)', '(row)');
+  const row: Row = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = v[i];
+  return row;
+}
+
 /** A `sessions` row as JSON -> `Session`. */
 export function sessionFromJson(v: unknown): Session {
-  const r = new Fields('sessions', asRow('sessions', v));
+  const r = new Fields('sessions', rowOf('sessions', v, SESSION_COLUMNS));
   return {
     id: r.id,
     taskId: r.str('task_id'),
@@ -134,7 +150,7 @@ function runSpec(r: Fields): RunSpec {
 
 /** A `tasks` row as JSON -> `Task`. */
 export function taskFromJson(v: unknown): Task {
-  const r = new Fields('tasks', asRow('tasks', v));
+  const r = new Fields('tasks', rowOf('tasks', v, TASK_COLUMNS));
   return {
     id: r.id,
     userId: r.str('user_id'),
@@ -148,7 +164,7 @@ export function taskFromJson(v: unknown): Task {
 
 /** A `user_lines` row as JSON -> `UserLine`. */
 export function lineFromJson(v: unknown): UserLine {
-  const r = new Fields('user_lines', asRow('user_lines', v), 'user_id');
+  const r = new Fields('user_lines', rowOf('user_lines', v, LINE_COLUMNS), 'user_id');
   return {
     userId: r.id,
     headTurn: r.int('head_turn'),

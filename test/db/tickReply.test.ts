@@ -1,9 +1,12 @@
 /**
  * The reply's row parsers (src/db/tickReply.ts): a timestamp text seen
- * again is parsed once, and every field still gets a Date of its own.
+ * again is parsed once, and every field still gets a Date of its own; a
+ * row sent as an array of src/db/sql/rowJson.ts's columns reads as the
+ * same row sent as an object.
  */
 import { describe, expect, it } from 'vitest';
 import { CorruptRowError } from '../../src/db/errors.js';
+import { SESSION_COLUMNS } from '../../src/db/sql/rowJson.js';
 import { sessionFromJson } from '../../src/db/tickReply.js';
 import { sessionRowAt } from './rowFixtures.js';
 
@@ -29,5 +32,23 @@ describe('sessionFromJson', () => {
     expect(
       sessionFromJson(row({ updated_at: '2026-12-02T03:38:33+00:00' })).updatedAt.getTime(),
     ).toBe(Date.parse('2026-12-02T03:38:33+00:00'));
+  });
+});
+
+describe('a row as an array', () => {
+  const asArray = (r: Record<string, unknown>) => SESSION_COLUMNS.map((c) => r[c] ?? null);
+
+  it('reads as the same row sent as an object', () => {
+    const r = { ...row({ turn: 4, join_seq: 2 }) };
+    expect(sessionFromJson(asArray(r))).toEqual(sessionFromJson(r));
+  });
+
+  it('is refused with a column missing or one too many, and names the bad field', () => {
+    const a = asArray(row());
+    expect(() => sessionFromJson(a.slice(1))).toThrow(CorruptRowError);
+    expect(() => sessionFromJson([...a, 1])).toThrow(CorruptRowError);
+    const bad = [...a];
+    bad[SESSION_COLUMNS.indexOf('epoch')] = 'one';
+    expect(() => sessionFromJson(bad)).toThrow(/epoch/);
   });
 });

@@ -3,8 +3,10 @@
  * src/db/dispatchReads.ts) and the tick's own reply when its caller says
  * which tick it has seen (`since`, src/db/sql/rtTickGrant.ts) return the
  * same thing, so they are built here once. The arguments are SQL
- * expressions (a plpgsql variable, or a validated integer literal).
+ * expressions (a plpgsql variable, or a validated integer literal);
+ * `asArray` says how rows are sent (src/db/sql/rowJson.ts).
  */
+import { lineJson, sessionJson, taskJson } from './rowJson.js';
 /**
  * The latest tick that changed a session's status, for the board's change
  * feed (`readChanges`): transitions come in the order queued, claimed,
@@ -25,9 +27,14 @@ export const CHANGED_TICK = 'coalesce(ended_tick, claimed_tick, queued_tick)';
  * ms, measured with three nodes ticking (every node reads the other two's
  * changes, inside the tick's lock when they ride its reply).
  */
-export function changedSessions(since: string, until: string | null, tailChars: string | null) {
+export function changedSessions(
+  since: string,
+  until: string | null,
+  tailChars: string | null,
+  asArray: string,
+) {
   const upTo = until === null ? '' : ` AND ${CHANGED_TICK} <= ${until}`;
-  const pair = `'session', to_json(ls), 'task', to_json(t)`;
+  const pair = `'session', ${sessionJson('ls', asArray)}, 'task', ${taskJson('t', asArray)}`;
   const item =
     tailChars === null
       ? `json_build_object(${pair})`
@@ -46,6 +53,6 @@ export function changedSessions(since: string, until: string | null, tailChars: 
 }
 
 /** A `json` array of every line a tick after `since` changed, emptied ones included. */
-export const changedLines = (since: string) =>
-  `(SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
+export const changedLines = (since: string, asArray: string) =>
+  `(SELECT coalesce(json_agg(${lineJson('l', asArray)} ORDER BY l.user_id), '[]')
     FROM user_lines l WHERE l.tick > ${since})`;

@@ -55,6 +55,8 @@ DECLARE
   v_over boolean;
   v_since bigint := (p->>'since')::bigint;
   v_tail integer := (p->>'tail_chars')::integer;
+  -- Rows as arrays (src/db/sql/rowJson.ts); an older node asks for none and gets objects.
+  v_arr boolean := coalesce(p->>'rows' = 'array', false);
 BEGIN
   PERFORM pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot});
   -- By key: one row, but each tick leaves a dead version behind it.

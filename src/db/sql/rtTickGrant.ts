@@ -5,6 +5,7 @@
  */
 import { changedLines, changedSessions } from './changesSql.js';
 import { byKey, TICK_CHANNEL } from './outcomeSql.js';
+import { lineJson, sessionJson, taskJson } from './rowJson.js';
 import { ACTIVE_LINES, positionOf } from './rtPlace.js';
 
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
@@ -37,7 +38,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       WHERE l.user_id = ANY (ARRAY(SELECT g.user_id FROM g)) AND l.user_id = x.user_id
       RETURNING l.running > l.max_running AS over
     )
-    SELECT count(*), coalesce(json_agg(json_build_object('session', to_json(g), 'task', to_json(t))
+    SELECT count(*), coalesce(json_agg(json_build_object('session', ${sessionJson('g', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
         ORDER BY g.turn, g.join_seq), '[]'), coalesce(array_agg(g.id), '{}'),
       coalesce((SELECT bool_or(lu.over) FROM lu), false)
     INTO v_n, v_granted, v_gids, v_over FROM g CROSS JOIN LATERAL ${byKey('tasks', 'g.task_id')} t;
@@ -95,14 +96,14 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     FROM qs LEFT JOIN act ON act.head_turn <= qs.turn GROUP BY qs.id
   )
   SELECT coalesce(json_agg(CASE x.k
-      WHEN 'a' THEN json_build_object('ref', x.r, 'kind', 'applied', 'session', to_json(s),
-        'task', CASE WHEN x.tk THEN to_json(t) END,
+      WHEN 'a' THEN json_build_object('ref', x.r, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
+        'task', CASE WHEN x.tk THEN ${taskJson('t', 'v_arr')} END,
         'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
-        'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', to_json(n),
+        'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', ${sessionJson('n', 'v_arr')},
           'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END)
       WHEN 's' THEN json_build_object('ref', x.r, 'kind', 'stale',
         'actual', json_build_object('status', x.st, 'epoch', x.ep))
-      WHEN 'c' THEN json_build_object('ref', x.r, 'kind', 'cap', 'line', to_json(l))
+      WHEN 'c' THEN json_build_object('ref', x.r, 'kind', 'cap', 'line', ${lineJson('l', 'v_arr')})
       ELSE json_build_object('ref', x.r, 'kind', 'not_found') END ORDER BY x.o), '[]')
   INTO v_reply
   FROM x
@@ -121,7 +122,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     'outcomes', v_reply,
     'granted', v_granted,
     'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
-      SELECT coalesce(json_agg(json_build_object('session', to_json(s), 'task', to_json(t))
+      SELECT coalesce(json_agg(json_build_object('session', ${sessionJson('s', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
         ORDER BY s.claimed_at, s.id), '[]')
       FROM sessions s CROSS JOIN LATERAL ${byKey('tasks', 's.task_id')} t
       WHERE s.status = 'running' AND s.owner_node = v_owner) END,
@@ -130,8 +131,8 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     -- ticks after it: what those ticks changed rides along, so the caller
     -- needs no read of its own for them (the feed, src/actors/runtimeFeed.ts).
     'changes', CASE WHEN v_since IS NOT NULL AND v_since < st.tick
-      THEN ${changedSessions('v_since', 'st.tick', 'v_tail')} END,
-    'lines', CASE WHEN v_since IS NOT NULL AND v_since < st.tick THEN ${changedLines('v_since')}
-      WHEN v_changed THEN (SELECT coalesce(json_agg(to_json(l) ORDER BY l.user_id), '[]')
+      THEN ${changedSessions('v_since', 'st.tick', 'v_tail', 'v_arr')} END,
+    'lines', CASE WHEN v_since IS NOT NULL AND v_since < st.tick THEN ${changedLines('v_since', 'v_arr')}
+      WHEN v_changed THEN (SELECT coalesce(json_agg(${lineJson('l', 'v_arr')} ORDER BY l.user_id), '[]')
       FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::json END);
 `;
