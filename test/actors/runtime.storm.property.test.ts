@@ -186,8 +186,7 @@ test(
             else if (s.kind === 'deploy') {
               await h.deploy();
               watchExit(h);
-            }
-            else if (s.kind === 'reschedule' && running.length > 0) {
+            } else if (s.kind === 'reschedule' && running.length > 0) {
               h.cluster.reschedule((running[s.pick % running.length] as { id: string }).id);
             } else if (s.kind === 'killNode') {
               const node = h.cluster.nodeNames()[s.node] ?? 'node-1';
