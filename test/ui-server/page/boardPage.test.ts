@@ -160,6 +160,12 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
   });
 
   it('moves between cards with the arrow keys and opens one with Enter', async () => {
+    // The last test reset the status filter: let the queued column fill again
+    // first, or a key lands while its cards are still being drawn.
+    await page
+      .locator('section[data-column="queued"] article[data-task-id]')
+      .nth(99)
+      .waitFor({ timeout: STEP_MS });
     await card('running', 't2').focus();
     await page.keyboard.press('ArrowLeft');
     const focused = () => page.evaluate(() => document.activeElement?.getAttribute('data-task-id'));
@@ -167,8 +173,14 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
     expect(first).toMatch(/^t\d+$/);
     await page.keyboard.press('ArrowDown');
     expect(await focused()).not.toBe(first);
+    const opened = await focused();
     await page.keyboard.press('Enter');
-    expect(new URL(page.url()).hash).toMatch(/^#\/jobs\/t\d+$/);
+    // page.url() learns of a same-document navigation a moment after the key's
+    // handler ran (CI once read it empty): ask the page itself, with a deadline.
+    await page.waitForFunction((id) => location.hash === `#/jobs/${id}`, opened, {
+      timeout: STEP_MS,
+    });
+    await page.locator('section.job').waitFor({ timeout: STEP_MS });
     await page.evaluate(() => {
       location.hash = '#/';
     });
