@@ -4,9 +4,10 @@
  *
  * On a Postgres server each boot holds its boot lock (src/db/bootLock.ts) on
  * a connection of its own. Every `pollMs` this watch reads the heartbeat rows
- * and the boot locks held (`pg_locks`: one cheap query, measured against a
- * waiting lock per peer, which would cost a connection per peer per node),
- * and asks the pure `livenessVerdict` about every other boot. An owner that
+ * and the boot locks held (`pg_locks`) in one statement (`readLiveness`:
+ * one autocommit per poll, where the two reads apart were two; a waiting
+ * lock per peer would cost a connection per peer per node), and asks the
+ * pure `livenessVerdict` about every other boot. An owner that
  * turns dead is reported once through `onDown`, which the runtime turns into
  * a Reconciler pass at once; the Reconciler lock makes one node act on it.
  *
@@ -28,9 +29,8 @@ import {
   bootLockKey,
   type Db,
   type DbHandle,
-  heldBootKeys,
-  listBeats,
   type NodeBeat,
+  readLiveness,
 } from '../db/index.js';
 import {
   type DeathReason,
@@ -73,7 +73,7 @@ export type ClusterNode = Omit<ClusterNodeView, 'sessionsOwned'>;
 interface Reading {
   at: number;
   beats: Map<string, NodeBeat>;
-  /** Null: no lock reading (no lock liveness, or it failed). */
+  /** Null: no lock reading (no lock liveness). */
   held: Set<number> | null;
 }
 
@@ -197,16 +197,17 @@ export class ClusterLiveness implements OwnerLiveness {
     return this.reading;
   }
 
+  /**
+   * One statement: the rows and, with a lock, the held keys. A failure
+   * rejects the read whole (nothing is judged on it, `last` stays): the poll
+   * and `start` report it through `onError`, and `isAlive` and `nodes`
+   * reject, so the Reconciler's pass or the runner's adopt check fails
+   * rather than taking an owner for dead.
+   */
   private async read(): Promise<Reading> {
-    const beats = new Map((await listBeats(this.o.db)).map((b) => [b.owner, b]));
-    let held: Set<number> | null = null;
-    if (this.lock !== undefined) {
-      try {
-        held = await heldBootKeys(this.o.db);
-      } catch (error) {
-        this.o.onError(error);
-      }
-    }
+    const reading = await readLiveness(this.o.db, { locks: this.lock !== undefined });
+    const beats = new Map(reading.beats.map((b) => [b.owner, b]));
+    const { held } = reading;
     const r: Reading = { at: this.o.clock.now(), beats, held };
     for (const owner of beats.keys()) if (owner !== this.o.owner) this.known.add(owner);
     if (held !== null)

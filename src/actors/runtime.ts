@@ -82,7 +82,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     report,
     track,
   });
-  const { lines, board, engine, dispatcher, feed } = shell;
+  const { lines, board, engine, dispatcher, feed, watch } = shell;
   const runners = (): Supervisor | undefined => root?.childSupervisor(RUNNERS);
 
   const starter = nodeRunners({
@@ -254,6 +254,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queries = runtimeQueries({
     db,
     board,
+    watch,
     pool: () => lines.snapshot(o.caps.maxRunning),
     metrics,
     engine,

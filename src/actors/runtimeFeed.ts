@@ -142,6 +142,11 @@ export class TickFeed {
     else if (result.tick > this.seen) this.read();
   }
 
+  /** Reads what other nodes changed since the last tick seen (a watcher came: src/actors/runtimeWatch.ts). */
+  catchUp(): void {
+    this.read();
+  }
+
   /** A tick of this node failed: what was left for its reply is read instead. */
   ownFailed(): void {
     this.onTheWay = Math.max(0, this.onTheWay - 1);

@@ -27,6 +27,8 @@ import type {
 export interface RuntimeQueryOptions {
   db: Db;
   board: Pick<BoardIndex, 'cards' | 'subscribe' | 'line'>;
+  /** Whether anyone watches this board (src/actors/runtimeWatch.ts). */
+  watch: { watch(): () => void };
   /** The pool as the line book has it. */
   pool(): RuntimePoolSnapshot;
   metrics: Pick<RuntimeMetrics, 'snapshot'>;
@@ -44,6 +46,7 @@ export type RuntimeQueries = Pick<
   Runtime,
   | 'cards'
   | 'subscribe'
+  | 'watch'
   | 'line'
   | 'poolSnapshot'
   | 'sessionOutput'
@@ -76,7 +79,15 @@ export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
   const { db, board } = q;
   return {
     cards: (userId) => board.cards(userId),
-    subscribe: (listener) => board.subscribe(listener),
+    subscribe(listener, options) {
+      const unsubscribe = board.subscribe(listener);
+      const release = options?.passive === true ? () => {} : q.watch.watch();
+      return () => {
+        unsubscribe();
+        release();
+      };
+    },
+    watch: () => q.watch.watch(),
     line: board.line,
     poolSnapshot: () => q.pool(),
     sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),

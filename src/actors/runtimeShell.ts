@@ -7,7 +7,14 @@
  * the clock; what a grant starts (a runner) and whether grants may be taken
  * at all (the boot lock) are the runtime's, handed in as hooks.
  */
-import { currentTick, readChanges, readLines, tick, vacuumDispatch } from '../db/index.js';
+import {
+  currentTick,
+  readChanges,
+  readLines,
+  setWatching,
+  tick,
+  vacuumDispatch,
+} from '../db/index.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickOp, TickResult } from '../db/tickTypes.js';
 import { validateTickOp } from '../db/validateTickOp.js';
@@ -20,6 +27,10 @@ import { EngineGate } from './runtimeEngine.js';
 import { TickFeed } from './runtimeFeed.js';
 import type { ResolvedRuntimeOptions } from './runtimeOptions.js';
 import { VACUUM_EVERY, VacuumSchedule } from './runtimeVacuum.js';
+import { BoardWatch } from './runtimeWatch.js';
+
+/** How long a board stays watched after its last watcher left (a page reload writes nothing). */
+export const WATCH_LINGER_MS = 1_000;
 
 /** What the shell is built from: the resolved options it reads, and the runtime's hooks. */
 export interface ShellOptions {
@@ -54,13 +65,14 @@ export interface Shell {
   readonly engine: EngineGate;
   readonly dispatcher: Dispatcher;
   readonly feed: TickFeed;
+  readonly watch: BoardWatch;
   /**
    * Reads the tick and the lines as they are now, for the feed to start
    * from (lines read after the tick can only be newer: the feed's first read
    * re-applies them).
    */
   prime(): Promise<void>;
-  /** Starts the feed from the primed tick and sends the first tick. */
+  /** Starts the feed from the primed tick, the board's watch, and sends the first tick. */
   start(): Promise<void>;
   /** Stops the dispatcher, the feed, the engine's probe and the board's pushes. */
   stop(): void;
@@ -196,6 +208,15 @@ export function createShell(s: ShellOptions): Shell {
     track,
   });
 
+  const watch = new BoardWatch({
+    clock,
+    lingerMs: WATCH_LINGER_MS,
+    write: (watching) => setWatching(db, { owner: s.owner, watching }),
+    catchUp: () => feed.catchUp(),
+    onError: report,
+    track,
+  });
+
   let startTick = 0;
   return {
     lines,
@@ -203,6 +224,7 @@ export function createShell(s: ShellOptions): Shell {
     engine,
     dispatcher,
     feed,
+    watch,
     async prime() {
       startTick = await currentTick(db);
       const startLines = await readLines(db);
@@ -213,10 +235,13 @@ export function createShell(s: ShellOptions): Shell {
     },
     async start() {
       await feed.start(startTick);
+      // After the first beat: the row it wrote is the one the flag is on.
+      watch.start();
       dispatcher.poke();
     },
     stop() {
       dispatcher.stop();
+      watch.stop();
       feed.stop();
       engine.stop();
       board.close();

@@ -147,8 +147,10 @@ export interface RuntimeOptions {
   dispatchPollMs?: number;
   /**
    * Board subscribers are told of moved positions at most this often (a
-   * card's own changes are told at once; `cards()` is always exact).
-   * Default 100.
+   * card's own changes are told at once; `cards()` is exact as of the
+   * last tick this node has seen: within one tick of any node's change
+   * while the board is watched, else within `dispatchPollMs`; see
+   * BoardSource.watch). Default 100.
    */
   positionPushMs?: number;
   /**

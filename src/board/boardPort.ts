@@ -56,9 +56,18 @@ export interface BoardSource {
    * Calls `listener` synchronously, in commit order, with the new state of
    * every card that changed; without {@link BoardSource.line}, also every
    * card whose queue position moved because another card left the line.
-   * Returns the unsubscribe function.
+   * Returns the unsubscribe function. A subscriber counts as someone
+   * watching (see {@link BoardSource.watch}) unless it says `passive`.
    */
-  subscribe(listener: (card: BoardCard) => void): () => void;
+  subscribe(listener: (card: BoardCard) => void, options?: SubscribeOptions): () => void;
+  /**
+   * Someone looks at this board until the returned function is called. A
+   * source that serves several nodes keeps its cards within one tick of any
+   * change on any node only while it is watched; unwatched, changes other
+   * nodes made reach it with its own next tick or poll. Absent: the source
+   * is always exact (one node, or a fake).
+   */
+  watch?(): () => void;
   /**
    * The line, for a source whose positions move without its cards changing
    * (one grant moves every card behind it). With it, `subscribe` need not
@@ -78,6 +87,15 @@ export interface BoardSource {
 export interface LineKey {
   readonly turn: number;
   readonly joinSeq: number;
+}
+
+/** How a subscriber listens. */
+export interface SubscribeOptions {
+  /**
+   * It keeps derived state (counts, an index), not a screen: it does not
+   * make the source watched. Its cards come as they reach the source.
+   */
+  readonly passive?: boolean;
 }
 
 /** Positions derived, not stored: see {@link BoardSource.line}. */

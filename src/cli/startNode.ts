@@ -225,23 +225,27 @@ function logCards(runtime: Runtime, ctx: CommandContext): void {
   const last = new Map<string, string>();
   for (const card of runtime.cards(null)) last.set(card.taskId, stateOf(card));
   const log = ctx.logger.child({ component: 'board' });
-  runtime.subscribe((card) => {
-    const now = stateOf(card);
-    const before = last.get(card.taskId);
-    if (before === now) return;
-    last.set(card.taskId, now);
-    log.info(
-      {
-        task: card.taskId,
-        user: card.userId,
-        attempt: card.attempt,
-        ...(card.queued ? { position: card.queued.position } : {}),
-        ...(card.failure ? { reason: card.failure.reason } : {}),
-        ...(card.exitCode !== null ? { exit: card.exitCode } : {}),
-      },
-      `${card.title}: ${before ?? 'new'} → ${now}`,
-    );
-  });
+  // Passive: a log, not a screen (the node is not watched for it).
+  runtime.subscribe(
+    (card) => {
+      const now = stateOf(card);
+      const before = last.get(card.taskId);
+      if (before === now) return;
+      last.set(card.taskId, now);
+      log.info(
+        {
+          task: card.taskId,
+          user: card.userId,
+          attempt: card.attempt,
+          ...(card.queued ? { position: card.queued.position } : {}),
+          ...(card.failure ? { reason: card.failure.reason } : {}),
+          ...(card.exitCode !== null ? { exit: card.exitCode } : {}),
+        },
+        `${card.title}: ${before ?? 'new'} → ${now}`,
+      );
+    },
+    { passive: true },
+  );
 }
 
 function stateOf(card: RuntimeCard): string {

@@ -19,7 +19,7 @@
  * liveness is its heartbeat row.
  */
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import { BOOT_LOCK_NAMESPACE } from './advisoryLocks.js';
 import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
@@ -43,13 +43,22 @@ export function bootLockKey(owner: string): number {
   return createHash('sha256').update(owner).digest().readUInt32BE(0) & 0x7fffffff;
 }
 
-/** The boot lock keys some session of this database holds now. */
-export async function heldBootKeys(db: Db): Promise<Set<number>> {
-  const r = await sql<{ k: string | number }>`
+/**
+ * The `pg_locks` rows of the boot locks some session of this database holds
+ * now, one key `k` each: a fragment, so that the liveness watch's one
+ * statement (src/db/livenessReading.ts) reads them by the same filter.
+ */
+export function heldBootKeysQuery(): RawBuilder<{ k: string | number }> {
+  return sql<{ k: string | number }>`
     SELECT objid::int8 AS k FROM pg_locks
     WHERE locktype = 'advisory' AND granted AND objsubid = 2
       AND classid = ${BOOT_LOCK_NAMESPACE}::oid
-      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(db);
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+}
+
+/** The boot lock keys some session of this database holds now. */
+export async function heldBootKeys(db: Db): Promise<Set<number>> {
+  const r = await heldBootKeysQuery().execute(db);
   return new Set(r.rows.map((row) => Number(row.k)));
 }
 

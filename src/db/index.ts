@@ -72,6 +72,7 @@ export {
   listenRetryDelay,
   type Unlisten,
 } from './listen.js';
+export { type LivenessReading, readLiveness } from './livenessReading.js';
 export { MIGRATIONS, type MigrateResult, type Migration, migrate } from './migrations.js';
 export {
   type BeatInput,
@@ -83,6 +84,7 @@ export {
   ownerBeat,
   pruneHeartbeats,
   runningByOwner,
+  setWatching,
 } from './nodeHeartbeats.js';
 export { type RetryTaskInput, retryTask } from './retryTask.js';
 export type { Session, SessionEvent, Task } from './rows.js';

@@ -193,6 +193,18 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'tick_reply_rows',
     statements: [orReplace(RT_TICK)],
   },
+  {
+    // Whether a boot's board is watched (src/db/nodeHeartbeats.ts setWatching): a tick
+    // that leaves nothing to grant notifies only if another boot's is, so
+    // the listeners of nodes nobody watches are not woken for each tick.
+    // Default true: an older node's row, which never says, hears everything.
+    version: 12,
+    name: 'tick_notify_watchers',
+    statements: [
+      'ALTER TABLE node_heartbeats ADD COLUMN watching boolean NOT NULL DEFAULT true',
+      orReplace(RT_TICK),
+    ],
+  },
 ];
 
 /** What `migrate` did. */

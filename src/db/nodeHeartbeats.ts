@@ -5,7 +5,9 @@
  * evidence for a liveness decision made by the caller (src/actors); the
  * repository only reads and writes them, with `now` from the caller's clock.
  */
+import { sql } from 'kysely';
 import { z } from 'zod';
+import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import type { Db } from './transaction.js';
@@ -51,9 +53,10 @@ export interface OwnerBeat {
 
 /**
  * Every boot's row with `replaced`: whether a later boot of the same node
- * has beaten since it started (the one query both readers below narrow).
+ * has beaten since it started (the one query the readers below, and the
+ * liveness watch's reading in src/db/livenessReading.ts, narrow).
  */
-function beatsQuery(db: Db) {
+export function beatsQuery(db: Db) {
   return db
     .selectFrom('node_heartbeats as h')
     .select([
@@ -95,17 +98,25 @@ export interface NodeBeat {
   bootLock: boolean;
 }
 
-/** Every boot's row (few: one per boot not yet pruned), oldest start first. */
-export async function listBeats(db: Db): Promise<NodeBeat[]> {
-  const rows = await beatsQuery(db).orderBy('h.started_at').execute();
-  return rows.map((r) => ({
+/** A row of `beatsQuery`, as its readers get it. */
+export type BeatRow = Awaited<ReturnType<ReturnType<typeof beatsQuery>['executeTakeFirstOrThrow']>>;
+
+/** A row of `beatsQuery` as a `NodeBeat`. */
+export function toNodeBeat(r: BeatRow): NodeBeat {
+  return {
     owner: r.owner,
     nodeId: r.node_id,
     startedAt: r.started_at,
     beatAt: r.beat_at,
     replaced: r.replaced === true,
     bootLock: r.boot_lock,
-  }));
+  };
+}
+
+/** Every boot's row (few: one per boot not yet pruned), oldest start first. */
+export async function listBeats(db: Db): Promise<NodeBeat[]> {
+  const rows = await beatsQuery(db).orderBy('h.started_at').execute();
+  return rows.map(toNodeBeat);
 }
 
 /** Deletes a boot's row: it stopped on purpose, so its runs are orphans at once. */
@@ -131,4 +142,30 @@ export async function runningByOwner(db: Db): Promise<Map<string, number>> {
     .groupBy('owner_node')
     .execute();
   return new Map(rows.map((r) => [r.owner_node ?? '', Number(r.n)]));
+}
+
+/**
+ * Says whether this boot's board is watched: a full tick notifies only boots
+ * whose row says so (migration 12). Written under the tick's advisory lock,
+ * so every tick either committed before this (a catch-up read after it sees
+ * it) or runs after it and sees the flag. One statement, so the lock is
+ * never held across a round trip: a node that stalls between statements
+ * of a transaction would stall every node's ticks. Returns false when the
+ * boot has no row yet: its first beat writes the default, watched.
+ */
+export async function setWatching(
+  db: Db,
+  input: { owner: string; watching: boolean },
+): Promise<boolean> {
+  const o = parseOrThrow(owner, input.owner, 'owner');
+  const watching = parseOrThrow(z.boolean(), input.watching, 'watching');
+  // The join makes the lock's row needed before any row is written.
+  const r = await sql<{ owner: string }>`
+    WITH lock AS MATERIALIZED (
+      SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot}) AS taken
+    )
+    UPDATE node_heartbeats h SET watching = ${watching}
+    FROM lock WHERE h.owner = ${o}
+    RETURNING h.owner`.execute(db);
+  return r.rows.length > 0;
 }

@@ -100,6 +100,8 @@ export interface NodeHeartbeatsTable {
   beat_at: Timestamp;
   /** The boot held its boot lock at its last beat (migration 6). */
   boot_lock: Generated<boolean>;
+  /** Someone watches this boot's board: full ticks notify it (migration 12). */
+  watching: Generated<boolean>;
 }
 
 export interface SessionOutputsTable {

@@ -45,6 +45,8 @@ export class BoardHub {
   private readonly connections = new Set<BoardConnection>();
   private readonly unsubscribe: () => void;
   private readonly unsubscribeLine: () => void;
+  /** Held while any socket is open: the source keeps other nodes' changes coming. */
+  private unwatch: (() => void) | null = null;
   private readonly places: LinePlaces;
   private readonly timer: unknown;
   private readonly out: BoardSender;
@@ -69,7 +71,10 @@ export class BoardHub {
     // the user's filter in the query, then kept by the changes.
     this.views.set(ADMIN_VIEW, this.newView(null));
     for (const id of new Set(deps.userIds)) this.views.set(id, this.newView(id));
-    this.unsubscribe = deps.source.subscribe((card) => this.publish(card));
+    // Passive: the hub's views are always there; the board is watched only
+    // while a socket is open (see attach), so a node nobody looks at is not
+    // told of every tick on the other nodes.
+    this.unsubscribe = deps.source.subscribe((card) => this.publish(card), { passive: true });
     this.unsubscribeLine =
       deps.source.line?.subscribe(() => {
         this.places.moved();
@@ -115,6 +120,7 @@ export class BoardHub {
       closeTimer: null,
     };
     this.connections.add(conn);
+    if (this.connections.size === 1) this.unwatch = this.deps.source.watch?.() ?? null;
     view.connections.add(conn);
     ws.on('pong', () => {
       conn.alive = true;
@@ -157,6 +163,7 @@ export class BoardHub {
     clock.clearInterval(this.timer);
     this.unsubscribe();
     this.unsubscribeLine();
+    this.stopWatching();
     for (const view of this.views.values()) view.stopWaiting(clock);
     for (const conn of this.connections) conn.ws.close(CLOSE_CODES.goingAway, 'server closing');
   }
@@ -168,8 +175,13 @@ export class BoardHub {
   }
 
   private detach(conn: BoardConnection): void {
-    this.connections.delete(conn);
+    if (this.connections.delete(conn) && this.connections.size === 0) this.stopWatching();
     conn.view.remove(conn);
+  }
+
+  private stopWatching(): void {
+    this.unwatch?.();
+    this.unwatch = null;
   }
 
   private publish(card: BoardCard): void {

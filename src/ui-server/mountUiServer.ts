@@ -95,7 +95,11 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
   // The dashboard's history and the estimates' durations, from the same cards the hub sends.
   const stats = new BoardStats();
   for (const card of opts.source.cards(null)) stats.observe(card, opts.clock.now());
-  const unwatch = opts.source.subscribe((card) => stats.observe(card, opts.clock.now()));
+  // Passive: counts, not a screen. Unwatched, other nodes' changes reach
+  // them with this node's next tick or poll (BoardSource.watch).
+  const unwatch = opts.source.subscribe((card) => stats.observe(card, opts.clock.now()), {
+    passive: true,
+  });
   const sampler = opts.clock.setInterval(
     () => stats.sample(opts.clock.now(), opts.commands.poolSnapshot()),
     SAMPLE_MS,

@@ -31,6 +31,7 @@ function parts(over: Partial<RuntimeQueryOptions> = {}): RuntimeQueryOptions {
   return {
     db: noStore,
     board: { cards: () => [], subscribe: () => () => {}, line: { keys: () => [] } as never },
+    watch: { watch: () => () => {} },
     pool: () => pool,
     metrics: new RuntimeMetrics(),
     engine: { available: () => true },
@@ -80,4 +81,40 @@ test('the pool snapshot and the metrics are the same line book', () => {
     queueDepth: [{ userId: 'ann', queued: 2 }],
     running: [{ userId: 'ann', running: 1 }],
   });
+});
+
+test('a subscriber watches the board until it leaves, unless it says passive', () => {
+  let watchers = 0;
+  let listeners = 0;
+  const q = runtimeQueries(
+    parts({
+      board: {
+        cards: () => [],
+        subscribe: () => {
+          listeners += 1;
+          return () => {
+            listeners -= 1;
+          };
+        },
+        line: { keys: () => [] } as never,
+      },
+      watch: {
+        watch: () => {
+          watchers += 1;
+          return () => {
+            watchers -= 1;
+          };
+        },
+      },
+    }),
+  );
+  const screen = q.subscribe(() => {});
+  const stats = q.subscribe(() => {}, { passive: true });
+  expect([listeners, watchers]).toEqual([2, 1]);
+  const held = q.watch?.();
+  expect(watchers).toBe(2);
+  screen();
+  stats();
+  held?.();
+  expect([listeners, watchers]).toEqual([0, 0]);
 });

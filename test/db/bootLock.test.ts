@@ -13,9 +13,9 @@ import {
   heldBootKeys,
   holdBootLock,
 } from '../../src/db/index.js';
-import { REAL_TIMERS } from '../../src/db/listen.js';
 import { TEST_DATABASE_URL_VAR } from '../support/databases.js';
 import { describeServer, serverDatabase, until } from '../support/serverSuite.js';
+import { testBootLockConfig } from './bootLockFixtures.js';
 
 describeServer('boot lock [postgres server]', () => {
   const server = serverDatabase();
@@ -25,21 +25,9 @@ describeServer('boot lock [postgres server]', () => {
   });
 
   const hold = async (owner: string, states: BootLockState[] = []) => {
-    const l = await holdBootLock({
-      client: {
-        connectionString: server.url,
-        query_timeout: 2_000,
-        connectionTimeoutMillis: 5_000,
-      },
-      owner,
-      pingMs: 100,
-      retryMinMs: 20,
-      retryMaxMs: 200,
-      closeTimeoutMs: 2_000,
-      timers: REAL_TIMERS,
-      onState: (s) => states.push(s),
-      onError: () => undefined,
-    });
+    const l = await holdBootLock(
+      testBootLockConfig(server.url, owner, { pingMs: 100, onState: (s) => states.push(s) }),
+    );
     locks.push(l);
     return l;
   };

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { expect, it } from 'vitest';
+import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../../src/db/advisoryLocks.js';
 import { ValidationError } from '../../src/db/errors.js';
 import {
   beat,
@@ -6,12 +8,13 @@ import {
   listBeats,
   ownerBeat,
   pruneHeartbeats,
+  setWatching,
 } from '../../src/db/nodeHeartbeats.js';
-import { describeEachEngine } from '../support/databases.js';
+import { describeEachEngine, raceTest } from '../support/databases.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 6, 14, 10, 0, s));
 
-describeEachEngine('node heartbeats', (getDb) => {
+describeEachEngine('node heartbeats', (getDb, engine) => {
   it('a beat records the boot once and moves beat_at on every later beat', async () => {
     const { db } = getDb();
     expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: null, replaced: false });
@@ -20,8 +23,75 @@ describeEachEngine('node heartbeats', (getDb) => {
     expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: at(20), replaced: false });
     const rows = await db.selectFrom('node_heartbeats').selectAll().execute();
     expect(rows).toEqual([
-      { owner: 'a@1', node_id: 'a', started_at: at(0), beat_at: at(20), boot_lock: false },
+      {
+        owner: 'a@1',
+        node_id: 'a',
+        started_at: at(0),
+        beat_at: at(20),
+        boot_lock: false,
+        watching: true,
+      },
     ]);
+  });
+
+  raceTest(engine)(
+    'the flag waits for a tick in progress (it is written under the tick lock)',
+    async () => {
+      const { db, connectAnother } = getDb();
+      await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
+      const other = await connectAnother();
+      let write: Promise<boolean> | undefined;
+      let written = false;
+      await other.db.transaction().execute(async (tx) => {
+        // A tick holding its lock, as rt_tick does for its whole transaction.
+        await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot})`.execute(
+          tx,
+        );
+        write = setWatching(db, { owner: 'a@1', watching: false }).then((stored) => {
+          written = true;
+          return stored;
+        });
+        await new Promise((r) => setTimeout(r, 300));
+        expect(written).toBe(false);
+      });
+      expect(await write).toBe(true);
+      const row = await db
+        .selectFrom('node_heartbeats')
+        .select('watching')
+        .where('owner', '=', 'a@1')
+        .executeTakeFirstOrThrow();
+      expect(row.watching).toBe(false);
+    },
+  );
+
+  it('a boot says whether its board is watched; its beats keep what it said', async () => {
+    const { db } = getDb();
+    // No row yet: nothing to set (the first beat writes the default, watched).
+    expect(await setWatching(db, { owner: 'a@1', watching: false })).toBe(false);
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
+    await beat(db, { owner: 'b@1', nodeId: 'b', now: at(0) });
+    expect(await setWatching(db, { owner: 'a@1', watching: false })).toBe(true);
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(20), bootLock: true });
+    const flags = async () =>
+      (
+        await db
+          .selectFrom('node_heartbeats')
+          .select(['owner', 'watching'])
+          .orderBy('owner')
+          .execute()
+      ).map((r) => [r.owner, r.watching]);
+    expect(await flags()).toEqual([
+      ['a@1', false],
+      ['b@1', true],
+    ]);
+    expect(await setWatching(db, { owner: 'a@1', watching: true })).toBe(true);
+    expect(await flags()).toEqual([
+      ['a@1', true],
+      ['b@1', true],
+    ]);
+    await expect(setWatching(db, { owner: 'no-at-sign', watching: true })).rejects.toThrow(
+      ValidationError,
+    );
   });
 
   it('each beat says whether the boot holds its boot lock now, and the watch reads it', async () => {

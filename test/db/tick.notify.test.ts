@@ -5,9 +5,11 @@
  * not. Other nodes tick for a `grantable` one only (src/actors/runtimeFeed.ts),
  * so a cluster at its cap does not have every node tick after every tick.
  * Only sent when another boot has a heartbeat row: a node alone tells nobody.
+ * A full one only when another boot's row says its board is watched
+ * (migration 12, `setWatching`): the others' listeners sleep through it.
  */
 import { expect, it } from 'vitest';
-import type { Db } from '../../src/db/index.js';
+import { beat, type Db, setWatching } from '../../src/db/index.js';
 
 import { TICK_CHANNEL } from '../../src/db/sql/rtTick.js';
 import { describeEachEngine } from '../support/databases.js';
@@ -96,6 +98,40 @@ describeEachEngine('tick NOTIFY', (getDb) => {
       // bob ends: room again, and one of ann and cat still waits.
       step = () => t([finishOp(bob.session.id, bob.session.epoch)]);
       await says('grantable');
+    } finally {
+      await unlisten();
+    }
+  });
+
+  it('sends a full tick only if another boot is watched, a grantable one always', async () => {
+    const { db, connectAnother } = getDb();
+    const { heard, unlisten } = await listening(await connectAnother());
+    try {
+      await peer(db, 'node-b@boot1');
+      await peer(db, 'node-c@boot1');
+      // The ticking boot's own flag does not count: only the others' do.
+      await peer(db, 'node-a@boot1');
+      expect(await setWatching(db, { owner: 'node-b@boot1', watching: false })).toBe(true);
+      expect(await setWatching(db, { owner: 'node-c@boot1', watching: false })).toBe(true);
+      const t = ticker(db, { globalCap: 1, defaultUserCap: 1, owner: 'node-a@boot1' });
+      // Granted one of two: the cap is full, nobody watches: nothing said.
+      const quiet = await t([enqueueOp('ann'), enqueueOp('bob')], { want: 1 });
+      expect(quiet.granted).toHaveLength(1);
+      // A beat keeps the flag (it writes beat_at and the lock only).
+      await beat(db, { owner: 'node-b@boot1', nodeId: 'node-b', now: new Date() });
+      const [ann] = quiet.granted;
+      if (ann === undefined) throw new Error('expected a grant');
+      // A finish with bob waiting leaves room when it asks for none: grantable, said.
+      const freed = await t([finishOp(ann.session.id, ann.session.epoch)], { want: 0 });
+      await until(`NOTIFY of tick ${freed.tick}`, () => heard.length > 0);
+      expect(heard).toEqual([`${freed.tick} node-a@boot1 grantable`]);
+      // Someone watches node c: full ticks are said again.
+      expect(await setWatching(db, { owner: 'node-c@boot1', watching: true })).toBe(true);
+      const full = await t([], { want: 1 });
+      await until(`NOTIFY of tick ${full.tick}`, () => heard.length > 1);
+      expect(heard[1]).toBe(`${full.tick} node-a@boot1 full`);
+      // A boot with no row has nothing to set.
+      expect(await setWatching(db, { owner: 'node-z@boot1', watching: true })).toBe(false);
     } finally {
       await unlisten();
     }

@@ -21,6 +21,7 @@ import type {
   CreateTaskInput,
   PoolSnapshot,
   StoredOutput,
+  SubscribeOptions,
   TaskDetail,
 } from '../../src/board/boardPort.js';
 import { BoardCommandError, CARD_OUTPUT_LINES } from '../../src/board/boardPort.js';
@@ -88,9 +89,25 @@ export class FakeBoard implements BoardSource, BoardCommands {
       .map((c) => this.live(c, places.get(c.taskId)));
   }
 
-  subscribe(listener: (card: BoardCard) => void): () => void {
+  subscribe(listener: (card: BoardCard) => void, options?: SubscribeOptions): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const release = options?.passive === true ? () => {} : this.watch();
+    return () => {
+      this.listeners.delete(listener);
+      release();
+    };
+  }
+
+  /** Watches held now (BoardSource.watch: a non-passive subscriber holds one too). */
+  watchers = 0;
+
+  watch(): () => void {
+    this.watchers += 1;
+    let released = false;
+    return () => {
+      if (!released) this.watchers -= 1;
+      released = true;
+    };
   }
 
   // --- BoardCommands ---

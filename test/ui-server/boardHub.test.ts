@@ -32,6 +32,15 @@ async function subscribed(token: string) {
   return { c, snapshot };
 }
 
+/** Polls `check` every 5 ms, failing after 5 s. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 afterEach(async () => {
   for (const c of clients.splice(0)) c.ws.terminate();
   await h?.server.close();
@@ -91,6 +100,30 @@ describe('subscribe', () => {
     expect(positions).toEqual([['t3', null]]);
     expect(frames[0]).toMatchObject({ positions: { t4: 1, t5: 2 } });
     expect(frames[0]).toMatchObject({ counts: { queued: 2, running: 2, done: 0, failed: 1 } });
+  });
+});
+
+describe('watching', () => {
+  it('watches the source while a socket is open, and only then', async () => {
+    h = await startHarness();
+    // The hub, the stats and the inspector's index subscribe passive.
+    expect(h.board.watchers).toBe(0);
+    const a = await open(ALICE);
+    expect(h.board.watchers).toBe(1);
+    const b = await open(BOB);
+    // One watch for the hub, however many sockets.
+    expect(h.board.watchers).toBe(1);
+    a.close();
+    await a.closed;
+    await until('alice detached', () => h.server.connections() === 1);
+    expect(h.board.watchers).toBe(1);
+    b.ws.terminate();
+    await until('no watch left', () => h.board.watchers === 0);
+    const c = await open(ADMIN);
+    expect(h.board.watchers).toBe(1);
+    await h.server.close();
+    expect(h.board.watchers).toBe(0);
+    c.ws.terminate();
   });
 });
 

@@ -30,7 +30,7 @@ export const TICK_CHANNEL = 'roundtable_tick';
 
 export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS json
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
-  SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off AS $$
+  SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_owner text := p->>'owner';
   v_now timestamptz := (p->>'now')::timestamptz;
@@ -53,6 +53,9 @@ DECLARE
   v_reply json;
   v_gids text[] := '{}';
   v_over boolean;
+  v_others boolean;
+  v_watched boolean;
+  v_grantable boolean;
   v_since bigint := (p->>'since')::bigint;
   v_tail integer := (p->>'tail_chars')::integer;
   -- Rows as arrays (src/db/sql/rowJson.ts); an older node asks for none and gets objects.

@@ -71,10 +71,19 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     -- each notification it is sent, its own included (a node learns of the
     -- ticks before its first beat from its first tick's reply, since; and a
     -- tick of a client with no row, the CLI, always finds the nodes' rows).
-    IF EXISTS (SELECT 1 FROM node_heartbeats h WHERE h.owner <> v_owner) THEN
-      PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner
-        || CASE WHEN v_running < v_gcap AND EXISTS (SELECT 1 FROM user_lines e WHERE e.eligible)
-             THEN ' grantable' ELSE ' full' END);
+    -- A full tick goes out only if another boot's board is watched
+    -- (node_heartbeats.watching, migration 12): a node nobody watches needs
+    -- no tick for it, and learns its changes from its next reply or poll.
+    -- The flag is written under this tick's lock (src/db/nodeHeartbeats.ts setWatching):
+    -- a tick either sees it or committed before the watcher's catch-up read.
+    SELECT count(*) > 0, coalesce(bool_or(h.watching), false) INTO v_others, v_watched
+      FROM node_heartbeats h WHERE h.owner <> v_owner;
+    IF v_others THEN
+      v_grantable := v_running < v_gcap AND EXISTS (SELECT 1 FROM user_lines e WHERE e.eligible);
+      IF v_grantable OR v_watched THEN
+        PERFORM pg_notify('${TICK_CHANNEL}', v_tick::text || ' ' || v_owner
+          || CASE WHEN v_grantable THEN ' grantable' ELSE ' full' END);
+      END IF;
     END IF;
   ELSE
     v_tick := st.tick;

@@ -25,9 +25,13 @@ export class JobIndex implements JobLookup {
     private readonly max = 10_000,
   ) {
     for (const card of source.cards(null)) if (card.column === 'running') this.learn(card);
-    this.unsubscribe = source.subscribe((card) => {
-      if (card.column === 'running' && this.learn(card)) this.onLearnt();
-    });
+    // Passive: a runner is this node's, and its card comes from this node's own ticks.
+    this.unsubscribe = source.subscribe(
+      (card) => {
+        if (card.column === 'running' && this.learn(card)) this.onLearnt();
+      },
+      { passive: true },
+    );
   }
 
   jobOf(actorId: string): ActorJob | undefined {

@@ -1,0 +1,125 @@
+/**
+ * The watch's poll on a fake store: ONE statement per poll (the rows and
+ * `pg_locks` together; every node polls 4 times a second, so a second
+ * statement is a second commit each time), none touching `pg_locks` without
+ * a lock, and a failed reading judges nobody: it is reported, `isAlive`
+ * rejects rather than saying dead, and no DOWN comes of it.
+ */
+import { expect, it } from 'vitest';
+import { ClusterLiveness, type ClusterLivenessOptions } from '../../src/actors/clusterLiveness.js';
+import { type BootLock, bootLockKey } from '../../src/db/index.js';
+import type { DeathReason } from '../../src/machines/livenessPolicy.js';
+import { TestClock } from '../../src/testing/TestClock.js';
+import { fakeDb } from './fakeDb.js';
+
+const POLL_MS = 250;
+const ME = 'a@1';
+const PEER = 'b@1';
+
+/** A boot lock that is held and stays so. */
+const heldLock: BootLock = { state: () => 'held', release: async () => {}, drop: () => {} };
+
+function world(withLock: boolean) {
+  const clock = new TestClock();
+  const state = { held: new Set([bootLockKey(ME), bootLockKey(PEER)]), fail: false };
+  const row = (owner: string) => ({
+    owner,
+    node_id: owner.slice(0, owner.indexOf('@')),
+    started_at: new Date(clock.now() - 1_000),
+    beat_at: new Date(clock.now()),
+    boot_lock: withLock,
+    replaced: false,
+  });
+  const { db, seen } = fakeDb(async (text) => {
+    if (state.fail) throw new Error('connection terminated');
+    const rows = [row(ME), row(PEER)];
+    if (!text.includes('pg_locks')) return { rows };
+    return { rows: rows.map((r) => ({ ...r, keys: [...state.held].map(String) })) };
+  });
+  const errors: unknown[] = [];
+  const downs: Array<[string, DeathReason]> = [];
+  const options: ClusterLivenessOptions = {
+    db,
+    owner: ME,
+    nodeId: 'a',
+    clock,
+    pollMs: POLL_MS,
+    staleAfterMs: 60_000,
+    bootLock: withLock ? { holdBootLock: async () => heldLock } : undefined,
+    onDown: (owner, reason) => downs.push([owner, reason]),
+    onSelf: () => {},
+    onError: (e) => errors.push(e),
+    track: (work) => work,
+  };
+  const cluster = new ClusterLiveness(options);
+  /** Fires the next poll and waits for it to have armed the one after. */
+  const poll = async () => {
+    expect(clock.fireNext(clock.now() + POLL_MS)).toBe(true);
+    for (let i = 0; i < 100 && clock.pending() === 0; i += 1)
+      await new Promise((r) => setImmediate(r));
+    expect(clock.pending()).toBe(1);
+  };
+  return { clock, state, seen, errors, downs, cluster, poll };
+}
+
+it('each poll is one statement, reading the rows and pg_locks together', async () => {
+  const w = world(true);
+  await w.cluster.start();
+  expect(w.cluster.watching).toBe(true);
+  expect(w.seen.length).toBe(1);
+  for (let i = 0; i < 5; i += 1) {
+    const before = w.seen.length;
+    await w.poll();
+    expect(w.seen.length - before).toBe(1);
+  }
+  for (const text of w.seen) {
+    expect(text).toContain('node_heartbeats');
+    expect(text).toContain('pg_locks');
+  }
+  // Right after a poll the reading is fresh: the peer is judged without a statement.
+  expect(await w.cluster.isAlive(PEER)).toBe(true);
+  expect(w.seen.length).toBe(6);
+  // Later on, one statement answers it.
+  w.clock.fireNext(w.clock.now() + POLL_MS / 2 + 1);
+  expect(await w.cluster.isAlive(PEER)).toBe(true);
+  expect(w.seen.length).toBe(7);
+  expect(w.errors).toEqual([]);
+  await w.cluster.stop();
+});
+
+it('a failed reading is reported and judges nobody; the next one that succeeds does', async () => {
+  const w = world(true);
+  await w.cluster.start();
+  // The peer's lock goes while the store cannot be read.
+  w.state.held.delete(bootLockKey(PEER));
+  w.state.fail = true;
+  await w.poll();
+  expect(w.errors.map((e) => (e as Error).message)).toEqual(['connection terminated']);
+  expect(w.downs).toEqual([]);
+  // Asked once the last reading is stale: a rejection, never "dead".
+  w.clock.fireNext(w.clock.now() + POLL_MS);
+  await expect(w.cluster.isAlive(PEER)).rejects.toThrow('connection terminated');
+  await expect(w.cluster.nodes()).rejects.toThrow('connection terminated');
+  expect(w.downs).toEqual([]);
+  w.state.fail = false;
+  await w.poll();
+  expect(w.downs).toEqual([[PEER, 'lock_released']]);
+  expect(await w.cluster.isAlive(PEER)).toBe(false);
+  await w.cluster.stop();
+});
+
+it('without a lock there is no watch, and a reading is one statement that leaves pg_locks alone', async () => {
+  const w = world(false);
+  await w.cluster.start();
+  expect(w.cluster.watching).toBe(false);
+  expect(w.seen).toEqual([]);
+  expect(w.clock.pending()).toBe(0);
+  const nodes = await w.cluster.nodes();
+  expect(nodes.map((n) => [n.owner, n.lock, n.liveness])).toEqual([
+    [ME, 'unknown', 'alive'],
+    [PEER, 'unknown', 'alive'],
+  ]);
+  expect(w.seen.length).toBe(1);
+  expect(w.seen[0]).toContain('node_heartbeats');
+  expect(w.seen[0]).not.toContain('pg_locks');
+});
