@@ -1,9 +1,9 @@
 /**
  * How a node learns of other nodes' ticks: a NOTIFY on `roundtable_tick`
  * (payload: the tick number) when it can listen, and a poll of the tick
- * number every `pollMs` whatever happens, so a node behind a transaction
- * pooler (where LISTEN does not work) or with a lost listener is at most a
- * poll behind. Either way the feed reads what changed since the last tick it
+ * number `pollMs` after the last of its own ticks' replies (each covers
+ * every tick up to its own), so a node behind a transaction pooler (where
+ * LISTEN does not work) or with a lost listener is at most a poll behind. Either way the feed reads what changed since the last tick it
  * had all of (`readChanges`), hands it to the board and the line book, and
  * pokes the dispatcher (room may have freed, work may have arrived).
  *
@@ -67,6 +67,12 @@ export class TickFeed {
   private heardUpTo = 0;
   /** This node's ticks sent and not yet answered (their replies bring what others changed). */
   private onTheWay = 0;
+  /**
+   * When the last reply of this node's own ticks landed: it covered every
+   * tick up to its own (`since`), so a node that ticks more often than the
+   * poll period needs no poll; its polls resume a period after its last reply.
+   */
+  private coveredAt = Number.NEGATIVE_INFINITY;
 
   /** The tick up to which this node has applied every change. */
   seenTick(): number {
@@ -132,6 +138,7 @@ export class TickFeed {
   own(result: TickResult, since?: number): void {
     if (since !== undefined) {
       this.onTheWay = Math.max(0, this.onTheWay - 1);
+      this.coveredAt = this.o.clock.now();
       if (result.changes !== undefined && !this.stopped)
         this.o.onChanges({ sessions: result.changes, lines: [], tick: result.tick });
       if (result.tick > this.seen) this.seen = result.tick;
@@ -175,15 +182,21 @@ export class TickFeed {
     });
   }
 
-  private arm(): void {
+  private arm(delayMs = this.o.pollMs): void {
     if (this.stopped) return;
     this.timer = this.o.clock.setTimeout(() => {
       this.timer = null;
+      // A reply within the period brought every tick up to its own: nothing to poll yet.
+      const idleFor = this.o.clock.now() - this.coveredAt;
+      if (idleFor < this.o.pollMs) {
+        this.arm(this.o.pollMs - idleFor);
+        return;
+      }
       void this.o
         .track(this.o.currentTick())
         .then((tick) => this.heard(tick), this.o.onError)
         .finally(() => this.arm());
-    }, this.o.pollMs);
+    }, delayMs);
   }
 
   /** One read at a time; a tick heard meanwhile is read right after. */

@@ -15,9 +15,11 @@ function feed() {
   const pokes: number[] = [];
   const changes: Array<{ tick: number; sessions: number }> = [];
   let tick = 0;
+  const polls: number[] = [];
+  const clock = new TestClock(0);
   const f = new TickFeed({
     owner: 'me@boot1',
-    clock: new TestClock(),
+    clock,
     pollMs: 250,
     notifications: {
       listen: async (_channel, onPayload) => {
@@ -25,7 +27,10 @@ function feed() {
         return async () => {};
       },
     },
-    currentTick: async () => tick,
+    currentTick: async () => {
+      polls.push(clock.now());
+      return tick;
+    },
     readChanges: async (since) => {
       reads.push(since);
       return { tick, sessions: [], lines: [] };
@@ -42,7 +47,12 @@ function feed() {
     say(payload);
     for (let i = 0; i < 5; i++) await Promise.resolve();
   };
-  return { f, hear, reads, pokes, changes };
+  /** Fires every timer due in the next `ms`, letting each poll's promise settle. */
+  const advance = async (ms: number) => {
+    const at = clock.now() + ms;
+    while (clock.fireNext(at)) for (let i = 0; i < 10; i++) await Promise.resolve();
+  };
+  return { f, hear, reads, pokes, changes, polls, clock, advance };
 }
 
 describe('TickFeed', () => {
@@ -101,6 +111,33 @@ describe('TickFeed', () => {
     f.ownFailed();
     await Promise.resolve();
     expect(reads).toEqual([1, 2]);
+    f.stop();
+  });
+});
+
+describe('TickFeed polls', () => {
+  it('polls a period after its last own reply: a node that ticks more often sends no poll', async () => {
+    const { f, polls, advance } = feed();
+    await f.start(0);
+    await advance(250);
+    expect(polls).toEqual([250]);
+    // Replies every 100 ms: each covered every tick up to its own.
+    for (let t = 1; t <= 10; t++) {
+      const since = f.sending();
+      await advance(100);
+      f.own(reply(t, []), since);
+    }
+    expect(polls).toEqual([250]);
+    // Quiet since the last reply (at 1,250): the next poll is a period after it.
+    await advance(249);
+    expect(polls).toEqual([250]);
+    await advance(1);
+    expect(polls).toEqual([250, 1_500]);
+    // A failed tick covered nothing: it does not hold the poll back.
+    f.sending();
+    f.ownFailed();
+    await advance(250);
+    expect(polls).toEqual([250, 1_500, 1_750]);
     f.stop();
   });
 });
