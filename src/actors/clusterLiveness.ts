@@ -57,6 +57,12 @@ export interface ClusterLivenessOptions {
   nodeId: string;
   clock: SupervisorClock;
   pollMs: number;
+  /**
+   * The period of the next look, if not always `pollMs`: a node whose DOWNs
+   * nobody acts on (a Reconciler follower) may look less often. On-demand
+   * readings (`isAlive`, `nodes`) are as fresh as ever.
+   */
+  periodMs?(): number;
   staleAfterMs: number;
   bootLock?: BootLockPort | undefined;
   /** Another boot turned dead (once per boot). */
@@ -224,7 +230,7 @@ export class ClusterLiveness implements OwnerLiveness {
         .track(this.read())
         .then((r) => this.look(r), this.o.onError)
         .finally(() => this.arm());
-    }, this.o.pollMs);
+    }, this.o.periodMs?.() ?? this.o.pollMs);
   }
 
   /** Reports every boot that turned dead since the last look, once. */

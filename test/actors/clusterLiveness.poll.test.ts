@@ -19,7 +19,7 @@ const PEER = 'b@1';
 /** A boot lock that is held and stays so. */
 const heldLock: BootLock = { state: () => 'held', release: async () => {}, drop: () => {} };
 
-function world(withLock: boolean) {
+function world(withLock: boolean, periodMs?: () => number) {
   const clock = new TestClock();
   const state = { held: new Set([bootLockKey(ME), bootLockKey(PEER)]), fail: false };
   const row = (owner: string) => ({
@@ -50,6 +50,7 @@ function world(withLock: boolean) {
     onSelf: () => {},
     onError: (e) => errors.push(e),
     track: (work) => work,
+    ...(periodMs ? { periodMs } : {}),
   };
   const cluster = new ClusterLiveness(options);
   /** Fires the next poll and waits for it to have armed the one after. */
@@ -122,4 +123,29 @@ it('without a lock there is no watch, and a reading is one statement that leaves
   expect(w.seen.length).toBe(1);
   expect(w.seen[0]).toContain('node_heartbeats');
   expect(w.seen[0]).not.toContain('pg_locks');
+});
+
+it('looks as often as its period says now (a follower less often), and reads afresh on demand', async () => {
+  let period = 4 * POLL_MS;
+  const w = world(true, () => period);
+  await w.cluster.start();
+  const polls = w.seen.length;
+  // A follower's period: nothing before it is over.
+  expect(w.clock.fireNext(w.clock.now() + 4 * POLL_MS - 1)).toBe(false);
+  expect(w.clock.fireNext(w.clock.now() + 1)).toBe(true);
+  for (let i = 0; i < 100 && w.clock.pending() === 0; i += 1)
+    await new Promise((r) => setImmediate(r));
+  expect(w.seen.length).toBe(polls + 1);
+  // An adopt check a period later does not wait for the poll: it reads.
+  w.clock.fireNext(w.clock.now() + POLL_MS);
+  const before = w.seen.length;
+  expect(await w.cluster.isAlive(PEER)).toBe(true);
+  expect(w.seen.length).toBe(before + 1);
+  // It leads now: the look after the pending one comes a leader's period after it.
+  period = POLL_MS;
+  expect(w.clock.fireNext(w.clock.now() + 3 * POLL_MS)).toBe(true);
+  for (let i = 0; i < 100 && w.clock.pending() === 0; i += 1)
+    await new Promise((r) => setImmediate(r));
+  await w.poll();
+  w.cluster.kill();
 });
