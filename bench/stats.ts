@@ -32,3 +32,10 @@ export function writeResults(name: string, data: unknown, markdown: string): voi
     `${markdown.trimEnd()}\n\n_${meta.date}, Node ${meta.node}_\n`,
   );
 }
+
+/** A bench knob from the environment: a positive integer, or `fallback` when unset. */
+export function positiveIntEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer`);
+  return v;
+}

@@ -13,7 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { median } from '../stats.js';
+import { median, positiveIntEnv } from '../stats.js';
 import { machineInfo } from './machine.js';
 import { pgbenchCeiling } from './pgbench.js';
 import { type PeersReport, renderReport, type SystemResult, writeReport } from './report.js';
@@ -31,11 +31,7 @@ if (process.argv.includes('--render')) {
   process.exit(0);
 }
 
-const num = (name: string, fallback: number): number => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer`);
-  return v;
-};
+const num = positiveIntEnv;
 const PEER_JOBS = num('PEERS_JOBS', 5000);
 const PEER_RUNS = num('PEERS_RUNS', 7);
 const RT_JOBS = num('PEERS_RT_JOBS', 2000);

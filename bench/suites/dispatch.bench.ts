@@ -42,13 +42,9 @@ import {
   trackFunctions,
 } from '../peers/scratchDb.js';
 import { realClock } from '../peers/systems/roundtableRuntime.js';
-import { median, percentile, writeResults } from '../stats.js';
+import { median, percentile, positiveIntEnv, writeResults } from '../stats.js';
 
-const env = (name: string, fallback: number): number => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer`);
-  return v;
-};
+const env = positiveIntEnv;
 const DOWN_REPS = env('DISPATCH_DOWN_REPS', 50);
 const CPU_JOBS = env('DISPATCH_CPU_JOBS', 2000);
 const RUNS = env('DISPATCH_RUNS', 3);

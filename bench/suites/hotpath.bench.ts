@@ -27,13 +27,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createScratch, dropScratch } from '../peers/scratchDb.js';
-import { median, writeResults } from '../stats.js';
+import { median, positiveIntEnv, writeResults } from '../stats.js';
 
-const env = (name: string, fallback: number): number => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer`);
-  return v;
-};
+const env = positiveIntEnv;
 const RUNS = env('HOTPATH_RUNS', 3);
 const WINDOWS = env('HOTPATH_WINDOWS', 2);
 const JOBS = env('HOTPATH_JOBS', 1000);
