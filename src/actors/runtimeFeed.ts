@@ -18,6 +18,7 @@
  * committed after ours), or one heard while this node sends nothing, is
  * read. With 3 busy nodes that is most of the reads gone.
  */
+import { TICK_CHANNEL } from '../db/sql/tickChannel.js';
 import type { ChangedSession, TickResult, UserLine } from '../db/tickTypes.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
 
@@ -93,7 +94,7 @@ export class TickFeed {
     if (this.o.notifications !== undefined) {
       try {
         this.unlisten = await this.o.notifications.listen(
-          'roundtable_tick',
+          TICK_CHANNEL,
           (payload) => {
             // `<tick> <owner> grantable|full`; a repair's NOTIFY has no owner.
             const [tick, owner, flag] = payload.split(' ');

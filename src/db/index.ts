@@ -126,7 +126,7 @@ export {
   recordHandle,
   requeue,
 } from './sessionTransitions.js';
-export { TICK_CHANNEL } from './sql/rtTick.js';
+export { TICK_CHANNEL } from './sql/tickChannel.js';
 export {
   getTaskOutput,
   getTaskRecord,

@@ -11,7 +11,7 @@
 import { expect, it } from 'vitest';
 import { beat, type Db, setWatching } from '../../src/db/index.js';
 
-import { TICK_CHANNEL } from '../../src/db/sql/rtTick.js';
+import { TICK_CHANNEL } from '../../src/db/sql/tickChannel.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueueOp, finishOp, ticker } from './tickFixtures.js';
 

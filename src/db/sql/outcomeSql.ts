@@ -4,9 +4,6 @@
  * final rows and positions).
  */
 
-/** The NOTIFY channel a tick that changed anything signals, with its number as the payload. */
-export const TICK_CHANNEL = 'roundtable_tick';
-
 /** `applied`: the session id and whether the op touched the card (its task row is returned). */
 export const A = (sid: string, task: string) =>
   `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 'a', 'sid', ${sid}, 'tk', ${task})`;

@@ -7,7 +7,7 @@
  * differs; a repair that found nothing changes nothing (no tick, no NOTIFY).
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
-import { TICK_CHANNEL } from './rtTick.js';
+import { TICK_CHANNEL } from './tickChannel.js';
 
 export const RT_REPAIR = `CREATE FUNCTION rt_repair() RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $$

@@ -22,12 +22,6 @@ import { A, byKey, NF, STALE } from './outcomeSql.js';
 import { APPEND_PHASES } from './rtTickAppend.js';
 import { GRANT_AND_REPLY } from './rtTickGrant.js';
 
-/**
- * The NOTIFY channel a tick that changed anything signals; payload
- * `<tick> <owner> grantable|full` (whether a grant is still possible after it).
- */
-export const TICK_CHANNEL = 'roundtable_tick';
-
 export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS json
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
   SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET jit = off AS $$

@@ -4,9 +4,10 @@
  * positions. Spliced into the function body by rtTick.ts; the variables are its.
  */
 import { changedLines, changedSessions } from './changesSql.js';
-import { byKey, TICK_CHANNEL } from './outcomeSql.js';
+import { byKey } from './outcomeSql.js';
 import { lineJson, sessionJson, taskJson } from './rowJson.js';
 import { ACTIVE_LINES, positionOf } from './rtPlace.js';
+import { TICK_CHANNEL } from './tickChannel.js';
 
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
   -- first (room) sessions by turn, merged by key. No session outside those
