@@ -51,6 +51,7 @@ const JOBS = env('LATENCY_JOBS', 200);
 const WARMUP = env('LATENCY_WARMUP', 30);
 const RUNS = env('LATENCY_RUNS', 3);
 const GAP_MS = 50;
+const JOB_DEADLINE_MS = 10_000;
 
 const STAGES = [
   ['submit → tick sent', 'submit', 'tickSent'],
@@ -184,7 +185,18 @@ async function oneRun(run: number): Promise<RunResult> {
         command: ['bench', `j${i}`],
       });
       job.sessionId = created.session.id;
-      await ran;
+      // A job that never runs is a failed bench, not a hang.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        ran,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(new Error(`latency: job j${i} did not start within ${JOB_DEADLINE_MS} ms`)),
+            JOB_DEADLINE_MS,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
       // The finish rides a tick of its own, answered within the gap.
       await new Promise((r) => setTimeout(r, GAP_MS));
       current = null;
