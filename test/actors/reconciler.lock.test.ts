@@ -172,7 +172,12 @@ describeServer('Reconciler advisory lock', () => {
     const gates: Array<() => void> = [];
     afterEach(async () => {
       for (const open of gates.splice(0)) open();
-      for (const n of nodes.splice(0)) n.kill();
+      const killed = [...nodes.splice(0), ...(h ? [h.runtime] : [])];
+      for (const n of killed) n.kill();
+      // A killed node's statements already sent still run (a board read, a
+      // tick, a pass's last write); the next test's TRUNCATE deadlocked with
+      // one in CI. The harness's own runtime is killed at its boot, so it too.
+      await until(() => killed.every((n) => n.busy() === 0), 'the killed nodes to drain');
       await h?.close();
       h = undefined;
       errors.length = 0;

@@ -230,7 +230,15 @@ if (engine.ok) {
         task('cancelled', 'echo start; sleep 60'),
       );
       await waitFor('output streamed', () => cardOf(node, taskId)?.lastOutput.includes('start'));
-      expect(await handles()).toContain(`rt-${sessionId}`);
+      // Once in CI (2 Dec) the one service listed here was not this session's.
+      // The attempts and errors say whether a second attempt had started, and why.
+      const listed = await handles();
+      const attempts = (await sessionsOf(db, taskId)).map(
+        (s) => `${s.id} #${s.attempt} ${s.status} ${s.failureReason ?? ''}`,
+      );
+      expect(listed, JSON.stringify({ attempts, errors: node.errors.map(String) })).toContain(
+        `rt-${sessionId}`,
+      );
       await node.runtime.cancel(null, taskId);
       await waitFor('service removed', async () => !(await handles()).includes(`rt-${sessionId}`));
       expect((await sessionsOf(db, taskId)).map((r) => r.status)).toEqual(['cancelled']);
