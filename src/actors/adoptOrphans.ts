@@ -54,8 +54,11 @@ export async function adoptOrphans(
   const writes: Promise<void>[] = [];
   const decided = eachLimited(rows, ORPHAN_CONCURRENCY, async (s, i) => {
     deps.signal?.throwIfAborted();
-    if (live.has(s.id)) return;
-    if (s.owner === deps.owner && startingHere(deps, s, startedAt)) return;
+    // A runner here protects only a row this boot owns: one for a row
+    // another boot owns was fenced out by that boot's adoption (this boot
+    // lost its lock meanwhile), and must not keep the row from recovery
+    // when that owner dies in turn (its fenced row replaces the runner).
+    if (s.owner === deps.owner && (live.has(s.id) || startingHere(deps, s, startedAt))) return;
     if (!(await gone(s.owner))) return;
     // A row with no handle may still have a run going: its owner died
     // between start and the handle's write. Looked for by name, never re-queued blind.

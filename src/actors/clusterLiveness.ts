@@ -77,6 +77,8 @@ export interface ClusterLivenessOptions {
 export type ClusterNode = Omit<ClusterNodeView, 'sessionsOwned'>;
 
 interface Reading {
+  /** Its place in the order reads began (1, 2, ...). */
+  seq: number;
   at: number;
   beats: Map<string, NodeBeat>;
   /** Null: no lock reading (no lock liveness). */
@@ -87,7 +89,10 @@ export class ClusterLiveness implements OwnerLiveness {
   private lock: BootLock | undefined;
   private selfState: SelfLock = 'none';
   private last: Reading | undefined;
-  private reading: Promise<Reading> | undefined;
+  /** The read out now, if any, and its place in the order reads began. */
+  private reading: { seq: number; done: Promise<Reading> } | undefined;
+  /** How many reads have begun: a reading's `seq` says whether it began after a question. */
+  private begun = 0;
   private readonly seenHeld = new Set<string>();
   private readonly downed = new Set<string>();
   /** Every other boot this watch has seen a row of: a row that vanishes is a DOWN too. */
@@ -124,10 +129,22 @@ export class ClusterLiveness implements OwnerLiveness {
     return this.selfState === 'held' || this.selfState === 'none';
   }
 
+  /**
+   * Alive unless a reading begun after this question says dead. A reading
+   * from before may predate the row that named `owner`: the CI saw a node,
+   * asked about a peer that had booted and claimed runs a few milliseconds
+   * after the last poll, judge it `no_beat` from a reading with no rows yet,
+   * and adopt a live owner's run. A lock taken again since is the same case.
+   * "Alive" from an older reading is safe (the run is left for a later
+   * pass), so only a death costs a read, and deaths are rare.
+   */
   async isAlive(owner: string): Promise<boolean> {
     if (owner === this.o.owner) return true;
+    const asked = this.begun;
     const r = await this.fresh();
-    return this.verdict(owner, r).owner !== 'dead';
+    if (this.verdict(owner, r).owner !== 'dead') return true;
+    const after = r.seq > asked ? r : await this.readBegunAfter(asked);
+    return this.verdict(owner, after).owner !== 'dead';
   }
 
   /** Every boot with a row, with what this node makes of it. */
@@ -197,10 +214,31 @@ export class ClusterLiveness implements OwnerLiveness {
     const last = this.last;
     if (last !== undefined && this.o.clock.now() - last.at <= this.o.pollMs / 2)
       return Promise.resolve(last);
-    this.reading ??= this.read().finally(() => {
-      this.reading = undefined;
-    });
-    return this.reading;
+    return this.reading?.done ?? this.begin();
+  }
+
+  /** A reading begun after `seq` reads had: the last one, the one out, or a new one. */
+  private readBegunAfter(seq: number): Promise<Reading> {
+    if (this.last !== undefined && this.last.seq > seq) return Promise.resolve(this.last);
+    if (this.reading !== undefined && this.reading.seq > seq) return this.reading.done;
+    return this.begin();
+  }
+
+  /** Starts a read that later questions may share. */
+  private begin(): Promise<Reading> {
+    const done = this.read();
+    const seq = this.begun;
+    const out = { seq, done };
+    this.reading = out;
+    void done.then(
+      () => this.settled(out),
+      () => this.settled(out),
+    );
+    return done;
+  }
+
+  private settled(out: { seq: number }): void {
+    if (this.reading === out) this.reading = undefined;
   }
 
   /**
@@ -211,14 +249,17 @@ export class ClusterLiveness implements OwnerLiveness {
    * rather than taking an owner for dead.
    */
   private async read(): Promise<Reading> {
+    this.begun += 1;
+    const seq = this.begun;
     const reading = await readLiveness(this.o.db, { locks: this.lock !== undefined });
     const beats = new Map(reading.beats.map((b) => [b.owner, b]));
     const { held } = reading;
-    const r: Reading = { at: this.o.clock.now(), beats, held };
+    const r: Reading = { seq, at: this.o.clock.now(), beats, held };
     for (const owner of beats.keys()) if (owner !== this.o.owner) this.known.add(owner);
     if (held !== null)
       for (const owner of beats.keys()) if (held.has(bootLockKey(owner))) this.seenHeld.add(owner);
-    this.last = r;
+    // Reads can overlap (a question's own read beside the poll's): the later begun one stands.
+    if (this.last === undefined || this.last.seq < seq) this.last = r;
     return r;
   }
 

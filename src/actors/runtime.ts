@@ -24,6 +24,7 @@ import { isTransientDbError } from '../db/transientErrors.js';
 import { type Supervisor, startSupervisor } from '../supervisor/index.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { startClusterLiveness } from './clusterLivenessWiring.js';
+import { sweepFencedOut } from './fencedOutSweep.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { BootSignal } from './runtimeBooted.js';
@@ -131,7 +132,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Said in the row, so a watch that never saw this boot's lock held still knows to expect it.
     holdsBootLock: () => cluster?.self() === 'held',
   };
-  const heartbeat = heartbeatLogic({ ...beats, track, onError: report });
+  const heartbeat = heartbeatLogic({
+    ...beats,
+    track,
+    onError: report,
+    afterBeat: () =>
+      sweepFencedOut({
+        db,
+        starter,
+        heldEpoch: (sessionId) => dispatcher.heldEpoch(sessionId),
+        drop: (sessionId) => dispatcher.drop(sessionId),
+        onNotice: report,
+      }),
+  });
   // The boot lock is taken before the first beat: a row with no lock yet
   // would read as a boot that lost it.
   const wired = await startClusterLiveness({

@@ -82,13 +82,16 @@ export function beatOnce(o: HeartbeatOptions, at: number = o.now()): Promise<voi
  * fails is reported and the loop goes on (a database outage must not take
  * a permanent child down); a beat that hangs is abandoned after one period,
  * so beats never pile up. Every tenth beat also prunes rows of boots silent
- * for a hundred staleness windows.
+ * for a hundred staleness windows. After each beat, `afterBeat` (the
+ * runtime's sweep of runners another node fenced out, fencedOutSweep.ts).
  */
 export function heartbeatLogic(
   o: HeartbeatOptions & {
     onError(error: unknown): void;
     /** Counts the beat as I/O in flight (the harness settles on it). */
     track<T>(work: Promise<T>): Promise<T>;
+    /** After each beat that landed (a failure is reported apart, not as the beat's). */
+    afterBeat?(): Promise<unknown>;
   },
 ) {
   return setup({
@@ -99,6 +102,7 @@ export function heartbeatLogic(
           (async () => {
             const at = o.now();
             await beatOnce(o, at);
+            await o.afterBeat?.().catch(o.onError);
             if (input.beats % 10 === 0) {
               await pruneHeartbeats(o.db, { before: new Date(at - 100 * staleAfterMs(o)) });
             }

@@ -7,7 +7,7 @@
  */
 import type { Session, Task } from '../db/rows.js';
 import type { TaskRunnerCommand, TaskRunnerInput } from '../machines/taskRunner.js';
-import { AlreadyStartedError } from '../supervisor/errors.js';
+import { AlreadyStartedError, NotFoundError } from '../supervisor/errors.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { taskRunnerLogic } from './taskRunner.js';
 
@@ -23,6 +23,8 @@ export class RunnerStarter {
   private readonly grants = new Map<string, { session: Session; task: Task }>();
   /** Rows the Reconciler fenced for this boot, taken once by the adopting runner. */
   private readonly fenced = new Map<string, Session>();
+  /** The epoch each session's latest runner here was started at: the grant's or the fenced row's. */
+  private readonly epochs = new Map<string, number>();
 
   constructor(private readonly o: RunnerStarterOptions) {}
 
@@ -63,19 +65,59 @@ export class RunnerStarter {
     return true;
   }
 
+  /** The epoch `sessionId`'s latest runner here was started at; undefined when none was (or forgotten). */
+  startEpoch(sessionId: string): number | undefined {
+    return this.epochs.get(sessionId);
+  }
+
+  /** Forgets the start epochs of sessions with no runner that has not ended. */
+  forgetEnded(): void {
+    for (const id of this.epochs.keys()) if (!this.has(id)) this.epochs.delete(id);
+  }
+
+  /**
+   * Stops `sessionId`'s runner, whose row another node moved on to
+   * `rowEpoch`, if `ours()` (asked now, as the stop is posted) is still
+   * behind it; its container is left alone. True if it stopped one. The
+   * supervisor's mailbox runs jobs in order, so a start posted after this
+   * one (the run fenced back to this boot) comes after the stop.
+   */
+  async stopFencedOut(
+    sessionId: string,
+    rowEpoch: number,
+    ours: () => number | undefined,
+  ): Promise<boolean> {
+    const sup = this.o.runners();
+    const epoch = ours();
+    if (sup === undefined || !this.has(sessionId) || this.fenced.has(sessionId)) return false;
+    if (epoch === undefined || epoch >= rowEpoch) return false;
+    this.epochs.delete(sessionId);
+    await sup.terminateChild(sessionId).catch(ignoreNotFound);
+    return true;
+  }
+
   /** A tick granted `grant.session` to this node: its runner starts the run. */
   granted(grant: { session: Session; task: Task }): Promise<void> {
     this.grants.set(grant.session.id, grant);
+    if (!this.has(grant.session.id)) this.epochs.set(grant.session.id, grant.session.epoch);
     return this.start(grant.session, 'granted').finally(() => {
       // Taken by the runner's first step by now, or it never started.
       this.grants.delete(grant.session.id);
     });
   }
 
-  /** The Reconciler fenced `session` for this boot: its runner goes on from that row. */
+  /**
+   * The Reconciler fenced `session` for this boot: its runner goes on from
+   * that row. A runner of the session already here is replaced: it began
+   * before the fence, at an older epoch, so the fence moved it out (this
+   * boot lost its lock, another node adopted the run, that node died, and
+   * the run comes back here). Left running, it would hold the slot at the
+   * old epoch and the fenced row would get no runner.
+   */
   adoptFenced(session: Session): Promise<void> {
     this.fenced.set(session.id, session);
-    return this.start(session, 'adopt').finally(() => {
+    this.epochs.set(session.id, session.epoch);
+    return this.start(session, 'adopt', true).finally(() => {
       // Taken by the runner's first step by now, or it never started.
       this.fenced.delete(session.id);
     });
@@ -84,13 +126,15 @@ export class RunnerStarter {
   private async start(
     session: Pick<Session, 'id' | 'userId'>,
     start: TaskRunnerInput['start'],
+    replace = false,
   ): Promise<void> {
     const sup = this.o.runners();
     if (this.o.isDead() || sup === undefined) return; // the next Reconciler pass tries again
     const known = sup.childStatus(session.id);
-    if (known !== undefined && known !== 'stopped') return;
+    if (known !== undefined && known !== 'stopped' && !replace) return;
     try {
-      if (known !== undefined) await sup.terminateChild(session.id);
+      // Stopping a runner leaves its container alone: the new one goes on with it.
+      if (known !== undefined) await sup.terminateChild(session.id).catch(ignoreNotFound);
       await sup.startChild({
         id: session.id,
         restart: 'transient',
@@ -105,4 +149,9 @@ export class RunnerStarter {
       throw error;
     }
   }
+}
+
+/** The child went on its own between the look and the terminate: nothing left to stop. */
+function ignoreNotFound(error: unknown): void {
+  if (!(error instanceof NotFoundError)) throw error;
 }

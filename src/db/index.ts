@@ -111,6 +111,7 @@ export {
   listSessionEventsForUser,
   listSessionsForTask,
   queuePosition,
+  sessionEpochs,
 } from './sessionQueries.js';
 export {
   type AdoptInput,

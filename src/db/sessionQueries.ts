@@ -20,6 +20,24 @@ export async function getSession(db: Db, sessionId: string): Promise<Session> {
   return toSession(row);
 }
 
+/**
+ * The epoch of each of `sessionIds` that has a row: a node's held sessions
+ * (a few), read together to find the runs another node fenced.
+ */
+export async function sessionEpochs(
+  db: Db,
+  sessionIds: readonly string[],
+): Promise<Map<string, number>> {
+  const ids = parseOrThrow(z.array(f.sessionId), sessionIds, 'sessionIds');
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['id', 'epoch'])
+    .where('id', '=', sql<string>`ANY (${ids}::text[])`)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.epoch]));
+}
+
 /** Every session of a task, oldest attempt first. */
 export async function listSessionsForTask(db: Db, taskId: string): Promise<Session[]> {
   const id = parseOrThrow(f.taskId, taskId, 'taskId');

@@ -21,7 +21,7 @@ const heldLock: BootLock = { state: () => 'held', release: async () => {}, drop:
 
 function world(withLock: boolean, periodMs?: () => number) {
   const clock = new TestClock();
-  const state = { held: new Set([bootLockKey(ME), bootLockKey(PEER)]), fail: false };
+  const state = { held: new Set([bootLockKey(ME), bootLockKey(PEER)]), fail: false, peer: true };
   const row = (owner: string) => ({
     owner,
     node_id: owner.slice(0, owner.indexOf('@')),
@@ -32,7 +32,7 @@ function world(withLock: boolean, periodMs?: () => number) {
   });
   const { db, seen } = fakeDb(async (text) => {
     if (state.fail) throw new Error('connection terminated');
-    const rows = [row(ME), row(PEER)];
+    const rows = state.peer ? [row(ME), row(PEER)] : [row(ME)];
     if (!text.includes('pg_locks')) return { rows };
     return { rows: rows.map((r) => ({ ...r, keys: [...state.held].map(String) })) };
   });
@@ -106,6 +106,41 @@ it('a failed reading is reported and judges nobody; the next one that succeeds d
   await w.poll();
   expect(w.downs).toEqual([[PEER, 'lock_released']]);
   expect(await w.cluster.isAlive(PEER)).toBe(false);
+  await w.cluster.stop();
+});
+
+it('says dead only from a reading begun after the question: a peer that booted since the last look is alive', async () => {
+  const w = world(true);
+  w.state.peer = false;
+  w.state.held.delete(bootLockKey(PEER));
+  await w.cluster.start();
+  // The peer boots (lock, then row) and claims a run right after that look;
+  // the Reconciler reads the row and asks while the look is still fresh.
+  w.state.peer = true;
+  w.state.held.add(bootLockKey(PEER));
+  const before = w.seen.length;
+  expect(await w.cluster.isAlive(PEER)).toBe(true);
+  expect(w.seen.length).toBe(before + 1);
+  // Its lock lost and taken again between a look and the question: alive too.
+  w.state.held.delete(bootLockKey(PEER));
+  await w.poll();
+  expect(w.downs).toEqual([[PEER, 'lock_released']]);
+  w.state.held.add(bootLockKey(PEER));
+  expect(await w.cluster.isAlive(PEER)).toBe(true);
+  // Dead for real: the look says so, and so does the question's own read.
+  w.state.held.delete(bootLockKey(PEER));
+  await w.poll();
+  const asked = w.seen.length;
+  expect(await w.cluster.isAlive(PEER)).toBe(false);
+  expect(w.seen.length).toBe(asked + 1);
+  // Questions asked together share one read.
+  const again = w.seen.length;
+  expect(await Promise.all([w.cluster.isAlive(PEER), w.cluster.isAlive(PEER)])).toEqual([
+    false,
+    false,
+  ]);
+  expect(w.seen.length).toBe(again + 1);
+  expect(w.errors).toEqual([]);
   await w.cluster.stop();
 });
 

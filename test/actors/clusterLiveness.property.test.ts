@@ -16,7 +16,8 @@
  *   whose lock was never lost, `alive`.
  *
  * And at the end every run of a killed node is adopted or re-queued (held
- * by a node still up). Budget: 6 runs of at most 6 commands (about a minute, 2 at a load of 20).
+ * by a node still up). Budget: 6 runs of at most 6 commands (about a minute, 2 at a load of 20);
+ * FC_RUNS=80 runs more, as when hunting a rare interleaving.
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -191,7 +192,10 @@ async function adoptedOnlyTheDead(w: World): Promise<void> {
       const was = from === null ? undefined : byOwner.get(from);
       expect(was, `adopted ${e.session_id} from ${from}`).toBeDefined();
       const since = was?.deadSince ?? null;
-      expect(since, `adopted ${e.session_id} from live ${from}`).not.toBeNull();
+      expect(
+        since,
+        `adopted ${e.session_id} from live ${from} by ${e.node}; errors: ${w.errors.map(String).join(' | ')}`,
+      ).not.toBeNull();
       expect(new Date(e.at).getTime()).toBeGreaterThanOrEqual((since ?? 0) - 5);
     }
     holder.set(e.session_id, e.node);
@@ -253,14 +257,29 @@ describeServer('cluster liveness, several nodes: adopt only the dead [postgres s
           );
           // Every orphan handled: each running row's owner is a node still up.
           const up = new Set(live(w).map((n) => n.rt.owner));
-          await until(async () => {
-            const rows = await server.main.db
+          const running = () =>
+            server.main.db
               .selectFrom('sessions')
-              .select(['owner_node'])
+              .select(['id', 'owner_node', 'handle'])
               .where('status', '=', 'running')
               .execute();
+          await until(async () => {
+            const rows = await running();
             return rows.every((s) => s.owner_node !== null && up.has(s.owner_node));
-          }, 'every orphan adopted or re-queued');
+          }, 'every orphan adopted or re-queued').catch(async (e: unknown) => {
+            // What each node saw, so a timeout says why nobody took the orphans.
+            const seen = await Promise.all(
+              live(w).map(async (n) => ({
+                owner: n.rt.owner,
+                health: n.rt.health(),
+                nodes: await n.rt.clusterNodes().catch(String),
+              })),
+            );
+            const rows = await running();
+            throw new Error(
+              `${String(e)}; running: ${JSON.stringify(rows)}; nodes: ${JSON.stringify(seen)}; errors: ${w.errors.map(String).join(' | ')}`,
+            );
+          });
           await adoptedOnlyTheDead(w);
         } finally {
           for (const n of w.nodes) if (!n.killed) n.rt.kill();
@@ -271,7 +290,7 @@ describeServer('cluster liveness, several nodes: adopt only the dead [postgres s
               AND application_name LIKE 'roundtable-%'`.execute(server.main.db);
         }
       }),
-      { numRuns: 6, endOnFailure: true },
+      { numRuns: Number(process.env.FC_RUNS ?? 6), endOnFailure: true },
     );
   }, 300_000);
 });

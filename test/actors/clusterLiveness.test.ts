@@ -54,6 +54,30 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
       .select(['id', 'status', 'owner_node', 'attempt'])
       .execute();
   const downs = () => notices.filter((n): n is OwnerDownNotice => n instanceof OwnerDownNotice);
+  /** A node that takes its boot lock again only 1.5 s after losing it: long enough for the others to see it gone. */
+  const bootRelockingSlowly = (nodeId: string, extra: Partial<RuntimeOptions> = {}) =>
+    boot(nodeId, {
+      ...extra,
+      bootLock: {
+        holdBootLock: (owner, onState) =>
+          holdBootLock({
+            client: { connectionString: server.url, query_timeout: 2_000 },
+            owner,
+            pingMs: 200,
+            retryMinMs: 1_500,
+            retryMaxMs: 1_500,
+            closeTimeoutMs: 500,
+            timers: REAL_TIMERS,
+            onState,
+            onError: () => undefined,
+          }),
+      },
+    });
+  /** Ends the connection holding `owner`'s boot lock, as a network blip would. */
+  const endBootLock = (owner: string) =>
+    sql`SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+        AND l.objid = ${bootLockKey(owner)}::oid`.execute(server.main.db);
   /** Every exec of every session happened once. */
   const eachExecOnce = async () => {
     for (const s of await sessions()) expect(cluster.execLog(s.id).length).toBeLessThanOrEqual(1);
@@ -195,6 +219,65 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
       WHERE application_name = 'roundtable-bootlock' AND datname = current_database()
         AND client_port IS NOT NULL`.execute(server.main.db);
+  });
+
+  it('runs adopted away while a boot had lost its lock come back to it when their adopter dies: its fenced-out runners are replaced, each exec once', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const a = await boot('nodeA');
+    const b = await bootRelockingSlowly('nodeB');
+    await submitTo(b, 2, 8);
+    await until(
+      async () => (await running()).filter((s) => s.owner_node === b.owner).length === 2,
+      'B to run 2',
+    );
+    await endBootLock(b.owner);
+    await until(
+      async () => (await running()).every((s) => s.owner_node === a.owner),
+      'A to adopt B runs',
+      10_000,
+    );
+    // B's runners of those runs still live: the fence moved them out, nobody told them.
+    await until(() => b.health().lock === 'held', 'B to hold its lock again');
+    a.kill();
+    await until(
+      async () => {
+        const rows = await running();
+        return rows.length === 2 && rows.every((s) => s.owner_node === b.owner);
+      },
+      'B to adopt them back',
+      10_000,
+    );
+    // One runner per run on B, each holding its slot at the row's epoch.
+    expect(b.health().holding).toBe(2);
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    expect((await sessions()).map((s) => s.attempt)).toEqual([1, 1]);
+    await eachExecOnce();
+  });
+
+  it('a boot whose runs were adopted while it had lost its lock stops its runners of them at its next beat, and gives their slots back', async () => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const a = await boot('nodeA');
+    const b = await bootRelockingSlowly('nodeB', { heartbeatMs: 300 });
+    await submitTo(b, 2, 6);
+    await until(
+      async () => (await running()).filter((s) => s.owner_node === b.owner).length === 2,
+      'B to run 2',
+    );
+    expect(b.health().holding).toBe(2);
+    await endBootLock(b.owner);
+    await until(
+      async () => (await running()).every((s) => s.owner_node === a.owner),
+      'A to adopt B runs',
+      10_000,
+    );
+    await until(() => b.health().holding === 0, "B to stop its runners of A's runs", 10_000);
+    const fencedOut = notices.filter((n) => (n as { code?: string }).code === 'RUNNER_FENCED_OUT');
+    expect(fencedOut.length).toBe(2);
+    // Their containers were left to A, which finishes the runs: each exec once, attempt 1.
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    expect((await sessions()).map((s) => s.attempt)).toEqual([1, 1]);
+    expect(b.liveRunners()).toEqual([]);
+    await eachExecOnce();
   });
 
   it('a boot whose own lock connection hangs takes no grants until it holds its lock again', async () => {

@@ -1,0 +1,69 @@
+/**
+ * After each heartbeat: this boot's runners whose runs another node has
+ * fenced (`fencedOut`, src/machines/fencedOut.ts) are stopped, and their
+ * slots given back. Their containers are left alone: they are the adopter's
+ * runs now. One read of a few rows per beat, and none while nothing runs.
+ */
+import { sessionEpochs } from '../db/index.js';
+import type { Db } from '../db/transaction.js';
+import { fencedOut } from '../machines/fencedOut.js';
+import type { RunnerStarter } from './runtimeRunners.js';
+
+/** A runner here was stopped: another node took its run. For the logs (not an error of this node). */
+export class RunnerFencedOutNotice extends Error {
+  override readonly name = 'RunnerFencedOutNotice';
+  readonly code = 'RUNNER_FENCED_OUT';
+  constructor(
+    readonly sessionId: string,
+    readonly heldEpoch: number,
+    readonly rowEpoch: number,
+  ) {
+    super(
+      `${sessionId}: another node took this run (epoch ${heldEpoch} -> ${rowEpoch}) while this boot could not prove it was alive; its runner here is stopped, its container left to the new owner`,
+    );
+  }
+}
+
+export interface FencedOutSweepOptions {
+  db: Db;
+  starter: Pick<RunnerStarter, 'live' | 'startEpoch' | 'stopFencedOut' | 'forgetEnded'>;
+  /** The epoch the dispatcher holds `sessionId` at (a runner's own adoption moves it on). */
+  heldEpoch(sessionId: string): number | undefined;
+  /** Stops counting `sessionId` as held here. */
+  drop(sessionId: string): void;
+  onNotice(notice: RunnerFencedOutNotice): void;
+}
+
+/** The newest epoch this boot knows it runs `sessionId` at, or undefined (a runner still adopting). */
+function ourEpoch(o: FencedOutSweepOptions, sessionId: string): number | undefined {
+  const started = o.starter.startEpoch(sessionId);
+  const held = o.heldEpoch(sessionId);
+  if (started === undefined) return held;
+  return held === undefined ? started : Math.max(started, held);
+}
+
+/** One sweep: the ids of the runners it stopped. */
+export async function sweepFencedOut(o: FencedOutSweepOptions): Promise<string[]> {
+  o.starter.forgetEnded();
+  const ours = new Map<string, number>();
+  for (const id of o.starter.live()) {
+    const epoch = ourEpoch(o, id);
+    if (epoch !== undefined) ours.set(id, epoch);
+  }
+  if (ours.size === 0) return [];
+  const rows = await sessionEpochs(o.db, [...ours.keys()]);
+  const stopped: string[] = [];
+  for (const id of fencedOut(ours, rows)) {
+    const row = rows.get(id) as number;
+    // Judged again now, in the turn the stop is posted: a fence of this
+    // boot's own since the read (the run came back here) moved our epoch on.
+    const now = ourEpoch(o, id);
+    if (now === undefined || now >= row) continue;
+    if (!(await o.starter.stopFencedOut(id, row, () => ourEpoch(o, id)))) continue;
+    const held = o.heldEpoch(id);
+    if (held !== undefined && held < row) o.drop(id);
+    stopped.push(id);
+    o.onNotice(new RunnerFencedOutNotice(id, now, row));
+  }
+  return stopped;
+}

@@ -1,0 +1,35 @@
+/**
+ * Which of this boot's runners another node has fenced out: the ones whose
+ * row's epoch has moved past the epoch this boot holds the session at.
+ *
+ * Every adoption moves a row's epoch on (the compare-and-set fences the
+ * previous owner), and nothing but a transition this boot makes moves it
+ * while the boot still owns the run. So a row ahead of the held epoch was
+ * taken: this boot lost its lock for a while, or was judged dead by its
+ * stale beats, and another node adopted the run. Its runner would learn it
+ * only at its next write, which for a run of hours is hours of a slot held
+ * here for a run that is somebody else's. A row at the held epoch, or with
+ * no row (never read, or gone), is left alone.
+ *
+ * Pure: the caller reads the epochs (`sessionEpochs`) and stops the runners.
+ *
+ * @example
+ * ```ts
+ * const held = new Map([['ses_a', 3], ['ses_b', 5], ['ses_c', 1]]);
+ * fencedOut(held, new Map([['ses_a', 3], ['ses_b', 6]])) // => ['ses_b']
+ * fencedOut(held, new Map([['ses_a', 4], ['ses_b', 5], ['ses_c', 9]])) // => ['ses_a', 'ses_c']
+ * fencedOut(held, new Map()) // => []
+ * fencedOut(new Map(), new Map([['ses_a', 4]])) // => []
+ * ```
+ */
+export function fencedOut(
+  held: ReadonlyMap<string, number>,
+  rowEpochs: ReadonlyMap<string, number>,
+): string[] {
+  const out: string[] = [];
+  for (const [id, epoch] of held) {
+    const row = rowEpochs.get(id);
+    if (row !== undefined && row > epoch) out.push(id);
+  }
+  return out;
+}

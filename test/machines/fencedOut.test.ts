@@ -1,0 +1,22 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect } from 'vitest';
+import * as decision from '../../src/machines/fencedOut.js';
+import { fencedOut } from '../../src/machines/fencedOut.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+runDocExamples(new URL('../../src/machines/fencedOut.ts', import.meta.url), decision);
+
+const ids = fc.constantFrom('ses_a', 'ses_b', 'ses_c', 'ses_d');
+const epochs = fc.dictionary(ids, fc.nat(10)).map((d) => new Map(Object.entries(d)));
+
+describe('fencedOut', () => {
+  test.prop([epochs, epochs], { numRuns: 500 })(
+    'names exactly the held sessions whose row moved past the held epoch, in held order',
+    (held, rows) => {
+      const out = fencedOut(held, rows);
+      expect(out).toEqual(
+        [...held].filter(([id, e]) => (rows.get(id) ?? -1) > e).map(([id]) => id),
+      );
+    },
+  );
+});
