@@ -54,6 +54,10 @@ DECLARE
   v_tail integer := (p->>'tail_chars')::integer;
   -- Rows as arrays (src/db/sql/rowJson.ts); an older node asks for none and gets objects.
   v_arr boolean := coalesce(p->>'rows' = 'array', false);
+  -- The reply's optional parts (see the end of the function).
+  v_owned json;
+  v_changes json;
+  v_lines json := '[]';
 BEGIN
   PERFORM pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot});
   -- By key: one row, but each tick leaves a dead version behind it.

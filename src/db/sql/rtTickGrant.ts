@@ -91,7 +91,12 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   END IF;
 
   -- The outcomes, with exact positions for the queued sessions they name,
-  -- computed against the active lines read once.
+  -- computed against the active lines read once. A tick with no ops (a
+  -- grant-only tick, a poll) skips the statement: its start-up alone is
+  -- ~100 us, a third of an empty tick, and such ticks hold the lock too.
+  IF jsonb_array_length(v_out) = 0 THEN
+    v_reply := '[]'::json;
+  ELSE
   WITH x AS (
     SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
       nid text, st text, ep integer, u text)
@@ -123,6 +128,27 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   LEFT JOIN LATERAL ${byKey('user_lines', 'x.u', 'user_id')} l ON true
   LEFT JOIN ps sp ON sp.id = s.id
   LEFT JOIN ps np ON np.id = n.id;
+  END IF;
+
+  -- The reply's parts, each read only when asked for: as one expression
+  -- with its subqueries it started every subplan on every tick (~60 us).
+  -- With "since" (the last tick the caller has every change of) and other
+  -- ticks after it: what those ticks changed rides along, so the caller
+  -- needs no read of its own for them (the feed, src/actors/runtimeFeed.ts).
+  IF coalesce((p->>'resync')::boolean, false) THEN
+    SELECT coalesce(json_agg(json_build_object('session', ${sessionJson('s', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
+        ORDER BY s.claimed_at, s.id), '[]')
+      INTO v_owned
+      FROM sessions s CROSS JOIN LATERAL ${byKey('tasks', 's.task_id')} t
+      WHERE s.status = 'running' AND s.owner_node = v_owner;
+  END IF;
+  IF v_since IS NOT NULL AND v_since < st.tick THEN
+    v_changes := ${changedSessions('v_since', 'st.tick', 'v_tail', 'v_arr')};
+    v_lines := ${changedLines('v_since', 'v_arr')};
+  ELSIF v_changed THEN
+    SELECT coalesce(json_agg(${lineJson('l', 'v_arr')} ORDER BY l.user_id), '[]') INTO v_lines
+      FROM user_lines l WHERE l.tick = v_tick;
+  END IF;
 
   RETURN json_build_object(
     'tick', v_tick,
@@ -131,18 +157,8 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     'changed', v_changed,
     'outcomes', v_reply,
     'granted', v_granted,
-    'owned', CASE WHEN coalesce((p->>'resync')::boolean, false) THEN (
-      SELECT coalesce(json_agg(json_build_object('session', ${sessionJson('s', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
-        ORDER BY s.claimed_at, s.id), '[]')
-      FROM sessions s CROSS JOIN LATERAL ${byKey('tasks', 's.task_id')} t
-      WHERE s.status = 'running' AND s.owner_node = v_owner) END,
+    'owned', v_owned,
     'running', v_running,
-    -- With "since" (the last tick the caller has every change of) and other
-    -- ticks after it: what those ticks changed rides along, so the caller
-    -- needs no read of its own for them (the feed, src/actors/runtimeFeed.ts).
-    'changes', CASE WHEN v_since IS NOT NULL AND v_since < st.tick
-      THEN ${changedSessions('v_since', 'st.tick', 'v_tail', 'v_arr')} END,
-    'lines', CASE WHEN v_since IS NOT NULL AND v_since < st.tick THEN ${changedLines('v_since', 'v_arr')}
-      WHEN v_changed THEN (SELECT coalesce(json_agg(${lineJson('l', 'v_arr')} ORDER BY l.user_id), '[]')
-      FROM user_lines l WHERE l.tick = v_tick) ELSE '[]'::json END);
+    'changes', v_changes,
+    'lines', v_lines);
 `;
