@@ -55,15 +55,14 @@ export async function sweepFencedOut(o: FencedOutSweepOptions): Promise<string[]
   const stopped: string[] = [];
   for (const id of fencedOut(ours, rows)) {
     const row = rows.get(id) as number;
-    // Judged again now, in the turn the stop is posted: a fence of this
-    // boot's own since the read (the run came back here) moved our epoch on.
-    const now = ourEpoch(o, id);
-    if (now === undefined || now >= row) continue;
-    if (!(await o.starter.stopFencedOut(id, row, () => ourEpoch(o, id)))) continue;
+    // Our epoch is judged again in the turn the stop is posted: a fence of
+    // this boot's own since the read (the run came back here) moved it on.
+    const was = await o.starter.stopFencedOut(id, row, () => ourEpoch(o, id));
+    if (was === undefined) continue;
     const held = o.heldEpoch(id);
     if (held !== undefined && held < row) o.drop(id);
     stopped.push(id);
-    o.onNotice(new RunnerFencedOutNotice(id, now, row));
+    o.onNotice(new RunnerFencedOutNotice(id, was, row));
   }
   return stopped;
 }

@@ -78,22 +78,22 @@ export class RunnerStarter {
   /**
    * Stops `sessionId`'s runner, whose row another node moved on to
    * `rowEpoch`, if `ours()` (asked now, as the stop is posted) is still
-   * behind it; its container is left alone. True if it stopped one. The
-   * supervisor's mailbox runs jobs in order, so a start posted after this
+   * behind it; its container is left alone. Returns the epoch it held the
+   * run at, if it stopped one. The supervisor's mailbox runs jobs in order, so a start posted after this
    * one (the run fenced back to this boot) comes after the stop.
    */
   async stopFencedOut(
     sessionId: string,
     rowEpoch: number,
     ours: () => number | undefined,
-  ): Promise<boolean> {
+  ): Promise<number | undefined> {
     const sup = this.o.runners();
     const epoch = ours();
-    if (sup === undefined || !this.has(sessionId) || this.fenced.has(sessionId)) return false;
-    if (epoch === undefined || epoch >= rowEpoch) return false;
+    if (sup === undefined || !this.has(sessionId) || this.fenced.has(sessionId)) return undefined;
+    if (epoch === undefined || epoch >= rowEpoch) return undefined;
     this.epochs.delete(sessionId);
     await sup.terminateChild(sessionId).catch(ignoreNotFound);
-    return true;
+    return epoch;
   }
 
   /** A tick granted `grant.session` to this node: its runner starts the run. */

@@ -76,12 +76,12 @@ describe('RunnerStarter, a runner the fence moved out', () => {
     // A grant at epoch 4, the row at 5 since (another node adopted it): stopped.
     await w.starter.granted(grant);
     expect(w.starter.startEpoch('ses_1')).toBeUndefined(); // a live runner's grant is not this runner's
-    expect(await w.starter.stopFencedOut('ses_1', 5, () => 4)).toBe(true);
+    expect(await w.starter.stopFencedOut('ses_1', 5, () => 4)).toBe(4);
     expect(w.calls).toEqual(['terminate ses_1']);
     // This boot holds it at 5 itself (its own adoption): left alone.
-    expect(await w.starter.stopFencedOut('ses_1', 5, () => 5)).toBe(false);
+    expect(await w.starter.stopFencedOut('ses_1', 5, () => 5)).toBeUndefined();
     // Nothing known of its epoch (a runner on its own adopt path, before its CAS): left alone.
-    expect(await w.starter.stopFencedOut('ses_1', 5, () => undefined)).toBe(false);
+    expect(await w.starter.stopFencedOut('ses_1', 5, () => undefined)).toBeUndefined();
     expect(w.calls).toEqual(['terminate ses_1']);
   });
 
@@ -90,12 +90,12 @@ describe('RunnerStarter, a runner the fence moved out', () => {
     const w = world('running', () => new Promise<void>((r) => (release = r)));
     const adopting = w.starter.adoptFenced({ ...session, epoch: 6 });
     expect(w.starter.startEpoch('ses_1')).toBe(6);
-    expect(await w.starter.stopFencedOut('ses_1', 9, () => 4)).toBe(false);
+    expect(await w.starter.stopFencedOut('ses_1', 9, () => 4)).toBeUndefined();
     release();
     await adopting;
     expect(w.calls).toEqual(['terminate ses_1', 'start ses_1 adopt']);
     const ended = world('stopped');
-    expect(await ended.starter.stopFencedOut('ses_1', 5, () => 4)).toBe(false);
+    expect(await ended.starter.stopFencedOut('ses_1', 5, () => 4)).toBeUndefined();
     expect(ended.calls).toEqual([]);
   });
 
