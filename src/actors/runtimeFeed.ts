@@ -74,6 +74,8 @@ export class TickFeed {
    * poll period needs no poll; its polls resume a period after its last reply.
    */
   private coveredAt = Number.NEGATIVE_INFINITY;
+  /** Replies `landed` already counted (`own` comes for the same reply later). */
+  private readonly landedReplies = new WeakSet<TickResult>();
 
   /** The tick up to which this node has applied every change. */
   seenTick(): number {
@@ -128,6 +130,24 @@ export class TickFeed {
   }
 
   /**
+   * The reply of a tick sent with `since` (what `sending` said) arrived: it
+   * covers every tick up to its own, so the next tick says so. Called as
+   * the reply lands, before the dispatcher sends the next tick (it sends
+   * that one before it hands this reply on): otherwise each tick sent that
+   * way said the one before was unseen, and its reply brought this node's
+   * own changes back (a lone node's pipelined ticks carried ~9 sessions
+   * each, read, sent and applied to the board again). Idempotent per
+   * reply; `own` lands it if nobody did.
+   */
+  landed(result: TickResult): void {
+    if (this.landedReplies.has(result)) return;
+    this.landedReplies.add(result);
+    this.onTheWay = Math.max(0, this.onTheWay - 1);
+    this.coveredAt = this.o.clock.now();
+    if (result.tick > this.seen) this.seen = result.tick;
+  }
+
+  /**
    * A tick this node made, applied from its reply. Sent with `since` (what
    * `sending` said), the reply covers every tick up to its own: what
    * others changed after `since` rode along (`changes`, handed on here). A
@@ -138,11 +158,9 @@ export class TickFeed {
    */
   own(result: TickResult, since?: number): void {
     if (since !== undefined) {
-      this.onTheWay = Math.max(0, this.onTheWay - 1);
-      this.coveredAt = this.o.clock.now();
+      this.landed(result);
       if (result.changes !== undefined && !this.stopped)
         this.o.onChanges({ sessions: result.changes, lines: [], tick: result.tick });
-      if (result.tick > this.seen) this.seen = result.tick;
       if (this.heardUpTo > this.seen) this.read();
       return;
     }

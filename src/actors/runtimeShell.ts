@@ -154,6 +154,8 @@ export function createShell(s: ShellOptions): Shell {
       try {
         const result = await tick(db, { ...input, since, tailChars: RESTORE_TAIL_CHARS });
         sentWith.set(result, since);
+        // Before the dispatcher sends the next tick (see TickFeed.landed).
+        feed.landed(result);
         return result;
       } catch (error) {
         feed.ownFailed();

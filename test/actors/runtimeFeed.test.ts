@@ -97,6 +97,24 @@ describe('TickFeed', () => {
     f.stop();
   });
 
+  it('a reply landed before it is handled: the next tick says it saw it; own hands it on once', async () => {
+    const { f, hear, reads, changes } = feed();
+    await f.start(0);
+    const since = f.sending();
+    const r = reply(3, [changed()]);
+    // The dispatcher sends its next tick between the two.
+    f.landed(r);
+    expect(f.seenTick()).toBe(3);
+    expect(f.sending()).toBe(3);
+    f.own(r, since);
+    f.landed(r);
+    expect(changes).toEqual([{ tick: 3, sessions: 1 }]);
+    // Counted once: the second tick is still on its way, so a tick heard rides its reply.
+    await hear('5 other@boot2 full', 5);
+    expect(reads).toEqual([]);
+    f.stop();
+  });
+
   it('reads a tick its reply did not cover, and what a failed tick left', async () => {
     const { f, hear, reads } = feed();
     await f.start(0);

@@ -24,7 +24,11 @@ const noBackend = new Proxy({} as ContainerBackend, {
   },
 });
 
-function shellOver(db: Db, over: Partial<Omit<ShellOptions, 'o'>> = {}) {
+function shellOver(
+  db: Db,
+  over: Partial<Omit<ShellOptions, 'o'>> = {},
+  caps = { maxRunning: 1, defaultUserCap: 1 },
+) {
   const granted: Array<{ session: Session; task: Task }> = [];
   const errors: unknown[] = [];
   const shell = createShell({
@@ -32,8 +36,8 @@ function shellOver(db: Db, over: Partial<Omit<ShellOptions, 'o'>> = {}) {
       db,
       backend: noBackend,
       clock: new TestClock(),
-      caps: { maxRunning: 1, defaultUserCap: 1 },
-      localMax: 1,
+      caps,
+      localMax: caps.maxRunning,
       storeDeadlineMs: 10_000,
       dispatchPollMs: 60_000,
       positionPushMs: 0,
@@ -112,6 +116,34 @@ describeEachEngine('runtime shell', (getDb) => {
     const pool = shell.lines.snapshot(1);
     expect([pool.running, pool.queued]).toEqual([1, 1]);
     shell.stop();
+  });
+
+  test("a tick sent as the last one's reply lands says it saw that one: no reply brings this node's own changes back", async () => {
+    // The reply of every rt_tick, as the store sent it.
+    const replies: Array<{ tick: number; changes: unknown }> = [];
+    const db = getDb().db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        for (const row of args.result.rows as Array<{ r?: { tick: number; changes: unknown } }>)
+          if (row.r !== undefined && typeof row.r.tick === 'number') replies.push(row.r);
+        return args.result;
+      },
+    });
+    const { shell, errors } = shellOver(db, {}, { maxRunning: 3, defaultUserCap: 1 });
+    await shell.prime();
+    await shell.start();
+    const first = shell.dispatcher.submit(enqueue('ann'));
+    // The first tick leaves in a microtask; these wait for its reply and
+    // leave in the next tick, sent before that reply is handed on.
+    await Promise.resolve();
+    const later = [shell.dispatcher.submit(enqueue('bob')), shell.dispatcher.submit(enqueue('cy'))];
+    await Promise.all([first, ...later]);
+    await vi.waitFor(() => expect(shell.dispatcher.holding()).toBe(3));
+    expect(replies.length).toBeGreaterThanOrEqual(2);
+    // Only this node ticked: no reply has another node's changes to bring.
+    expect(replies.filter((r) => r.changes !== null && r.changes !== undefined)).toEqual([]);
+    shell.stop();
+    expect(errors).toEqual([]);
   });
 
   test('a stopped shell takes no more writes', async () => {
