@@ -4,7 +4,9 @@
  *
  * Knobs (environment): PEERS_PG_URL (server, default postgres://postgres@127.0.0.1:5432),
  * PEERS_JOBS (5000) and PEERS_RUNS (7) for the peers' throughput, PEERS_RT_JOBS
- * (2000) and PEERS_RT_RUNS (7) for roundtable's (throughput runs in rounds: run i of
+ * (PEERS_JOBS: every system runs the same jobs, each in a fresh worker
+ * process, so none is measured colder than another) and PEERS_RT_RUNS (7)
+ * for roundtable's (throughput runs in rounds: run i of
  * every system, then run i + 1), PEERS_ONLY (comma-separated names:
  * pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-restart,
  * roundtable-3nodes, roundtable-tick), PEERS_SKIP (comma-separated scenarios not to run:
@@ -34,7 +36,7 @@ if (process.argv.includes('--render')) {
 const num = positiveIntEnv;
 const PEER_JOBS = num('PEERS_JOBS', 5000);
 const PEER_RUNS = num('PEERS_RUNS', 7);
-const RT_JOBS = num('PEERS_RT_JOBS', 2000);
+const RT_JOBS = num('PEERS_RT_JOBS', PEER_JOBS);
 const RT_RUNS = num('PEERS_RT_RUNS', 7);
 const ONLY = process.env.PEERS_ONLY?.split(',').filter((s) => s !== '');
 const SKIP = process.env.PEERS_SKIP?.split(',').filter((s) => s !== '') ?? [];
