@@ -79,8 +79,9 @@ export class RunnerStarter {
    * Stops `sessionId`'s runner, whose row another node moved on to
    * `rowEpoch`, if `ours()` (asked now, as the stop is posted) is still
    * behind it; its container is left alone. Returns the epoch it held the
-   * run at, if it stopped one. The supervisor's mailbox runs jobs in order, so a start posted after this
-   * one (the run fenced back to this boot) comes after the stop.
+   * run at, if it stopped one. The supervisor's mailbox runs jobs in order,
+   * so a start posted after this one (the run fenced back to this boot)
+   * comes after the stop.
    */
   async stopFencedOut(
     sessionId: string,
