@@ -12,9 +12,9 @@ import { byKey } from './outcomeSql.js';
  * sessions hold the contiguous turns head_u .. head_u + queued_u - 1 (every
  * tick keeps them so), so u contributes clamp(t - head_u + (join_u < j ? 1
  * : 0), 0, queued_u): O(active users) per session, never O(queue depth).
- * Use: `WITH ${ACTIVE_LINES} SELECT q.id, ${positionOf('q')} ... FROM q
- * LEFT JOIN act ON act.head_turn <= q.turn GROUP BY q.id`. The active lines
- * are read once (materialized), not once per session.
+ * Use: `WITH ${ACTIVE_LINES} SELECT ... FROM q LEFT JOIN LATERAL
+ * ${positionAmong('q')} p ON ${placed('q')}`. The active lines are read
+ * once (materialized), not once per session.
  */
 export const ACTIVE_LINES =
   'act AS MATERIALIZED (SELECT head_turn, join_seq, queued FROM user_lines WHERE queued > 0)';
@@ -22,6 +22,21 @@ export const ACTIVE_LINES =
 export const positionOf = (q: string) =>
   `1 + coalesce(sum(greatest(0, least(act.queued::bigint, ${q}.turn - act.head_turn
     + CASE WHEN act.join_seq < ${q}.join_seq THEN 1 ELSE 0 END))), 0)`;
+
+/**
+ * The position of the session row `q`, as a lateral subquery (one row,
+ * column `pos`) over the active lines. Per row, not as a set joined back to
+ * the rows by id: the tick's statements run with hash and merge joins off
+ * (generic plans, see `byKey`), so such a join was a nested loop comparing
+ * every op with every position, quadratic in the ops of a tick (500
+ * enqueues: 2 x 250,000 comparisons, ~40 of a 62 ms tick).
+ */
+export const positionAmong = (q: string) =>
+  `(SELECT ${positionOf(q)} AS pos FROM act WHERE act.head_turn <= ${q}.turn)`;
+
+/** Whether the session row `q` has a position: queued, with its turn key. */
+export const placed = (q: string) =>
+  `(${q}.status = 'queued' AND ${q}.turn IS NOT NULL AND ${q}.join_seq IS NOT NULL)`;
 
 /**
  * `rt_place(rows, at_head, tick, now, default_cap, next_join)`: inserts new

@@ -6,7 +6,7 @@
 import { changedLines, changedSessions } from './changesSql.js';
 import { byKey } from './outcomeSql.js';
 import { lineJson, sessionJson, taskJson } from './rowJson.js';
-import { ACTIVE_LINES, positionOf } from './rtPlace.js';
+import { ACTIVE_LINES, placed, positionAmong } from './rtPlace.js';
 import { TICK_CHANNEL } from './tickChannel.js';
 
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
@@ -100,16 +100,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   WITH x AS (
     SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
       nid text, st text, ep integer, u text)
-  ), ${ACTIVE_LINES}, qs AS (
-    -- By primary key (see the grant's UPDATE for why "IS TRUE").
-    SELECT q.id, q.turn, q.join_seq FROM sessions q
-    WHERE q.id = ANY (ARRAY(SELECT x.sid FROM x UNION SELECT x.nid FROM x))
-      AND (q.status = 'queued') IS TRUE
-      AND q.turn IS NOT NULL AND q.join_seq IS NOT NULL
-  ), ps AS (
-    SELECT qs.id, ${positionOf('qs')} AS pos
-    FROM qs LEFT JOIN act ON act.head_turn <= qs.turn GROUP BY qs.id
-  )
+  ), ${ACTIVE_LINES}
   SELECT coalesce(json_agg(CASE x.k
       WHEN 'a' THEN json_build_object('ref', x.r, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
         'task', CASE WHEN x.tk THEN ${taskJson('t', 'v_arr')} END,
@@ -126,8 +117,8 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   LEFT JOIN LATERAL (SELECT * FROM tasks k WHERE x.tk AND k.id = s.task_id LIMIT 1) t ON true
   LEFT JOIN LATERAL ${byKey('sessions', 'x.nid')} n ON true
   LEFT JOIN LATERAL ${byKey('user_lines', 'x.u', 'user_id')} l ON true
-  LEFT JOIN ps sp ON sp.id = s.id
-  LEFT JOIN ps np ON np.id = n.id;
+  LEFT JOIN LATERAL ${positionAmong('s')} sp ON ${placed('s')}
+  LEFT JOIN LATERAL ${positionAmong('n')} np ON ${placed('n')};
   END IF;
 
   -- The reply's parts, each read only when asked for: as one expression
