@@ -219,12 +219,14 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: [orReplace(RT_TICK)],
   },
   {
-    // The outcomes' positions per row (src/db/sql/rtPlace.ts `positionAmong`):
-    // joined back by id with hash joins off, they compared every op with
-    // every position, quadratic in a tick's ops (500 enqueues: a 62 ms tick,
-    // ~40 ms of it that join).
+    // A tick linear in its ops. With hash joins off, a set joined back to
+    // rows by key was a nested loop over the whole set for every row: the
+    // outcomes' positions (src/db/sql/rtPlace.ts `positionAmong`; 500
+    // enqueues: a 62 ms tick, ~40 ms of it that join) and the updates of
+    // handles, finishes and cancels (src/db/sql/outcomeSql.ts
+    // `opsBySession`; 500 finishes: 165 -> 48 ms).
     version: 14,
-    name: 'outcome_positions_per_row',
+    name: 'tick_linear_in_ops',
     statements: [orReplace(RT_TICK)],
   },
 ];

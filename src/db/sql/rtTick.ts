@@ -18,7 +18,7 @@
  * (measured 234 vs 92 µs per job in the prototype, ../shared/DISPATCH.md).
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
-import { A, byKey, NF, STALE } from './outcomeSql.js';
+import { A, byKey, NF, opOf, opsBySession, SESSIONS_OF_OPS, STALE } from './outcomeSql.js';
 import { APPEND_PHASES } from './rtTickAppend.js';
 import { GRANT_AND_REPLY } from './rtTickGrant.js';
 
@@ -38,6 +38,7 @@ DECLARE
   v_changed boolean := false;
   v_out jsonb := '[]';
   v_rows jsonb;
+  v_ops jsonb;
   v_cq jsonb;
   v_o jsonb;
   v_n integer;
@@ -106,55 +107,59 @@ BEGIN
   -- Handles: fenced on (running, epoch); a handle already recorded is left alone.
   -- A folded one is written by its run's finish below (tickInput.ts foldHandles).
   IF jsonb_array_length(p->'handles') > 0 THEN
-    WITH h AS (
-      SELECT DISTINCT ON (x.session_id) x.* FROM jsonb_to_recordset(p->'handles')
-        AS x(ord integer, session_id text, epoch integer, backend text, handle text, started_at timestamptz,
-          folded boolean)
-      WHERE x.folded IS NOT TRUE
-      ORDER BY x.session_id, x.ord
-    )
-    UPDATE sessions s SET backend = h.backend, handle = h.handle,
-      started_at = coalesce(h.started_at, s.started_at), updated_at = v_now
+    -- Each op read from a map by the row it names, no join (opsBySession).
+    v_ops := ${opsBySession(
+      "p->'handles'",
+      'ord integer, session_id text, epoch integer, backend text, handle text, started_at timestamptz, folded boolean',
+      'x.folded IS NOT TRUE',
+    )};
+    UPDATE sessions s SET backend = ${opOf('backend')}, handle = ${opOf('handle')},
+      started_at = coalesce(${opOf('started_at', 'timestamptz')}, s.started_at), updated_at = v_now
     -- "IS TRUE" so the planner cannot prove a partial index over running rows
     -- (see the grant's UPDATE): by key, not among every running row.
-    FROM h WHERE s.id = ANY (ARRAY(SELECT h.session_id FROM h)) AND s.id = h.session_id
-      AND (s.status = 'running') IS TRUE AND s.epoch = h.epoch
-      AND (s.backend IS DISTINCT FROM h.backend OR s.handle IS DISTINCT FROM h.handle
-           OR (h.started_at IS NOT NULL AND s.started_at IS DISTINCT FROM h.started_at));
+    WHERE s.id = ANY (${SESSIONS_OF_OPS})
+      AND (s.status = 'running') IS TRUE AND s.epoch = ${opOf('epoch', 'integer')}
+      AND (s.backend IS DISTINCT FROM ${opOf('backend')} OR s.handle IS DISTINCT FROM ${opOf('handle')}
+           OR (${opOf('started_at', 'timestamptz')} IS NOT NULL
+               AND s.started_at IS DISTINCT FROM ${opOf('started_at', 'timestamptz')}));
     GET DIAGNOSTICS v_n = ROW_COUNT;
     IF v_n > 0 THEN v_changed := true; END IF;
   END IF;
 
   -- Finishes: running@epoch -> final, history, output, column, counts; requeues come back out.
   IF jsonb_array_length(p->'finishes') > 0 THEN
-    WITH f AS (
-      SELECT DISTINCT ON (x.session_id) x.* FROM jsonb_to_recordset(p->'finishes')
-        AS x(ord integer, session_id text, epoch integer, status text, exit_code integer, reason text,
-          user_recoverable boolean, has_output boolean, out_text text, out_total bigint,
-          out_truncated boolean, col text, requeue_id text, h_backend text, h_handle text,
-          h_started_at timestamptz)
-      ORDER BY x.session_id, x.ord
-    ), u AS (
-      UPDATE sessions s SET status = f.status, finished_at = v_now, exit_code = f.exit_code,
-        failure_reason = CASE WHEN f.status = 'failed' THEN f.reason END,
-        user_recoverable = (f.status = 'failed' AND f.user_recoverable), updated_at = v_now,
-        ended_tick = v_tick, backend = coalesce(f.h_backend, s.backend),
-        handle = coalesce(f.h_handle, s.handle), started_at = coalesce(f.h_started_at, s.started_at)
-      FROM f WHERE s.id = ANY (ARRAY(SELECT f.session_id FROM f)) AND s.id = f.session_id
-        AND (s.status = 'running') IS TRUE AND s.epoch = f.epoch
-      RETURNING s.id, s.task_id, s.user_id, s.kind, s.attempt, s.status, f.ord,
-        f.has_output, f.out_text, f.out_total, f.out_truncated, f.col, f.requeue_id
+    v_ops := ${opsBySession(
+      "p->'finishes'",
+      `ord integer, session_id text, epoch integer, status text, exit_code integer, reason text,
+        user_recoverable boolean, has_output boolean, out_text text, out_total bigint,
+        out_truncated boolean, col text, requeue_id text, h_backend text, h_handle text,
+        h_started_at timestamptz`,
+    )};
+    WITH u AS (
+      UPDATE sessions s SET status = ${opOf('status')}, finished_at = v_now,
+        exit_code = ${opOf('exit_code', 'integer')},
+        failure_reason = CASE WHEN ${opOf('status')} = 'failed' THEN ${opOf('reason')} END,
+        user_recoverable = (${opOf('status')} = 'failed' AND ${opOf('user_recoverable', 'boolean')}),
+        updated_at = v_now, ended_tick = v_tick, backend = coalesce(${opOf('h_backend')}, s.backend),
+        handle = coalesce(${opOf('h_handle')}, s.handle),
+        started_at = coalesce(${opOf('h_started_at', 'timestamptz')}, s.started_at)
+      WHERE s.id = ANY (${SESSIONS_OF_OPS})
+        AND (s.status = 'running') IS TRUE AND s.epoch = ${opOf('epoch', 'integer')}
+      RETURNING s.id, s.task_id, s.user_id, s.kind, s.attempt, s.status, ${opOf('ord', 'integer')} AS ord,
+        ${opOf('has_output', 'boolean')} AS has_output, ${opOf('out_text')} AS out_text,
+        ${opOf('out_total', 'bigint')} AS out_total, ${opOf('out_truncated', 'boolean')} AS out_truncated,
+        ${opOf('col')} AS col, ${opOf('requeue_id')} AS requeue_id
     ), o AS (
       INSERT INTO session_outputs (session_id, text, total_bytes, truncated, created_at)
       SELECT u.id, u.out_text, u.out_total, u.out_truncated, v_now FROM u WHERE u.has_output
     ), t AS (
       UPDATE tasks SET board_column = CASE WHEN u.requeue_id IS NULL THEN u.col ELSE 'queued' END,
         updated_at = v_now
-      FROM u WHERE tasks.id = ANY (ARRAY(SELECT u.task_id FROM u)) AND tasks.id = u.task_id
+      FROM u WHERE tasks.id = u.task_id
     ), l AS (
       UPDATE user_lines ln SET running = greatest(0, ln.running - x.n), tick = v_tick
       FROM (SELECT u.user_id, count(*) AS n FROM u GROUP BY u.user_id) x
-      WHERE ln.user_id = ANY (ARRAY(SELECT u.user_id FROM u)) AND ln.user_id = x.user_id
+      WHERE ln.user_id = x.user_id
     )
     SELECT count(*), coalesce(jsonb_agg(jsonb_build_object('ord', u.ord, 'id', u.requeue_id,
         'task_id', u.task_id, 'user_id', u.user_id, 'kind', u.kind, 'attempt', u.attempt + 1,
@@ -191,26 +196,26 @@ BEGIN
 
   -- Cancels: queued | running @epoch -> cancelled; counts; a queued line closes up behind it.
   IF jsonb_array_length(p->'cancels') > 0 THEN
-    WITH c AS (
-      SELECT DISTINCT ON (x.session_id) x.* FROM jsonb_to_recordset(p->'cancels')
-        AS x(ord integer, session_id text, exp_status text, exp_epoch integer, reason text, col text)
-      ORDER BY x.session_id, x.ord
-    ), u AS (
+    v_ops := ${opsBySession(
+      "p->'cancels'",
+      'ord integer, session_id text, exp_status text, exp_epoch integer, reason text, col text',
+    )};
+    WITH u AS (
       UPDATE sessions s SET status = 'cancelled', finished_at = v_now, updated_at = v_now,
-        ended_tick = v_tick, cancel_reason = c.reason
-      FROM c WHERE s.id = ANY (ARRAY(SELECT c.session_id FROM c)) AND s.id = c.session_id
-        AND s.status = c.exp_status AND s.epoch = c.exp_epoch
-      RETURNING s.id, s.task_id, s.user_id, s.turn, c.exp_status, c.col
+        ended_tick = v_tick, cancel_reason = ${opOf('reason')}
+      WHERE s.id = ANY (${SESSIONS_OF_OPS})
+        AND s.status = ${opOf('exp_status')} AND s.epoch = ${opOf('exp_epoch', 'integer')}
+      RETURNING s.id, s.task_id, s.user_id, s.turn, ${opOf('exp_status')} AS exp_status, ${opOf('col')} AS col
     ), t AS (
       UPDATE tasks SET board_column = u.col, updated_at = v_now
-      FROM u WHERE tasks.id = ANY (ARRAY(SELECT u.task_id FROM u)) AND tasks.id = u.task_id
+      FROM u WHERE tasks.id = u.task_id
     ), l AS (
       UPDATE user_lines ln SET queued = greatest(0, ln.queued - x.q),
         running = greatest(0, ln.running - x.r), tick = v_tick
       FROM (SELECT u.user_id, count(*) FILTER (WHERE u.exp_status = 'queued') AS q,
               count(*) FILTER (WHERE u.exp_status = 'running') AS r
             FROM u GROUP BY u.user_id) x
-      WHERE ln.user_id = ANY (ARRAY(SELECT u.user_id FROM u)) AND ln.user_id = x.user_id
+      WHERE ln.user_id = x.user_id
     )
     SELECT count(*), count(*) FILTER (WHERE u.exp_status = 'running'),
       coalesce(jsonb_agg(jsonb_build_object('user_id', u.user_id, 'turn', u.turn))

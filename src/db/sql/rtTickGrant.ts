@@ -36,7 +36,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       UPDATE user_lines l SET running = l.running + x.n, queued = l.queued - x.n,
         head_turn = l.head_turn + x.n, tick = v_tick
       FROM (SELECT g.user_id, count(*) AS n FROM g GROUP BY g.user_id) x
-      WHERE l.user_id = ANY (ARRAY(SELECT g.user_id FROM g)) AND l.user_id = x.user_id
+      WHERE l.user_id = x.user_id
       RETURNING l.running > l.max_running AS over
     )
     SELECT count(*), coalesce(json_agg(json_build_object('session', ${sessionJson('g', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
