@@ -128,8 +128,8 @@ async function jsCost(h: DbHandle) {
   // parser), then as an older node gets it (objects, for the zod schemas);
   // the second tick finishes the first one's grants so it can grant again.
   const rawTick = async (tickOps: TickOp[], arrays: boolean): Promise<Pair[]> => {
-    const { rows: _asked, ...objects } = tickPayload(input(batch, tickOps));
-    const payload = JSON.stringify(arrays ? { ...objects, rows: _asked } : objects);
+    const { rows: arrayRows, ...objects } = tickPayload(input(batch, tickOps));
+    const payload = JSON.stringify(arrays ? { ...objects, rows: arrayRows } : objects);
     const { rows } = await sql<{ r: unknown }>`SELECT rt_tick(${payload}::jsonb) AS r`.execute(
       h.db,
     );
