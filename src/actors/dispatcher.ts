@@ -3,7 +3,10 @@
  * dance. Every write a caller hands in (enqueue, retry, handle, finish,
  * cancel, cap) waits here until the next tick, and every tick carries all
  * of them plus the grants this node has room for, in one statement and one
- * commit (`tick` in src/db, the SQL function `rt_tick`). At most
+ * commit (`tick` in src/db, the SQL function `rt_tick`). A tick leaves once
+ * a turn of the event loop brought no new op (at most `coalesceTurns`
+ * turns; src/actors/dispatcherDeparture.ts), so a short run's handle and
+ * finish ride one tick and its slot is granted again in it. At most
  * `maxInFlight` ticks are out at once (1 by default); whatever arrives
  * meanwhile rides the next one, so batches grow with load and there is no
  * timer at low load (opportunistic group commit). A reply sends the next
@@ -24,6 +27,7 @@ import { backoffDelay } from '../common/backoff.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import { type Entry, endsHold, takeBatch } from './dispatcherBatch.js';
+import { departs } from './dispatcherDeparture.js';
 import { afterFailure, splitLate } from './dispatcherFailure.js';
 import { asksAgain, freedBy, roomToAsk } from './dispatcherRoom.js';
 import {
@@ -39,6 +43,9 @@ export {
   DispatcherStoppedError,
   DispatchUnavailableError,
 } from './dispatcherTypes.js';
+
+/** Turns of the loop a tick waits at most while ops keep arriving (dispatcherDeparture.ts). */
+export const DEFAULT_COALESCE_TURNS = 8;
 
 export class Dispatcher {
   private pending: Entry[] = [];
@@ -154,12 +161,36 @@ export class Dispatcher {
   private schedule(): void {
     if (this.scheduled || this.full() || this.stopped || this.retryTimer !== null) return;
     if (this.pending.length === 0 && !(this.dirty && this.want() > 0)) return;
-    // One microtask: every submit made in this turn of the loop rides this tick.
     this.scheduled = true;
-    queueMicrotask(() => {
+    // The wait counts as in flight: whoever settles the node waits for the tick it leads to.
+    let leave = () => {};
+    void this.o.track(
+      new Promise<void>((resolve) => {
+        leave = resolve;
+      }),
+    );
+    const maxTurns = this.o.coalesceTurns ?? DEFAULT_COALESCE_TURNS;
+    const nextTurn = this.o.nextTurn ?? setImmediate;
+    let turns = 0;
+    let before = this.pending.length;
+    const check = () => {
+      turns += 1;
+      const pending = this.pending.length;
+      const go =
+        this.stopped ||
+        departs({ turns, pending, pendingBefore: before, maxOps: this.o.maxOpsPerTick, maxTurns });
+      if (!go) {
+        before = pending;
+        nextTurn(check);
+        return;
+      }
       this.scheduled = false;
+      leave();
       if (!this.full() && !this.stopped && this.retryTimer === null) this.run();
-    });
+    };
+    // No coalescing: one microtask, so only the submits of this turn ride along.
+    if (maxTurns === 0) queueMicrotask(check);
+    else nextTurn(check);
   }
 
   private run(): void {

@@ -64,6 +64,15 @@ export interface DispatcherOptions {
    */
   pipelineAt?: number;
   /**
+   * Most turns of the event loop a tick waits for more ops while they keep
+   * arriving (default 8); it leaves at the first turn that brought none
+   * (src/actors/dispatcherDeparture.ts). 0: it leaves after one microtask,
+   * with the ops of the turn that scheduled it.
+   */
+  coalesceTurns?: number;
+  /** Runs `fn` on the next turn of the event loop (default `setImmediate`). */
+  nextTurn?(fn: () => void): void;
+  /**
    * Checks one op when it is submitted (throws for a bad one), so a bad op
    * is its caller's error at once and never fails the batch it would ride.
    */

@@ -361,4 +361,82 @@ describe('Dispatcher', () => {
     store.pending.shift()?.();
     for (const a of answers) expect((await a).kind).toBe('applied');
   });
+
+  /** Turns of the loop, run by the test: the dispatcher's `nextTurn` queues its checks here. */
+  const turns = () => {
+    let queued: Array<() => void> = [];
+    return {
+      nextTurn: (fn: () => void) => {
+        queued.push(fn);
+      },
+      async turn() {
+        const now = queued;
+        queued = [];
+        for (const fn of now) fn();
+        await flush(1);
+      },
+    };
+  };
+
+  it('a tick leaves once a turn of the loop brings no new op: ops made over a few turns ride one tick', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const loop = turns();
+    let inFlight = 0;
+    const { d } = dispatcher(store, clock, {
+      nextTurn: loop.nextTurn,
+      track: (w) => {
+        inFlight += 1;
+        return w.finally(() => {
+          inFlight -= 1;
+        });
+      },
+    });
+    await loop.turn();
+    await loop.turn();
+    store.calls = [];
+    // As a short run does it: its handle in one turn, its finish in the next, then quiet.
+    const ops = [d.submit(enqueue(1))];
+    expect(inFlight).toBe(1); // the wait for the departure counts as in flight
+    for (let i = 2; i <= 4; i++) {
+      ops.push(d.submit(enqueue(i)));
+      await loop.turn();
+      expect(store.calls).toHaveLength(0);
+    }
+    await loop.turn();
+    expect(store.calls.map((c) => c.ops.length)).toEqual([4]);
+    for (const o of ops) expect((await o).kind).toBe('applied');
+    await flush();
+    expect(inFlight).toBe(0);
+  });
+
+  it('ops arriving every turn hold a tick back at most coalesceTurns turns; 0 sends after one microtask', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const loop = turns();
+    const { d } = dispatcher(store, clock, { coalesceTurns: 3, nextTurn: loop.nextTurn });
+    await loop.turn();
+    await loop.turn();
+    store.calls = [];
+    const ops = [d.submit(enqueue(1))];
+    for (let i = 2; i <= 6; i++) {
+      ops.push(d.submit(enqueue(i)));
+      await loop.turn();
+    }
+    for (let i = 0; i < 4; i++) await loop.turn();
+    // Left at its 3rd turn with what had come (1 + 3); each later op, made
+    // while a tick was out, left as that tick's reply landed.
+    expect(store.calls.map((c) => c.ops.length)).toEqual([4, 1, 1]);
+    await Promise.all(ops);
+
+    const eager = new FakeStore();
+    const e = dispatcher(eager, clock, { coalesceTurns: 0 });
+    await flush();
+    eager.calls = [];
+    const first = e.d.submit(enqueue(7));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(eager.calls.map((c) => c.ops.length)).toEqual([1]);
+    await first;
+  });
 });

@@ -121,8 +121,12 @@ describeEachEngine('runtime shell', (getDb) => {
   test("a tick sent as the last one's reply lands says it saw that one: no reply brings this node's own changes back", async () => {
     // The reply of every rt_tick, as the store sent it.
     const replies: Array<{ tick: number; changes: unknown }> = [];
+    let sent = 0;
     const db = getDb().db.withPlugin({
-      transformQuery: (args) => args.node,
+      transformQuery: (args) => {
+        if (JSON.stringify(args.node).includes('rt_tick')) sent += 1;
+        return args.node;
+      },
       transformResult: async (args) => {
         for (const row of args.result.rows as Array<{ r?: { tick: number; changes: unknown } }>)
           if (row.r !== undefined && typeof row.r.tick === 'number') replies.push(row.r);
@@ -133,9 +137,9 @@ describeEachEngine('runtime shell', (getDb) => {
     await shell.prime();
     await shell.start();
     const first = shell.dispatcher.submit(enqueue('ann'));
-    // The first tick leaves in a microtask; these wait for its reply and
-    // leave in the next tick, sent before that reply is handed on.
-    await Promise.resolve();
+    // Once the first tick is out, these wait for its reply and leave in
+    // the next tick, sent before that reply is handed on.
+    await vi.waitFor(() => expect(sent).toBe(1), { interval: 0 });
     const later = [shell.dispatcher.submit(enqueue('bob')), shell.dispatcher.submit(enqueue('cy'))];
     await Promise.all([first, ...later]);
     await vi.waitFor(() => expect(shell.dispatcher.holding()).toBe(3));
