@@ -6,7 +6,7 @@
 import { changedLines, changedSessions } from './changesSql.js';
 import { byKey } from './outcomeSql.js';
 import { lineJson, sessionJson, taskJson } from './rowJson.js';
-import { ACTIVE_LINES, placed, positionAmong } from './rtPlace.js';
+import { ACTIVE_LINES, positionAmong } from './rtPlace.js';
 import { TICK_CHANNEL } from './tickChannel.js';
 
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
@@ -117,8 +117,8 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   LEFT JOIN LATERAL (SELECT * FROM tasks k WHERE x.tk AND k.id = s.task_id LIMIT 1) t ON true
   LEFT JOIN LATERAL ${byKey('sessions', 'x.nid')} n ON true
   LEFT JOIN LATERAL ${byKey('user_lines', 'x.u', 'user_id')} l ON true
-  LEFT JOIN LATERAL ${positionAmong('s')} sp ON ${placed('s')}
-  LEFT JOIN LATERAL ${positionAmong('n')} np ON ${placed('n')};
+  LEFT JOIN LATERAL ${positionAmong('s')} sp ON true
+  LEFT JOIN LATERAL ${positionAmong('n')} np ON true;
   END IF;
 
   -- The reply's parts, each read only when asked for: as one expression
