@@ -26,9 +26,10 @@
 import { backoffDelay } from '../common/backoff.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
-import { type Entry, endsHold, takeBatch } from './dispatcherBatch.js';
+import { type Entry, endsHold } from './dispatcherBatch.js';
 import { departs } from './dispatcherDeparture.js';
-import { afterFailure, splitLate } from './dispatcherFailure.js';
+import { afterFailure } from './dispatcherFailure.js';
+import { Outbox } from './dispatcherOutbox.js';
 import { asksAgain, freedBy, roomToAsk } from './dispatcherRoom.js';
 import {
   type DispatcherOptions,
@@ -48,7 +49,7 @@ export {
 export const DEFAULT_COALESCE_TURNS = 8;
 
 export class Dispatcher {
-  private pending: Entry[] = [];
+  private readonly outbox = new Outbox();
   private inFlight = 0;
   /** Grants asked for by ticks in flight: room not to ask for twice. */
   private reserved = 0;
@@ -76,7 +77,7 @@ export class Dispatcher {
       return Promise.reject(error);
     }
     return new Promise<TickOutcome>((resolve, reject) => {
-      this.pending.push({
+      this.outbox.push({
         op: full,
         at: this.o.clock.now(),
         solo: false,
@@ -126,7 +127,7 @@ export class Dispatcher {
 
   /** Ops waiting for a tick. */
   backlog(): number {
-    return this.pending.length;
+    return this.outbox.size;
   }
 
   /** Rejects every op not yet sent; a tick in flight still answers its callers. Idempotent. */
@@ -135,9 +136,7 @@ export class Dispatcher {
     this.stopped = true;
     if (this.retryTimer !== null) this.o.clock.clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    const left = this.pending;
-    this.pending = [];
-    for (const e of left) e.reject(new DispatcherStoppedError());
+    for (const e of this.outbox.drain()) e.reject(new DispatcherStoppedError());
   }
 
   private want(freed = 0): number {
@@ -152,15 +151,13 @@ export class Dispatcher {
     if (this.inFlight >= (this.o.maxInFlight ?? 1)) return true;
     // Solo ops go out alone anyway: no point waiting for company.
     return (
-      this.inFlight > 0 &&
-      this.pending.length < (this.o.pipelineAt ?? 16) &&
-      this.pending[0]?.solo !== true
+      this.inFlight > 0 && this.outbox.size < (this.o.pipelineAt ?? 16) && !this.outbox.soloNext()
     );
   }
 
   private schedule(): void {
     if (this.scheduled || this.full() || this.stopped || this.retryTimer !== null) return;
-    if (this.pending.length === 0 && !(this.dirty && this.want() > 0)) return;
+    if (this.outbox.size === 0 && !(this.dirty && this.want() > 0)) return;
     this.scheduled = true;
     // The wait counts as in flight: whoever settles the node waits for the tick it leads to.
     let leave = () => {};
@@ -172,10 +169,10 @@ export class Dispatcher {
     const maxTurns = this.o.coalesceTurns ?? DEFAULT_COALESCE_TURNS;
     const nextTurn = this.o.nextTurn ?? setImmediate;
     let turns = 0;
-    let before = this.pending.length;
+    let before = this.outbox.size;
     const check = () => {
       turns += 1;
-      const pending = this.pending.length;
+      const pending = this.outbox.size;
       const go =
         this.stopped ||
         departs({ turns, pending, pendingBefore: before, maxOps: this.o.maxOpsPerTick, maxTurns });
@@ -194,8 +191,8 @@ export class Dispatcher {
   }
 
   private run(): void {
-    if (this.pending.length === 0 && !(this.dirty && this.want() > 0)) return;
-    const batch = takeBatch(this.pending, this.o.maxOpsPerTick);
+    if (this.outbox.size === 0 && !(this.dirty && this.want() > 0)) return;
+    const batch = this.outbox.take(this.o.maxOpsPerTick);
     // A finish in this batch frees its slot before the tick grants (the
     // function applies finishes first), so its room is asked for now.
     const ops = batch.map((e) => e.op);
@@ -302,7 +299,7 @@ export class Dispatcher {
     this.resync = true;
     const decided = afterFailure(batch, transient);
     decided.rejected?.reject(error);
-    this.pending.unshift(...decided.requeued);
+    this.outbox.unshift(decided.requeued);
     if (decided.report) this.o.onError(error);
     this.expire(error);
     if (this.stopped) return;
@@ -319,9 +316,7 @@ export class Dispatcher {
 
   /** Callers whose op waited past the deadline are told; their op is not sent any more. */
   private expire(cause: unknown): void {
-    const { keep, late } = splitLate(this.pending, this.o.clock.now() - this.o.opDeadlineMs);
-    this.pending = keep;
-    for (const e of late) {
+    for (const e of this.outbox.expire(this.o.clock.now() - this.o.opDeadlineMs)) {
       const message = `the store did not take ${e.op.op} within ${this.o.opDeadlineMs} ms`;
       e.reject(new DispatchUnavailableError(message, { cause }));
     }

@@ -1,6 +1,7 @@
 /**
- * The dispatcher's outbox entries and how the next tick's batch is cut from
- * them: pure, so the limits are tested without a clock or a database.
+ * The dispatcher's outbox entries and what the cut of a tick's batch reads
+ * of them (src/actors/dispatcherOutbox.ts): pure, so the limits are tested
+ * without a clock or a database.
  */
 import type { TickCancel, TickFinish, TickOp, TickOutcome } from '../db/tickTypes.js';
 
@@ -20,25 +21,6 @@ export const weight = (op: TickOp): number =>
 export const MAX_TICK_BYTES = 8 * 1024 * 1024;
 
 /**
- * The ops of the next tick: a solo op alone, else up to `maxOps` ops and
- * `MAX_TICK_BYTES` of JSON (at least one). Removes them from `pending`.
- */
-export function takeBatch(pending: Entry[], maxOps: number): Entry[] {
-  const first = pending[0];
-  if (first === undefined) return [];
-  if (first.solo) return pending.splice(0, 1);
-  let n = 0;
-  let bytes = 0;
-  for (const e of pending) {
-    if (e.solo || n >= maxOps) break;
-    bytes += weight(e.op);
-    if (n > 0 && bytes > MAX_TICK_BYTES) break;
-    n += 1;
-  }
-  return pending.splice(0, n);
-}
-
-/**
  * Whether an op ends the session's hold on its slot: a finish, or the
  * cancel of a running session.
  *
@@ -49,3 +31,18 @@ export function takeBatch(pending: Entry[], maxOps: number): Entry[] {
  */
 export const endsHold = (op: TickOp): op is TickFinish | TickCancel =>
   op.op === 'finish' || (op.op === 'cancel' && op.expected.status === 'running');
+
+/**
+ * Whether an op is about a run under way (a handle, a finish, the cancel
+ * of a running session): its session was granted, so no op still waiting
+ * is one it depends on; it frees a slot, or goes with one that is busy.
+ *
+ * @example
+ * ```ts
+ * runOp({ op: 'finish' } as TickOp) // => true
+ * runOp({ op: 'handle' } as TickOp) // => true
+ * runOp({ op: 'cancel', expected: { status: 'queued' } } as TickOp) // => false
+ * runOp({ op: 'enqueue' } as TickOp) // => false
+ * ```
+ */
+export const runOp = (op: TickOp): boolean => op.op === 'handle' || endsHold(op);

@@ -229,6 +229,47 @@ describe('Dispatcher', () => {
     expect(granted).toContain('g9'); // committed unseen, now run
   });
 
+  it("a run's finish submitted behind a burst of enqueues rides the next tick, which frees its slot", async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    store.script.push((input) => ({
+      granted: Array.from({ length: input.want }, (_, i) => ({ session: session(`g${i}`), task })),
+    }));
+    const { d } = dispatcher(store, clock);
+    await flush();
+    expect(d.holding()).toBe(4);
+    store.calls = [];
+    store.hold = true;
+    const burst = Array.from({ length: 250 }, (_, i) => d.submit(enqueue(i)));
+    await flush();
+    expect(store.calls.map((c) => c.ops.length)).toEqual([100]);
+    const fin = d.submit({
+      op: 'finish',
+      sessionId: 'g0',
+      epoch: 1,
+      status: 'succeeded',
+      exitCode: 0,
+      reason: null,
+      userRecoverable: false,
+      output: null,
+      column: 'done',
+      requeue: null,
+    });
+    store.pending.shift()?.();
+    await flush();
+    // Taken in arrival order it would wait for the third tick, behind all 250.
+    const second = store.calls[1];
+    expect(second?.ops[0]?.op).toBe('finish');
+    expect(second?.ops.slice(1).map((o) => o.op)).toEqual(Array(99).fill('enqueue'));
+    expect(second?.want).toBe(1);
+    while (store.pending.length > 0) {
+      store.pending.shift()?.();
+      await flush();
+    }
+    await fin;
+    await Promise.all(burst);
+  });
+
   it('an op waiting past its deadline while the store is down is told unavailable; stop rejects the rest', async () => {
     const store = new FakeStore();
     const clock = new TestClock();
