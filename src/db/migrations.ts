@@ -242,6 +242,17 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'tick_positions_when_placed',
     statements: [orReplace(RT_TICK)],
   },
+  {
+    // A handle folded into its run's finish (src/db/tickInput.ts
+    // `foldHandles`) is answered with the finish: checked on the row the
+    // finish left, and named on the finish's outcome when both applied, so
+    // the reply renders no row of its own for it (a steady tick of 20
+    // jobs: ~7.2 -> ~5.6 ms on the server). An older node still sends it
+    // among the handles, marked folded, and gets its outcome there.
+    version: 16,
+    name: 'tick_folded_handles_answer_with_finish',
+    statements: [orReplace(RT_TICK)],
+  },
 ];
 
 /** What `migrate` did. */

@@ -73,13 +73,32 @@ function outcomeFromJson(v: unknown, n: number): TickOutcome {
   }
 }
 
+/**
+ * The outcomes of a reply. A finish whose handle was folded into it and
+ * applied with it names the handle's ref (`handle`): that op's outcome is
+ * the same session, applied (src/db/tickInput.ts `foldHandles`).
+ */
+function outcomesFromJson(v: unknown): TickOutcome[] {
+  const list = arrayOf(v, 'outcomes', (x) => x);
+  const out: TickOutcome[] = [];
+  list.forEach((x, n) => {
+    const o = outcomeFromJson(x, n);
+    out.push(o);
+    const handle = (x as Row).handle;
+    if (handle === null || handle === undefined) return;
+    if (typeof handle !== 'string' || o.kind !== 'applied') corrupt(`outcomes.${n}.handle`);
+    out.push({ ref: handle, kind: 'applied', session: o.session, task: null, position: null });
+  });
+  return out;
+}
+
 /** Parses `rt_tick`'s reply. Exported for the benchmark (parse cost per job). */
 export function parseTickReply(reply: unknown): TickResult {
   const r = asObject(reply, '(reply)');
   const result: TickResult = {
     tick: count(r.tick, 'tick'),
     changed: r.changed === true,
-    outcomes: arrayOf(r.outcomes, 'outcomes', (x) => x).map(outcomeFromJson),
+    outcomes: outcomesFromJson(r.outcomes),
     granted: pairsFromJson(r.granted, 'granted'),
     running: count(r.running, 'running'),
     lines: arrayOf(r.lines, 'lines', lineFromJson),

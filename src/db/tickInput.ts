@@ -56,8 +56,6 @@ interface HandleRow {
   backend: string;
   handle: string;
   started_at: string | null;
-  /** Written by the finish of the same run in this tick (foldHandles). */
-  folded?: boolean;
 }
 
 interface FinishRow {
@@ -70,33 +68,43 @@ interface FinishRow {
 
 /**
  * A run that ends in the tick that records its handle (a short job) gets
- * both from one write of its row: the finish carries the handle and the
- * handle op only answers (`folded`), which saves a row version of
- * `sessions` and its index entries per such job. Only a lone handle op of
- * the finish's epoch folds; the fencing is the same (running at that
- * epoch), so the outcome of each op is the same as unfolded.
+ * both from one write of its row: the finish carries the handle (`h_*`)
+ * and the handle op leaves the tick's handles. Its outcome comes with its
+ * finish's: the function checks the handle's compare-and-set on the row the
+ * finish left and, when the finish applied and the handle holds, names the
+ * handle's ref on the finish's outcome (`tick.ts` answers it with the same
+ * session), else answers it as an outcome of its own. That saves a row
+ * version of `sessions` per such job and the handle's outcome row (a
+ * lookup and a session rendered in the reply: ~20% of a steady tick of 20
+ * jobs). Only a lone handle op of the finish's epoch folds; the fencing is
+ * the same (running at that epoch), so the outcome of each op is the same
+ * as unfolded. Returns the handles left to write.
  *
  * @example
  * ```ts
  * const h = { ord: 0, ref: 'h', session_id: 's', epoch: 1, backend: 'simulated', handle: 'x', started_at: null };
  * const f = { ord: 1, ref: 'f', session_id: 's', epoch: 1 };
- * foldHandles([h], [f]);
- * h.folded // => true
+ * foldHandles([h], [f]) // => []
  * f.h_handle // => 'x'
+ * f.h_ref // => 'h'
  * ```
  */
-export function foldHandles(handles: HandleRow[], finishes: FinishRow[]): void {
-  if (handles.length === 0 || finishes.length === 0) return;
+export function foldHandles(handles: HandleRow[], finishes: FinishRow[]): HandleRow[] {
+  if (handles.length === 0 || finishes.length === 0) return handles;
   const lone = new Map<string, HandleRow | null>();
   for (const h of handles) lone.set(h.session_id, lone.has(h.session_id) ? null : h);
+  const folded = new Set<HandleRow>();
   for (const f of finishes) {
     const h = lone.get(f.session_id);
     if (h === undefined || h === null || h.epoch !== f.epoch) continue;
-    h.folded = true;
+    folded.add(h);
     f.h_backend = h.backend;
     f.h_handle = h.handle;
     f.h_started_at = h.started_at;
+    f.h_ord = h.ord;
+    f.h_ref = h.ref;
   }
+  return folded.size === 0 ? handles : handles.filter((h) => !folded.has(h));
 }
 
 /** Validates a whole tick (throws `ValidationError` before any SQL) and builds its payload. */
@@ -218,6 +226,6 @@ export function tickPayload(input: TickInput): TickPayload {
         break;
     }
   });
-  foldHandles(p.handles, p.finishes);
+  p.handles = foldHandles(p.handles, p.finishes);
   return p;
 }

@@ -18,11 +18,13 @@ describe('tickPayload folds a lone handle into the finish of its run', () => {
     ...finishOp(sessionId, epoch, { output: null }),
     ref,
   });
-  it('same run, same epoch: the finish carries the handle, the handle op only answers', () => {
+  it('same run, same epoch: the finish carries the handle and its ref, the handle op leaves', () => {
     const s = newId('session');
     const p = tickPayload(tickHead([handle(s, 1, 'h1'), finish(s, 1, 'f1')]));
-    expect(p.handles).toMatchObject([{ ref: 'h1', folded: true }]);
-    expect(p.finishes).toMatchObject([{ ref: 'f1', h_handle: 'h-h1', h_backend: 'simulated' }]);
+    expect(p.handles).toEqual([]);
+    expect(p.finishes).toMatchObject([
+      { ref: 'f1', h_handle: 'h-h1', h_backend: 'simulated', h_ref: 'h1', h_ord: 0 },
+    ]);
   });
   it('another epoch, or two handles of one run, stay as they are', () => {
     const s = newId('session');
@@ -36,7 +38,7 @@ describe('tickPayload folds a lone handle into the finish of its run', () => {
         finish(t, 1, 'f2'),
       ]),
     );
-    expect(p.handles.some((h) => h.folded)).toBe(false);
+    expect(p.handles.map((h) => h.ref)).toEqual(['h1', 'h2', 'h3']);
     expect(p.finishes.some((f) => 'h_handle' in f)).toBe(false);
   });
 });

@@ -22,6 +22,10 @@ import { A, byKey, NF, opOf, opsBySession, SESSIONS_OF_OPS, STALE } from './outc
 import { APPEND_PHASES } from './rtTickAppend.js';
 import { GRANT_AND_REPLY } from './rtTickGrant.js';
 
+/** An outcome fragment for the handle folded into the finish row `x`: its own ord and ref. */
+const folded = (outcome: string) =>
+  outcome.replaceAll('x.ord', 'x.h_ord').replaceAll('x.ref', 'x.h_ref');
+
 export const RT_TICK = `CREATE FUNCTION rt_tick(p jsonb) RETURNS json
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan
   SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off SET jit = off AS $$
@@ -105,7 +109,8 @@ BEGIN
   END IF;
 
   -- Handles: fenced on (running, epoch); a handle already recorded is left alone.
-  -- A folded one is written by its run's finish below (tickInput.ts foldHandles).
+  -- A folded one is written by its run's finish below (tickInput.ts foldHandles);
+  -- an older node still sends it here too, marked folded, and gets its outcome below.
   IF jsonb_array_length(p->'handles') > 0 THEN
     -- Each op read from a map by the row it names, no join (opsBySession).
     v_ops := ${opsBySession(
@@ -174,13 +179,32 @@ BEGIN
     IF jsonb_array_length(v_rows) > 0 THEN
       v_next_join := rt_place(v_rows, true, v_tick, v_now, v_ucap, v_next_join);
     END IF;
-    v_out := v_out || (SELECT jsonb_agg(CASE WHEN s.id IS NULL THEN ${NF}
-        WHEN s.status = x.status AND s.epoch = x.epoch THEN ${A('s.id', 'true')}
-          || jsonb_build_object('nid', (SELECT n.id FROM sessions n WHERE n.id = x.requeue_id))
-        ELSE ${STALE('s.status', 's.epoch')} END)
+    -- A handle folded into its finish (h_ref, tickInput.ts foldHandles) is
+    -- checked on the row the finish left, as the handles' outcomes below
+    -- check theirs. When the finish applied and the handle holds, the
+    -- finish's outcome names it ('hr') and the caller answers it with the
+    -- same session: no outcome row of its own (a lookup and a session
+    -- rendered in the reply, per job). Otherwise it gets its own outcome.
+    v_out := v_out || (SELECT coalesce(jsonb_agg(e.o), '[]')
       FROM jsonb_to_recordset(p->'finishes') AS x(ord integer, ref text, session_id text, epoch integer,
-        status text, requeue_id text)
-      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true);
+        status text, requeue_id text, h_ord integer, h_ref text, h_backend text, h_handle text,
+        h_started_at timestamptz)
+      LEFT JOIN LATERAL ${byKey('sessions', 'x.session_id')} s ON true
+      CROSS JOIN LATERAL (SELECT coalesce(s.status = x.status AND s.epoch = x.epoch, false) AS fin,
+        coalesce(x.h_ref IS NOT NULL AND s.epoch = x.epoch AND s.backend IS NOT DISTINCT FROM x.h_backend
+          AND s.handle IS NOT DISTINCT FROM x.h_handle
+          AND (x.h_started_at IS NULL OR s.started_at = x.h_started_at), false) AS hk) k
+      CROSS JOIN LATERAL (VALUES
+        (CASE WHEN s.id IS NULL THEN ${NF}
+          WHEN k.fin THEN ${A('s.id', 'true')}
+            || jsonb_build_object('nid', (SELECT n.id FROM sessions n WHERE n.id = x.requeue_id),
+              'hr', CASE WHEN k.hk THEN x.h_ref END)
+          ELSE ${STALE('s.status', 's.epoch')} END),
+        (CASE WHEN x.h_ref IS NULL OR (k.fin AND k.hk) THEN NULL
+          WHEN s.id IS NULL THEN ${folded(NF)}
+          WHEN k.hk THEN ${folded(A('s.id', 'false'))}
+          ELSE ${folded(STALE('s.status', 's.epoch'))} END)) e(o)
+      WHERE e.o IS NOT NULL);
   END IF;
 
   -- The handles' outcomes, after the finishes that wrote the folded ones.

@@ -99,14 +99,16 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   ELSE
   WITH x AS (
     SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
-      nid text, st text, ep integer, u text)
+      nid text, hr text, st text, ep integer, u text)
   ), ${ACTIVE_LINES}
   SELECT coalesce(json_agg(CASE x.k
       WHEN 'a' THEN json_build_object('ref', x.r, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
         'task', CASE WHEN x.tk THEN ${taskJson('t', 'v_arr')} END,
         'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
         'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', ${sessionJson('n', 'v_arr')},
-          'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END)
+          'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END,
+        -- A handle folded into this finish, applied with it (rtTick.ts).
+        'handle', x.hr)
       WHEN 's' THEN json_build_object('ref', x.r, 'kind', 'stale',
         'actual', json_build_object('status', x.st, 'epoch', x.ep))
       WHEN 'c' THEN json_build_object('ref', x.r, 'kind', 'cap', 'line', ${lineJson('l', 'v_arr')})
