@@ -26,12 +26,18 @@ async function sessionUpdates(tx: Db): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
+/** One session of ann's, granted: the run whose handle and finish the tests send. */
+async function oneRunning(t: ReturnType<typeof ticker>) {
+  const [g] = (await t([enqueueOp('ann')], { want: 1 })).granted;
+  if (g === undefined) throw new Error('nothing granted');
+  return g;
+}
+
 describeEachEngine('tick: a handle folded into its finish', (getDb) => {
   it('writes the row once, with the handle, and answers both ops applied', async () => {
     const { db } = getDb();
     const t = ticker(db, { defaultUserCap: 1 });
-    const [g] = (await t([enqueueOp('ann')], { want: 1 })).granted;
-    if (g === undefined) throw new Error('nothing granted');
+    const g = await oneRunning(t);
     const h = handleOp(g.session.id, g.session.epoch);
     const f = finishOp(g.session.id, g.session.epoch);
     const { result, updates } = await db.transaction().execute(async (tx) => {
@@ -60,8 +66,7 @@ describeEachEngine('tick: a handle folded into its finish', (getDb) => {
   it('a stale pair stays stale and writes nothing', async () => {
     const { db } = getDb();
     const t = ticker(db, { defaultUserCap: 1 });
-    const [g] = (await t([enqueueOp('ann')], { want: 1 })).granted;
-    if (g === undefined) throw new Error('nothing granted');
+    const g = await oneRunning(t);
     const h = handleOp(g.session.id, g.session.epoch + 1);
     const f = finishOp(g.session.id, g.session.epoch + 1);
     const r = await t([h, f]);
@@ -77,8 +82,7 @@ describeEachEngine('tick: a handle folded into its finish', (getDb) => {
   it('a finish found applied while its folded handle does not hold answers the handle stale', async () => {
     const { db } = getDb();
     const t = ticker(db, { defaultUserCap: 1 });
-    const [g] = (await t([enqueueOp('ann')], { want: 1 })).granted;
-    if (g === undefined) throw new Error('nothing granted');
+    const g = await oneRunning(t);
     const f = finishOp(g.session.id, g.session.epoch);
     const h0 = handleOp(g.session.id, g.session.epoch);
     const first = await t([h0, f]);
@@ -103,8 +107,7 @@ describeEachEngine('tick: a handle folded into its finish', (getDb) => {
   it('a finish found stale while its folded handle holds answers the handle applied, on its own row', async () => {
     const { db } = getDb();
     const t = ticker(db, { defaultUserCap: 1 });
-    const [g] = (await t([enqueueOp('ann')], { want: 1 })).granted;
-    if (g === undefined) throw new Error('nothing granted');
+    const g = await oneRunning(t);
     const h = handleOp(g.session.id, g.session.epoch);
     await t([h]);
     // Failed meanwhile (same epoch), then the run's late pair arrives.
@@ -128,8 +131,7 @@ describeEachEngine('tick: a handle folded into its finish', (getDb) => {
   it("an older node's tick (the folded handle among the handles, marked) gets the same outcomes", async () => {
     const { db } = getDb();
     const t = ticker(db, { defaultUserCap: 1 });
-    const [g] = (await t([enqueueOp('ann')], { want: 1 })).granted;
-    if (g === undefined) throw new Error('nothing granted');
+    const g = await oneRunning(t);
     const h = handleOp(g.session.id, g.session.epoch);
     const f = finishOp(g.session.id, g.session.epoch);
     const p = tickPayload(t.input([h, f]));
