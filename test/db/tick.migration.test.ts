@@ -117,7 +117,9 @@ describeEachEngine('migration 5 (lean hot path)', (getDb) => {
   it('upgrades a store with work in flight and keeps ticking it', async () => {
     const { db } = getDb();
     const { a1, b1 } = await storeAt(db, 4);
-    expect(await migrate(db)).toMatchObject({ applied: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] });
+    expect(await migrate(db)).toMatchObject({
+      applied: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+    });
     const { rows: fks } = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_constraint
       WHERE contype = 'f' AND connamespace = 'public'::regnamespace`.execute(db);
