@@ -9,6 +9,13 @@ import { lineJson, sessionJson, taskJson } from './rowJson.js';
 import { ACTIVE_LINES, positionAmong } from './rtPlace.js';
 import { TICK_CHANNEL } from './tickChannel.js';
 
+/** An `applied` outcome's object, open for one more key (the reply below closes it). */
+const APPLIED = `json_build_object('ref', x.r, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
+        'task', CASE WHEN x.tk THEN ${taskJson('t', 'v_arr')} END,
+        'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
+        'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', ${sessionJson('n', 'v_arr')},
+          'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END`;
+
 export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
   -- first (room) sessions by turn, merged by key. No session outside those
   -- users can beat the free-th key (each chosen user's head is at or before it).
@@ -102,13 +109,8 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       nid text, hr text, st text, ep integer, u text)
   ), ${ACTIVE_LINES}
   SELECT coalesce(json_agg(CASE x.k
-      WHEN 'a' THEN json_build_object('ref', x.r, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
-        'task', CASE WHEN x.tk THEN ${taskJson('t', 'v_arr')} END,
-        'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
-        'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', ${sessionJson('n', 'v_arr')},
-          'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END,
-        -- A handle folded into this finish, applied with it (rtTick.ts).
-        'handle', x.hr)
+      -- With a handle folded into this finish and applied with it (rtTick.ts), its ref.
+      WHEN 'a' THEN CASE WHEN x.hr IS NULL THEN ${APPLIED}) ELSE ${APPLIED}, 'handle', x.hr) END
       WHEN 's' THEN json_build_object('ref', x.r, 'kind', 'stale',
         'actual', json_build_object('status', x.st, 'epoch', x.ep))
       WHEN 'c' THEN json_build_object('ref', x.r, 'kind', 'cap', 'line', ${lineJson('l', 'v_arr')})
