@@ -15,7 +15,13 @@ try {
 } catch {
   files = [];
 }
-if (only.length > 0) files = files.filter((f) => only.some((o) => f.includes(o)));
+// A name that is a suite's whole name picks that suite alone (`tick`, not
+// also `tickAb`); any other picks every suite whose name contains it.
+const base = (f: string) => f.replace(/\.bench\.ts$/, '');
+if (only.length > 0)
+  files = files.filter((f) =>
+    only.some((o) => base(f) === o || (!files.some((g) => base(g) === o) && f.includes(o))),
+  );
 if (files.length === 0) {
   process.stdout.write('bench: no benchmark suites yet\n');
 }

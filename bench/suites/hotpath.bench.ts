@@ -21,12 +21,11 @@
  * (comma-separated subset of pglite,server,deep), PEERS_DB_TAG (appended to
  * the scratch database's name, as in bench/peers).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, symlinkSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createScratch, dropScratch } from '../peers/scratchDb.js';
+import { baselineSide, currentSide, ROOT, type Side } from '../sides.js';
 import { median, positiveIntEnv, writeResults } from '../stats.js';
 
 const env = positiveIntEnv;
@@ -36,18 +35,12 @@ const JOBS = env('HOTPATH_JOBS', 1000);
 const PGLITE_JOBS = env('HOTPATH_PGLITE_JOBS', 300);
 const DEEP = env('HOTPATH_DEEP', 100_000);
 const TAG = process.env.PEERS_DB_TAG;
-const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 const WORKER = join(ROOT, 'bench/hotpath/hotpathWorker.ts');
 
 const log = (s: string): void => {
   process.stdout.write(`${s}\n`);
 };
 
-interface Side {
-  name: string;
-  commit: string;
-  root: string;
-}
 interface Case {
   name: 'pglite' | 'server' | 'deep';
   label: string;
@@ -60,22 +53,6 @@ interface Window {
   wallMs: number;
   cpuUs: number;
   pgliteUs: number;
-}
-
-const git = (...a: string[]): string =>
-  execFileSync('git', ['-C', ROOT, ...a])
-    .toString()
-    .trim();
-
-/** A detached worktree of `ref` sharing this checkout's node_modules (made once, kept). */
-function baselineSide(ref: string): Side {
-  const commit = git('rev-parse', ref);
-  const root = join(tmpdir(), `roundtable-hotpath-${commit.slice(0, 12)}`);
-  if (!existsSync(root)) {
-    git('worktree', 'add', '--detach', root, commit);
-    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-  }
-  return { name: `baseline ${commit.slice(0, 8)}`, commit, root };
 }
 
 function runWorker(side: Side, c: Case, url: string | undefined): Promise<Window[]> {
@@ -131,13 +108,9 @@ export async function run(): Promise<void> {
     backlog: c.name === 'deep' ? DEEP : c.backlog,
     label: c.name === 'deep' ? `server, ${DEEP.toLocaleString('en-US')} queued` : c.label,
   }));
-  const current: Side = {
-    name: `this checkout ${git('rev-parse', 'HEAD').slice(0, 8)}${git('status', '--porcelain', 'src') === '' ? '' : '+'}`,
-    commit: git('rev-parse', 'HEAD'),
-    root: ROOT,
-  };
+  const current = currentSide();
   const base = process.env.HOTPATH_BASELINE;
-  const sides = base ? [baselineSide(base), current] : [current];
+  const sides = base ? [baselineSide(base, 'hotpath'), current] : [current];
   const load = { start: loadavg()[0] ?? 0, end: 0 };
   const results = new Map<string, Window[]>();
   const key = (s: Side, c: Case) => `${s.name}|${c.name}`;

@@ -26,6 +26,7 @@ import { tickPayload } from '../../src/db/tickInput.js';
 import { sessionFromJson, taskFromJson } from '../../src/db/tickReply.js';
 import type { TickInput, TickOp } from '../../src/db/tickTypes.js';
 import { median, writeResults } from '../stats.js';
+import { noopFinish } from '../tickOps.js';
 
 const RUNS = 3;
 const loadavgCpus = () => availableParallelism();
@@ -56,19 +57,7 @@ const enqueue = (): TickOp => ({
   title: `job ${n}`,
   spec: SPEC,
 });
-const finish = (s: Session): TickOp => ({
-  op: 'finish',
-  ref: `f${++n}`,
-  sessionId: s.id,
-  epoch: s.epoch,
-  status: 'succeeded',
-  exitCode: 0,
-  reason: null,
-  userRecoverable: false,
-  output: null,
-  column: 'done',
-  requeue: null,
-});
+const finish = (s: Session): TickOp => noopFinish(s, `f${++n}`);
 
 function input(batch: number, ops: TickOp[]): TickInput {
   return {

@@ -15,6 +15,7 @@
  */
 import { connect, migrate, newId, type Session, tick } from '../../../src/db/index.js';
 import type { TickOp } from '../../../src/db/tickTypes.js';
+import { noopFinish } from '../../tickOps.js';
 import type { BenchSystem, QueueClient, WorkerHandle } from '../types.js';
 
 const IDLE_POLL_MS = 10;
@@ -120,19 +121,7 @@ function makeTickBaseline(v: Variant): BenchSystem {
       let stopping = false;
       let done: Session[] = [];
       let n = 0;
-      const finish = (s: Session): TickOp => ({
-        op: 'finish',
-        ref: `f${++n}`,
-        sessionId: s.id,
-        epoch: s.epoch,
-        status: 'succeeded',
-        exitCode: 0,
-        reason: null,
-        userRecoverable: false,
-        output: null,
-        column: 'done',
-        requeue: null,
-      });
+      const finish = (s: Session): TickOp => noopFinish(s, `f${++n}`);
       let held = 0;
       const loop = (async () => {
         while (!stopping) {
