@@ -253,6 +253,17 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'tick_folded_handles_answer_with_finish',
     statements: [orReplace(RT_TICK)],
   },
+  {
+    // A finish that applied with no requeue is answered as its phase ends,
+    // from the row that phase read, when the node asks (`finished`): its
+    // row is final, and with no retry in the tick so is its card. The reply
+    // statement reads it no second time (a steady tick of 20 short jobs:
+    // server time ~5.5 -> ~4.8 ms). An older node does not ask and gets
+    // its finishes among the outcomes.
+    version: 17,
+    name: 'tick_finishes_answered_early',
+    statements: [orReplace(RT_TICK)],
+  },
 ];
 
 /** What `migrate` did. */

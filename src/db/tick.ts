@@ -38,9 +38,9 @@ function position(v: unknown, field: string): number | null {
   return v === null || v === undefined ? null : count(v, field);
 }
 
-function outcomeFromJson(v: unknown, n: number): TickOutcome {
-  const o = asObject(v, `outcomes.${n}`);
-  const ref = typeof o.ref === 'string' ? o.ref : corrupt(`outcomes.${n}.ref`);
+function outcomeFromJson(v: unknown, n: number, what: string): TickOutcome {
+  const o = asObject(v, `${what}.${n}`);
+  const ref = typeof o.ref === 'string' ? o.ref : corrupt(`${what}.${n}.ref`);
   switch (o.kind) {
     case 'applied': {
       const out: TickOutcome = {
@@ -48,28 +48,28 @@ function outcomeFromJson(v: unknown, n: number): TickOutcome {
         kind: 'applied',
         session: sessionFromJson(o.session),
         task: o.task === null ? null : taskFromJson(o.task),
-        position: position(o.position, `outcomes.${n}.position`),
+        position: position(o.position, `${what}.${n}.position`),
       };
       if (o.next !== null && o.next !== undefined) {
-        const next = asObject(o.next, `outcomes.${n}.next`);
+        const next = asObject(o.next, `${what}.${n}.next`);
         out.next = {
           session: sessionFromJson(next.session),
-          position: count(next.position, `outcomes.${n}.next.position`),
+          position: count(next.position, `${what}.${n}.next.position`),
         };
       }
       return out;
     }
     case 'stale': {
-      const a = asObject(o.actual, `outcomes.${n}.actual`);
-      const status = typeof a.status === 'string' ? a.status : corrupt(`outcomes.${n}.actual`);
-      return { ref, kind: 'stale', actual: { status, epoch: count(a.epoch, `outcomes.${n}`) } };
+      const a = asObject(o.actual, `${what}.${n}.actual`);
+      const status = typeof a.status === 'string' ? a.status : corrupt(`${what}.${n}.actual`);
+      return { ref, kind: 'stale', actual: { status, epoch: count(a.epoch, `${what}.${n}`) } };
     }
     case 'not_found':
       return { ref, kind: 'not_found' };
     case 'cap':
       return { ref, kind: 'cap', line: lineFromJson(o.line) };
     default:
-      return corrupt(`outcomes.${n}.kind`);
+      return corrupt(`${what}.${n}.kind`);
   }
 }
 
@@ -78,15 +78,15 @@ function outcomeFromJson(v: unknown, n: number): TickOutcome {
  * applied with it names the handle's ref (`handle`): that op's outcome is
  * the same session, applied (src/db/tickInput.ts `foldHandles`).
  */
-function outcomesFromJson(v: unknown): TickOutcome[] {
-  const list = arrayOf(v, 'outcomes', (x) => x);
+function outcomesFromJson(v: unknown, what: string): TickOutcome[] {
+  const list = arrayOf(v, what, (x) => x);
   const out: TickOutcome[] = [];
   list.forEach((x, n) => {
-    const o = outcomeFromJson(x, n);
+    const o = outcomeFromJson(x, n, what);
     out.push(o);
     const handle = (x as Row).handle;
     if (handle === null || handle === undefined) return;
-    if (typeof handle !== 'string' || o.kind !== 'applied') corrupt(`outcomes.${n}.handle`);
+    if (typeof handle !== 'string' || o.kind !== 'applied') corrupt(`${what}.${n}.handle`);
     out.push({ ref: handle, kind: 'applied', session: o.session, task: null, position: null });
   });
   return out;
@@ -98,7 +98,14 @@ export function parseTickReply(reply: unknown): TickResult {
   const result: TickResult = {
     tick: count(r.tick, 'tick'),
     changed: r.changed === true,
-    outcomes: outcomesFromJson(r.outcomes),
+    // Finishes answered as their phase ended (asked for with `finished`) come apart.
+    outcomes:
+      r.finished === null || r.finished === undefined
+        ? outcomesFromJson(r.outcomes, 'outcomes')
+        : [
+            ...outcomesFromJson(r.outcomes, 'outcomes'),
+            ...outcomesFromJson(r.finished, 'finished'),
+          ],
     granted: pairsFromJson(r.granted, 'granted'),
     running: count(r.running, 'running'),
     lines: arrayOf(r.lines, 'lines', lineFromJson),
@@ -120,5 +127,9 @@ export async function tick(db: Db, input: TickInput): Promise<TickResult> {
   const { rows } = await sql<{
     r: unknown;
   }>`SELECT rt_tick(${JSON.stringify(payload)}::jsonb) AS r`.execute(db);
-  return parseTickReply(rows[0]?.r);
+  const result = parseTickReply(rows[0]?.r);
+  // In op order, as one list: a finish answered early and a folded handle come apart.
+  const order = new Map(input.ops.map((op, i) => [op.ref, i]));
+  result.outcomes.sort((a, b) => (order.get(a.ref) ?? 0) - (order.get(b.ref) ?? 0));
+  return result;
 }

@@ -37,6 +37,11 @@ export interface TickPayload {
   resync: boolean;
   /** The reply's rows as arrays of src/db/sql/rowJson.ts's columns (absent: as objects). */
   rows: 'array';
+  /**
+   * A finish that applied with no requeue is answered as its phase ends, in
+   * the reply's `finished` (absent: among the outcomes, as an older node expects).
+   */
+  finished: true;
   /** Absent: the reply carries no `changes`. */
   since?: number;
   tail_chars?: number;
@@ -118,6 +123,7 @@ export function tickPayload(input: TickInput): TickPayload {
     want: head.want,
     resync: head.resync ?? false,
     rows: 'array',
+    finished: true,
     ...(head.since === undefined ? {} : { since: head.since }),
     ...(head.tailChars === undefined ? {} : { tail_chars: head.tailChars }),
     caps: [],

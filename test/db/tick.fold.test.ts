@@ -98,9 +98,10 @@ describeEachEngine('tick: a handle folded into its finish', (getDb) => {
     });
     // The same pair as the first time: both found applied, one outcome row.
     const again = await t([{ ...h0, ref: 'h-again' }, f]);
+    // In op order: the handle, then the finish.
     expect(again.outcomes.map((o) => [o.ref, o.kind])).toEqual([
-      [f.ref, 'applied'],
       ['h-again', 'applied'],
+      [f.ref, 'applied'],
     ]);
   });
 

@@ -19,6 +19,7 @@
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
 import { A, byKey, NF, opOf, opsBySession, SESSIONS_OF_OPS, STALE } from './outcomeSql.js';
+import { sessionJson, taskJson } from './rowJson.js';
 import { APPEND_PHASES } from './rtTickAppend.js';
 import { GRANT_AND_REPLY } from './rtTickGrant.js';
 
@@ -63,6 +64,11 @@ DECLARE
   v_owned json;
   v_changes json;
   v_lines json := '[]';
+  -- A finish answered as its phase ends (no requeue to place, no retry in
+  -- this tick that could rewrite its card): see the finishes' outcomes.
+  v_early boolean := coalesce((p->>'finished')::boolean, false) AND jsonb_array_length(p->'retries') = 0;
+  v_finished json;
+  v_fo jsonb;
 BEGIN
   PERFORM pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.claimSlot});
   -- By key: one row, but each tick leaves a dead version behind it.
@@ -185,7 +191,19 @@ BEGIN
     -- finish's outcome names it ('hr') and the caller answers it with the
     -- same session: no outcome row of its own (a lookup and a session
     -- rendered in the reply, per job). Otherwise it gets its own outcome.
-    v_out := v_out || (SELECT coalesce(jsonb_agg(e.o), '[]')
+    -- A finish that applied with no requeue is answered here when the
+    -- caller asks ('finished', v_early): its row is final (nothing later in
+    -- the tick writes a finished session, and with no retry in the tick
+    -- nothing rewrites its card), so it is rendered from the row this
+    -- statement reads anyway instead of from a second lookup in the reply.
+    SELECT coalesce(jsonb_agg(e.o) FILTER (WHERE e.o IS NOT NULL AND NOT e.early), '[]'),
+      json_agg(e.d) FILTER (WHERE e.early)
+    INTO v_fo, v_finished
+    FROM (SELECT e.o, e.first AND v_early AND k.fin AND x.requeue_id IS NULL AS early,
+        CASE WHEN e.first AND v_early AND k.fin AND x.requeue_id IS NULL THEN json_build_object(
+          'ref', x.ref, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
+          'task', (SELECT ${taskJson('t', 'v_arr')} FROM tasks t WHERE t.id = s.task_id LIMIT 1),
+          'position', NULL, 'next', NULL, 'handle', CASE WHEN k.hk THEN x.h_ref END) END AS d
       FROM jsonb_to_recordset(p->'finishes') AS x(ord integer, ref text, session_id text, epoch integer,
         status text, requeue_id text, h_ord integer, h_ref text, h_backend text, h_handle text,
         h_started_at timestamptz)
@@ -195,16 +213,16 @@ BEGIN
           AND s.handle IS NOT DISTINCT FROM x.h_handle
           AND (x.h_started_at IS NULL OR s.started_at = x.h_started_at), false) AS hk) k
       CROSS JOIN LATERAL (VALUES
-        (CASE WHEN s.id IS NULL THEN ${NF}
+        (true, CASE WHEN s.id IS NULL THEN ${NF}
           WHEN k.fin THEN ${A('s.id', 'true')}
             || jsonb_build_object('nid', (SELECT n.id FROM sessions n WHERE n.id = x.requeue_id),
               'hr', CASE WHEN k.hk THEN x.h_ref END)
           ELSE ${STALE('s.status', 's.epoch')} END),
-        (CASE WHEN x.h_ref IS NULL OR (k.fin AND k.hk) THEN NULL
+        (false, CASE WHEN x.h_ref IS NULL OR (k.fin AND k.hk) THEN NULL
           WHEN s.id IS NULL THEN ${folded(NF)}
           WHEN k.hk THEN ${folded(A('s.id', 'false'))}
-          ELSE ${folded(STALE('s.status', 's.epoch'))} END)) e(o)
-      WHERE e.o IS NOT NULL);
+          ELSE ${folded(STALE('s.status', 's.epoch'))} END)) e(first, o)) e;
+    v_out := v_out || v_fo;
   END IF;
 
   -- The handles' outcomes, after the finishes that wrote the folded ones.

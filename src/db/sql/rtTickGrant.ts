@@ -155,5 +155,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
     'owned', v_owned,
     'running', v_running,
     'changes', v_changes,
-    'lines', v_lines);
+    'lines', v_lines,
+    -- Finishes answered as their phase ended (rtTick.ts); null when none.
+    'finished', v_finished);
 `;
