@@ -177,6 +177,7 @@ export interface TickResult {
    * number, which may be another node's tick (the feed must read it).
    */
   changed: boolean;
+  /** One per op, with the op's `ref`; `tick()` returns them in op order. */
   outcomes: TickOutcome[];
   /** Sessions granted to `owner` in this tick, in grant order, with their tasks (the spec to run). */
   granted: { session: Session; task: Task }[];
