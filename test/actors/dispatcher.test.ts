@@ -109,6 +109,19 @@ const enqueue = (i: number) => ({
   spec: { image: 'i', command: ['c'] },
 });
 const transient = () => Object.assign(new Error('connection terminated'), { transient: true });
+/** The finish of a granted no-op run (epoch 1). */
+const finish = (sessionId: string) => ({
+  op: 'finish' as const,
+  sessionId,
+  epoch: 1,
+  status: 'succeeded' as const,
+  exitCode: 0,
+  reason: null,
+  userRecoverable: false,
+  output: null,
+  column: 'done',
+  requeue: null,
+});
 
 describe('Dispatcher', () => {
   it('group commit: writes made in one turn ride one tick; those made while it is out ride the next', async () => {
@@ -209,18 +222,7 @@ describe('Dispatcher', () => {
     // Room frees when a held session's finish applies; the next tick asks for it.
     store.script.push(transient());
     store.script.push(() => ({ owned: [{ session: session('g9'), task }] }));
-    const fin = d.submit({
-      op: 'finish',
-      sessionId: 'g0',
-      epoch: 1,
-      status: 'succeeded',
-      exitCode: 0,
-      reason: null,
-      userRecoverable: false,
-      output: null,
-      column: 'done',
-      requeue: null,
-    });
+    const fin = d.submit(finish('g0'));
     await flush();
     clock.fireNext(clock.now() + 50);
     await flush();
@@ -243,18 +245,7 @@ describe('Dispatcher', () => {
     const burst = Array.from({ length: 250 }, (_, i) => d.submit(enqueue(i)));
     await flush();
     expect(store.calls.map((c) => c.ops.length)).toEqual([100]);
-    const fin = d.submit({
-      op: 'finish',
-      sessionId: 'g0',
-      epoch: 1,
-      status: 'succeeded',
-      exitCode: 0,
-      reason: null,
-      userRecoverable: false,
-      output: null,
-      column: 'done',
-      requeue: null,
-    });
+    const fin = d.submit(finish('g0'));
     store.pending.shift()?.();
     await flush();
     // Taken in arrival order it would wait for the third tick, behind all 250.
