@@ -10,7 +10,9 @@
  * every system, then run i + 1), PEERS_ONLY (comma-separated names:
  * pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-restart,
  * roundtable-3nodes, roundtable-tick), PEERS_SKIP (comma-separated scenarios not to run:
- * throughput, latency, recovery).
+ * throughput, latency, recovery), PEERS_PROF (a directory: each worker process,
+ * and a multi-node worker's other nodes, writes a V8 CPU profile there; the
+ * numbers of a profiled run are not comparable).
  * `tsx bench/peers/run.ts --render` re-renders the report from peers.json.
  */
 import { readFileSync } from 'node:fs';

@@ -49,7 +49,7 @@ export async function startWorkerProcess(
 ): Promise<WorkerProcess> {
   const args = [system, url, JSON.stringify(mode), ...(opts.nodeId ? [opts.nodeId] : [])];
   const child: ChildProcess = fork(ENTRY, args, {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...profileArgs()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const starts = new Map<string, number>();
@@ -169,4 +169,10 @@ export async function startWorkerProcess(
       await exited;
     },
   };
+}
+
+/** PEERS_PROF (bench/peers/run.ts): a CPU profile of the worker, written as it exits. */
+function profileArgs(): string[] {
+  const dir = process.env.PEERS_PROF;
+  return dir === undefined || dir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
 }

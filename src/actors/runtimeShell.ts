@@ -24,7 +24,7 @@ import { type ApplyOptions, type BoardIndex, createBoardIndex } from './runtimeB
 import { linePositions } from './runtimeBoardPositions.js';
 import { RESTORE_TAIL_CHARS } from './runtimeBoardRows.js';
 import { EngineGate } from './runtimeEngine.js';
-import { TickFeed } from './runtimeFeed.js';
+import { RIDE_MAX_CHANGES, TickFeed } from './runtimeFeed.js';
 import type { ResolvedRuntimeOptions } from './runtimeOptions.js';
 import { VACUUM_EVERY, VacuumSchedule } from './runtimeVacuum.js';
 import { BoardWatch } from './runtimeWatch.js';
@@ -152,7 +152,12 @@ export function createShell(s: ShellOptions): Shell {
     tick: async (input) => {
       const since = feed.sending();
       try {
-        const result = await tick(db, { ...input, since, tailChars: RESTORE_TAIL_CHARS });
+        const result = await tick(db, {
+          ...input,
+          since,
+          tailChars: RESTORE_TAIL_CHARS,
+          changesMax: RIDE_MAX_CHANGES,
+        });
         sentWith.set(result, since);
         // Before the dispatcher sends the next tick (see TickFeed.landed).
         feed.landed(result);

@@ -264,6 +264,17 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'tick_finishes_answered_early',
     statements: [orReplace(RT_TICK)],
   },
+  {
+    // A caller may bound the changed sessions riding its reply
+    // (`changes_max`): a larger set is only flagged (`changes_deferred`) and
+    // the node reads it off the tick's lock (src/actors/runtimeFeed.ts).
+    // With three nodes enqueueing at once, sets of ~1,000 sessions were
+    // built inside the lock every node's tick waits for. An older node
+    // does not bound them and gets every change as before.
+    version: 18,
+    name: 'tick_changes_bounded',
+    statements: [orReplace(RT_TICK)],
+  },
 ];
 
 /** What `migrate` did. */

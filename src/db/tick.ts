@@ -113,6 +113,9 @@ export function parseTickReply(reply: unknown): TickResult {
   if (r.owned !== null && r.owned !== undefined) result.owned = pairsFromJson(r.owned, 'owned');
   if (r.changes !== null && r.changes !== undefined)
     result.changes = changesFromJson(r.changes, 'changes');
+  if (r.changes_deferred === true) result.changesDeferred = true;
+  else if (r.changes_deferred !== null && r.changes_deferred !== undefined)
+    corrupt('changes_deferred');
   return result;
 }
 

@@ -209,15 +209,18 @@ function enqueueOp(o: Row): TickEnqueue | undefined {
 export function fastCheckedHead(input: unknown, maxOps: number): TickInput | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
   const o = input as Row;
-  const { now, ops, resync, since, tailChars } = o;
+  const { now, ops, resync, since, tailChars, changesMax } = o;
   // The optional keys, each checked only when present (undefined is allowed, as by zod).
   const has = {
     resync: Object.hasOwn(o, 'resync'),
     since: Object.hasOwn(o, 'since'),
     tailChars: Object.hasOwn(o, 'tailChars'),
+    changesMax: Object.hasOwn(o, 'changesMax'),
   };
+  const optional =
+    Number(has.resync) + Number(has.since) + Number(has.tailChars) + Number(has.changesMax);
   if (
-    !plain(o, 6 + Number(has.resync) + Number(has.since) + Number(has.tailChars)) ||
+    !plain(o, 6 + optional) ||
     typeof o.owner !== 'string' ||
     !NAME.test(o.owner) ||
     !(now instanceof Date && Number.isFinite(now.getTime())) ||
@@ -228,7 +231,8 @@ export function fastCheckedHead(input: unknown, maxOps: number): TickInput | und
     ops.length > maxOps ||
     (resync !== undefined && typeof resync !== 'boolean') ||
     (since !== undefined && !int(since, 0, Number.MAX_SAFE_INTEGER)) ||
-    (tailChars !== undefined && !int(tailChars, 1, 1_000_000))
+    (tailChars !== undefined && !int(tailChars, 1, 1_000_000)) ||
+    (changesMax !== undefined && !int(changesMax, 0, 100_000))
   )
     return undefined;
   const head: TickInput = {
@@ -242,6 +246,7 @@ export function fastCheckedHead(input: unknown, maxOps: number): TickInput | und
   if (has.resync) head.resync = resync as boolean;
   if (has.since) head.since = since as number;
   if (has.tailChars) head.tailChars = tailChars as number;
+  if (has.changesMax) head.changesMax = changesMax as number;
   return head;
 }
 

@@ -25,6 +25,7 @@ export const tickHeadSchema = z.strictObject({
   resync: z.boolean().optional(),
   since: f.tickNumber.optional(),
   tailChars: f.tailChars.optional(),
+  changesMax: f.changesMax.optional(),
 });
 
 /** The JSON `rt_tick` takes. Keys are the recordset columns of src/db/sql/rtTick.ts. */
@@ -45,6 +46,8 @@ export interface TickPayload {
   /** Absent: the reply carries no `changes`. */
   since?: number;
   tail_chars?: number;
+  /** With `since`: more changed sessions than this are flagged, not sent (absent: all are sent). */
+  changes_max?: number;
   caps: object[];
   handles: HandleRow[];
   finishes: FinishRow[];
@@ -126,6 +129,7 @@ export function tickPayload(input: TickInput): TickPayload {
     finished: true,
     ...(head.since === undefined ? {} : { since: head.since }),
     ...(head.tailChars === undefined ? {} : { tail_chars: head.tailChars }),
+    ...(head.changesMax === undefined ? {} : { changes_max: head.changesMax }),
     caps: [],
     handles: [],
     finishes: [],

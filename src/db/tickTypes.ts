@@ -129,6 +129,12 @@ export interface TickInput {
   since?: number;
   /** With `since`: each finished session in `changes` carries this many characters of its stored output's end. */
   tailChars?: number;
+  /**
+   * With `since`: when more sessions than this changed after it, the reply
+   * carries none of them and says so (`changesDeferred`); the caller reads
+   * them apart, off the lock the tick holds. Absent: all of them ride.
+   */
+  changesMax?: number;
 }
 
 /** A session row as the tick returns it (the same fields as `Session` in rows.ts). */
@@ -196,6 +202,11 @@ export interface TickResult {
    * feed's read returns them. Absent: nothing to tell (or not asked).
    */
   changes?: ChangedSession[];
+  /**
+   * Asked with `changesMax` and more sessions than that changed after
+   * `since`: none of them rode along (nor `changes`); read them apart.
+   */
+  changesDeferred?: true;
 }
 
 /** The last characters of a stored output, and whether they are all of it. */

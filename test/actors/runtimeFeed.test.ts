@@ -115,6 +115,39 @@ describe('TickFeed', () => {
     f.stop();
   });
 
+  it('a reply with its changes deferred covers nothing: they are read, and the next tick says the same since', async () => {
+    const { f, hear, reads, changes } = feed();
+    await f.start(0);
+    await hear('1 other@boot2 full', 1);
+    expect(reads).toEqual([0]);
+    const since = f.sending();
+    await hear('2 other@boot2 full', 2);
+    const r: TickResult = { ...reply(3, []), changesDeferred: true };
+    f.landed(r);
+    // Sent before the reply is handled, the next tick still says 1.
+    expect(f.seenTick()).toBe(1);
+    const next = f.sending();
+    expect(next).toBe(1);
+    expect(reads).toEqual([0]);
+    // Our own tick's NOTIFY is skipped (the read below answers as of it).
+    await hear('3 me@boot1 full', 3);
+    expect(reads).toEqual([0]);
+    f.own(r, since);
+    // Read at once, from 1 (through our tick 3), while the next tick is out.
+    expect(reads).toEqual([0, 1]);
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(f.seenTick()).toBe(3);
+    expect(changes).toEqual([
+      { tick: 1, sessions: 0 },
+      { tick: 3, sessions: 0 },
+    ]);
+    // That tick's reply rode normally: it covers up to its own.
+    f.own(reply(4, [changed()]), next);
+    expect(f.seenTick()).toBe(4);
+    expect(reads).toEqual([0, 1]);
+    f.stop();
+  });
+
   it('reads a tick its reply did not cover, and what a failed tick left', async () => {
     const { f, hear, reads } = feed();
     await f.start(0);

@@ -356,6 +356,44 @@ describeEachEngine('tick', (getDb) => {
     await expect(b([], { since: -1 })).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it('with changesMax, a larger change set is flagged instead of riding, and the feed reads it all', async () => {
+    const { db } = getDb();
+    const a = ticker(db, { owner: 'node-a@boot1' });
+    const b = ticker(db, { owner: 'node-b@boot1' });
+    const start = await a([enqueueOp('alice')]);
+    // Three sessions change after `start` in A's ticks: two new, one granted.
+    const more = await a([enqueueOp('bob'), enqueueOp('carol')], { want: 1 });
+    expect(more.granted).toHaveLength(1);
+    const late = await b([enqueueOp('dave')], { since: start.tick, changesMax: 2 });
+    expect(late.changes).toBeUndefined();
+    expect(late.changesDeferred).toBe(true);
+    // The lines still ride: alice's (granted), bob's, carol's and B's own dave.
+    expect(late.lines.map((l) => l.userId)).toEqual(['alice', 'bob', 'carol', 'dave']);
+    // What the feed then reads apart is every change up to B's tick, B's own included.
+    const read = await readChanges(db, start.tick);
+    expect(read.tick).toBe(late.tick);
+    expect(read.sessions.map((c) => c.task.userId).sort()).toEqual([
+      'alice',
+      'bob',
+      'carol',
+      'dave',
+    ]);
+    // At the bound they still ride, exactly what they rode without one.
+    const again = await b([], { since: start.tick, changesMax: 4 });
+    const plain = await b([], { since: start.tick });
+    expect(again.changesDeferred).toBeUndefined();
+    expect(again.changes?.map((c) => c.session.id)).toEqual(
+      plain.changes?.map((c) => c.session.id),
+    );
+    expect(again.changes).toHaveLength(4);
+    // Caught up: nothing to flag. 0 flags any change at all.
+    expect((await b([], { since: late.tick, changesMax: 0 })).changesDeferred).toBeUndefined();
+    expect((await b([], { since: start.tick, changesMax: 0 })).changesDeferred).toBe(true);
+    await expect(b([], { since: start.tick, changesMax: -1 })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+  });
+
   it('repairs drift: rows written outside ticks, counters off', async () => {
     const { db } = getDb();
     const t = ticker(db);

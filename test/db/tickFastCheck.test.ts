@@ -56,6 +56,7 @@ const head = () => ({
   ops: [handle(), finish()],
   since: 41,
   tailChars: 2_000,
+  changesMax: 100,
 });
 
 /** Values that break one rule or another (or none), per field. */
@@ -170,7 +171,7 @@ describe('fastCheckedOp', () => {
     }
     const { column: _, ...noColumn } = enqueue();
     expect(fastCheckedOp(noColumn)).toEqual(tickOpSchema.parse(noColumn));
-    const { since: _s, tailChars: _t, ...bare } = head();
+    const { since: _s, tailChars: _t, changesMax: _c, ...bare } = head();
     for (const h of [head(), { ...head(), resync: true }, bare, { ...bare, since: undefined }]) {
       const fast = fastCheckedHead(h, 10_000);
       expect(fast).toEqual(tickHeadSchema.parse(h));

@@ -58,6 +58,8 @@ DECLARE
   v_grantable boolean;
   v_since bigint := (p->>'since')::bigint;
   v_tail integer := (p->>'tail_chars')::integer;
+  v_cmax integer := (p->>'changes_max')::integer;
+  v_deferred boolean;
   -- Rows as arrays (src/db/sql/rowJson.ts); an older node asks for none and gets objects.
   v_arr boolean := coalesce(p->>'rows' = 'array', false);
   -- The reply's optional parts (see the end of the function).
