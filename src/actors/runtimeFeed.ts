@@ -38,7 +38,11 @@ export interface FeedOptions {
   pollMs: number;
   notifications?: TickNotifications;
   currentTick(): Promise<number>;
-  readChanges(since: number): Promise<{
+  /** `skipTicks`: this node's own ticks after `since`, whose replies it applied. */
+  readChanges(
+    since: number,
+    skipTicks: readonly number[],
+  ): Promise<{
     tick: number;
     sessions: ChangedSession[];
     lines: UserLine[];
@@ -73,6 +77,9 @@ export interface FeedOptions {
  */
 export const RIDE_MAX_CHANGES = 100;
 
+/** Most own ticks a read names to skip (readChanges' bound); skipping fewer only reads more. */
+const MAX_SKIPPED_TICKS = 10_000;
+
 export class TickFeed {
   /** Every change up to this tick has been applied here. */
   private seen = 0;
@@ -88,6 +95,14 @@ export class TickFeed {
   private coveredAt = Number.NEGATIVE_INFINITY;
   /** Replies `landed` already counted (`own` comes for the same reply later). */
   private readonly landedReplies = new WeakSet<TickResult>();
+  /**
+   * This node's ticks after `seen`, whose replies it applied: a read skips
+   * the sessions they changed last. After a reply whose changes were
+   * deferred, `seen` stays behind the node's own ticks until the read lands,
+   * and without this that read sent back every session they wrote (three
+   * nodes enqueueing: reads of 2,000 sessions, 500 of them the reader's own).
+   */
+  private ownTicks: number[] = [];
 
   /** The tick up to which this node has applied every change. */
   seenTick(): number {
@@ -155,6 +170,8 @@ export class TickFeed {
     if (this.landedReplies.has(result)) return;
     this.landedReplies.add(result);
     this.onTheWay = Math.max(0, this.onTheWay - 1);
+    // A tick that changed something is this node's own (else it answers the current number).
+    if (result.changed && result.tick > this.seen) this.ownTicks.push(result.tick);
     // Too many changes to ride: the reply covers nothing of others'; the
     // ticks up to its own are read (`own`), and until then every tick says
     // the same `since` (its reply is deferred too, or brings them).
@@ -163,7 +180,13 @@ export class TickFeed {
       return;
     }
     this.coveredAt = this.o.clock.now();
-    if (result.tick > this.seen) this.seen = result.tick;
+    if (result.tick > this.seen) this.advance(result.tick);
+  }
+
+  /** Every change up to `tick` is applied here. */
+  private advance(tick: number): void {
+    this.seen = tick;
+    if (this.ownTicks.length > 0) this.ownTicks = this.ownTicks.filter((t) => t > tick);
   }
 
   /**
@@ -183,7 +206,7 @@ export class TickFeed {
       if (this.heardUpTo > this.seen) this.read();
       return;
     }
-    if (result.changed && result.tick === this.seen + 1) this.seen = result.tick;
+    if (result.changed && result.tick === this.seen + 1) this.advance(result.tick);
     else if (result.tick > this.seen) this.read();
   }
 
@@ -246,10 +269,10 @@ export class TickFeed {
     }
     this.reading = true;
     void this.o
-      .track(this.o.readChanges(this.seen))
+      .track(this.o.readChanges(this.seen, this.ownTicks.slice(-MAX_SKIPPED_TICKS)))
       .then((changes) => {
         if (this.stopped) return;
-        if (changes.tick > this.seen) this.seen = changes.tick;
+        if (changes.tick > this.seen) this.advance(changes.tick);
         this.o.onChanges(changes);
       }, this.o.onError)
       .finally(() => {

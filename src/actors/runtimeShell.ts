@@ -201,7 +201,8 @@ export function createShell(s: ShellOptions): Shell {
     pollMs: s.o.dispatchPollMs,
     ...(s.o.notifications ? { notifications: s.o.notifications } : {}),
     currentTick: () => currentTick(db),
-    readChanges: (since) => readChanges(db, since, { tailChars: RESTORE_TAIL_CHARS }),
+    readChanges: (since, skipTicks) =>
+      readChanges(db, since, { tailChars: RESTORE_TAIL_CHARS, skipTicks }),
     onChanges(changes) {
       if (isDead()) return;
       lines.apply(changes.lines, changes.running, changes.tick);

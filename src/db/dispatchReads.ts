@@ -50,20 +50,26 @@ export interface DispatchChanges {
  * Everything ticks after `sinceTick` changed, in one snapshot: the sessions
  * through the latest of their `queued_tick`, `claimed_tick`, `ended_tick`
  * (every status change a tick makes sets one; indexed), the lines through
- * `user_lines.tick`.
+ * `user_lines.tick`. With `skipTicks` (ticks whose replies the caller
+ * applied: its own), a session whose latest change is in one of them is
+ * left out; its lines are not (they are few, and exact as of the read).
  */
 export async function readChanges(
   db: Db,
   since: number,
-  options: { tailChars?: number } = {},
+  options: { tailChars?: number; skipTicks?: readonly number[] } = {},
 ): Promise<DispatchChanges> {
   const s = parseOrThrow(f.tickNumber, since, 'sinceTick');
   const n =
     options.tailChars === undefined
       ? null
       : parseOrThrow(f.tailChars, options.tailChars, 'tailChars');
+  const skip =
+    options.skipTicks === undefined || options.skipTicks.length === 0
+      ? null
+      : parseOrThrow(f.skipTicks, options.skipTicks, 'skipTicks');
   // A finished attempt's stored tail rides along: the same snapshot, and no
-  // read per feed batch for the outputs of runs another node finished. Both
+  // read per feed batch for the outputs of runs another node finished. The
   // numbers are validated integers, so they go in as literals (the fragment
   // is shared with the tick's reply, where they are plpgsql variables).
   const sessions = changedSessions(
@@ -71,6 +77,7 @@ export async function readChanges(
     null,
     n === null ? null : `${n}::integer`,
     'true',
+    skip === null ? null : `'{${skip.join(',')}}'::bigint[]`,
   );
   const { rows } = await sql<{ tick: string; running: number; sessions: unknown; lines: unknown }>`
     SELECT coalesce((SELECT tick FROM dispatch_state), 0) AS tick,

@@ -41,6 +41,8 @@ export const maxRunning = z.number().int().min(0).max(100_000);
 export const tickNumber = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** How much of a stored output's end a feed read or a tick's reply brings. */
 export const tailChars = z.number().int().min(1).max(1_000_000);
+/** Ticks whose changes a reader has already (its own ticks' replies): at most 10,000. */
+export const skipTicks = z.array(tickNumber).max(10_000);
 /** Most changed sessions a tick's reply may carry (src/db/tickTypes.ts `changesMax`). */
 export const changesMax = z.number().int().min(0).max(100_000);
 export const spec = runSpecSchema;

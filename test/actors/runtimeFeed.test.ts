@@ -12,6 +12,7 @@ import { TestClock } from '../../src/testing/TestClock.js';
 function feed() {
   let say: (payload: string) => void = () => {};
   const reads: number[] = [];
+  const skips: number[][] = [];
   const pokes: number[] = [];
   const changes: Array<{ tick: number; sessions: number }> = [];
   let tick = 0;
@@ -31,8 +32,9 @@ function feed() {
       polls.push(clock.now());
       return tick;
     },
-    readChanges: async (since) => {
+    readChanges: async (since, skipTicks) => {
       reads.push(since);
+      skips.push([...skipTicks]);
       return { tick, sessions: [], lines: [] };
     },
     onChanges: (c) => changes.push({ tick: c.tick, sessions: c.sessions.length }),
@@ -52,7 +54,7 @@ function feed() {
     const at = clock.now() + ms;
     while (clock.fireNext(at)) for (let i = 0; i < 10; i++) await Promise.resolve();
   };
-  return { f, hear, reads, pokes, changes, polls, clock, advance };
+  return { f, hear, reads, skips, pokes, changes, polls, clock, advance };
 }
 
 describe('TickFeed', () => {
@@ -116,7 +118,7 @@ describe('TickFeed', () => {
   });
 
   it('a reply with its changes deferred covers nothing: they are read, and the next tick says the same since', async () => {
-    const { f, hear, reads, changes } = feed();
+    const { f, hear, reads, skips, changes } = feed();
     await f.start(0);
     await hear('1 other@boot2 full', 1);
     expect(reads).toEqual([0]);
@@ -133,8 +135,10 @@ describe('TickFeed', () => {
     await hear('3 me@boot1 full', 3);
     expect(reads).toEqual([0]);
     f.own(r, since);
-    // Read at once, from 1 (through our tick 3), while the next tick is out.
+    // Read at once, from 1 (through our tick 3), while the next tick is out;
+    // the sessions our tick 3 changed last came with its reply: skipped.
     expect(reads).toEqual([0, 1]);
+    expect(skips).toEqual([[], [3]]);
     for (let i = 0; i < 5; i++) await Promise.resolve();
     expect(f.seenTick()).toBe(3);
     expect(changes).toEqual([

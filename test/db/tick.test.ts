@@ -378,6 +378,10 @@ describeEachEngine('tick', (getDb) => {
       'carol',
       'dave',
     ]);
+    // B applied its own tick's reply: told so, the read leaves dave out (lines stay).
+    const skipped = await readChanges(db, start.tick, { skipTicks: [late.tick] });
+    expect(skipped.sessions.map((c) => c.task.userId).sort()).toEqual(['alice', 'bob', 'carol']);
+    expect(skipped.lines).toEqual(read.lines);
     // At the bound they still ride, exactly what they rode without one.
     const again = await b([], { since: start.tick, changesMax: 4 });
     const plain = await b([], { since: start.tick });
@@ -392,6 +396,12 @@ describeEachEngine('tick', (getDb) => {
     await expect(b([], { since: start.tick, changesMax: -1 })).rejects.toBeInstanceOf(
       ValidationError,
     );
+    // Only a session whose latest change is in a skipped tick: bob, granted since, is read again.
+    const granted = await a([], { want: 1 });
+    expect(granted.granted.map((g) => g.task.userId)).toEqual(['bob']);
+    const after = await readChanges(db, start.tick, { skipTicks: [more.tick, late.tick] });
+    expect(after.sessions.map((c) => c.task.userId)).toEqual(['bob']);
+    await expect(readChanges(db, 0, { skipTicks: [-1] })).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('repairs drift: rows written outside ticks, counters off', async () => {

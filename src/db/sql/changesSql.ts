@@ -17,7 +17,8 @@ export const CHANGED_TICK = 'coalesce(ended_tick, claimed_tick, queued_tick)';
 /**
  * A `json` array: the latest attempt of every task a tick in (`since`,
  * `until`] touched (`until` null: no upper bound), with its task, in
- * enqueue order. With `tailChars`, a finished attempt also carries
+ * enqueue order; with `skip` (a SQL array of tick numbers), not the
+ * sessions whose latest change is in one of those ticks. With `tailChars`, a finished attempt also carries
  * `output`: the last `tailChars` characters of its stored output and
  * whether that is all of it (`{t, w}`), or null when it stored none.
  *
@@ -32,8 +33,13 @@ export function changedSessions(
   until: string | null,
   tailChars: string | null,
   asArray: string,
+  skip: string | null = null,
 ) {
-  const upTo = until === null ? '' : ` AND ${CHANGED_TICK} <= ${until}`;
+  // `skip`: ticks whose changes the caller has (its own, from their replies):
+  // a session whose latest change is in one of them is not sent again.
+  const upTo =
+    (until === null ? '' : ` AND ${CHANGED_TICK} <= ${until}`) +
+    (skip === null ? '' : ` AND NOT (${CHANGED_TICK} = ANY (${skip}))`);
   const pair = `'session', ${sessionJson('ls', asArray)}, 'task', ${taskJson('t', asArray)}`;
   const item =
     tailChars === null
