@@ -64,8 +64,23 @@ export class Dispatcher {
   /** Sessions this node holds (granted or adopted), with the epoch it holds them at. */
   private readonly held = new Map<string, number>();
   private lastTick = 0;
+  /** Callers of `afterCurrentTick`, told when the tick they waited for settled. */
+  private tickWaiters: Array<() => void> = [];
 
   constructor(private readonly o: DispatcherOptions) {}
+
+  /**
+   * Resolves once the tick in flight, or the one waiting to leave, has
+   * settled (its reply handled, or its failure), at once when there is none.
+   * Work that would compete with it for the node's thread waits for this:
+   * the board's load at boot (src/actors/runtime.ts).
+   */
+  afterCurrentTick(): Promise<void> {
+    if (!this.scheduled && this.inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.tickWaiters.push(resolve);
+    });
+  }
 
   /** Queues one write for the next tick; resolves with its outcome once that tick committed. */
   submit(op: OpInput): Promise<TickOutcome> {
@@ -134,6 +149,7 @@ export class Dispatcher {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.wake();
     if (this.retryTimer !== null) this.o.clock.clearTimeout(this.retryTimer);
     this.retryTimer = null;
     for (const e of this.outbox.drain()) e.reject(new DispatcherStoppedError());
@@ -184,6 +200,8 @@ export class Dispatcher {
       this.scheduled = false;
       leave();
       if (!this.full() && !this.stopped && this.retryTimer === null) this.run();
+      // Nothing left after all (a tick in flight wakes them as it settles).
+      if (this.inFlight === 0) this.wake();
     };
     // No coalescing: one microtask, so only the submits of this turn ride along.
     if (maxTurns === 0) queueMicrotask(check);
@@ -225,7 +243,17 @@ export class Dispatcher {
           this.failed(batch, error);
         },
       )
-      .finally(() => this.schedule());
+      .finally(() => {
+        this.wake();
+        this.schedule();
+      });
+  }
+
+  private wake(): void {
+    if (this.tickWaiters.length === 0) return;
+    const waiters = this.tickWaiters;
+    this.tickWaiters = [];
+    for (const w of waiters) w();
   }
 
   private succeeded(batch: Entry[], input: TickInput, result: TickResult): void {

@@ -173,8 +173,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // The board fills in from the rows in the background: a node with a long
   // history takes work at once, and a row a tick returns meanwhile wins over
   // the older one the load read (isNewer). `booted` waits for it. After the
-  // beat, so its reads and card building hold no beat up (runtime.bootOrder).
-  const boardLoaded = track(board.loadAll()).catch(report);
+  // beat, so its reads and card building hold no beat up (runtime.bootOrder),
+  // and after the node's first tick (below): started before it, its read of
+  // every row queued ahead of that tick and its card building held the
+  // thread the reply waited for (100,000 queued: the first tick answered
+  // ~400 ms after createRuntime, ~330 of them behind the load).
+  // A node stopped before its first tick settled loads nothing.
+  let openBoard: (load: boolean) => void = () => {};
+  const boardGate = new Promise<boolean>((resolve) => {
+    openBoard = resolve;
+  });
+  const boardLoaded = boardGate
+    .then((load) => (load ? track(board.loadAll()) : undefined))
+    .catch(report);
   const { liveness, mayAdopt, leader } = wired;
   const booted = new BootSignal(boardLoaded);
   const reconciler = reconcilerLogic({
@@ -226,6 +237,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   );
   const top = root;
   await shell.start();
+  void dispatcher.afterCurrentTick().then(() => openBoard(!dead));
   const end = new TreeEnd({
     root: top,
     shutDownShell: () => {

@@ -153,6 +153,53 @@ describe('Dispatcher', () => {
     expect(outcomes.every((o) => o.kind === 'applied')).toBe(true);
   });
 
+  it('afterCurrentTick: settles with the tick out or about to leave (its reply handled, or its failure), at once when idle', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    store.hold = true;
+    const order: string[] = [];
+    const { d } = dispatcher(store, clock, {
+      onGranted: (g) => order.push(`granted ${g.session.id}`),
+    });
+    // The first tick is about to leave (the poke): waiting for it covers its reply.
+    store.script.push(() => ({ granted: [{ session: session('s1'), task }] }));
+    const first = d.afterCurrentTick().then(() => order.push('after'));
+    await flush();
+    expect(store.calls).toHaveLength(1);
+    expect(order).toEqual([]);
+    store.pending.shift()?.();
+    await first;
+    expect(order).toEqual(['granted s1', 'after']);
+    await flush();
+    // Idle: at once.
+    let idle = false;
+    void d.afterCurrentTick().then(() => {
+      idle = true;
+    });
+    await Promise.resolve();
+    expect(idle).toBe(true);
+    // A tick that fails (transient: retried later) settles it too.
+    store.script.push(transient());
+    void d.submit(enqueue(1));
+    const failed = d.afterCurrentTick();
+    await flush();
+    store.pending.shift()?.();
+    await failed;
+    // Its retry goes out after the backoff; stopping wakes whoever waits for it.
+    clock.fireNext(clock.now() + 50);
+    await flush();
+    expect(store.pending).toHaveLength(1);
+    let woken = false;
+    void d.afterCurrentTick().then(() => {
+      woken = true;
+    });
+    await flush();
+    expect(woken).toBe(false);
+    d.stop();
+    await Promise.resolve();
+    expect(woken).toBe(true);
+  });
+
   it('no timer at low load: an idle dispatcher with nothing grantable sends nothing', async () => {
     const store = new FakeStore();
     const clock = new TestClock();

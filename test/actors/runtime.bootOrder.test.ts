@@ -1,6 +1,6 @@
 /**
- * Boot order: this boot's heartbeat row is written before the board reads
- * its history. The board's load reads every task and then builds every card
+ * Boot order: this boot's heartbeat row is written, and its first tick
+ * sent, before the board reads its history. The board's load reads every task and then builds every card
  * in one go; started first, its reads queue ahead of the beat on the pool
  * and its card building holds the event loop while the beat waits, so a
  * node with a long history would beat late (another node reads a boot with
@@ -30,6 +30,9 @@ class StatementLog implements KyselyPlugin {
   readonly seen: string[] = [];
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const node = args.node;
+    if (node.kind === 'RawNode' && node.sqlFragments.join('').includes('rt_tick(')) {
+      this.seen.push('tick');
+    }
     if (node.kind === 'InsertQueryNode')
       this.seen.push(`insert ${node.into?.table.identifier.name}`);
     if (node.kind === 'SelectQueryNode') {
@@ -53,5 +56,15 @@ describeEachEngine('runtime boot order', (getDb) => {
     const load = log.seen.indexOf('select tasks');
     expect(beat, log.seen.join('\n')).toBeGreaterThanOrEqual(0);
     expect(load, log.seen.join('\n')).toBeGreaterThan(beat);
+  });
+
+  test("the node's first tick goes before the board's load reads the tasks", async () => {
+    const log = new StatementLog();
+    h = await createTestRuntime({ db: getDb().db.withPlugin(log) });
+    await h.runtime.booted;
+    const tick = log.seen.indexOf('tick');
+    const load = log.seen.indexOf('select tasks');
+    expect(tick, log.seen.join('\n')).toBeGreaterThanOrEqual(0);
+    expect(load, log.seen.join('\n')).toBeGreaterThan(tick);
   });
 });
