@@ -18,9 +18,10 @@ export const CHANGED_TICK = 'coalesce(ended_tick, claimed_tick, queued_tick)';
  * A `json` array: the latest attempt of every task a tick in (`since`,
  * `until`] touched (`until` null: no upper bound), with its task, in
  * enqueue order; with `skip` (a SQL array of tick numbers), not the
- * sessions whose latest change is in one of those ticks. With `tailChars`, a finished attempt also carries
- * `output`: the last `tailChars` characters of its stored output and
- * whether that is all of it (`{t, w}`), or null when it stored none.
+ * sessions whose latest change is in one of those ticks. With
+ * `tailChars`, a finished attempt also carries `output`: the last
+ * `tailChars` characters of its stored output and whether that is all of
+ * it (`{t, w}`), or null when it stored none.
  *
  * `json`, not `jsonb`: this is built to be sent, never queried, and
  * building `jsonb` (binary, keys sorted, then printed again) cost three to
