@@ -16,6 +16,7 @@ import type { OpInput } from '../../src/actors/dispatcherTypes.js';
 import type { Session, Task } from '../../src/db/rows.js';
 import type { TickInput, TickOp, TickResult } from '../../src/db/tickTypes.js';
 import { TestClock } from '../../src/testing/TestClock.js';
+import { finishOp } from '../db/tickFixtures.js';
 
 const flush = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
@@ -109,19 +110,11 @@ const enqueue = (i: number) => ({
   spec: { image: 'i', command: ['c'] },
 });
 const transient = () => Object.assign(new Error('connection terminated'), { transient: true });
-/** The finish of a granted no-op run (epoch 1). */
-const finish = (sessionId: string) => ({
-  op: 'finish' as const,
-  sessionId,
-  epoch: 1,
-  status: 'succeeded' as const,
-  exitCode: 0,
-  reason: null,
-  userRecoverable: false,
-  output: null,
-  column: 'done',
-  requeue: null,
-});
+/** The finish of a granted no-op run (epoch 1), as a caller hands it in (the dispatcher gives the ref). */
+const finish = (sessionId: string): OpInput => {
+  const { ref: _ref, ...op } = finishOp(sessionId, 1, { output: null });
+  return op;
+};
 
 describe('Dispatcher', () => {
   it('group commit: writes made in one turn ride one tick; those made while it is out ride the next', async () => {
