@@ -162,6 +162,8 @@ export interface BoardCommands {
     lock?: BootLockView;
     /** This node's part in the Reconciler's leadership (`none`: no leader lock). */
     reconciler?: 'leader' | 'follower' | 'lost' | 'none';
+    /** How other nodes' ticks reach it: NOTIFY, or the poll alone (a transaction pooler, a lost listener). */
+    notifications?: 'listening' | 'polling';
   };
   /**
    * Every boot with a heartbeat row (the admin view of the cluster: GET

@@ -23,6 +23,8 @@ export const cliConfigSchema = z.strictObject({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
     .optional(),
+  /** `transaction`: the server is behind a transaction pooler (PgBouncer): poll, no session state. */
+  pooler: z.enum(['none', 'transaction']),
   host: z.string().min(1),
   port: z.number().int().min(0).max(65_535),
   backend: z.enum(['auto', 'local', 'docker', 'swarm', 'simulated']),
@@ -51,7 +53,7 @@ export const cliConfigSchema = z.strictObject({
   reconcileMs: ms,
   /** One Reconciler at a time over every node: `auto` is on for a Postgres server. */
   reconcileLock: z.enum(['auto', 'on', 'off']),
-  /** Each boot's liveness lock: `off` behind a transaction pooler (heartbeat rows alone then). */
+  /** Each boot's liveness lock: `off`, or `pooler: 'transaction'`, leaves the heartbeat rows alone. */
   bootLock: z.enum(['auto', 'off']),
   shutdownMs: ms,
   simulated: z.strictObject({
@@ -78,6 +80,7 @@ export { defaultNodeId } from '../actors/runtimeOptions.js';
 export function cliDefaults(): CliConfig {
   return {
     dataDir: './.roundtable',
+    pooler: 'none',
     host: '127.0.0.1',
     port: 4100,
     backend: 'auto',

@@ -37,6 +37,14 @@ export const SETTINGS: readonly Setting[] = [
     help: 'use this Postgres server instead of the embedded PGlite',
   },
   {
+    key: 'pooler',
+    flag: '--pooler',
+    env: 'ROUNDTABLE_POOLER',
+    kind: 'enum',
+    group: 'store',
+    help: "none | transaction (the server is behind PgBouncer in transaction mode: no LISTEN, other nodes' ticks are polled each second; no session locks, liveness by heartbeat rows; no settings in the startup packet)",
+  },
+  {
     key: 'log.level',
     flag: '--log-level',
     env: 'ROUNDTABLE_LOG_LEVEL',
@@ -169,7 +177,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'ROUNDTABLE_RECONCILE_LOCK',
     kind: 'enum',
     group: 'node',
-    help: 'one Reconciler at a time over every node: auto (on for a Postgres server) | on | off',
+    help: 'one Reconciler at a time over every node: auto (on for a Postgres server, off with --pooler transaction) | on | off',
   },
   {
     key: 'bootLock',
@@ -177,7 +185,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'ROUNDTABLE_BOOT_LOCK',
     kind: 'enum',
     group: 'node',
-    help: "auto (each boot holds a liveness lock on a Postgres server: a node's death is seen within a second) | off (behind a transaction pooler: heartbeat rows only)",
+    help: "auto (each boot holds a liveness lock on a Postgres server: a node's death is seen within a second; none with --pooler transaction) | off (heartbeat rows only)",
   },
   {
     key: 'shutdownMs',

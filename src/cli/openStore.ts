@@ -14,23 +14,39 @@ export function pgliteDir(config: Pick<CliConfig, 'dataDir'>): string {
   return join(config.dataDir, 'pgdata');
 }
 
-/** Where the store is, for messages (never the password of a URL). */
-export function describeStore(config: Pick<CliConfig, 'dataDir' | 'databaseUrl'>): string {
+/**
+ * Where the store is, for messages (never the password of a URL).
+ *
+ * @example
+ * ```ts
+ * describeStore({ dataDir: 'd', databaseUrl: 'postgres://u:secret@db:6432/rt' }) // => 'Postgres at db:6432/rt'
+ * describeStore({ dataDir: 'd', databaseUrl: 'postgres://db:6432/rt', pooler: 'transaction' }) // => 'Postgres at db:6432/rt, through a transaction pooler'
+ * ```
+ */
+export function describeStore(
+  config: Pick<CliConfig, 'dataDir' | 'databaseUrl'> & Partial<Pick<CliConfig, 'pooler'>>,
+): string {
   if (config.databaseUrl === undefined) return `PGlite at ${pgliteDir(config)}`;
+  const through = config.pooler === 'transaction' ? ', through a transaction pooler' : '';
   try {
     const url = new URL(config.databaseUrl);
-    return `Postgres at ${url.host}${url.pathname}`;
+    return `Postgres at ${url.host}${url.pathname}${through}`;
   } catch {
-    return 'Postgres (unparsable URL)';
+    return `Postgres (unparsable URL)${through}`;
   }
 }
 
 /** Connects and migrates; errors become `CLI_STORE` with the driver's error as cause. */
 export async function openStore(
-  config: Pick<CliConfig, 'dataDir' | 'databaseUrl'>,
+  config: Pick<CliConfig, 'dataDir' | 'databaseUrl' | 'pooler'>,
   progress: ProgressOptions,
   options: { migrate?: boolean } = {},
 ): Promise<{ handle: DbHandle; applied: number[]; current: number }> {
+  if (config.pooler === 'transaction' && config.databaseUrl === undefined)
+    throw new CliError(
+      'CLI_CONFIG',
+      '--pooler transaction needs --database-url: PGlite runs in this process, with no pooler before it',
+    );
   const where = describeStore(config);
   let handle: DbHandle;
   try {
@@ -39,7 +55,7 @@ export async function openStore(
       () =>
         connect(
           config.databaseUrl !== undefined
-            ? { databaseUrl: config.databaseUrl }
+            ? { databaseUrl: config.databaseUrl, pooler: config.pooler }
             : { dataDir: pgliteDir(config) },
         ),
       progress,

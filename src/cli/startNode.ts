@@ -30,17 +30,27 @@ const BOOT_SWEEP_MS = 60_000;
 /**
  * The cluster-liveness options: each boot's lock on a Postgres server (off
  * behind a pooler), and the one-Reconciler lock, which PGlite's single
- * connection cannot take.
+ * connection cannot take, nor a transaction pooler's borrowed one hold.
  */
-function liveness(
-  config: Pick<CliConfig, 'bootLock' | 'reconcileLock'>,
-  store: DbHandle,
-): { bootLock?: DbHandle; reconcileLock?: boolean } {
+export function liveness<S extends Pick<DbHandle, 'engine'>>(
+  config: Pick<CliConfig, 'bootLock' | 'reconcileLock' | 'pooler'>,
+  store: S,
+): { bootLock?: S; reconcileLock?: boolean } {
   if (config.reconcileLock === 'on' && store.engine === 'pglite')
     throw new CliError(
       'CLI_CONFIG',
       '--reconcile-lock on needs a Postgres server (PGlite has one connection: a node on it is alone)',
     );
+  if (config.pooler === 'transaction') {
+    // Taken on a pooled server connection, the lock would outlive its node
+    // there and no Reconciler would run again anywhere.
+    if (config.reconcileLock === 'on')
+      throw new CliError(
+        'CLI_CONFIG',
+        '--reconcile-lock on cannot work behind a transaction pooler: a session lock stays on the pooled server connection that took it (leave it auto: every node runs its passes, whose writes are compare-and-sets)',
+      );
+    return { reconcileLock: false };
+  }
   return {
     ...(config.bootLock === 'off' ? {} : { bootLock: store }),
     ...(config.reconcileLock === 'auto' ? {} : { reconcileLock: config.reconcileLock === 'on' }),
@@ -101,10 +111,20 @@ export async function startNode(
     const runtime = await createRuntime({
       inspect: inspector.gate,
       db: store.db,
-      // Other nodes' ticks arrive as NOTIFY (a poll covers a lost listener).
-      notifications: {
-        listen: (channel, onPayload, onState) => store.listen(channel, onPayload, onState),
-      },
+      // Other nodes' ticks arrive as NOTIFY (a poll covers a lost listener);
+      // behind a transaction pooler the poll alone (a LISTEN would stay on a
+      // pooled server connection and its notifications reach other clients).
+      ...(config.pooler === 'transaction'
+        ? {}
+        : {
+            notifications: {
+              listen: (
+                channel: string,
+                onPayload: (p: string) => void,
+                onState?: (s: 'listening' | 'lost') => void,
+              ) => store.listen(channel, onPayload, onState),
+            },
+          }),
       backend: opened.backend,
       clock: systemClock,
       caps: config.caps,

@@ -9,7 +9,10 @@
  * `lock_timeout` and `idle_in_transaction_session_timeout` are sent in each
  * connection's startup packet, so they hold from its first statement, and
  * node-postgres' `query_timeout` gives up on a server that does not answer
- * at all. On PGlite none of them apply; see `PGLITE_DEADLINES`.
+ * at all. On PGlite none of them apply; see `PGLITE_DEADLINES`. Behind a
+ * transaction pooler (`pooler: 'transaction'`) only the client deadline is
+ * ours: the pooler refuses startup settings, and nothing session-scoped
+ * (LISTEN, session locks) is asked of the server.
  */
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
@@ -19,7 +22,7 @@ import pg from 'pg';
 import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
 import { type ConnectOptions, validateConnectOptions } from './connectOptions.js';
 import { deadlinePool } from './deadlinePool.js';
-import { ConnectError } from './errors.js';
+import { ConnectError, NoSessionError } from './errors.js';
 import { holdLeaderLock, type LeaderLock, type LeaderState } from './leaderLock.js';
 import {
   type ListenState,
@@ -56,7 +59,8 @@ export interface DbHandle {
    * else `ValidationError`). On the server the listener has its own
    * connection and reconnects by itself with capped backoff; `onState` says
    * `lost` when it cannot hear (poll meanwhile: those notifications are gone)
-   * and `listening` when it can again. Resolves after the first attempt,
+   * and `listening` when it can again. Behind a transaction pooler it
+   * rejects with `NoSessionError`. Resolves after the first attempt,
    * with a function that stops listening and closes the connection.
    *
    * @example
@@ -74,7 +78,7 @@ export interface DbHandle {
    * Takes this boot's lock (src/db/bootLock.ts) on a connection of its own
    * and keeps it; `onState` hears `lost`/`busy`/`held` as it changes.
    * Null on PGlite: one process, so a node is alone and its heartbeat row is
-   * its liveness.
+   * its liveness. Null behind a transaction pooler: heartbeat rows only.
    */
   holdBootLock:
     | ((owner: string, onState: (state: BootLockState) => void) => Promise<BootLock>)
@@ -82,7 +86,8 @@ export interface DbHandle {
   /**
    * Takes, or waits for, the Reconciler's leader lock (src/db/leaderLock.ts)
    * on a connection of its own; `onState` hears `leader`/`follower`/`lost`,
-   * `onWaited` runs after each wait that timed out. Null on PGlite.
+   * `onWaited` runs after each wait that timed out. Null on PGlite and
+   * behind a transaction pooler.
    */
   holdLeaderLock:
     | ((
@@ -125,13 +130,22 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
   let leaderLock: DbHandle['holdLeaderLock'] = null;
   if (o.databaseUrl !== undefined) {
     engine = 'postgres';
+    // Each transaction may get another server connection: a setting sent at
+    // startup would be refused (PgBouncer: "unsupported startup parameter")
+    // and could hold for no session of ours anyway. The role's settings
+    // apply there (docs/operations.md); the client deadline stays.
+    const pooled = o.pooler === 'transaction';
     const serverConfig: pg.ClientConfig = {
       connectionString: o.databaseUrl,
       connectionTimeoutMillis: o.connectTimeoutMs,
       // 0 sends nothing, which leaves the server's own setting in force.
-      statement_timeout: o.statementTimeoutMs,
-      lock_timeout: o.lockTimeoutMs,
-      idle_in_transaction_session_timeout: o.idleInTransactionTimeoutMs,
+      ...(pooled
+        ? {}
+        : {
+            statement_timeout: o.statementTimeoutMs,
+            lock_timeout: o.lockTimeoutMs,
+            idle_in_transaction_session_timeout: o.idleInTransactionTimeoutMs,
+          }),
       query_timeout: o.queryTimeoutMs === 0 ? undefined : o.queryTimeoutMs,
       // So a dead peer under an idle connection is noticed by the OS too.
       keepAlive: true,
@@ -147,8 +161,14 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
       timers: o.timers ?? REAL_TIMERS,
       onError: onPoolError,
     };
-    startListener = (channel, onPayload, onState) =>
-      listenOnServer(listenConfig, channel, onPayload, onState);
+    startListener = pooled
+      ? () =>
+          Promise.reject(
+            new NoSessionError(
+              'LISTEN needs a session of its own: behind a transaction pooler it would stay on whichever server connection ran it (poll instead)',
+            ),
+          )
+      : (channel, onPayload, onState) => listenOnServer(listenConfig, channel, onPayload, onState);
     bootLock = (owner, onState) =>
       holdBootLock({
         // A ping or a lock answers at once: a short deadline notices a cut socket soon.
@@ -176,6 +196,14 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
         ...(onWaited ? { onWaited } : {}),
         onError: onPoolError,
       });
+    // A session lock behind a transaction pooler stays on the server
+    // connection that took it, lent to other clients, after this node is
+    // gone: no lock liveness and no leader lock there (heartbeat rows, and
+    // every node's Reconciler with its compare-and-sets).
+    if (pooled) {
+      bootLock = null;
+      leaderLock = null;
+    }
   } else {
     engine = 'pglite';
     let instance = o.pglite;

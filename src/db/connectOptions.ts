@@ -8,6 +8,10 @@ import { didYouMean } from '../common/didYouMean.js';
 import { ValidationError } from './errors.js';
 import type { ListenTimers } from './listen.js';
 
+/** What stands between a node and its Postgres server (ConnectOptions.pooler). */
+export type Pooler = 'none' | 'transaction';
+export const POOLERS: readonly Pooler[] = ['none', 'transaction'];
+
 export interface ConnectOptions {
   /** A Postgres URL. When set, the server is used and PGlite is not loaded. */
   databaseUrl?: string;
@@ -18,6 +22,18 @@ export interface ConnectOptions {
    * owns it: `close()` leaves it open. Used by tests to share one instance.
    */
   pglite?: PGlite;
+  /**
+   * What stands between the node and the server. `transaction`: a pooler in
+   * transaction mode (PgBouncer's `pool_mode = transaction`), which gives
+   * each transaction whichever server connection is free. Then nothing
+   * session-scoped is asked of the server: no settings in the startup
+   * packet (the three server-side deadlines below; a pooler refuses them,
+   * set them on the role instead: the client deadline `queryTimeoutMs`
+   * still holds), no LISTEN (`listen` rejects with `NoSessionError`: poll),
+   * and no session locks (`holdBootLock`, `holdLeaderLock` are null, as on
+   * PGlite). Default `none`: a direct connection or a session-mode pooler.
+   */
+  pooler?: Pooler;
   /** Server pool size. PGlite always uses one connection (it has one backend). */
   poolMax?: number;
   /** Deadline for getting a server connection, in ms. */
@@ -85,6 +101,7 @@ const KNOWN_OPTIONS = [
   'pglite',
   'timers',
   'onPoolError',
+  'pooler',
   ...NUMERIC_OPTIONS,
 ] as const;
 
@@ -99,11 +116,14 @@ const MAY_BE_ZERO = new Set([
 /** Postgres takes these settings as int4 ms, and Node's timers overflow past it too. */
 const MAX_MS = 2 ** 31 - 1;
 
-type Resolved = Omit<ConnectOptions, keyof typeof CONNECT_DEFAULTS | 'queryTimeoutMs'> & {
+type Resolved = Omit<
+  ConnectOptions,
+  keyof typeof CONNECT_DEFAULTS | 'queryTimeoutMs' | 'pooler'
+> & {
   -readonly [K in keyof typeof CONNECT_DEFAULTS]: (typeof CONNECT_DEFAULTS)[K] extends string
     ? string
     : number;
-} & { queryTimeoutMs: number };
+} & { queryTimeoutMs: number; pooler: Pooler };
 
 /**
  * The options with defaults filled in. Throws `ValidationError` naming the
@@ -116,6 +136,10 @@ type Resolved = Omit<ConnectOptions, keyof typeof CONNECT_DEFAULTS | 'queryTimeo
  * validateConnectOptions({ statementTimeoutMs: 0 }).queryTimeoutMs // => 0
  * validateConnectOptions({ statementTimeout: 5 }) // throws ValidationError
  * validateConnectOptions({ lockTimeoutMs: -1 }) // throws ValidationError
+ * validateConnectOptions({}).pooler // => 'none'
+ * validateConnectOptions({ databaseUrl: 'postgres://h/db', pooler: 'transaction' }).pooler // => 'transaction'
+ * validateConnectOptions({ pooler: 'transaction' }) // throws ValidationError
+ * validateConnectOptions({ databaseUrl: 'postgres://h/db', pooler: 'session' }) // throws ValidationError
  * ```
  */
 export function validateConnectOptions(options: ConnectOptions): Resolved {
@@ -132,12 +156,24 @@ export function validateConnectOptions(options: ConnectOptions): Resolved {
   if (o.listenRetryMaxMs < o.listenRetryMinMs) {
     throw new ValidationError('listenRetryMaxMs', 'must not be below listenRetryMinMs');
   }
+  const pooler = o.pooler ?? 'none';
+  if (!POOLERS.includes(pooler))
+    throw new ValidationError(
+      'pooler',
+      `must be one of ${POOLERS.join(', ')}, got ${String(pooler)}`,
+    );
+  // PGlite runs in this process: there is nothing between it and the node.
+  if (pooler !== 'none' && o.databaseUrl === undefined)
+    throw new ValidationError(
+      'pooler',
+      'a pooler stands before a Postgres server: set databaseUrl',
+    );
   const queryTimeoutMs =
     o.queryTimeoutMs ??
     (o.statementTimeoutMs === 0
       ? 0
       : Math.min(MAX_MS, o.statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS));
-  return { ...o, queryTimeoutMs };
+  return { ...o, queryTimeoutMs, pooler };
 }
 
 function rejectUnknownKeys(options: object): void {

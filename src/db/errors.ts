@@ -11,7 +11,8 @@ export type DbErrorCode =
   | 'DB_NOT_FOUND'
   | 'DB_CORRUPT_ROW'
   | 'DB_MIGRATION'
-  | 'DB_CONNECT';
+  | 'DB_CONNECT'
+  | 'DB_NO_SESSION';
 
 /** Base class: `instanceof DbError` catches every error this module throws on purpose. */
 export abstract class DbError extends Error {
@@ -97,4 +98,16 @@ export class ConnectError extends DbError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/**
+ * Asked for something that needs a server session of its own (LISTEN, a
+ * session lock) from a handle opened behind a transaction pooler
+ * (`pooler: 'transaction'`): the pooler hands each transaction whichever
+ * server connection is free, so the subscription or the lock would stay on
+ * a connection that then serves other clients.
+ */
+export class NoSessionError extends DbError {
+  override readonly name = 'NoSessionError';
+  readonly code = 'DB_NO_SESSION';
 }

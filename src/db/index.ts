@@ -32,7 +32,12 @@ export {
   type Engine,
   PGLITE_DEADLINES,
 } from './connect.js';
-export { QUERY_TIMEOUT_MARGIN_MS, validateConnectOptions } from './connectOptions.js';
+export {
+  POOLERS,
+  type Pooler,
+  QUERY_TIMEOUT_MARGIN_MS,
+  validateConnectOptions,
+} from './connectOptions.js';
 export {
   currentTick,
   type DispatchChanges,

@@ -104,6 +104,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
           ? { lock: health.lock, takingGrants: health.lock === 'held' || health.lock === 'none' }
           : {}),
         ...(health?.reconciler ? { reconciler: health.reconciler } : {}),
+        ...(health?.notifications ? { notifications: health.notifications } : {}),
       });
     }
     case 'nodes': {

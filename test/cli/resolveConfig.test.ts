@@ -76,6 +76,18 @@ describe('resolveConfig', () => {
     expect(e.source).toBe('--backend');
   });
 
+  it('takes a transaction pooler from --pooler or ROUNDTABLE_POOLER, default none, and nothing else', () => {
+    expect(resolveConfig({}).config.pooler).toBe('none');
+    expect(resolveConfig({ flags: { '--pooler': 'transaction' } }).config.pooler).toBe(
+      'transaction',
+    );
+    expect(resolveConfig({ env: { ROUNDTABLE_POOLER: 'transaction' } }).config.pooler).toBe(
+      'transaction',
+    );
+    const e = errorOf(() => resolveConfig({ flags: { '--pooler': 'session' } }));
+    expect(e.message).toMatch(/pooler/);
+  });
+
   it('ignores empty variables (an unset DOCKER_HOST in a compose file)', () => {
     expect(resolveConfig({ env: { DOCKER_HOST: '' } }).config.dockerHost).toBeUndefined();
   });

@@ -225,6 +225,8 @@ export class FakeBoard implements BoardSource, BoardCommands {
   lock: BootLockView | undefined;
   /** This node's part in the Reconciler's leadership as a test sets it. */
   reconciler: 'leader' | 'follower' | 'lost' | 'none' | undefined;
+  /** How other nodes' ticks reach this node, as a test sets it. */
+  notifications: 'listening' | 'polling' | undefined;
   /** The cluster view as a test sets it (GET /api/admin/nodes). */
   nodes: ClusterNodeView[] = [];
   async clusterNodes(): Promise<ClusterNodeView[]> {
@@ -253,11 +255,13 @@ export class FakeBoard implements BoardSource, BoardCommands {
     engine: 'available' | 'unavailable';
     lock?: BootLockView;
     reconciler?: 'leader' | 'follower' | 'lost' | 'none';
+    notifications?: 'listening' | 'polling';
   } {
     return {
       engine: this.engine,
       ...(this.lock ? { lock: this.lock } : {}),
       ...(this.reconciler ? { reconciler: this.reconciler } : {}),
+      ...(this.notifications ? { notifications: this.notifications } : {}),
     };
   }
 

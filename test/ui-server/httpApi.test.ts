@@ -280,6 +280,17 @@ describe('health', () => {
     h.board.reconciler = 'leader';
     expect((await call('GET', '/healthz', null)).json).toMatchObject({ reconciler: 'leader' });
   });
+
+  it("/healthz says how other nodes' ticks reach this node (polling alone behind a transaction pooler)", async () => {
+    h = await startHarness();
+    expect((await call('GET', '/healthz', null)).json).not.toHaveProperty('notifications');
+    h.board.notifications = 'polling';
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({ notifications: 'polling' });
+    h.board.notifications = 'listening';
+    expect((await call('GET', '/healthz', null)).json).toMatchObject({
+      notifications: 'listening',
+    });
+  });
 });
 
 describe('cluster nodes', () => {

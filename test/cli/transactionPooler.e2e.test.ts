@@ -1,0 +1,186 @@
+/**
+ * Two `roundtable start --pooler transaction` processes behind a real
+ * PgBouncer in transaction mode with its stock settings (a private one,
+ * test/support/privatePgbouncer.ts), on one database of the test server:
+ *
+ * - both boot through it (migrations, the boot sweep), say on `/healthz`
+ *   that they poll and hold no lock, and run tasks submitted through either
+ *   node; every card's end reaches both boards (the poll is the only way
+ *   there); the caps hold at every instant of the replayed history; and no
+ *   LISTEN of theirs sits on a pooled server connection (PgBouncer logs a
+ *   notification a server sends while no client is linked to it: none; two
+ *   nodes started without `--pooler`, on a pooler told to ignore their
+ *   startup settings, made it log four in their first seconds);
+ * - a node SIGKILLed mid-run (no boot lock to be freed) is found dead by its
+ *   heartbeat row going stale, and its run is queued again and runs on the
+ *   other node.
+ *
+ * Skipped without the test server or pgbouncer, failed with CI=true. Real
+ * processes, so real time: every wait is bounded.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { connect, type DbHandle } from '../../src/db/connect.js';
+import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
+import { describeWithPgbouncer } from '../support/privatePgbouncer.js';
+import type { CliProcess } from './cliProcess.js';
+import {
+  createTaskOver,
+  E2eCluster,
+  type E2eNode,
+  STOP_MS,
+  transition,
+  until,
+} from './e2eCluster.js';
+
+const CAPS = { maxRunning: 2, defaultUserCap: 1 };
+/** A node's heartbeat every 500 ms, stale after 1.5 s; the Reconciler looks as often. */
+const RECONCILE_MS = 1_500;
+const STRAY = /got packet 'A' from server when not linked/g;
+
+describeWithPgbouncer(
+  'nodes behind a transaction pooler [private pgbouncer]',
+  (getPooler, server) => {
+    let cluster: E2eCluster;
+    let a: E2eNode;
+    let b: E2eNode;
+    const procs = new Map<E2eNode, CliProcess>();
+    const handles: DbHandle[] = [];
+    const stray = () => getPooler().log().match(STRAY)?.length ?? 0;
+    const health = async (node: E2eNode): Promise<Record<string, unknown>> =>
+      (await (
+        await fetch(`${node.baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) })
+      ).json()) as Record<string, unknown>;
+    const succeededCount = async (taskIds: readonly string[]): Promise<number> => {
+      const rows = await cluster.query<{ n: string }>(
+        `SELECT count(*) AS n FROM sessions WHERE task_id = ANY($1) AND status = 'succeeded'`,
+        [taskIds],
+      );
+      return Number(rows[0]?.n ?? 0);
+    };
+
+    beforeAll(async () => {
+      cluster = await E2eCluster.create(server, 'rt_pooler');
+      const database = new URL(cluster.url).pathname.slice(1);
+      const settings = {
+        backend: 'simulated',
+        databaseUrl: getPooler().urlFor(database),
+        pooler: 'transaction',
+        caps: CAPS,
+        reconcileMs: RECONCILE_MS,
+      };
+      a = await cluster.addNode('pooled-a', settings);
+      b = await cluster.addNode('pooled-b', settings);
+    }, 120_000);
+
+    afterAll(async () => {
+      for (const h of handles) await h.close();
+      if (cluster !== undefined) await cluster.close(server);
+    }, 60_000);
+
+    it('both nodes run what either was given, show every card’s end, keep the caps, and leave no LISTEN behind', async () => {
+      procs.set(a, await cluster.startReady(a));
+      procs.set(b, await cluster.startReady(b));
+      for (const node of [a, b]) {
+        expect(await health(node)).toMatchObject({
+          lock: 'none',
+          takingGrants: true,
+          reconciler: 'none',
+          notifications: 'polling',
+        });
+      }
+      const tasks: string[] = [];
+      for (const node of [a, b])
+        for (const user of ['ann', 'bo', 'cy']) {
+          const t = await createTaskOver(node, user, {
+            title: `${node.name} for ${user}`,
+            image: 'sim',
+            command: ['sleep', '1'],
+          });
+          tasks.push(t.taskId);
+        }
+      await until(
+        'every task succeeded',
+        async () => ((await succeededCount(tasks)) === tasks.length ? true : undefined),
+        60_000,
+      );
+      // Each board heard of every card's end, its own node's and the other's (by the poll).
+      for (const node of [a, b]) {
+        const p = procs.get(node);
+        for (const taskId of tasks)
+          await p?.waitFor(
+            transition('succeeded', taskId),
+            10_000,
+            `${node.name} shows ${taskId} done`,
+          );
+      }
+      const direct = await connect({ databaseUrl: cluster.url, poolMax: 1 });
+      handles.push(direct);
+      const replay = replayDispatch(await readDispatchHistory(direct.db), {
+        globalCap: CAPS.maxRunning,
+        userCap: () => CAPS.defaultUserCap,
+      });
+      expect(replay.violations).toEqual([]);
+      expect(replay.grants).toBe(tasks.length);
+      expect(replay.maxRunning).toBe(CAPS.maxRunning);
+      const owners = await cluster.query<{ owner_node: string }>(
+        'SELECT DISTINCT owner_node FROM sessions WHERE task_id = ANY($1)',
+        [tasks],
+      );
+      expect(owners.length).toBeGreaterThan(0);
+      expect(stray()).toBe(0);
+      // Nothing went wrong in the background either (a LISTEN tried and refused would say so).
+      for (const node of [a, b]) {
+        const warnings = (procs.get(node)?.records ?? []).filter(
+          (r) => typeof r.level === 'number' && r.level >= 40,
+        );
+        expect(warnings, node.name).toEqual([]);
+      }
+    }, 180_000);
+
+    it('a node killed mid-run is found dead by its stale heartbeat; its run runs again on the other node', async () => {
+      const task = await createTaskOver(a, 'bo', {
+        title: 'outlives its node',
+        image: 'sim',
+        command: ['sleep', '3'],
+      });
+      const first = await until(
+        'the run started',
+        async () =>
+          (
+            await cluster.query<{ owner_node: string }>(
+              `SELECT owner_node FROM sessions WHERE task_id = $1 AND status = 'running'`,
+              [task.taskId],
+            )
+          )[0]?.owner_node,
+        30_000,
+      );
+      const [victim, survivor] = first.startsWith(`${a.name}@`) ? [a, b] : [b, a];
+      const dead = procs.get(victim);
+      dead?.signal('SIGKILL');
+      await dead?.exitCode(STOP_MS);
+      const attempts = await until(
+        'attempt 2 succeeded',
+        async () => {
+          const rows = await cluster.query<{
+            attempt: number;
+            status: string;
+            failure_reason: string | null;
+            owner_node: string | null;
+          }>(
+            'SELECT attempt, status, failure_reason, owner_node FROM sessions WHERE task_id = $1 ORDER BY attempt',
+            [task.taskId],
+          );
+          return rows.some((r) => r.attempt === 2 && r.status === 'succeeded') ? rows : undefined;
+        },
+        60_000,
+      );
+      expect(attempts[0]).toMatchObject({
+        attempt: 1,
+        status: 'failed',
+        failure_reason: 'owner_lost',
+      });
+      expect(attempts[1]?.owner_node?.startsWith(`${survivor.name}@`)).toBe(true);
+      expect(attempts).toHaveLength(2);
+    }, 120_000);
+  },
+);
