@@ -19,11 +19,13 @@
  * processes, so real time: every wait is bounded.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
 import { describeWithPgbouncer } from '../support/privatePgbouncer.js';
 import type { CliProcess } from './cliProcess.js';
 import {
+  ADMIN,
   createTaskOver,
   E2eCluster,
   type E2eNode,
@@ -36,6 +38,34 @@ const CAPS = { maxRunning: 2, defaultUserCap: 1 };
 /** A node's heartbeat every 500 ms, stale after 1.5 s; the Reconciler looks as often. */
 const RECONCILE_MS = 1_500;
 const STRAY = /got packet 'A' from server when not linked/g;
+
+/** The queued positions the admin's board of `node` shows now (a fresh snapshot), by task id. */
+async function boardLine(node: E2eNode): Promise<Map<string, number>> {
+  const url = `${node.baseUrl.replace(/^http/, 'ws')}/ws`;
+  const ws = new WebSocket(url, ['roundtable.board.v1', `roundtable.bearer.${ADMIN}`]);
+  try {
+    const snapshot = await new Promise<{
+      cards: { taskId: string; queued: { position: number } | null }[];
+    }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no snapshot from ${node.name}`)), 5_000);
+      ws.on('error', reject);
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'subscribe', v: 1 })));
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as { type: string };
+        if (frame.type !== 'snapshot') return;
+        clearTimeout(timer);
+        resolve(frame as never);
+      });
+    });
+    return new Map(
+      snapshot.cards.flatMap((c) =>
+        c.queued === null ? [] : [[c.taskId, c.queued.position] as const],
+      ),
+    );
+  } finally {
+    ws.terminate();
+  }
+}
 
 describeWithPgbouncer(
   'nodes behind a transaction pooler [private pgbouncer]',
@@ -136,6 +166,71 @@ describeWithPgbouncer(
         expect(warnings, node.name).toEqual([]);
       }
     }, 180_000);
+
+    it('every board shows the one global line, the order the grants then take, within a poll of each change', async () => {
+      const blockers = [
+        await createTaskOver(a, 'ann', { title: 'blocks', image: 'sim', command: ['sleep', '4'] }),
+        await createTaskOver(b, 'bo', { title: 'blocks', image: 'sim', command: ['sleep', '4'] }),
+      ];
+      await until(
+        'both blockers run',
+        async () => {
+          const rows = await cluster.query<{ n: string }>(
+            `SELECT count(*) AS n FROM sessions WHERE task_id = ANY($1) AND status = 'running'`,
+            [blockers.map((t) => t.taskId)],
+          );
+          return Number(rows[0]?.n) === 2 ? true : undefined;
+        },
+        30_000,
+      );
+      // Four in line, submitted through both nodes in turn.
+      const queued = [];
+      for (const [node, user] of [
+        [a, 'cy'],
+        [b, 'ann'],
+        [a, 'bo'],
+        [b, 'cy'],
+      ] as const)
+        queued.push(
+          await createTaskOver(node, user, {
+            title: `waits (${user})`,
+            image: 'sim',
+            command: ['sleep', '0'],
+          }),
+        );
+      const ids = queued.map((t) => t.taskId);
+      const lastSubmit = Date.now();
+      // Both boards agree on every position (the other node's submissions reach each by the poll).
+      const line = await until(
+        'both boards show the same four positions',
+        async () => {
+          const [onA, onB] = [await boardLine(a), await boardLine(b)];
+          const pick = (m: Map<string, number>) => ids.map((id) => m.get(id));
+          const [pa, pb] = [pick(onA), pick(onB)];
+          return pa.every((p) => p !== undefined) && JSON.stringify(pa) === JSON.stringify(pb)
+            ? pa
+            : undefined;
+        },
+        10_000,
+        100,
+      );
+      // A second's poll (and a tick) after the last change: the poll is the bound.
+      expect(Date.now() - lastSubmit).toBeLessThan(3_000);
+      expect([...line].sort()).toEqual([1, 2, 3, 4]);
+      await until(
+        'the four ran',
+        async () => ((await succeededCount(ids)) === ids.length ? true : undefined),
+        60_000,
+      );
+      // The positions were the order the database then granted them in.
+      const direct = await connect({ databaseUrl: cluster.url, poolMax: 1 });
+      handles.push(direct);
+      const sessionOf = new Map(queued.map((t, i) => [t.sessionId, i]));
+      const grantOrder = (await readDispatchHistory(direct.db))
+        .filter((e) => e.to === 'running' && sessionOf.has(e.sessionId))
+        .map((e) => line[sessionOf.get(e.sessionId) ?? -1]);
+      expect(grantOrder).toEqual([1, 2, 3, 4]);
+    }, 120_000);
 
     it('a node killed mid-run is found dead by its stale heartbeat; its run runs again on the other node', async () => {
       const task = await createTaskOver(a, 'bo', {
