@@ -19,8 +19,10 @@
  *
  * The same reading answers the Reconciler's and the runners' `isAlive`, so
  * both judge by one rule (adopt only the dead). Without a lock (PGlite: one
- * process, the node is alone; or a pooler) there is no watch and `isAlive`
- * reads the heartbeat rows, as before: the backstop alone.
+ * process, the node is alone) there is no watch and `isAlive` reads the
+ * heartbeat rows, as before: the backstop alone. Behind a transaction pooler,
+ * where no boot can hold a lock, `watchBeats` runs the watch on the rows
+ * alone (every lock `unknown`): a beat gone stale, or a row gone, is the DOWN.
  */
 import type { ClusterNodeView } from '../board/adminViews.js';
 import {
@@ -65,6 +67,8 @@ export interface ClusterLivenessOptions {
   periodMs?(): number;
   staleAfterMs: number;
   bootLock?: BootLockPort | undefined;
+  /** Without a lock to hold, watch the heartbeat rows anyway (a transaction pooler). */
+  watchBeats?: boolean;
   /** Another boot turned dead (once per boot). */
   onDown(owner: string, reason: DeathReason): void;
   /** This boot's own lock changed state. */
@@ -99,20 +103,29 @@ export class ClusterLiveness implements OwnerLiveness {
   private readonly known = new Set<string>();
   private timer: unknown = null;
   private stopped = false;
+  /** Watching the rows with no lock of this boot's (`watchBeats`). */
+  private beatsOnly = false;
 
   constructor(private readonly o: ClusterLivenessOptions) {}
 
-  /** Lock liveness is on: this boot holds (or retakes) a boot lock and watches the others'. */
+  /** The watch runs: this boot holds (or retakes) a boot lock, or watches the rows alone. */
   get watching(): boolean {
-    return this.lock !== undefined;
+    return this.lock !== undefined || this.beatsOnly;
   }
 
-  /** Takes the boot lock (first attempt) and starts the watch; without a lock port, nothing. */
+  /**
+   * Takes the boot lock (first attempt) and starts the watch; without a lock
+   * port, the watch on the rows alone with `watchBeats`, else nothing.
+   */
   async start(): Promise<void> {
     const hold = this.o.bootLock?.holdBootLock;
-    if (hold === null || hold === undefined) return;
-    this.lock = await hold(this.o.owner, (state) => this.setSelf(state));
-    this.setSelf(this.lock.state());
+    if (hold === null || hold === undefined) {
+      if (this.o.watchBeats !== true) return;
+      this.beatsOnly = true;
+    } else {
+      this.lock = await hold(this.o.owner, (state) => this.setSelf(state));
+      this.setSelf(this.lock.state());
+    }
     // The boots alive now are seen holding their locks before this one
     // judges anyone: a death right after this boot started is a DOWN too.
     await this.o.track(this.read()).catch(this.o.onError);

@@ -53,6 +53,8 @@ export interface ClusterWiringOptions {
   pollMs: number;
   staleAfterMs: number;
   bootLock: BootLockPort | undefined;
+  /** Without a lock, watch the heartbeat rows anyway (RuntimeOptions.watchBeats). */
+  watchBeats?: boolean;
   /** One Reconciler at a time: with a leader lock on the store handle, by leadership. */
   reconcileLock: boolean;
   /** The caller's own liveness, if it gave one: it wins. */
@@ -94,6 +96,7 @@ export async function startClusterLiveness(o: ClusterWiringOptions): Promise<{
         : o.pollMs,
     staleAfterMs: o.staleAfterMs,
     bootLock: o.bootLock,
+    watchBeats: o.watchBeats === true,
     onDown(owner, reason) {
       if (o.isDead()) return;
       (o.onNotice ?? o.onError)(new OwnerDownNotice(owner, reason));

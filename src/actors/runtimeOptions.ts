@@ -111,6 +111,7 @@ const schema = z.object({
     )
     .optional(),
   livenessPollMs: ms.optional(),
+  watchBeats: z.boolean().optional(),
 } satisfies Record<keyof RuntimeOptions, z.ZodType>);
 
 const KNOWN = Object.keys(schema.shape);

@@ -99,6 +99,15 @@ export interface RuntimeOptions {
    * Absent, or null on PGlite: the heartbeat rows alone decide.
    */
   bootLock?: BootLockPort;
+  /**
+   * Without a boot lock (behind a transaction pooler, where none can be
+   * held), watch the other boots' heartbeat rows every `livenessPollMs`
+   * anyway: a beat older than `heartbeatMs * heartbeatStaleBeats`, or a row
+   * gone, is a DOWN and a Reconciler pass at once, instead of waiting for
+   * the next periodic pass. Pair it with a short `heartbeatMs`. Default
+   * false; moot while this boot holds a lock (that watch reads the rows too).
+   */
+  watchBeats?: boolean;
   /** How often the other boots' locks and rows are read. Default 250. */
   livenessPollMs?: number;
   /** How often this boot writes its heartbeat row. Default reconcileMs / 3. */

@@ -28,6 +28,21 @@ const UI_READY_MS = 30_000;
 const BOOT_SWEEP_MS = 60_000;
 
 /**
+ * Behind a transaction pooler no boot holds a lock, so a death is a beat
+ * gone stale, watched for on the rows: beats every 2 s, stale after 5 (10 s,
+ * so a thread held a few seconds by a large board load or a long collection
+ * still beats in time), the rows read every second. Without the watch a
+ * death waited for the next periodic pass, up to `reconcileMs` (a minute)
+ * after three default beats (another minute).
+ */
+export const POOLED_LIVENESS = {
+  watchBeats: true,
+  heartbeatMs: 2_000,
+  heartbeatStaleBeats: 5,
+  livenessPollMs: 1_000,
+} as const;
+
+/**
  * The cluster-liveness options: each boot's lock on a Postgres server (off
  * behind a pooler), and the one-Reconciler lock, which PGlite's single
  * connection cannot take, nor a transaction pooler's borrowed one hold.
@@ -35,7 +50,7 @@ const BOOT_SWEEP_MS = 60_000;
 export function liveness<S extends Pick<DbHandle, 'engine'>>(
   config: Pick<CliConfig, 'bootLock' | 'reconcileLock' | 'pooler'>,
   store: S,
-): { bootLock?: S; reconcileLock?: boolean } {
+): { bootLock?: S; reconcileLock?: boolean } & Partial<typeof POOLED_LIVENESS> {
   if (config.reconcileLock === 'on' && store.engine === 'pglite')
     throw new CliError(
       'CLI_CONFIG',
@@ -49,7 +64,7 @@ export function liveness<S extends Pick<DbHandle, 'engine'>>(
         'CLI_CONFIG',
         '--reconcile-lock on cannot work behind a transaction pooler: a session lock stays on the pooled server connection that took it (leave it auto: every node runs its passes, whose writes are compare-and-sets)',
       );
-    return { reconcileLock: false };
+    return { reconcileLock: false, ...POOLED_LIVENESS };
   }
   return {
     ...(config.bootLock === 'off' ? {} : { bootLock: store }),

@@ -320,6 +320,52 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
     await eachExecOnce();
   });
+
+  /** Behind a transaction pooler: no lock, beats every 200 ms, stale after 3; the periodic pass a minute off. */
+  const pooled = {
+    bootLock: { holdBootLock: null },
+    reconcileLock: false,
+    reconcileMs: 60_000,
+    heartbeatMs: 200,
+    heartbeatStaleBeats: 3,
+    livenessPollMs: 100,
+  } satisfies Partial<RuntimeOptions>;
+  /** Node A running 2, then node B up beside it, both behind the pooler (`watchBeats` as given). */
+  const pooledPair = async (watchBeats: boolean) => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const a = await boot('nodeA', { ...pooled, watchBeats });
+    await submitTo(a, 2, 3);
+    await until(async () => (await running()).length === 2, 'A to run 2');
+    const b = await boot('nodeB', { ...pooled, watchBeats });
+    expect(b.health().lock).toBe('none');
+    return { a, b };
+  };
+
+  it('without a lock (a transaction pooler), the watch on the rows alone: a stale beat is a DOWN and an adoption at once', async () => {
+    const { a, b } = await pooledPair(true);
+    a.kill();
+    await until(
+      async () => (await running()).every((s) => s.owner_node === b.owner),
+      'B to adopt',
+      10_000,
+    );
+    expect(downs().map((d) => [d.owner, d.reason])).toEqual([[a.owner, 'beat_stale']]);
+    await until(
+      async () => (await sessions()).every((s) => s.status === 'succeeded'),
+      'the adopted runs to finish from their markers',
+    );
+    expect((await sessions()).map((s) => s.attempt)).toEqual([1, 1]);
+    await eachExecOnce();
+  });
+
+  it('the control: without the watch, a stale beat waits for the periodic pass', async () => {
+    const { a } = await pooledPair(false);
+    a.kill();
+    // Five stale windows later, nobody has looked.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await running()).map((s) => s.owner_node)).toEqual([a.owner, a.owner]);
+    expect(downs()).toEqual([]);
+  });
 });
 
 describeEachEngine('cluster liveness, one node', (getDb) => {

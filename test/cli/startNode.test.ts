@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/exitCodes.js';
-import { liveness } from '../../src/cli/startNode.js';
+import { liveness, POOLED_LIVENESS } from '../../src/cli/startNode.js';
 
 const server = { engine: 'postgres' as const };
 const pglite = { engine: 'pglite' as const };
@@ -32,11 +32,14 @@ describe('liveness', () => {
     });
   });
 
-  it('behind a transaction pooler: no boot lock and no Reconciler lock, whatever auto would say', () => {
-    expect(liveness({ ...base, pooler: 'transaction' }, server)).toEqual({ reconcileLock: false });
-    expect(liveness({ ...base, pooler: 'transaction', reconcileLock: 'off' }, server)).toEqual({
-      reconcileLock: false,
-    });
+  it('behind a transaction pooler: no boot lock, no Reconciler lock, and a watch on fast beats', () => {
+    const pooled = { reconcileLock: false, ...POOLED_LIVENESS };
+    expect(liveness({ ...base, pooler: 'transaction' }, server)).toEqual(pooled);
+    expect(liveness({ ...base, pooler: 'transaction', reconcileLock: 'off' }, server)).toEqual(
+      pooled,
+    );
+    // A death is seen within 10 s of the last beat (a poll later at most).
+    expect(POOLED_LIVENESS.heartbeatMs * POOLED_LIVENESS.heartbeatStaleBeats).toBe(10_000);
   });
 
   it('refuses a Reconciler lock a transaction pooler cannot hold, and one PGlite cannot take', () => {

@@ -12,8 +12,9 @@
  *   nodes started without `--pooler`, on a pooler told to ignore their
  *   startup settings, made it log four in their first seconds);
  * - a node SIGKILLed mid-run (no boot lock to be freed) is found dead by its
- *   heartbeat row going stale, and its run is queued again and runs on the
- *   other node.
+ *   heartbeat row going stale (POOLED_LIVENESS: 10 s), watched for on the
+ *   rows, and its run is queued again and runs on the other node, long
+ *   before the periodic pass (a minute) would have looked.
  *
  * Skipped without the test server or pgbouncer, failed with CI=true. Real
  * processes, so real time: every wait is bounded.
@@ -35,8 +36,6 @@ import {
 } from './e2eCluster.js';
 
 const CAPS = { maxRunning: 2, defaultUserCap: 1 };
-/** A node's heartbeat every 500 ms, stale after 1.5 s; the Reconciler looks as often. */
-const RECONCILE_MS = 1_500;
 const STRAY = /got packet 'A' from server when not linked/g;
 
 /** The queued positions the admin's board of `node` shows now (a fresh snapshot), by task id. */
@@ -96,7 +95,6 @@ describeWithPgbouncer(
         databaseUrl: getPooler().urlFor(database),
         pooler: 'transaction',
         caps: CAPS,
-        reconcileMs: RECONCILE_MS,
       };
       a = await cluster.addNode('pooled-a', settings);
       b = await cluster.addNode('pooled-b', settings);
@@ -251,8 +249,25 @@ describeWithPgbouncer(
       );
       const [victim, survivor] = first.startsWith(`${a.name}@`) ? [a, b] : [b, a];
       const dead = procs.get(victim);
+      const killedAt = Date.now();
       dead?.signal('SIGKILL');
       await dead?.exitCode(STOP_MS);
+      const lostAt = await until(
+        'attempt 1 failed as owner_lost',
+        async () => {
+          const rows = await cluster.query<{ finished_at: Date }>(
+            `SELECT finished_at FROM sessions WHERE task_id = $1 AND failure_reason = 'owner_lost'`,
+            [task.taskId],
+          );
+          return rows[0]?.finished_at;
+        },
+        60_000,
+      );
+      // Seen by the watch on the rows: 10 s of stale beats and a poll, not the
+      // periodic pass a minute later (the beat was at most 2 s old at the kill).
+      const seenAfterMs = new Date(lostAt).getTime() - killedAt;
+      expect(seenAfterMs).toBeGreaterThan(5_000);
+      expect(seenAfterMs).toBeLessThan(20_000);
       const attempts = await until(
         'attempt 2 succeeded',
         async () => {
