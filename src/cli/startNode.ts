@@ -5,6 +5,7 @@
  * before it are undone, so a failed start leaves no process half alive.
  */
 import { createRuntime } from '../actors/runtime.js';
+import type { TickNotifications } from '../actors/runtimeFeed.js';
 import type { Runtime, RuntimeCard } from '../actors/runtimeTypes.js';
 import type { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
 import type { DbHandle } from '../db/index.js';
@@ -72,6 +73,11 @@ export function liveness<S extends Pick<DbHandle, 'engine'>>(
   };
 }
 
+/** The store's LISTEN as the runtime's feed asks for it (the handle's other parts stay here). */
+function listenOn(store: DbHandle): TickNotifications {
+  return { listen: (channel, onPayload, onState) => store.listen(channel, onPayload, onState) };
+}
+
 export interface RunningNode {
   readonly runtime: Runtime;
   readonly cluster: SimulatedCluster | null;
@@ -129,17 +135,7 @@ export async function startNode(
       // Other nodes' ticks arrive as NOTIFY (a poll covers a lost listener);
       // behind a transaction pooler the poll alone (a LISTEN would stay on a
       // pooled server connection and its notifications reach other clients).
-      ...(config.pooler === 'transaction'
-        ? {}
-        : {
-            notifications: {
-              listen: (
-                channel: string,
-                onPayload: (p: string) => void,
-                onState?: (s: 'listening' | 'lost') => void,
-              ) => store.listen(channel, onPayload, onState),
-            },
-          }),
+      ...(config.pooler === 'transaction' ? {} : { notifications: listenOn(store) }),
       backend: opened.backend,
       clock: systemClock,
       caps: config.caps,
