@@ -62,7 +62,10 @@ export async function openStore(
     );
   } catch (error) {
     if (error instanceof ConnectError) {
-      throw new CliError('CLI_STORE', `${error.message}: ${causeText(error)}`, { cause: error });
+      const cause = causeText(error);
+      throw new CliError('CLI_STORE', `${error.message}: ${cause}${poolerHint(cause, config)}`, {
+        cause: error,
+      });
     }
     throw error;
   }
@@ -85,6 +88,23 @@ export async function openStore(
     }
     throw error;
   }
+}
+
+/**
+ * What to do when a pooler refused the node's startup settings: the one
+ * refusal a new user behind PgBouncer meets first.
+ *
+ * @example
+ * ```ts
+ * poolerHint('unsupported startup parameter: statement_timeout', { pooler: 'none' }) // => '; behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)'
+ * poolerHint('unsupported startup parameter: statement_timeout', { pooler: 'transaction' }) // => ''
+ * poolerHint('connect ECONNREFUSED 127.0.0.1:5432', { pooler: 'none' }) // => ''
+ * ```
+ */
+export function poolerHint(cause: string, config: Partial<Pick<CliConfig, 'pooler'>>): string {
+  return config.pooler !== 'transaction' && /unsupported startup parameter/.test(cause)
+    ? '; behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)'
+    : '';
 }
 
 function causeText(error: Error): string {
