@@ -83,9 +83,18 @@ export async function recoveryRun(
         failed: keys.filter((k) => failed.has(k) && !s.starts.has(k)).length,
       };
     } finally {
-      await standby?.kill();
-      await victim.kill();
-      await client.close();
+      // Each step whatever the one before did: a client left open when a
+      // kill threw had its idle connection ended by the scratch drop below,
+      // an 'error' no one listened to, and the bench process died with it.
+      try {
+        await standby?.kill();
+      } finally {
+        try {
+          await victim.kill();
+        } finally {
+          await client.close();
+        }
+      }
     }
   } finally {
     await dropScratch(db);
