@@ -12,6 +12,7 @@ import type { DbHandle } from '../db/index.js';
 import { systemClock } from '../supervisor/clock.js';
 import type { UiServer } from '../ui-server/createUiServer.js';
 import { createInspector } from '../ui-server/inspector/createInspector.js';
+import { logBackground } from './backgroundLog.js';
 import { type BoardTokens, loadBoardTokens } from './boardTokens.js';
 import type { CliConfig } from './cliConfig.js';
 import type { CommandContext } from './commandContext.js';
@@ -145,7 +146,7 @@ export async function startNode(
       ...liveness(config, store),
       nodeId: config.nodeId,
       ...(config.runnerImage ? { runnerImage: config.runnerImage } : {}),
-      onError: (error) => logger.warn({ err: error }, 'background error'),
+      onError: (error) => logBackground(logger, error),
     });
     undo.push(() => runtime.stop());
     logCards(runtime, ctx);

@@ -1,4 +1,5 @@
 /** The doc examples of the CLI's pure modules, run as tests. */
+import * as backgroundLog from '../../src/cli/backgroundLog.js';
 import * as banner from '../../src/cli/banner.js';
 import * as boardTokens from '../../src/cli/boardTokens.js';
 import * as cliLogger from '../../src/cli/cliLogger.js';
@@ -13,6 +14,7 @@ import { runDocExamples } from '../support/docExamples.js';
 
 const src = (path: string) => new URL(`../../src/cli/${path}`, import.meta.url);
 
+runDocExamples(src('backgroundLog.ts'), backgroundLog);
 runDocExamples(src('banner.ts'), banner);
 runDocExamples(src('boardTokens.ts'), boardTokens);
 runDocExamples(src('cliLogger.ts'), cliLogger);

@@ -166,6 +166,20 @@ describeWithPgbouncer(
     }, 180_000);
 
     it('every board shows the one global line, the order the grants then take, within a poll of each change', async () => {
+      // Each user may run the whole cluster's cap here, so that only the
+      // global cap decides who waits: with a user at their own cap when a
+      // slot frees, the next of another user goes first (the line skips a
+      // user who may not run more), and the grants would not follow the
+      // positions however exact they are.
+      for (const user of ['ann', 'bo', 'cy']) {
+        const res = await fetch(`${a.baseUrl}/api/users/${user}/cap`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ maxRunning: CAPS.maxRunning }),
+          signal: AbortSignal.timeout(10_000),
+        });
+        expect(res.status).toBe(204);
+      }
       const blockers = [
         await createTaskOver(a, 'ann', { title: 'blocks', image: 'sim', command: ['sleep', '4'] }),
         await createTaskOver(b, 'bo', { title: 'blocks', image: 'sim', command: ['sleep', '4'] }),
@@ -290,6 +304,13 @@ describeWithPgbouncer(
         failure_reason: 'owner_lost',
       });
       expect(attempts[1]?.owner_node?.startsWith(`${survivor.name}@`)).toBe(true);
+      // The survivor says so, as a warning (a clean stop would be news at info).
+      const said = procs
+        .get(survivor)
+        ?.records.find(
+          (r) => r.msg === 'another boot is gone: its runs are adopted or queued again now',
+        );
+      expect(said).toMatchObject({ level: 40, reason: 'beat_stale' });
       expect(attempts).toHaveLength(2);
     }, 120_000);
   },
