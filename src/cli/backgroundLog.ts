@@ -4,10 +4,14 @@
  * whose heartbeat row is gone stopped on purpose (a deploy's SIGTERM deletes
  * the row): news at `info`, not a warning on every node at every rolling
  * deploy. A boot that died (its lock freed, its beat stale, replaced) and
- * everything else stay warnings.
+ * everything else stay warnings. While the store is out, every loop of the
+ * node fails each period (the feed's poll, the liveness watch, the beats):
+ * one warning per kind of outage per window, the next one saying how many
+ * it stood for (`repeated`), instead of several lines a second.
  */
 import type { Logger } from 'pino';
 import { OwnerDownNotice } from '../actors/clusterLivenessWiring.js';
+import { transientReason } from '../db/index.js';
 
 /** The notice it tells apart (re-exported for the examples below, which run as tests). */
 export { OwnerDownNotice };
@@ -43,8 +47,34 @@ export function backgroundRecord(error: unknown): {
   return { level: 'warn', fields: { err: error }, msg: 'background error' };
 }
 
-/** Logs one background report at the level `backgroundRecord` gives it. */
-export function logBackground(logger: Pick<Logger, 'info' | 'warn'>, error: unknown): void {
-  const r = backgroundRecord(error);
-  logger[r.level](r.fields, r.msg);
+/** How long one kind of store outage is said once. */
+export const OUTAGE_WINDOW_MS = 30_000;
+
+/** Logs background reports at the level `backgroundRecord` gives them, a store outage once per window. */
+export class BackgroundLog {
+  /** Per kind of transient store error: when it was last said, and how many since. */
+  private readonly said = new Map<string, { at: number; since: number }>();
+
+  constructor(
+    private readonly logger: Pick<Logger, 'info' | 'warn'>,
+    private readonly now: () => number = Date.now,
+    private readonly windowMs = OUTAGE_WINDOW_MS,
+  ) {}
+
+  report(error: unknown): void {
+    const r = backgroundRecord(error);
+    const reason = transientReason(error);
+    if (reason !== undefined) {
+      const last = this.said.get(reason);
+      const t = this.now();
+      if (last !== undefined && t - last.at < this.windowMs) {
+        last.since += 1;
+        return;
+      }
+      this.said.set(reason, { at: t, since: 0 });
+      if (last !== undefined && last.since > 0)
+        r.fields = { ...r.fields, reason, repeated: last.since };
+    }
+    this.logger[r.level](r.fields, r.msg);
+  }
 }

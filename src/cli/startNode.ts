@@ -12,7 +12,7 @@ import type { DbHandle } from '../db/index.js';
 import { systemClock } from '../supervisor/clock.js';
 import type { UiServer } from '../ui-server/createUiServer.js';
 import { createInspector } from '../ui-server/inspector/createInspector.js';
-import { logBackground } from './backgroundLog.js';
+import { BackgroundLog } from './backgroundLog.js';
 import { type BoardTokens, loadBoardTokens } from './boardTokens.js';
 import type { CliConfig } from './cliConfig.js';
 import type { CommandContext } from './commandContext.js';
@@ -130,6 +130,7 @@ export async function startNode(
     // The supervision events reach it always; the actors' frames only while a viewer is connected.
     const inspector = createInspector({ logger: logger.child({ component: 'inspector' }) });
     undo.push(() => inspector.close());
+    const background = new BackgroundLog(logger);
     const runtime = await createRuntime({
       inspect: inspector.gate,
       db: store.db,
@@ -146,7 +147,7 @@ export async function startNode(
       ...liveness(config, store),
       nodeId: config.nodeId,
       ...(config.runnerImage ? { runnerImage: config.runnerImage } : {}),
-      onError: (error) => logBackground(logger, error),
+      onError: (error) => background.report(error),
     });
     undo.push(() => runtime.stop());
     logCards(runtime, ctx);
