@@ -51,6 +51,8 @@ export interface BootLockPort {
     | null;
   /** The Reconciler's leader lock (src/db/leaderLock.ts); absent or null: each pass takes the lock. */
   holdLeaderLock?: DbHandle['holdLeaderLock'];
+  /** `transaction`: the handle is behind a transaction pooler (no session lock can be held). */
+  pooler?: DbHandle['pooler'];
 }
 
 export interface ClusterLivenessOptions {

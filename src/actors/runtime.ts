@@ -155,7 +155,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     pollMs: o.livenessPollMs,
     staleAfterMs: staleAfterMs(beats),
     bootLock: o.bootLock,
-    watchBeats: o.watchBeats === true,
+    watchBeats: o.watchBeats,
     reconcileLock: o.reconcileLock,
     liveness: o.liveness,
     beats,

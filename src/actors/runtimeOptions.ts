@@ -134,6 +134,7 @@ export type ResolvedRuntimeOptions = Omit<
   livenessPollMs: number;
   heartbeatMs: number;
   heartbeatStaleBeats: number;
+  watchBeats: boolean;
   passTimeoutMs: number;
   bootId: string;
   onError: (error: unknown) => void;
@@ -158,6 +159,11 @@ export type ResolvedRuntimeOptions = Omit<
  * resolveRuntimeOptions({ ...base, bootLock: { holdBootLock: () => null } }).reconcileLock // => true
  * resolveRuntimeOptions({ ...base, bootLock: { holdBootLock: null } }).reconcileLock // => false
  * resolveRuntimeOptions({ ...base, bootLock: { holdBootLock: () => null }, reconcileLock: false }).reconcileLock // => false
+ * const pooled = { holdBootLock: null, pooler: 'transaction' }
+ * resolveRuntimeOptions({ ...base, bootLock: pooled }).watchBeats // => true
+ * resolveRuntimeOptions({ ...base, bootLock: pooled, watchBeats: false }).watchBeats // => false
+ * resolveRuntimeOptions(base).watchBeats // => false
+ * resolveRuntimeOptions({ ...base, bootLock: pooled, reconcileLock: true }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, bootLock: {} }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, heartbeatStaleBeats: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, passTimeoutMs: -1 }) // throws RuntimeOptionError
@@ -193,7 +199,16 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
     // time; PGlite's single connection could not even take the lock.
     reconcileLock:
       o.reconcileLock ?? (o.bootLock !== undefined && o.bootLock.holdBootLock !== null),
+    // Behind a transaction pooler no boot holds a lock: watch the beats instead.
+    watchBeats: o.watchBeats ?? o.bootLock?.pooler === 'transaction',
   };
+  // Taken on a pooled server connection, the Reconciler's session lock would
+  // outlive its node there, and no pass would run again on any node.
+  if (o.bootLock?.pooler === 'transaction' && o.reconcileLock === true)
+    throw new RuntimeOptionError(
+      'reconcileLock',
+      'cannot be held behind a transaction pooler (the store handle says pooler: transaction): leave it unset',
+    );
   if (!(derived.heartbeatMs > 0 && derived.passTimeoutMs > 0)) {
     throw new RuntimeOptionError('heartbeatMs', 'must be a number > 0');
   }

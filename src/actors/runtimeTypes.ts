@@ -104,8 +104,11 @@ export interface RuntimeOptions {
    * held), watch the other boots' heartbeat rows every `livenessPollMs`
    * anyway: a beat older than `heartbeatMs * heartbeatStaleBeats`, or a row
    * gone, is a DOWN and a Reconciler pass at once, instead of waiting for
-   * the next periodic pass. Pair it with a short `heartbeatMs`. Default
-   * false; moot while this boot holds a lock (that watch reads the rows too).
+   * the next periodic pass. Pair it with a short `heartbeatMs`. Default:
+   * on when `bootLock` is a handle opened with `pooler: 'transaction'`, else
+   * off; moot while this boot holds a lock (that watch reads the rows too).
+   * With such a handle `reconcileLock: true` is refused (RuntimeOptionError):
+   * the session lock would stay on a pooled server connection.
    */
   watchBeats?: boolean;
   /** How often the other boots' locks and rows are read. Default 250. */

@@ -20,7 +20,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
-import { type ConnectOptions, validateConnectOptions } from './connectOptions.js';
+import { type ConnectOptions, type Pooler, validateConnectOptions } from './connectOptions.js';
 import { deadlinePool } from './deadlinePool.js';
 import { ConnectError, NoSessionError } from './errors.js';
 import { holdLeaderLock, type LeaderLock, type LeaderState } from './leaderLock.js';
@@ -96,6 +96,12 @@ export interface DbHandle {
         onWaited?: () => void,
       ) => Promise<LeaderLock>)
     | null;
+  /**
+   * What stands between this handle and its server (`ConnectOptions.pooler`):
+   * `transaction` tells createRuntime that no session lock can be held here.
+   * `none` on PGlite.
+   */
+  pooler: Pooler;
   /** Stops every listener, closes the pool, and PGlite if this handle opened it. Idempotent. */
   close(): Promise<void>;
 }
@@ -261,5 +267,13 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     await close();
     throw new ConnectError(`cannot reach the ${engine} store`, { cause: error });
   }
-  return { db, engine, listen, holdBootLock: bootLock, holdLeaderLock: leaderLock, close };
+  return {
+    db,
+    engine,
+    listen,
+    holdBootLock: bootLock,
+    holdLeaderLock: leaderLock,
+    pooler: o.pooler,
+    close,
+  };
 }

@@ -143,6 +143,7 @@ function describePglite(name: string, body: SuiteBody): void {
           listen: h.listen,
           holdBootLock: null,
           holdLeaderLock: null,
+          pooler: 'none',
           close: async () => {},
         }),
       };
