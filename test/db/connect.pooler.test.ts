@@ -78,7 +78,7 @@ describeWithPgbouncer(
       // Nothing sent: the server's (the role's) setting, not the node's 15 s.
       expect(rows[0]?.s).toBe('0');
       expect(h.pooler).toBe('transaction');
-    expect(h.holdBootLock).toBeNull();
+      expect(h.holdBootLock).toBeNull();
       expect(h.holdLeaderLock).toBeNull();
       // The tick's lock is a transaction's: it works behind the pooler.
       const now = new Date();
