@@ -8,25 +8,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { ConnectError, NoSessionError } from '../../src/db/errors.js';
 import { migrate } from '../../src/db/migrations.js';
 import { tick } from '../../src/db/tick.js';
 import { DbTimeoutError } from '../../src/db/transientErrors.js';
+import { admin } from '../support/databases.js';
 import { describeWithPgbouncer } from '../support/privatePgbouncer.js';
 import { enqueueOp } from './tickFixtures.js';
-
-async function admin(server: string, statement: string): Promise<void> {
-  const c = new pg.Client({ connectionString: server });
-  await c.connect();
-  try {
-    await c.query(statement);
-  } finally {
-    await c.end();
-  }
-}
 
 describeWithPgbouncer(
   'connect behind a transaction pooler [private pgbouncer]',

@@ -214,7 +214,8 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-async function admin(url: string, statement: string): Promise<void> {
+/** One statement on a connection of its own (CREATE / DROP DATABASE), with a connect deadline. */
+export async function admin(url: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
