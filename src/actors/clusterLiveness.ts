@@ -219,7 +219,9 @@ export class ClusterLiveness implements OwnerLiveness {
       beatAgeMs: b === undefined ? null : r.at - b.beatAt.getTime(),
       replaced: b?.replaced ?? false,
       lock: this.lockOf(owner, r),
-      staleAfterMs: this.o.staleAfterMs,
+      // The owner's own promise when its row has one: a node that beats
+      // less often than this one is not dead for it (mixed windows).
+      staleAfterMs: b?.staleAfterMs ?? this.o.staleAfterMs,
       self: this.selfState,
     });
   }

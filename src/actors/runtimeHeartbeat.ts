@@ -14,7 +14,7 @@
  * sessions orphaned only when they have no live TaskRunner.
  */
 import { assign, fromPromise, setup } from 'xstate';
-import { beat, type Db, ownerBeat, pruneHeartbeats } from '../db/index.js';
+import { beat, type Db, MAX_STALE_AFTER_MS, ownerBeat, pruneHeartbeats } from '../db/index.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
 
 export interface HeartbeatOptions {
@@ -43,17 +43,20 @@ export const staleAfterMs = (o: Pick<HeartbeatOptions, 'heartbeatMs' | 'staleBea
  * isOwnerAlive('b@1', { beatAt: new Date(99), replaced: true }, 100, o) // => false
  * isOwnerAlive('a@0', { beatAt: new Date(99), replaced: false }, 100, o) // => false
  * isOwnerAlive('b@1', { beatAt: null, replaced: false }, 100, o) // => false
+ * // The owner's own promise, when its row has one, wins over the reader's window:
+ * isOwnerAlive('b@1', { beatAt: new Date(50), replaced: false, staleAfterMs: 60 }, 100, o) // => true
+ * isOwnerAlive('b@1', { beatAt: new Date(90), replaced: false, staleAfterMs: 5 }, 100, o) // => false
  * ```
  */
 export function isOwnerAlive(
   owner: string,
-  row: { beatAt: Date | null; replaced: boolean },
+  row: { beatAt: Date | null; replaced: boolean; staleAfterMs?: number | null },
   now: number,
   o: { selfNode: string; heartbeatMs: number; staleBeats: number },
 ): boolean {
   if (owner.slice(0, owner.lastIndexOf('@')) === o.selfNode) return false;
   if (row.replaced || row.beatAt === null) return false;
-  return now - row.beatAt.getTime() <= staleAfterMs(o);
+  return now - row.beatAt.getTime() <= (row.staleAfterMs ?? staleAfterMs(o));
 }
 
 /** The default liveness: heartbeat rows, as the file comment says. */
@@ -69,11 +72,14 @@ export function heartbeatLiveness(o: HeartbeatOptions): OwnerLiveness {
 
 /** Writes this boot's row once, as of `at`: each of the child's beats, and the runtime's first. */
 export function beatOnce(o: HeartbeatOptions, at: number = o.now()): Promise<void> {
+  const window = staleAfterMs(o);
   return beat(o.db, {
     owner: o.owner,
     nodeId: o.nodeId,
     now: new Date(at),
     bootLock: o.holdsBootLock?.() ?? false,
+    // Longer than a row may promise: say nothing, readers judge by theirs.
+    ...(window <= MAX_STALE_AFTER_MS ? { staleAfterMs: window } : {}),
   });
 }
 

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { defaultNodeId } from '../actors/runtimeOptions.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_PATTERN } from '../containers/namespace.js';
+import { MAX_STALE_AFTER_MS } from '../db/nodeHeartbeats.js';
 
 const userName = z
   .string()
@@ -55,6 +56,17 @@ export const cliConfigSchema = z.strictObject({
   reconcileLock: z.enum(['auto', 'on', 'off']),
   /** Each boot's liveness lock: `off`, or `pooler: 'transaction'`, leaves the heartbeat rows alone. */
   bootLock: z.enum(['auto', 'off']),
+  /**
+   * How long this node's heartbeat vouches for it: silent longer, another
+   * node takes its runs over. Absent: 10 s behind a transaction pooler, else
+   * three beats of a third of `reconcileMs` (a boot lock sees a death first).
+   */
+  deadAfterMs: z
+    .number()
+    .int()
+    .min(2_000, 'must be at least 2000 (ms): a short stall must not read as a death')
+    .max(MAX_STALE_AFTER_MS, `must be at most ${MAX_STALE_AFTER_MS} (a day)`)
+    .optional(),
   shutdownMs: ms,
   simulated: z.strictObject({
     nodes: z.number().int().min(1).max(50),

@@ -188,6 +188,14 @@ export const SETTINGS: readonly Setting[] = [
     help: "auto (each boot holds a liveness lock on a Postgres server: a node's death is seen within a second; none with --pooler transaction) | off (heartbeat rows only)",
   },
   {
+    key: 'deadAfterMs',
+    flag: '--dead-after-ms',
+    env: 'ROUNDTABLE_DEAD_AFTER_MS',
+    kind: 'int',
+    group: 'node',
+    help: "how long this node's heartbeat vouches for it (beats every fifth of it; other nodes judge it by what its row says): silent longer, its runs are taken over. Default 10000 with --pooler transaction, else 3 beats of reconcile-ms / 3 (the boot lock sees a crash first). Without a boot lock (--pooler transaction, --boot-lock off) the beats are watched every second",
+  },
+  {
     key: 'shutdownMs',
     flag: '--shutdown-ms',
     env: 'ROUNDTABLE_SHUTDOWN_MS',

@@ -84,6 +84,7 @@ export {
   beat,
   endBeat,
   listBeats,
+  MAX_STALE_AFTER_MS,
   type NodeBeat,
   type OwnerBeat,
   ownerBeat,

@@ -275,6 +275,22 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'tick_changes_bounded',
     statements: [orReplace(RT_TICK)],
   },
+  {
+    // Each boot says how long its beat vouches for it (its beat period
+    // times its stale beats), and a reader judges it by that, not by its
+    // own window: nodes with different windows (a rolling deploy that
+    // changes --dead-after-ms or the Reconciler period, nodes behind a
+    // pooler beside direct ones) no longer find a live node dead because
+    // it beats less often than they do. NULL: an older node's row, judged
+    // by the reader's window as before. At most a day: a row read back is
+    // evidence, and a bogus promise must not make a dead node immortal.
+    version: 19,
+    name: 'heartbeat_stale_after',
+    statements: [
+      `ALTER TABLE node_heartbeats ADD COLUMN stale_after_ms integer
+         CHECK (stale_after_ms BETWEEN 1 AND 86400000)`,
+    ],
+  },
 ];
 
 /** What `migrate` did. */

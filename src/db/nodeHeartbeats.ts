@@ -12,6 +12,9 @@ import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import type { Db } from './transaction.js';
 
+/** The longest a beat may vouch for its boot (a day; the column's CHECK, migration 19). */
+export const MAX_STALE_AFTER_MS = 86_400_000;
+
 const owner = z
   .string()
   .min(3)
@@ -24,12 +27,18 @@ const beatInput = z.strictObject({
   now: f.now,
   /** This boot holds its boot lock now (false: lock liveness off, or the lock is lost). */
   bootLock: z.boolean().default(false),
+  /** How long this beat vouches for the boot (its period times its stale beats); absent: readers judge by their own. */
+  staleAfterMs: z.number().int().min(1).max(MAX_STALE_AFTER_MS).optional(),
 });
 export type BeatInput = z.input<typeof beatInput>;
 
-/** Writes this boot's beat (the first one records `started_at`) and whether it holds its boot lock. */
+/**
+ * Writes this boot's beat (the first one records `started_at`), whether it
+ * holds its boot lock, and how long the beat vouches for it.
+ */
 export async function beat(db: Db, input: BeatInput): Promise<void> {
   const i = parseOrThrow(beatInput, input, '');
+  const staleAfter = i.staleAfterMs ?? null;
   await db
     .insertInto('node_heartbeats')
     .values({
@@ -38,9 +47,31 @@ export async function beat(db: Db, input: BeatInput): Promise<void> {
       started_at: i.now,
       beat_at: i.now,
       boot_lock: i.bootLock,
+      stale_after_ms: staleAfter,
     })
-    .onConflict((oc) => oc.column('owner').doUpdateSet({ beat_at: i.now, boot_lock: i.bootLock }))
+    .onConflict((oc) =>
+      oc
+        .column('owner')
+        .doUpdateSet({ beat_at: i.now, boot_lock: i.bootLock, stale_after_ms: staleAfter }),
+    )
     .execute();
+}
+
+/**
+ * A row's promise as its readers may trust it: a whole number of ms within
+ * the column's bounds, else null (judged by the reader's own window).
+ *
+ * @example
+ * ```ts
+ * staleAfterOf(10000) // => 10000
+ * staleAfterOf(null) // => null
+ * staleAfterOf(0) // => null
+ * staleAfterOf(86400001) // => null
+ * staleAfterOf(1.5) // => null
+ * ```
+ */
+export function staleAfterOf(v: number | null): number | null {
+  return v !== null && Number.isInteger(v) && v >= 1 && v <= MAX_STALE_AFTER_MS ? v : null;
 }
 
 /** What the rows say of one owner. */
@@ -49,6 +80,8 @@ export interface OwnerBeat {
   beatAt: Date | null;
   /** True when the same node has booted again since this owner started. */
   replaced: boolean;
+  /** How long the owner's beat vouches for it, as it wrote; null: judge by your own window. */
+  staleAfterMs: number | null;
 }
 
 /**
@@ -65,6 +98,7 @@ export function beatsQuery(db: Db) {
       'h.started_at',
       'h.beat_at',
       'h.boot_lock',
+      'h.stale_after_ms',
       (eb) =>
         eb
           .exists(
@@ -82,8 +116,12 @@ export function beatsQuery(db: Db) {
 export async function ownerBeat(db: Db, input: { owner: string }): Promise<OwnerBeat> {
   const o = parseOrThrow(owner, input.owner, 'owner');
   const row = await beatsQuery(db).where('h.owner', '=', o).executeTakeFirst();
-  if (row === undefined) return { beatAt: null, replaced: false };
-  return { beatAt: row.beat_at, replaced: row.replaced === true };
+  if (row === undefined) return { beatAt: null, replaced: false, staleAfterMs: null };
+  return {
+    beatAt: row.beat_at,
+    replaced: row.replaced === true,
+    staleAfterMs: staleAfterOf(row.stale_after_ms),
+  };
 }
 
 /** One boot's row, as the cluster's liveness watch reads it. */
@@ -96,6 +134,8 @@ export interface NodeBeat {
   replaced: boolean;
   /** It held its boot lock at its last beat: a lock not held now means it is gone. */
   bootLock: boolean;
+  /** How long its beat vouches for it, as it wrote; null: judge by your own window. */
+  staleAfterMs: number | null;
 }
 
 /** A row of `beatsQuery`, as its readers get it. */
@@ -110,6 +150,7 @@ export function toNodeBeat(r: BeatRow): NodeBeat {
     beatAt: r.beat_at,
     replaced: r.replaced === true,
     bootLock: r.boot_lock,
+    staleAfterMs: staleAfterOf(r.stale_after_ms),
   };
 }
 

@@ -102,6 +102,8 @@ export interface NodeHeartbeatsTable {
   boot_lock: Generated<boolean>;
   /** Someone watches this boot's board: full ticks notify it (migration 12). */
   watching: Generated<boolean>;
+  /** How long the boot's beat vouches for it, in ms (migration 19); null: an older node's row. */
+  stale_after_ms: number | null;
 }
 
 export interface SessionOutputsTable {

@@ -358,6 +358,58 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     await eachExecOnce();
   });
 
+  /**
+   * Node A beats every 600 ms and promises 1.8 s (three beats); node B's own
+   * window is 300 ms. B judges A by A's row, so A's gaps between beats are
+   * not deaths; `older` writes A's rows as a node before migration 19 did
+   * (no promise), the control.
+   */
+  const mixedWindows = async (older: boolean) => {
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    if (older)
+      await sql`CREATE FUNCTION rt_test_no_promise() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.node_id = 'nodeA' THEN NEW.stale_after_ms := NULL; END IF; RETURN NEW; END $$;
+        CREATE TRIGGER rt_test_no_promise BEFORE INSERT OR UPDATE ON node_heartbeats
+          FOR EACH ROW EXECUTE FUNCTION rt_test_no_promise()`.execute(server.main.db);
+    const a = await boot('nodeA', { ...pooled, watchBeats: true, heartbeatMs: 600 });
+    await submitTo(a, 2, 6);
+    await until(async () => (await running()).length === 2, 'A to run 2');
+    const b = await boot('nodeB', { ...pooled, watchBeats: true, heartbeatMs: 100 });
+    // Five of A's beat periods, fifteen of B's windows.
+    await new Promise((r) => setTimeout(r, 3_000));
+    return { a, b };
+  };
+  const dropNoPromise = () =>
+    sql`DROP FUNCTION IF EXISTS rt_test_no_promise() CASCADE`.execute(server.main.db);
+
+  it('each boot is judged by the window its row promises: a node that beats less often than another is not dead for it', async () => {
+    const { a, b } = await mixedWindows(false);
+    expect(downs()).toEqual([]);
+    expect((await running()).map((s) => s.owner_node)).toEqual([a.owner, a.owner]);
+    // Dead is still dead: killed, A is found by B once its own 1.8 s have passed.
+    const killedAt = Date.now();
+    a.kill();
+    await until(
+      async () => (await running()).every((s) => s.owner_node === b.owner),
+      'B to adopt',
+      10_000,
+    );
+    expect(Date.now() - killedAt).toBeGreaterThan(1_000);
+    expect(downs().map((d) => [d.owner, d.reason])).toEqual([[a.owner, 'beat_stale']]);
+    await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
+    expect((await sessions()).map((s) => s.attempt)).toEqual([1, 1]);
+    await eachExecOnce();
+  });
+
+  it('the control: a row with no promise (an older node) is judged by the reader window, and a live A loses its runs', async () => {
+    try {
+      const { a } = await mixedWindows(true);
+      expect(downs().some((d) => d.owner === a.owner && d.reason === 'beat_stale')).toBe(true);
+    } finally {
+      await dropNoPromise();
+    }
+  });
+
   it('the control: without the watch, a stale beat waits for the periodic pass', async () => {
     const { a } = await pooledPair(false);
     a.kill();

@@ -88,6 +88,23 @@ describe('resolveConfig', () => {
     expect(e.message).toMatch(/pooler/);
   });
 
+  it('takes how long a beat vouches for its node from --dead-after-ms or the env, within 2 s and a day', () => {
+    expect(resolveConfig({}).config.deadAfterMs).toBeUndefined();
+    expect(resolveConfig({ flags: { '--dead-after-ms': '30000' } }).config.deadAfterMs).toBe(
+      30_000,
+    );
+    expect(resolveConfig({ env: { ROUNDTABLE_DEAD_AFTER_MS: '15000' } }).config.deadAfterMs).toBe(
+      15_000,
+    );
+    const short = errorOf(() => resolveConfig({ flags: { '--dead-after-ms': '500' } }));
+    expect(short.message).toMatch(/^--dead-after-ms: deadAfterMs must be at least 2000/);
+    const long = errorOf(() => resolveConfig({ env: { ROUNDTABLE_DEAD_AFTER_MS: '90000000' } }));
+    expect(long.message).toMatch(/^ROUNDTABLE_DEAD_AFTER_MS: deadAfterMs must be at most 86400000/);
+    expect(errorOf(() => resolveConfig({ flags: { '--dead-after-ms': '10s' } })).message).toMatch(
+      /must be an integer/,
+    );
+  });
+
   it('ignores empty variables (an unset DOCKER_HOST in a compose file)', () => {
     expect(resolveConfig({ env: { DOCKER_HOST: '' } }).config.dockerHost).toBeUndefined();
   });

@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/exitCodes.js';
+import * as startNode from '../../src/cli/startNode.js';
 import { liveness, POOLED_LIVENESS } from '../../src/cli/startNode.js';
+import { runDocExamples } from '../support/docExamples.js';
 
 const server = { engine: 'postgres' as const };
 const pglite = { engine: 'pglite' as const };
@@ -42,6 +44,27 @@ describe('liveness', () => {
     expect(POOLED_LIVENESS.heartbeatMs * POOLED_LIVENESS.heartbeatStaleBeats).toBe(10_000);
   });
 
+  it('--dead-after-ms sets the beats (five per window) wherever they are judged', () => {
+    const window = (o: { heartbeatMs?: number; heartbeatStaleBeats?: number }) =>
+      (o.heartbeatMs ?? 0) * (o.heartbeatStaleBeats ?? 0);
+    // With the boot lock the beats are the backstop: no watch of them.
+    const locked = liveness({ ...base, deadAfterMs: 45_000 }, server);
+    expect(locked).toEqual({ bootLock: server, heartbeatMs: 9_000, heartbeatStaleBeats: 5 });
+    // Behind a pooler, and with --boot-lock off, the beats are all there is: watched.
+    const pooled = liveness({ ...base, pooler: 'transaction', deadAfterMs: 60_000 }, server);
+    expect(window(pooled)).toBe(60_000);
+    expect(pooled).toMatchObject({ watchBeats: true, reconcileLock: false, livenessPollMs: 1_000 });
+    const unlocked = liveness({ ...base, bootLock: 'off', deadAfterMs: 2_000 }, server);
+    expect(window(unlocked)).toBe(2_000);
+    expect(unlocked).toMatchObject({ watchBeats: true, livenessPollMs: 250 });
+    expect(liveness({ ...base, reconcileLock: 'off', deadAfterMs: 9_000 }, pglite)).toEqual({
+      bootLock: pglite,
+      reconcileLock: false,
+      heartbeatMs: 1_800,
+      heartbeatStaleBeats: 5,
+    });
+  });
+
   it('refuses a Reconciler lock a transaction pooler cannot hold, and one PGlite cannot take', () => {
     const pooled = cliErrorOf(() =>
       liveness({ ...base, pooler: 'transaction', reconcileLock: 'on' }, server),
@@ -53,3 +76,5 @@ describe('liveness', () => {
     );
   });
 });
+
+runDocExamples(new URL('../../src/cli/startNode.ts', import.meta.url), startNode);

@@ -11,10 +11,14 @@
  *   notification a server sends while no client is linked to it: none; two
  *   nodes started without `--pooler`, on a pooler told to ignore their
  *   startup settings, made it log four in their first seconds);
+ * - the two judge each other by the window each one's row promises
+ *   (`--dead-after-ms`: 5 s for A, 30 s for B, so B beats every 6 s, longer
+ *   than A's own window): neither is found dead while both live (before
+ *   migration 19 A took B's runs every few seconds);
  * - a node SIGKILLed mid-run (no boot lock to be freed) is found dead by its
- *   heartbeat row going stale (POOLED_LIVENESS: 10 s), watched for on the
- *   rows, and its run is queued again and runs on the other node, long
- *   before the periodic pass (a minute) would have looked.
+ *   heartbeat row going stale (its own window), watched for on the rows,
+ *   and its run is queued again and runs on the other node, long before the
+ *   periodic pass (a minute) would have looked.
  *
  * Skipped without the test server or pgbouncer, failed with CI=true. Real
  * processes, so real time: every wait is bounded.
@@ -36,6 +40,8 @@ import {
 } from './e2eCluster.js';
 
 const CAPS = { maxRunning: 2, defaultUserCap: 1 };
+/** Each node's `--dead-after-ms`: B beats every 6 s, longer than A's whole window. */
+const DEAD_AFTER_MS = { a: 5_000, b: 30_000 };
 const STRAY = /got packet 'A' from server when not linked/g;
 
 /** The queued positions the admin's board of `node` shows now (a fresh snapshot), by task id. */
@@ -96,8 +102,8 @@ describeWithPgbouncer(
         pooler: 'transaction',
         caps: CAPS,
       };
-      a = await cluster.addNode('pooled-a', settings);
-      b = await cluster.addNode('pooled-b', settings);
+      a = await cluster.addNode('pooled-a', { ...settings, deadAfterMs: DEAD_AFTER_MS.a });
+      b = await cluster.addNode('pooled-b', { ...settings, deadAfterMs: DEAD_AFTER_MS.b });
     }, 120_000);
 
     afterAll(async () => {
@@ -108,6 +114,7 @@ describeWithPgbouncer(
     it('both nodes run what either was given, show every card’s end, keep the caps, and leave no LISTEN behind', async () => {
       procs.set(a, await cluster.startReady(a));
       procs.set(b, await cluster.startReady(b));
+      const bothUpAt = Date.now();
       for (const node of [a, b]) {
         expect(await health(node)).toMatchObject({
           lock: 'none',
@@ -156,7 +163,12 @@ describeWithPgbouncer(
       );
       expect(owners.length).toBeGreaterThan(0);
       expect(stray()).toBe(0);
-      // Nothing went wrong in the background either (a LISTEN tried and refused would say so).
+      // Two of B's beat periods with both up: by A's own window B would have
+      // been dead for a second of each (a warning, and its runs taken).
+      const twoBeats = (2 * DEAD_AFTER_MS.b) / 5 + 1_000;
+      await new Promise((r) => setTimeout(r, Math.max(0, bothUpAt + twoBeats - Date.now())));
+      // Nothing went wrong in the background either (a LISTEN tried and
+      // refused would say so, as would a live node found dead).
       for (const node of [a, b]) {
         const warnings = (procs.get(node)?.records ?? []).filter(
           (r) => typeof r.level === 'number' && r.level >= 40,
@@ -277,11 +289,13 @@ describeWithPgbouncer(
         },
         60_000,
       );
-      // Seen by the watch on the rows: 10 s of stale beats and a poll, not the
-      // periodic pass a minute later (the beat was at most 2 s old at the kill).
+      // Seen by the watch on the rows once the victim's own window passed (its
+      // beat was at most a fifth of it old at the kill) and a poll, not by the
+      // periodic pass a minute later.
+      const window = victim === a ? DEAD_AFTER_MS.a : DEAD_AFTER_MS.b;
       const seenAfterMs = new Date(lostAt).getTime() - killedAt;
-      expect(seenAfterMs).toBeGreaterThan(5_000);
-      expect(seenAfterMs).toBeLessThan(20_000);
+      expect(seenAfterMs).toBeGreaterThan(window * 0.8 - 500);
+      expect(seenAfterMs).toBeLessThan(window + 10_000);
       const attempts = await until(
         'attempt 2 succeeded',
         async () => {

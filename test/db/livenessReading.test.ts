@@ -27,7 +27,7 @@ const at = (s: number) => new Date(Date.UTC(2026, 6, 14, 10, 0, s));
 
 /** Three boots of two nodes, written out of start order: a@1 is replaced by a@2. */
 async function threeBoots(db: Parameters<typeof beat>[0]): Promise<void> {
-  await beat(db, { owner: 'b@1', nodeId: 'b', now: at(5), bootLock: true });
+  await beat(db, { owner: 'b@1', nodeId: 'b', now: at(5), bootLock: true, staleAfterMs: 10_000 });
   await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
   await beat(db, { owner: 'a@2', nodeId: 'a', now: at(10), bootLock: true });
   await beat(db, { owner: 'a@1', nodeId: 'a', now: at(12) });
@@ -48,6 +48,7 @@ describeEachEngine('liveness reading, without locks', (getDb) => {
         beatAt: at(12),
         replaced: true,
         bootLock: false,
+        staleAfterMs: null,
       },
       {
         owner: 'b@1',
@@ -56,6 +57,7 @@ describeEachEngine('liveness reading, without locks', (getDb) => {
         beatAt: at(5),
         replaced: false,
         bootLock: true,
+        staleAfterMs: 10_000,
       },
       {
         owner: 'a@2',
@@ -64,6 +66,7 @@ describeEachEngine('liveness reading, without locks', (getDb) => {
         beatAt: at(10),
         replaced: false,
         bootLock: true,
+        staleAfterMs: null,
       },
     ]);
   });

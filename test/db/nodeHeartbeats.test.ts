@@ -2,25 +2,36 @@ import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../../src/db/advisoryLocks.js';
 import { ValidationError } from '../../src/db/errors.js';
+import * as nodeHeartbeats from '../../src/db/nodeHeartbeats.js';
 import {
   beat,
   endBeat,
   listBeats,
+  MAX_STALE_AFTER_MS,
   ownerBeat,
   pruneHeartbeats,
   setWatching,
 } from '../../src/db/nodeHeartbeats.js';
 import { describeEachEngine, raceTest } from '../support/databases.js';
+import { runDocExamples } from '../support/docExamples.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 6, 14, 10, 0, s));
 
 describeEachEngine('node heartbeats', (getDb, engine) => {
   it('a beat records the boot once and moves beat_at on every later beat', async () => {
     const { db } = getDb();
-    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: null, replaced: false });
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({
+      beatAt: null,
+      replaced: false,
+      staleAfterMs: null,
+    });
     await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
     await beat(db, { owner: 'a@1', nodeId: 'a', now: at(20) });
-    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: at(20), replaced: false });
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({
+      beatAt: at(20),
+      replaced: false,
+      staleAfterMs: null,
+    });
     const rows = await db.selectFrom('node_heartbeats').selectAll().execute();
     expect(rows).toEqual([
       {
@@ -30,8 +41,33 @@ describeEachEngine('node heartbeats', (getDb, engine) => {
         beat_at: at(20),
         boot_lock: false,
         watching: true,
+        stale_after_ms: null,
       },
     ]);
+  });
+
+  it('each beat says how long it vouches for its boot; readers get it back, checked', async () => {
+    const { db } = getDb();
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0), staleAfterMs: 10_000 });
+    await beat(db, { owner: 'b@1', nodeId: 'b', now: at(1) });
+    expect((await listBeats(db)).map((b) => [b.owner, b.staleAfterMs])).toEqual([
+      ['a@1', 10_000],
+      ['b@1', null],
+    ]);
+    // A later beat with another window (a restart with a new setting keeps no stale promise).
+    await beat(db, { owner: 'a@1', nodeId: 'a', now: at(2), staleAfterMs: 60_000 });
+    expect((await ownerBeat(db, { owner: 'a@1' })).staleAfterMs).toBe(60_000);
+    for (const staleAfterMs of [0, 1.5, MAX_STALE_AFTER_MS + 1]) {
+      const e = await beat(db, { owner: 'a@1', nodeId: 'a', now: at(3), staleAfterMs }).catch(
+        (x: unknown) => x,
+      );
+      expect((e as ValidationError).field).toBe('staleAfterMs');
+    }
+    // Written around the function (by hand, another tool): the column refuses it.
+    await expect(
+      sql`UPDATE node_heartbeats SET stale_after_ms = 0 WHERE owner = 'a@1'`.execute(db),
+    ).rejects.toThrow(/check constraint/);
+    expect((await ownerBeat(db, { owner: 'a@1' })).staleAfterMs).toBe(60_000);
   });
 
   raceTest(engine)(
@@ -116,9 +152,21 @@ describeEachEngine('node heartbeats', (getDb, engine) => {
     await beat(db, { owner: 'b@1', nodeId: 'b', now: at(1) });
     await beat(db, { owner: 'a@1', nodeId: 'a', now: at(30) });
     await beat(db, { owner: 'a@2', nodeId: 'a', now: at(31) });
-    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: at(30), replaced: true });
-    expect(await ownerBeat(db, { owner: 'a@2' })).toEqual({ beatAt: at(31), replaced: false });
-    expect(await ownerBeat(db, { owner: 'b@1' })).toEqual({ beatAt: at(1), replaced: false });
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({
+      beatAt: at(30),
+      replaced: true,
+      staleAfterMs: null,
+    });
+    expect(await ownerBeat(db, { owner: 'a@2' })).toEqual({
+      beatAt: at(31),
+      replaced: false,
+      staleAfterMs: null,
+    });
+    expect(await ownerBeat(db, { owner: 'b@1' })).toEqual({
+      beatAt: at(1),
+      replaced: false,
+      staleAfterMs: null,
+    });
   });
 
   it('a boot that stops on purpose ends its beat', async () => {
@@ -126,7 +174,11 @@ describeEachEngine('node heartbeats', (getDb, engine) => {
     await beat(db, { owner: 'a@1', nodeId: 'a', now: at(0) });
     await endBeat(db, { owner: 'a@1' });
     await endBeat(db, { owner: 'a@1' });
-    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({ beatAt: null, replaced: false });
+    expect(await ownerBeat(db, { owner: 'a@1' })).toEqual({
+      beatAt: null,
+      replaced: false,
+      staleAfterMs: null,
+    });
   });
 
   it('prunes beats older than a moment, and only those', async () => {
@@ -155,3 +207,5 @@ describeEachEngine('node heartbeats', (getDb, engine) => {
     expect(await db.selectFrom('node_heartbeats').selectAll().execute()).toEqual([]);
   });
 });
+
+runDocExamples(new URL('../../src/db/nodeHeartbeats.ts', import.meta.url), nodeHeartbeats);
