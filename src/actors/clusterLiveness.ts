@@ -175,6 +175,7 @@ export class ClusterLiveness implements OwnerLiveness {
         lastBeat: b.beatAt.toISOString(),
         lock: this.lockOf(b.owner, r),
         liveness: b.owner === this.o.owner ? 'alive' : this.verdict(b.owner, r).owner,
+        deadAfterMs: this.windowOf(b),
         self: b.owner === this.o.owner,
       };
     });
@@ -212,6 +213,15 @@ export class ClusterLiveness implements OwnerLiveness {
       : 'unknown';
   }
 
+  /**
+   * The window a boot is judged by: its own, when its row says it (a node
+   * that beats less often than this one is not dead for it), else this
+   * node's (a row from before migration 19, or no row).
+   */
+  private windowOf(b: NodeBeat | undefined): number {
+    return b?.staleAfterMs ?? this.o.staleAfterMs;
+  }
+
   private verdict(owner: string, r: Reading): LivenessVerdict {
     const b = r.beats.get(owner);
     return livenessVerdict({
@@ -219,9 +229,7 @@ export class ClusterLiveness implements OwnerLiveness {
       beatAgeMs: b === undefined ? null : r.at - b.beatAt.getTime(),
       replaced: b?.replaced ?? false,
       lock: this.lockOf(owner, r),
-      // The owner's own promise when its row has one: a node that beats
-      // less often than this one is not dead for it (mixed windows).
-      staleAfterMs: b?.staleAfterMs ?? this.o.staleAfterMs,
+      staleAfterMs: this.windowOf(b),
       self: this.selfState,
     });
   }

@@ -51,6 +51,12 @@ export interface ClusterNodeView {
   /** Its boot lock as `pg_locks` shows it; `unknown` without lock liveness. */
   lock: 'held' | 'released' | 'unknown';
   liveness: 'alive' | 'dead' | 'unknown';
+  /**
+   * How long a beat of it vouches for it, in ms: silent longer, it is dead.
+   * Its own window, as its row says (`--dead-after-ms`), else the answering
+   * node's (a row from a node before migration 19).
+   */
+  deadAfterMs: number;
   /** The boot answering this request. */
   self: boolean;
   sessionsOwned: number;

@@ -385,6 +385,12 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
   it('each boot is judged by the window its row promises: a node that beats less often than another is not dead for it', async () => {
     const { a, b } = await mixedWindows(false);
     expect(downs()).toEqual([]);
+    // The admin's list says the window each boot is judged by: its own.
+    const windows = (await b.clusterNodes()).map((n) => [n.owner, n.deadAfterMs]);
+    expect(windows).toEqual([
+      [a.owner, 1_800],
+      [b.owner, 300],
+    ]);
     expect((await running()).map((s) => s.owner_node)).toEqual([a.owner, a.owner]);
     // Dead is still dead: killed, A is found by B once its own 1.8 s have passed.
     const killedAt = Date.now();
@@ -403,8 +409,10 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
 
   it('the control: a row with no promise (an older node) is judged by the reader window, and a live A loses its runs', async () => {
     try {
-      const { a } = await mixedWindows(true);
+      const { a, b } = await mixedWindows(true);
       expect(downs().some((d) => d.owner === a.owner && d.reason === 'beat_stale')).toBe(true);
+      const seen = (await b.clusterNodes()).find((n) => n.owner === a.owner);
+      expect(seen?.deadAfterMs).toBe(300);
     } finally {
       await dropNoPromise();
     }

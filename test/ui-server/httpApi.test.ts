@@ -302,6 +302,7 @@ describe('cluster nodes', () => {
     lastBeat: '2026-12-01T10:05:00.000Z',
     lock: 'held' as const,
     liveness: 'alive' as const,
+    deadAfterMs: 10_000,
     self: true,
     sessionsOwned: 3,
   };

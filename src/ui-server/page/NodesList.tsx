@@ -2,14 +2,15 @@
 /**
  * The admin's list of the cluster's boots (GET /api/admin/nodes), asked for
  * again every few seconds: node and boot, up since, the last heartbeat's
- * age (ticking between fetches), the running sessions it owns, whether
+ * age (ticking between fetches), how long a beat vouches for it (its own
+ * window, `--dead-after-ms`), the running sessions it owns, whether
  * Postgres shows its boot lock held, and the liveness verdict the node
  * answering draws from those (docs/operations.md, liveness).
  */
 import { useCallback } from 'preact/hooks';
 import type { ClusterNodeView } from '../../board/boardPort.js';
 import type { BoardApi } from '../../client/boardApi.js';
-import { Elapsed } from './ticker.js';
+import { Elapsed, span } from './ticker.js';
 import { usePoll } from './usePoll.js';
 
 /** How often the list is asked for again: well inside a heartbeat period. */
@@ -33,6 +34,7 @@ function NodeRow({ n }: { n: ClusterNodeView }) {
           <Elapsed iso={n.lastBeat} /> ago
         </time>
       </td>
+      <td class="num">{span(n.deadAfterMs)}</td>
       <td class="num">{n.sessionsOwned}</td>
       <td>{n.lock}</td>
       <td class={`verdict ${n.liveness}`}>{n.liveness}</td>
@@ -49,7 +51,8 @@ export function NodesList({ api }: { api: BoardApi }) {
         Nodes <span class="count">{nodes?.length ?? ''}</span>
       </h2>
       {error && <p class="stale">nodes: {error}</p>}
-      <div class="scroll">
+      {/* Wider than a phone: scrolled sideways, so it takes the keyboard's focus too. */}
+      <div class="scroll" tabIndex={0} role="region" aria-labelledby="nodes-title">
         <table>
           <thead>
             <tr>
@@ -57,6 +60,9 @@ export function NodesList({ api }: { api: BoardApi }) {
               <th scope="col">boot</th>
               <th scope="col">up for</th>
               <th scope="col">last beat</th>
+              <th scope="col" class="num" title="silent this long (no beat), the node is dead">
+                dead after
+              </th>
               <th scope="col" class="num">
                 sessions owned
               </th>

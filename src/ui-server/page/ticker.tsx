@@ -35,7 +35,27 @@ export function useNow(): number {
 
 /** "42s", "3m 5s", "2h 4m": how long since `iso`. */
 export function since(iso: string, now: number): string {
-  const s = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  // Whole seconds: the tick is a second.
+  return span(Math.floor((now - Date.parse(iso)) / 1000) * 1000);
+}
+
+/**
+ * A span of `ms` as the page shows it: tenths under ten seconds when not
+ * whole, then seconds, minutes, hours.
+ *
+ * @example
+ * ```ts
+ * span(1_800) // => '1.8s'
+ * span(10_000) // => '10s'
+ * span(60_000) // => '1m 0s'
+ * span(185_000) // => '3m 5s'
+ * span(86_400_000) // => '24h 0m'
+ * span(-5) // => '0s'
+ * ```
+ */
+export function span(ms: number): string {
+  if (ms > 0 && ms < 10_000 && ms % 1000 !== 0) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;

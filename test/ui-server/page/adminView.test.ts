@@ -39,6 +39,7 @@ const NODE_A: ClusterNodeView = {
   lastBeat: iso(2_000),
   lock: 'held',
   liveness: 'alive',
+  deadAfterMs: 60_000,
   self: true,
   sessionsOwned: 3,
 };
@@ -48,6 +49,7 @@ const NODE_B: ClusterNodeView = {
   nodeId: 'node-b',
   bootId: 'b7',
   self: false,
+  deadAfterMs: 10_000,
   sessionsOwned: 5,
 };
 
@@ -110,7 +112,7 @@ describe.skipIf(skipReason !== null)('admin view in chromium', () => {
     expect(cells.slice(1, 2)).toEqual(['b1']);
     expect(cells[2]).toMatch(/^1h 0m$/);
     expect(cells[3]).toMatch(/^\d+s ago$/);
-    expect(cells.slice(4)).toEqual(['3', 'held', 'alive']);
+    expect(cells.slice(4)).toEqual(['1m 0s', '3', 'held', 'alive']);
     // node-b dies: its lock is released, the verdict turns, and a new node joins.
     h.board.nodes = [
       NODE_A,
@@ -125,6 +127,7 @@ describe.skipIf(skipReason !== null)('admin view in chromium', () => {
       'b7',
       expect.stringMatching(/^1h 0m$/),
       expect.stringMatching(/^1m 3\ds ago$/),
+      '10s',
       '5',
       'released',
       'dead',
