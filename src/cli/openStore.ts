@@ -63,7 +63,7 @@ export async function openStore(
   } catch (error) {
     if (error instanceof ConnectError) {
       const cause = causeText(error);
-      throw new CliError('CLI_STORE', `${error.message}: ${cause}${poolerHint(cause, config)}`, {
+      throw new CliError('CLI_STORE', `${error.summary}: ${cause}${poolerHint(cause, config)}`, {
         cause: error,
       });
     }

@@ -22,7 +22,7 @@ import pg from 'pg';
 import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
 import { type ConnectOptions, type Pooler, validateConnectOptions } from './connectOptions.js';
 import { deadlinePool } from './deadlinePool.js';
-import { ConnectError, NoSessionError } from './errors.js';
+import { ConnectError, NoSessionError, refusedByPooler } from './errors.js';
 import { holdLeaderLock, type LeaderLock, type LeaderState } from './leaderLock.js';
 import {
   type ListenState,
@@ -265,7 +265,15 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     await pool.query('SELECT 1');
   } catch (error) {
     await close();
-    throw new ConnectError(`cannot reach the ${engine} store`, { cause: error });
+    // Said to a library user here, as the CLI says --pooler transaction.
+    const advice =
+      o.pooler !== 'transaction' && refusedByPooler(error)
+        ? `${(error as Error).message}: behind a transaction pooler (PgBouncer in transaction mode), connect with { pooler: 'transaction' } (docs/operations.md)`
+        : undefined;
+    throw new ConnectError(`cannot reach the ${engine} store`, {
+      cause: error,
+      ...(advice ? { advice } : {}),
+    });
   }
   return {
     db,

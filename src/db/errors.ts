@@ -95,9 +95,31 @@ export class MigrationError extends DbError {
 export class ConnectError extends DbError {
   override readonly name = 'ConnectError';
   readonly code = 'DB_CONNECT';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** What went wrong, without the advice (a CLI words its own). */
+  readonly summary: string;
+  /** What to do about it, when the cause says (a pooler refusing the startup settings). */
+  readonly advice: string | null;
+  constructor(summary: string, options?: { cause?: unknown; advice?: string }) {
+    super(options?.advice ? `${summary}: ${options.advice}` : summary, options);
+    this.summary = summary;
+    this.advice = options?.advice ?? null;
   }
+}
+
+/**
+ * Whether a refused connect is a transaction pooler's refusal of the
+ * session settings sent in the startup packet (PgBouncer's stock answer to
+ * `statement_timeout`): the caller should connect with `pooler: 'transaction'`.
+ *
+ * @example
+ * ```ts
+ * refusedByPooler(new Error('unsupported startup parameter: statement_timeout')) // => true
+ * refusedByPooler(new Error('connect ECONNREFUSED 127.0.0.1:5432')) // => false
+ * refusedByPooler('unsupported startup parameter: options') // => false
+ * ```
+ */
+export function refusedByPooler(error: unknown): boolean {
+  return error instanceof Error && /unsupported startup parameter/.test(error.message);
 }
 
 /**

@@ -11,49 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/commandContext.js';
 import { runCli } from '../../src/cli/runCli.js';
+import { capture } from './cliCapture.js';
 
 const SERVER = process.env.ROUNDTABLE_TEST_DATABASE_URL;
 const CI = process.env.CI === 'true';
-
-function capture(): { io: CliIo; out: () => string; err: () => string; sigint: () => void } {
-  let out = '';
-  let err = '';
-  let handler: ((s: 'SIGINT' | 'SIGTERM') => void) | undefined;
-  return {
-    io: {
-      env: { ROUNDTABLE_LOG_FORMAT: 'json' },
-      stdout: {
-        write: (t) => {
-          out += t;
-        },
-        isTTY: false,
-      },
-      stderr: {
-        write: (t) => {
-          err += t;
-        },
-        isTTY: false,
-      },
-      readFile: () => {
-        throw new Error('no files here');
-      },
-      onSignal: (h) => {
-        handler = h;
-        return () => {
-          handler = undefined;
-        };
-      },
-      exit: (code) => {
-        throw new Error(`exit(${code}) called`);
-      },
-    },
-    out: () => out,
-    err: () => err,
-    sigint: () => handler?.('SIGINT'),
-  };
-}
 
 if (SERVER === undefined && !CI) {
   describe.skip('cli on Postgres: skipped, ROUNDTABLE_TEST_DATABASE_URL is not set', () => {
@@ -119,7 +81,7 @@ if (SERVER === undefined && !CI) {
         if (Date.now() > deadline) throw new Error(`not finished: ${node.err()}\n${node.out()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
-      node.sigint();
+      node.signal('SIGINT');
       expect(await running).toBe(0);
       const s = capture();
       expect(await runCli(['status', '--json', ...flags()], s.io)).toBe(0);

@@ -7,62 +7,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/commandContext.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { runCli } from '../../src/cli/runCli.js';
 import { MIGRATIONS } from '../../src/db/index.js';
+import { type Captured, capture } from './cliCapture.js';
 
 const VERSIONS = MIGRATIONS.map((m) => m.version);
 const LATEST = VERSIONS.at(-1);
-
-interface Captured {
-  io: CliIo;
-  out: () => string;
-  err: () => string;
-  signal: (s: 'SIGINT' | 'SIGTERM') => void;
-  exits: number[];
-}
-
-function capture(env: Record<string, string> = {}, files: Record<string, string> = {}): Captured {
-  let out = '';
-  let err = '';
-  const handlers = new Set<(s: 'SIGINT' | 'SIGTERM') => void>();
-  const exits: number[] = [];
-  return {
-    io: {
-      env: { ROUNDTABLE_LOG_FORMAT: 'json', ...env },
-      stdout: {
-        write: (t) => {
-          out += t;
-        },
-        isTTY: false,
-      },
-      stderr: {
-        write: (t) => {
-          err += t;
-        },
-        isTTY: false,
-      },
-      readFile: (path) => {
-        const text = files[path];
-        if (text === undefined)
-          throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-        return text;
-      },
-      onSignal: (h) => {
-        handlers.add(h);
-        return () => handlers.delete(h);
-      },
-      exit: (code) => void exits.push(code),
-    },
-    out: () => out,
-    err: () => err,
-    signal: (s) => {
-      for (const h of handlers) h(s);
-    },
-    exits,
-  };
-}
 
 /** Waits for a starting node's `ready` log record and returns it. */
 async function readyRecord(node: Captured, deadline: number) {

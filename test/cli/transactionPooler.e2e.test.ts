@@ -23,11 +23,16 @@
  * Skipped without the test server or pgbouncer, failed with CI=true. Real
  * processes, so real time: every wait is bounded.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { runCli } from '../../src/cli/runCli.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
 import { describeWithPgbouncer } from '../support/privatePgbouncer.js';
+import { capture } from './cliCapture.js';
 import type { CliProcess } from './cliProcess.js';
 import {
   ADMIN,
@@ -110,6 +115,26 @@ describeWithPgbouncer(
       for (const h of handles) await h.close();
       if (cluster !== undefined) await cluster.close(server);
     }, 60_000);
+
+    it('without --pooler the pooler refuses the connect, and the CLI says which flag to add', async () => {
+      const database = new URL(cluster.url).pathname.slice(1);
+      const c = capture();
+      const dir = mkdtempSync(join(tmpdir(), 'rt-pooler-cli-'));
+      try {
+        const code = await runCli(
+          ['status', '--database-url', getPooler().urlFor(database), '--data-dir', dir],
+          c.io,
+        );
+        expect(code, c.err()).not.toBe(0);
+        expect(c.err()).toContain(
+          'cannot reach the postgres store: unsupported startup parameter: statement_timeout; behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)',
+        );
+        // Said once, in the CLI's words, not the library's as well.
+        expect(c.err()).not.toContain("pooler: 'transaction'");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 
     it('both nodes run what either was given, show every card’s end, keep the caps, and leave no LISTEN behind', async () => {
       procs.set(a, await cluster.startReady(a));

@@ -57,6 +57,11 @@ describeWithPgbouncer(
       expect(String((error as ConnectError).cause)).toMatch(
         /unsupported startup parameter: statement_timeout/,
       );
+      // A library user is told what to do, as the CLI's --pooler hint does.
+      expect((error as ConnectError).message).toBe(
+        "cannot reach the postgres store: unsupported startup parameter: statement_timeout: behind a transaction pooler (PgBouncer in transaction mode), connect with { pooler: 'transaction' } (docs/operations.md)",
+      );
+      expect((error as ConnectError).summary).toBe('cannot reach the postgres store');
     });
 
     it('connects, migrates and ticks through it, with the role’s settings and no session locks', async () => {
