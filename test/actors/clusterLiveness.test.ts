@@ -359,10 +359,12 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
   });
 
   /**
-   * Node A beats every 600 ms and promises 1.8 s (three beats); node B's own
-   * window is 300 ms. B judges A by A's row, so A's gaps between beats are
-   * not deaths; `older` writes A's rows as a node before migration 19 did
-   * (no promise), the control.
+   * Node A beats every 1.5 s and promises 4.5 s (three beats); node B's own
+   * window is 900 ms, shorter than A's period. B judges A by A's row, so A's
+   * gaps between beats are not deaths; `older` writes A's rows as a node
+   * before migration 19 did (no promise), the control. Windows of whole
+   * hundreds of ms: the two runtimes share this thread, and a stall of it
+   * must not read as a death of either.
    */
   const mixedWindows = async (older: boolean) => {
     cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
@@ -371,12 +373,12 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
         BEGIN IF NEW.node_id = 'nodeA' THEN NEW.stale_after_ms := NULL; END IF; RETURN NEW; END $$;
         CREATE TRIGGER rt_test_no_promise BEFORE INSERT OR UPDATE ON node_heartbeats
           FOR EACH ROW EXECUTE FUNCTION rt_test_no_promise()`.execute(server.main.db);
-    const a = await boot('nodeA', { ...pooled, watchBeats: true, heartbeatMs: 600 });
-    await submitTo(a, 2, 6);
+    const a = await boot('nodeA', { ...pooled, watchBeats: true, heartbeatMs: 1_500 });
+    await submitTo(a, 2, 12);
     await until(async () => (await running()).length === 2, 'A to run 2');
-    const b = await boot('nodeB', { ...pooled, watchBeats: true, heartbeatMs: 100 });
-    // Five of A's beat periods, fifteen of B's windows.
-    await new Promise((r) => setTimeout(r, 3_000));
+    const b = await boot('nodeB', { ...pooled, watchBeats: true, heartbeatMs: 300 });
+    // Two and a half of A's beat periods, four of B's windows.
+    await new Promise((r) => setTimeout(r, 4_000));
     return { a, b };
   };
   const dropNoPromise = () =>
@@ -388,11 +390,11 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     // The admin's list says the window each boot is judged by: its own.
     const windows = (await b.clusterNodes()).map((n) => [n.owner, n.deadAfterMs]);
     expect(windows).toEqual([
-      [a.owner, 1_800],
-      [b.owner, 300],
+      [a.owner, 4_500],
+      [b.owner, 900],
     ]);
     expect((await running()).map((s) => s.owner_node)).toEqual([a.owner, a.owner]);
-    // Dead is still dead: killed, A is found by B once its own 1.8 s have passed.
+    // Dead is still dead: killed, A is found by B once its own 4.5 s have passed.
     const killedAt = Date.now();
     a.kill();
     await until(
@@ -400,7 +402,7 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
       'B to adopt',
       10_000,
     );
-    expect(Date.now() - killedAt).toBeGreaterThan(1_000);
+    expect(Date.now() - killedAt).toBeGreaterThan(2_500);
     expect(downs().map((d) => [d.owner, d.reason])).toEqual([[a.owner, 'beat_stale']]);
     await until(async () => (await sessions()).every((s) => s.status === 'succeeded'), 'done');
     expect((await sessions()).map((s) => s.attempt)).toEqual([1, 1]);
@@ -412,7 +414,7 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
       const { a, b } = await mixedWindows(true);
       expect(downs().some((d) => d.owner === a.owner && d.reason === 'beat_stale')).toBe(true);
       const seen = (await b.clusterNodes()).find((n) => n.owner === a.owner);
-      expect(seen?.deadAfterMs).toBe(300);
+      expect(seen?.deadAfterMs).toBe(900);
     } finally {
       await dropNoPromise();
     }
