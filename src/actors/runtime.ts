@@ -23,7 +23,7 @@ import {
 import { isTransientDbError } from '../db/transientErrors.js';
 import { type Supervisor, startSupervisor } from '../supervisor/index.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
-import { startClusterLiveness } from './clusterLivenessWiring.js';
+import { OwnerDownNotice, startClusterLiveness } from './clusterLivenessWiring.js';
 import { sweepFencedOut } from './fencedOutSweep.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
 import { runnerPoolMachine } from './runnerPool.js';
@@ -68,6 +68,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     owner,
     isTransient,
     mayGrant: () => cluster?.canGrant() ?? false,
+    onTicked: (t) => metrics.ticked(t),
     onGranted(grant) {
       metrics.granted(grant.session.enqueuedAt, now());
       void board.apply(grant.session, grant.task).catch(report);
@@ -163,6 +164,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     poke: () => dispatcher.poke(),
     isDead: () => dead,
     onError: report,
+    onNotice: (notice) => {
+      if (notice instanceof OwnerDownNotice) metrics.ownerDown(notice.reason);
+      report(notice);
+    },
     track,
   });
   cluster = wired.cluster;

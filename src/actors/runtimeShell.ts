@@ -25,6 +25,7 @@ import { linePositions } from './runtimeBoardPositions.js';
 import { RESTORE_TAIL_CHARS } from './runtimeBoardRows.js';
 import { EngineGate } from './runtimeEngine.js';
 import { RIDE_MAX_CHANGES, TickFeed } from './runtimeFeed.js';
+import type { TickSample } from './runtimeMetrics.js';
 import type { ResolvedRuntimeOptions } from './runtimeOptions.js';
 import { VACUUM_EVERY, VacuumSchedule } from './runtimeVacuum.js';
 import { BoardWatch } from './runtimeWatch.js';
@@ -52,6 +53,8 @@ export interface ShellOptions {
   mayGrant(): boolean;
   /** A grant to this node, while it is alive: start its runner. */
   onGranted(grant: { session: Session; task: Task }): void;
+  /** Each tick this node sent, once it came back or failed (for /metrics). */
+  onTicked?(t: TickSample): void;
   /** The runtime is shutting down or gave up: rows that arrive now are not shown. */
   isDead(): boolean;
   report(error: unknown): void;
@@ -151,6 +154,9 @@ export function createShell(s: ShellOptions): Shell {
     // nodes changed since (the feed reads only what no reply covers).
     tick: async (input) => {
       const since = feed.sending();
+      const sentAt = clock.now();
+      const ticked = (ok: boolean) =>
+        s.onTicked?.({ ms: clock.now() - sentAt, ops: input.ops.length, ok });
       try {
         const result = await tick(db, {
           ...input,
@@ -158,11 +164,13 @@ export function createShell(s: ShellOptions): Shell {
           tailChars: RESTORE_TAIL_CHARS,
           changesMax: RIDE_MAX_CHANGES,
         });
+        ticked(true);
         sentWith.set(result, since);
         // Before the dispatcher sends the next tick (see TickFeed.landed).
         feed.landed(result);
         return result;
       } catch (error) {
+        ticked(false);
         feed.ownFailed();
         throw error;
       }

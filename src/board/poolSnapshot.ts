@@ -25,4 +25,18 @@ export interface BoardMetricsSnapshot {
   waitSamplesSeconds: number[];
   restartsTotal: number;
   giveUpsTotal: Record<string, number>;
+  /** The dispatch ticks this node sent since the previous call, each once: round trip and ops carried. */
+  tickSamples: Array<{ seconds: number; ops: number }>;
+  /** Ticks this node sent that committed, and that failed (each failed one is sent again). */
+  ticksTotal: { ok: number; failed: number };
+  /** Sessions granted to this node. */
+  grantsTotal: number;
+  /** Other boots this node's liveness watch found gone, by reason (`beat_stale`, `lock_released`...). */
+  ownerDownsTotal: Record<string, number>;
+  /**
+   * Samples dropped because too many waited for the next call (nobody
+   * scrapes `/metrics`; src/actors/runtimeMetrics.ts keeps at most 100,000
+   * per series): by series, `wait` or `tick`.
+   */
+  samplesDroppedTotal: Record<string, number>;
 }

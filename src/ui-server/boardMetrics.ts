@@ -10,6 +10,12 @@ import type { HubStats } from './boardHub.js';
 /** Wait-time buckets in seconds: from an immediate grant to a long queue. */
 export const WAIT_BUCKETS = [0.1, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600];
 
+/** A dispatch tick's round trip in seconds: a millisecond on a quiet server to a stalled one. */
+export const TICK_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** Ops one tick carried: one submit alone to a full batch (500). */
+export const TICK_OPS_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
+
 /** The server's metrics; `render()` returns the Prometheus text. */
 export interface BoardMetrics {
   contentType: string;
@@ -52,6 +58,41 @@ export function createBoardMetrics(
     labelNames: ['reason'],
     registers: [registry],
   });
+  const tickSeconds = new Histogram({
+    name: 'roundtable_tick_seconds',
+    help: "Round trip of this node's dispatch ticks, from send to reply or failure",
+    buckets: TICK_BUCKETS,
+    registers: [registry],
+  });
+  const tickOps = new Histogram({
+    name: 'roundtable_tick_ops',
+    help: "Ops (enqueues, handles, finishes, cancels...) each of this node's ticks carried",
+    buckets: TICK_OPS_BUCKETS,
+    registers: [registry],
+  });
+  const ticks = new Counter({
+    name: 'roundtable_ticks_total',
+    help: 'Dispatch ticks this node sent, by outcome (a failed one is sent again)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const grants = new Counter({
+    name: 'roundtable_grants_total',
+    help: 'Sessions granted a runner on this node',
+    registers: [registry],
+  });
+  const ownerDowns = new Counter({
+    name: 'roundtable_owner_downs_total',
+    help: "Other boots this node's liveness watch found gone, by reason",
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const dropped = new Counter({
+    name: 'roundtable_metric_samples_dropped_total',
+    help: 'Histogram samples dropped because too many waited for a scrape, by series',
+    labelNames: ['series'],
+    registers: [registry],
+  });
   const connections = new Gauge({
     name: 'roundtable_board_connections',
     help: 'Open board WebSocket connections',
@@ -78,6 +119,19 @@ export function createBoardMetrics(
       restarts.inc(m.restartsTotal);
       giveUps.reset();
       for (const [reason, n] of Object.entries(m.giveUpsTotal)) giveUps.inc({ reason }, n);
+      for (const t of m.tickSamples) {
+        tickSeconds.observe(t.seconds);
+        tickOps.observe(t.ops);
+      }
+      ticks.reset();
+      ticks.inc({ outcome: 'ok' }, m.ticksTotal.ok);
+      ticks.inc({ outcome: 'failed' }, m.ticksTotal.failed);
+      grants.reset();
+      grants.inc(m.grantsTotal);
+      ownerDowns.reset();
+      for (const [reason, n] of Object.entries(m.ownerDownsTotal)) ownerDowns.inc({ reason }, n);
+      dropped.reset();
+      for (const [series, n] of Object.entries(m.samplesDroppedTotal)) dropped.inc({ series }, n);
       const hub = hubStats();
       connections.set(hub.connections);
       frames.reset();

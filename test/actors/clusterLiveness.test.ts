@@ -101,6 +101,8 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     // B may adopt before its watch says DOWN: A led, and B's takeover pass runs at once.
     await until(() => downs().length > 0, "B's watch to report the DOWN", 10_000);
     expect(downs().map((d) => [d.owner, d.reason])).toEqual([[a.owner, 'lock_released']]);
+    // /metrics of B counts it.
+    expect(b.metrics().ownerDownsTotal).toEqual({ lock_released: 1 });
     await until(
       async () => (await sessions()).every((s) => s.status === 'succeeded'),
       'the adopted runs to finish from their markers',

@@ -232,8 +232,12 @@ describeWithPrivatePostgres('runtime through a Postgres outage [private server]'
       // No runner crashed its supervisor past its intensity; the tree stands.
       await sleep(50);
       expect(exited).toBeUndefined();
-      const { restartsTotal } = rt.metrics();
+      const { restartsTotal, ticksTotal, grantsTotal } = rt.metrics();
       expect(restartsTotal).toBe(0);
+      // /metrics saw the outage: ticks that failed (and were sent again), and every grant.
+      expect(ticksTotal.failed).toBeGreaterThan(0);
+      expect(ticksTotal.ok).toBeGreaterThan(0);
+      expect(grantsTotal).toBeGreaterThanOrEqual(submitted.length);
       expect(rt.liveRunners()).toEqual([]);
       // What the node reported meanwhile were conditions, not bugs.
       const bugs = errors.filter((e) => !isTransientDbError(e));

@@ -58,6 +58,12 @@ export class FakeBoard implements BoardSource, BoardCommands {
   private nextId = 1;
   restartsTotal = 0;
   giveUpsTotal: Record<string, number> = {};
+  /** The dispatch side of /metrics, as a test sets it (ticks are handed out once, as samples). */
+  tickSamples: Array<{ seconds: number; ops: number }> = [];
+  ticksTotal = { ok: 0, failed: 0 };
+  grantsTotal = 0;
+  ownerDownsTotal: Record<string, number> = {};
+  samplesDroppedTotal: Record<string, number> = {};
   /** Every command call, for assertions. */
   readonly calls: Array<{ op: string; actor: string | null; args: unknown[] }> = [];
 
@@ -275,6 +281,11 @@ export class FakeBoard implements BoardSource, BoardCommands {
       waitSamplesSeconds: samples,
       restartsTotal: this.restartsTotal,
       giveUpsTotal: { ...this.giveUpsTotal },
+      tickSamples: this.tickSamples.splice(0),
+      ticksTotal: { ...this.ticksTotal },
+      grantsTotal: this.grantsTotal,
+      ownerDownsTotal: { ...this.ownerDownsTotal },
+      samplesDroppedTotal: { ...this.samplesDroppedTotal },
     };
   }
 

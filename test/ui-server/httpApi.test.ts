@@ -233,6 +233,35 @@ describe('auth, routes, health, metrics, page', () => {
     );
   });
 
+  it("exports the dispatch engine's numbers: ticks by outcome, their round trips and sizes, grants, DOWNs, dropped samples", async () => {
+    h = await startHarness();
+    h.board.tickSamples.push({ seconds: 0.004, ops: 20 }, { seconds: 0.03, ops: 3 });
+    h.board.ticksTotal = { ok: 41, failed: 2 };
+    h.board.grantsTotal = 17;
+    h.board.ownerDownsTotal = { beat_stale: 1, lock_released: 2 };
+    h.board.samplesDroppedTotal = { wait: 0, tick: 5 };
+    const text = (await call('GET', '/metrics', ADMIN)).json as string;
+    for (const line of [
+      'roundtable_tick_seconds_bucket{le="0.005"} 1',
+      'roundtable_tick_seconds_bucket{le="0.05"} 2',
+      'roundtable_tick_seconds_count 2',
+      'roundtable_tick_ops_bucket{le="5"} 1',
+      'roundtable_tick_ops_bucket{le="20"} 2',
+      'roundtable_tick_ops_sum 23',
+      'roundtable_ticks_total{outcome="ok"} 41',
+      'roundtable_ticks_total{outcome="failed"} 2',
+      'roundtable_grants_total 17',
+      'roundtable_owner_downs_total{reason="beat_stale"} 1',
+      'roundtable_owner_downs_total{reason="lock_released"} 2',
+      'roundtable_metric_samples_dropped_total{series="tick"} 5',
+    ])
+      expect(text).toContain(line);
+    // Tick samples are handed out once too; the totals stay.
+    const again = (await call('GET', '/metrics', ADMIN)).json as string;
+    expect(again).toContain('roundtable_tick_seconds_count 2');
+    expect(again).toContain('roundtable_ticks_total{outcome="ok"} 41');
+  });
+
   it('serves the page and its bundled script', async () => {
     h = await startHarness();
     const page = await call('GET', '/', null);
