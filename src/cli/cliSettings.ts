@@ -193,7 +193,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'ROUNDTABLE_DEAD_AFTER_MS',
     kind: 'int',
     group: 'node',
-    help: "how long this node's heartbeat vouches for it (beats every fifth of it; other nodes judge it by what its row says): silent longer, its runs are taken over. Default 10000 with --pooler transaction, else 3 beats of reconcile-ms / 3 (the boot lock sees a crash first). Without a boot lock (--pooler transaction, --boot-lock off) the beats are watched every second",
+    help: "how long this node's heartbeat vouches for it, 2000 to 86400000 (it beats every fifth of it; others judge it by its own row): silent longer, its runs are taken over. Default 10000 with --pooler transaction, else reconcile-ms (a boot lock sees a crash at once)",
   },
   {
     key: 'shutdownMs',
