@@ -4,7 +4,14 @@
  * line: PGlite's first start runs initdb, which takes seconds.
  */
 import { join } from 'node:path';
-import { ConnectError, connect, type DbHandle, MigrationError, migrate } from '../db/index.js';
+import {
+  ConnectError,
+  connect,
+  type DbHandle,
+  MigrationError,
+  migrate,
+  POOLER_REFUSAL,
+} from '../db/index.js';
 import type { CliConfig } from './cliConfig.js';
 import { CliError } from './exitCodes.js';
 import { type ProgressOptions, withProgress } from './withProgress.js';
@@ -102,7 +109,7 @@ export async function openStore(
  * ```
  */
 export function poolerHint(cause: string, config: Partial<Pick<CliConfig, 'pooler'>>): string {
-  return config.pooler !== 'transaction' && /unsupported startup parameter/.test(cause)
+  return config.pooler !== 'transaction' && POOLER_REFUSAL.test(cause)
     ? '; behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)'
     : '';
 }

@@ -30,7 +30,7 @@ const UI_READY_MS = 30_000;
 const BOOT_SWEEP_MS = 60_000;
 
 /** The heartbeat options that make a node's beat vouch for `deadAfterMs`: five beats. */
-export function beatWindow(deadAfterMs: number): {
+function beatWindow(deadAfterMs: number): {
   heartbeatMs: number;
   heartbeatStaleBeats: number;
 } {
@@ -58,7 +58,6 @@ function beatsWatch(deadAfterMs: number) {
  * (a minute) after three default beats (another minute).
  */
 export const POOLED_DEAD_AFTER_MS = 10_000;
-export const POOLED_LIVENESS = beatsWatch(POOLED_DEAD_AFTER_MS);
 
 /** The runtime's liveness options as `liveness` gives them. */
 export type LivenessOptions<S> = {

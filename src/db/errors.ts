@@ -119,8 +119,11 @@ export class ConnectError extends DbError {
  * ```
  */
 export function refusedByPooler(error: unknown): boolean {
-  return error instanceof Error && /unsupported startup parameter/.test(error.message);
+  return error instanceof Error && POOLER_REFUSAL.test(error.message);
 }
+
+/** PgBouncer's words when it refuses a setting sent at connect (the CLI reads the cause's text with it too). */
+export const POOLER_REFUSAL = /unsupported startup parameter/;
 
 /**
  * Asked for something that needs a server session of its own (LISTEN, a
