@@ -53,6 +53,8 @@ export interface BootLockPort {
   holdLeaderLock?: DbHandle['holdLeaderLock'];
   /** `transaction`: the handle is behind a transaction pooler (no session lock can be held). */
   pooler?: DbHandle['pooler'];
+  /** Whether the lock's connection is a session of its own (the store handle's); run before the lock is taken. */
+  probeSession?: DbHandle['probeSession'];
 }
 
 export interface ClusterLivenessOptions {

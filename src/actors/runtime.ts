@@ -56,6 +56,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let cluster: ClusterLiveness | undefined;
   let dead = false;
   let endAsked = false; // by stop() or kill(), before the tree is told
+  // Before anything listens or takes a lock: behind a pooler that accepts
+  // the startup settings neither would work, and nothing else would say so.
+  await probeSessions([o.bootLock?.probeSession, o.notifications?.probeSession]);
   const metrics = new RuntimeMetrics();
   const inFlight = new InFlight();
   const { track } = inFlight;
@@ -315,4 +318,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
   };
   return runtime;
+}
+
+/** Runs each distinct session probe once (the CLI hands the same handle's to both ports). */
+async function probeSessions(
+  probes: readonly ((() => Promise<void>) | null | undefined)[],
+): Promise<void> {
+  for (const probe of new Set(probes)) if (probe) await probe();
 }

@@ -29,6 +29,8 @@ export interface TickNotifications {
     onPayload: (payload: string) => void,
     onState?: (state: 'listening' | 'lost') => void,
   ): Promise<() => Promise<void>>;
+  /** Whether the listener's connection is a session of its own (the store handle's); run before it listens. */
+  probeSession?: (() => Promise<void>) | null;
 }
 
 export interface FeedOptions {

@@ -11,6 +11,7 @@ import {
   MigrationError,
   migrate,
   POOLER_REFUSAL,
+  PooledSessionError,
 } from '../db/index.js';
 import type { CliConfig } from './cliConfig.js';
 import { CliError } from './exitCodes.js';
@@ -109,10 +110,28 @@ export async function openStore(
  * ```
  */
 export function poolerHint(cause: string, config: Partial<Pick<CliConfig, 'pooler'>>): string {
-  return config.pooler !== 'transaction' && POOLER_REFUSAL.test(cause)
-    ? '; behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)'
-    : '';
+  return config.pooler !== 'transaction' && POOLER_REFUSAL.test(cause) ? POOLER_HINT : '';
 }
+
+/**
+ * The node's refusal when its connections are not sessions of their own
+ * (`PooledSessionError`: a transaction pooler that accepts the startup
+ * settings), worded for the CLI; any other error as it is.
+ *
+ * @example
+ * ```ts
+ * sessionRefusal(new PooledSessionError(5000, 20)).message // => 'a connection of this node is not a session of its own: none of 20 notifications sent from another connection reached its LISTEN within 5000 ms (a transaction pooler that accepts the startup settings?); behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)'
+ * sessionRefusal(new Error('boom')).message // => 'boom'
+ * ```
+ */
+export function sessionRefusal(error: unknown): unknown {
+  return error instanceof PooledSessionError
+    ? new CliError('CLI_STORE', `${error.summary}${POOLER_HINT}`, { cause: error })
+    : error;
+}
+
+const POOLER_HINT =
+  '; behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)';
 
 function causeText(error: Error): string {
   const cause = error.cause;

@@ -19,7 +19,7 @@ import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
 import { type BackendDecision, openBackend } from './openBackend.js';
-import { describeStore, openStore } from './openStore.js';
+import { describeStore, openStore, sessionRefusal } from './openStore.js';
 import { readStatus } from './statusReport.js';
 import { uiServerChild } from './uiServerChild.js';
 import { withProgress } from './withProgress.js';
@@ -119,7 +119,10 @@ export function liveness<S extends Pick<DbHandle, 'engine'>>(
 
 /** The store's LISTEN as the runtime's feed asks for it (the handle's other parts stay here). */
 function listenOn(store: DbHandle): TickNotifications {
-  return { listen: (channel, onPayload, onState) => store.listen(channel, onPayload, onState) };
+  return {
+    listen: (channel, onPayload, onState) => store.listen(channel, onPayload, onState),
+    probeSession: store.probeSession,
+  };
 }
 
 export interface RunningNode {
@@ -159,8 +162,19 @@ export async function startNode(
     undo.push(() => claim.release());
     const users = [...new Set([...config.users, ...(options.users ?? [])])];
     const tokens = loadBoardTokens(config.dataDir, config.tokens, users);
-    const store: DbHandle = (await openStore(config, ctx.progress)).handle;
-    undo.push(() => store.close());
+    const connected: DbHandle = (await openStore(config, ctx.progress)).handle;
+    undo.push(() => connected.close());
+    // Said as a step of its own: behind a pooler that drops the startup
+    // settings the answer takes the probe's whole deadline (5 s).
+    const probe = connected.probeSession;
+    if (probe !== null)
+      await withProgress('checking that its connections are sessions', probe, ctx.progress).catch(
+        (error: unknown) => {
+          throw sessionRefusal(error);
+        },
+      );
+    // Probed: createRuntime need not ask again.
+    const store: DbHandle = { ...connected, probeSession: null };
     const before = await readStatus(store.db, 'rows', config.caps);
     if (before.queued + before.running > 0) {
       logger.info(

@@ -22,7 +22,13 @@ import pg from 'pg';
 import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
 import { type ConnectOptions, type Pooler, validateConnectOptions } from './connectOptions.js';
 import { deadlinePool } from './deadlinePool.js';
-import { ConnectError, NoSessionError, refusedByPooler } from './errors.js';
+import {
+  ConnectError,
+  NoSessionError,
+  POOLED_SESSION_ADVICE,
+  PooledSessionError,
+  refusedByPooler,
+} from './errors.js';
 import { holdLeaderLock, type LeaderLock, type LeaderState } from './leaderLock.js';
 import {
   type ListenState,
@@ -33,6 +39,7 @@ import {
   type Unlisten,
 } from './listen.js';
 import type { Database } from './schema.js';
+import { probeSession, SESSION_PROBE } from './sessionProbe.js';
 
 export { CONNECT_DEFAULTS, type ConnectOptions } from './connectOptions.js';
 
@@ -97,6 +104,17 @@ export interface DbHandle {
       ) => Promise<LeaderLock>)
     | null;
   /**
+   * Checks that this handle's dedicated connections (the listener's, the
+   * locks') are sessions of their own: a notification sent on the pool
+   * reaches a LISTEN on one within 5 s (src/db/sessionProbe.ts). Rejects
+   * with `PooledSessionError` when it does not (a transaction pooler that
+   * accepts the startup settings), with `ConnectError` when the server
+   * cannot be asked. createRuntime runs it before it listens or takes a
+   * lock. Null on PGlite and with `pooler: 'transaction'` (nothing
+   * session-scoped is asked there).
+   */
+  probeSession: (() => Promise<void>) | null;
+  /**
    * What stands between this handle and its server (`ConnectOptions.pooler`):
    * `transaction` tells createRuntime that no session lock can be held here.
    * `none` on PGlite.
@@ -134,6 +152,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
   let engine: Engine;
   let bootLock: DbHandle['holdBootLock'] = null;
   let leaderLock: DbHandle['holdLeaderLock'] = null;
+  let sessionProbe: DbHandle['probeSession'] = null;
   if (o.databaseUrl !== undefined) {
     engine = 'postgres';
     // Each transaction may get another server connection: a setting sent at
@@ -206,9 +225,28 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     // connection that took it, lent to other clients, after this node is
     // gone: no lock liveness and no leader lock there (heartbeat rows, and
     // every node's Reconciler with its compare-and-sets).
+    // From another connection: a session hears its own NOTIFY even behind a pooler.
+    const notifyOnPool = async (channel: string, payload: string) => {
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    };
+    sessionProbe = async () => {
+      try {
+        await probeSession({
+          client: { ...serverConfig, fallback_application_name: 'roundtable-probe' },
+          notify: notifyOnPool,
+          ...SESSION_PROBE,
+          timers: o.timers ?? REAL_TIMERS,
+          closeTimeoutMs: o.connectTimeoutMs,
+        });
+      } catch (error) {
+        if (error instanceof PooledSessionError) throw error;
+        throw new ConnectError('cannot reach the postgres store', { cause: error });
+      }
+    };
     if (pooled) {
       bootLock = null;
       leaderLock = null;
+      sessionProbe = null;
     }
   } else {
     engine = 'pglite';
@@ -268,7 +306,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     // Said to a library user here, as the CLI says --pooler transaction.
     const advice =
       o.pooler !== 'transaction' && refusedByPooler(error)
-        ? `${(error as Error).message}: behind a transaction pooler (PgBouncer in transaction mode), connect with { pooler: 'transaction' } (docs/operations.md)`
+        ? `${(error as Error).message}: ${POOLED_SESSION_ADVICE}`
         : undefined;
     throw new ConnectError(`cannot reach the ${engine} store`, {
       cause: error,
@@ -281,6 +319,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     listen,
     holdBootLock: bootLock,
     holdLeaderLock: leaderLock,
+    probeSession: sessionProbe,
     pooler: o.pooler,
     close,
   };

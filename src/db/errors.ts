@@ -12,7 +12,8 @@ export type DbErrorCode =
   | 'DB_CORRUPT_ROW'
   | 'DB_MIGRATION'
   | 'DB_CONNECT'
-  | 'DB_NO_SESSION';
+  | 'DB_NO_SESSION'
+  | 'DB_POOLED_SESSION';
 
 /** Base class: `instanceof DbError` catches every error this module throws on purpose. */
 export abstract class DbError extends Error {
@@ -135,4 +136,32 @@ export const POOLER_REFUSAL = /unsupported startup parameter/;
 export class NoSessionError extends DbError {
   override readonly name = 'NoSessionError';
   readonly code = 'DB_NO_SESSION';
+}
+
+/** What a library user behind a transaction pooler does (connect's refusal says it too). */
+export const POOLED_SESSION_ADVICE =
+  "behind a transaction pooler (PgBouncer in transaction mode), connect with { pooler: 'transaction' } (docs/operations.md)";
+
+/**
+ * A connection opened as a session of its own is not one
+ * (src/db/sessionProbe.ts): a notification sent by another connection never
+ * reached its LISTEN. A transaction pooler that accepts the startup settings
+ * stands in front of the server; LISTEN and session locks would silently
+ * not work there, so a node refuses to start. `summary` says what was seen,
+ * `advice` what to do (a CLI words its own, `--pooler transaction`).
+ */
+export class PooledSessionError extends DbError {
+  override readonly name = 'PooledSessionError';
+  readonly code = 'DB_POOLED_SESSION';
+  /** What was seen, without the advice. */
+  readonly summary: string;
+  readonly advice = POOLED_SESSION_ADVICE;
+  constructor(
+    readonly waitedMs: number,
+    readonly sent: number,
+  ) {
+    const summary = `a connection of this node is not a session of its own: none of ${sent} notifications sent from another connection reached its LISTEN within ${waitedMs} ms (a transaction pooler that accepts the startup settings?)`;
+    super(`${summary}: ${POOLED_SESSION_ADVICE}`);
+    this.summary = summary;
+  }
 }

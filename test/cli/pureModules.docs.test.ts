@@ -10,6 +10,7 @@ import * as openStore from '../../src/cli/openStore.js';
 import * as scaledCommands from '../../src/cli/scaledCommands.js';
 import * as statusReport from '../../src/cli/statusReport.js';
 import * as withProgress from '../../src/cli/withProgress.js';
+import { PooledSessionError } from '../../src/db/index.js';
 import { runDocExamples } from '../support/docExamples.js';
 
 const src = (path: string) => new URL(`../../src/cli/${path}`, import.meta.url);
@@ -21,7 +22,8 @@ runDocExamples(src('cliLogger.ts'), cliLogger);
 runDocExamples(src('commands/enqueue.ts'), enqueue);
 runDocExamples(src('demoPlan.ts'), demoPlan);
 runDocExamples(src('openBackend.ts'), openBackend);
-runDocExamples(src('openStore.ts'), openStore);
+// Its refusal's example builds the store's error it words.
+runDocExamples(src('openStore.ts'), { ...openStore, PooledSessionError });
 runDocExamples(src('scaledCommands.ts'), scaledCommands);
 runDocExamples(src('statusReport.ts'), statusReport);
 runDocExamples(src('withProgress.ts'), withProgress);

@@ -20,6 +20,11 @@
  *   and its run is queued again and runs on the other node, long before the
  *   periodic pass (a minute) would have looked.
  *
+ * And before a second PgBouncer that accepts those startup settings (so a
+ * node without `--pooler` gets in, its settings silently dropped): `start`
+ * refuses to run after its session probe, naming the flag, with no row
+ * written.
+ *
  * Skipped without the test server or pgbouncer, failed with CI=true. Real
  * processes, so real time: every wait is bounded.
  */
@@ -31,7 +36,7 @@ import WebSocket from 'ws';
 import { runCli } from '../../src/cli/runCli.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
-import { describeWithPgbouncer } from '../support/privatePgbouncer.js';
+import { describeWithPgbouncer, PERMISSIVE_POOLER } from '../support/privatePgbouncer.js';
 import { capture } from './cliCapture.js';
 import type { CliProcess } from './cliProcess.js';
 import {
@@ -353,4 +358,53 @@ describeWithPgbouncer(
       expect(attempts).toHaveLength(2);
     }, 120_000);
   },
+);
+
+describeWithPgbouncer(
+  'a node behind a pooler that accepts its startup settings [private pgbouncer]',
+  (getPooler, server) => {
+    let cluster: E2eCluster;
+    beforeAll(async () => {
+      cluster = await E2eCluster.create(server, 'rt_fooled');
+    }, 60_000);
+    afterAll(async () => {
+      if (cluster !== undefined) await cluster.close(server);
+    }, 60_000);
+
+    it('start without --pooler refuses to run, says why and which flag to add, and leaves nothing behind', async () => {
+      const database = new URL(cluster.url).pathname.slice(1);
+      const c = capture();
+      const dir = mkdtempSync(join(tmpdir(), 'rt-fooled-cli-'));
+      try {
+        // The connect succeeds (the pooler drops the settings); the node's probe does not.
+        const code = await runCli(
+          [
+            'start',
+            '--port',
+            '0',
+            '--backend',
+            'simulated',
+            '--database-url',
+            getPooler().urlFor(database),
+            '--data-dir',
+            dir,
+          ],
+          c.io,
+        );
+        expect(code, c.err()).toBe(3);
+        expect(c.err()).toContain('a connection of this node is not a session of its own');
+        expect(c.err()).toContain(
+          'behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)',
+        );
+        expect(c.err()).not.toContain("pooler: 'transaction'");
+        const beats = await cluster.query<{ n: string }>(
+          'SELECT count(*) AS n FROM node_heartbeats',
+        );
+        expect(beats).toEqual([{ n: '0' }]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 60_000);
+  },
+  PERMISSIVE_POOLER,
 );

@@ -143,6 +143,7 @@ function describePglite(name: string, body: SuiteBody): void {
           listen: h.listen,
           holdBootLock: null,
           holdLeaderLock: null,
+          probeSession: null,
           pooler: 'none',
           close: async () => {},
         }),

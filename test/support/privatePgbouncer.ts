@@ -3,9 +3,9 @@
  * the suites that run the store and whole nodes behind a transaction pooler
  * (the shape docs/operations.md tells operators to start with `--pooler
  * transaction`). Its settings are the stock ones but `pool_mode =
- * transaction`, trust auth and where it listens: no `ignore_startup_parameters`,
- * so a client that sends session settings at startup is refused, as a stock
- * PgBouncer refuses it.
+ * transaction`, trust auth and where it listens: no `ignore_startup_parameters`
+ * unless a suite asks (`settings`), so a client that sends session settings at
+ * startup is refused, as a stock PgBouncer refuses it.
  *
  * A fresh temp dir holds its config, auth file and log; it listens on a free
  * port on 127.0.0.1 (no unix socket) and runs in the foreground as a child of
@@ -61,8 +61,32 @@ process.once('exit', () => {
   for (const child of alive) child.kill('SIGKILL');
 });
 
+export interface PgbouncerSettings {
+  /**
+   * Startup parameters it accepts and drops (`ignore_startup_parameters`):
+   * a pooler configured to let a session-minded client in, whose settings
+   * and session semantics are then silently gone.
+   */
+  ignoreStartupParameters?: readonly string[];
+}
+
+/**
+ * A pooler told to accept and drop the settings a node sends at startup
+ * (src/db/connect.ts): the node gets in as if it were a session, and is not.
+ */
+export const PERMISSIVE_POOLER: PgbouncerSettings = {
+  ignoreStartupParameters: [
+    'statement_timeout',
+    'lock_timeout',
+    'idle_in_transaction_session_timeout',
+  ],
+};
+
 /** Starts a pooler in front of `server` (a Postgres URL: its host, port and user are used). */
-export async function startPrivatePgbouncer(server: string): Promise<PrivatePgbouncer> {
+export async function startPrivatePgbouncer(
+  server: string,
+  settings: PgbouncerSettings = {},
+): Promise<PrivatePgbouncer> {
   const bin = findPgbouncer();
   if (bin === undefined) throw new Error('pgbouncer is not installed');
   const target = new URL(server);
@@ -83,6 +107,9 @@ export async function startPrivatePgbouncer(server: string): Promise<PrivatePgbo
       'auth_type = trust',
       `auth_file = ${join(dir, 'users.txt')}`,
       'pool_mode = transaction',
+      ...(settings.ignoreStartupParameters
+        ? [`ignore_startup_parameters = ${settings.ignoreStartupParameters.join(',')}`]
+        : []),
       'max_client_conn = 500',
       'default_pool_size = 20',
       'log_connections = 0',
@@ -169,6 +196,7 @@ export async function startPrivatePgbouncer(server: string): Promise<PrivatePgbo
 export function describeWithPgbouncer(
   name: string,
   body: (getPooler: () => PrivatePgbouncer, server: string) => void,
+  settings: PgbouncerSettings = {},
 ): void {
   const server = process.env[TEST_DATABASE_URL_VAR];
   const missing =
@@ -197,7 +225,7 @@ export function describeWithPgbouncer(
   describe(name, () => {
     let pooler: PrivatePgbouncer | undefined;
     beforeAll(async () => {
-      pooler = await startPrivatePgbouncer(server);
+      pooler = await startPrivatePgbouncer(server, settings);
     }, READY_MS + 5_000);
     afterAll(async () => {
       await pooler?.destroy();

@@ -1,0 +1,185 @@
+/**
+ * createRuntime asks the store handle whether its connections are sessions
+ * of their own (src/db/sessionProbe.ts) before it listens or takes a lock,
+ * and refuses to boot when they are not: behind a transaction pooler that
+ * accepts the startup settings, a node's LISTEN would hear no other node
+ * and its boot lock would outlive it, with no error anywhere. On the test
+ * server and behind a real PgBouncer told to drop those settings.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { createRuntime } from '../../src/actors/runtime.js';
+import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
+import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
+import { connect, type DbHandle } from '../../src/db/connect.js';
+import { PooledSessionError } from '../../src/db/errors.js';
+import type { ListenTimers } from '../../src/db/listen.js';
+import { migrate } from '../../src/db/migrations.js';
+import { systemClock } from '../../src/supervisor/clock.js';
+import { admin, withDatabase } from '../support/databases.js';
+import { describeWithPgbouncer, PERMISSIVE_POOLER } from '../support/privatePgbouncer.js';
+import {
+  describeServer,
+  serverDatabase,
+  simulatedNodeOptions,
+  until,
+} from '../support/serverSuite.js';
+
+/** Every wait of the store handle a tenth as long: the probe's 5 s deadline is 0.5 s of real time. */
+const TENTH_TIMERS: ListenTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms / 10),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+const beatRows = async (h: DbHandle, nodeId: string) =>
+  h.db.selectFrom('node_heartbeats').select('owner').where('node_id', '=', nodeId).execute();
+
+describeServer('createRuntime and the session probe [postgres server]', () => {
+  const server = serverDatabase();
+  const handles: DbHandle[] = [];
+  const nodes: Runtime[] = [];
+  afterEach(async () => {
+    for (const n of nodes.splice(0)) await n.stop();
+    for (const h of handles.splice(0)) await h.close();
+  });
+  const open = async () => {
+    const h = await connect({ databaseUrl: server.url, poolMax: 4 });
+    handles.push(h);
+    return h;
+  };
+  /** The handle's two session ports, each step they take written to `calls`. */
+  const recorded = (h: DbHandle, probe: () => Promise<void>, calls: string[]) => ({
+    bootLock: {
+      holdBootLock:
+        h.holdBootLock &&
+        ((owner: string, onState: Parameters<NonNullable<DbHandle['holdBootLock']>>[1]) => {
+          calls.push('lock');
+          return h.holdBootLock?.(owner, onState) ?? Promise.reject(new Error('no lock'));
+        }),
+      holdLeaderLock: h.holdLeaderLock,
+      probeSession: probe,
+    },
+    notifications: {
+      listen: (...a: Parameters<DbHandle['listen']>) => {
+        calls.push('listen');
+        return h.listen(...a);
+      },
+      probeSession: probe,
+    },
+  });
+  const options = (h: DbHandle, nodeId: string): RuntimeOptions =>
+    simulatedNodeOptions(
+      h,
+      new SimulatedCluster({ clock: systemClock, nodes: ['m1'] }),
+      nodeId,
+      () => {},
+    );
+
+  it('probes once, before anything listens or takes a lock, and boots on a session', async () => {
+    const h = await open();
+    const calls: string[] = [];
+    const probe = async () => {
+      calls.push('probe');
+      await h.probeSession?.();
+    };
+    const rt = await createRuntime({ ...options(h, 'probed'), ...recorded(h, probe, calls) });
+    nodes.push(rt);
+    await rt.booted;
+    expect(calls[0]).toBe('probe');
+    expect(calls.filter((c) => c === 'probe')).toHaveLength(1);
+    expect(calls).toContain('lock');
+    expect(calls).toContain('listen');
+    expect(rt.health().notifications).toBe('listening');
+  });
+
+  it('a probe that fails stops the boot before any lock, LISTEN or heartbeat row', async () => {
+    const h = await open();
+    const calls: string[] = [];
+    const refusal = new PooledSessionError(5_000, 20);
+    const probe = async () => {
+      calls.push('probe');
+      throw refusal;
+    };
+    await expect(
+      createRuntime({ ...options(h, 'refused'), ...recorded(h, probe, calls) }),
+    ).rejects.toBe(refusal);
+    expect(calls).toEqual(['probe']);
+    expect(await beatRows(h, 'refused')).toEqual([]);
+  });
+});
+
+describeWithPgbouncer(
+  'createRuntime behind a pooler that accepts the startup settings [private pgbouncer]',
+  (getPooler, server) => {
+    const dbName = `roundtable_probe_rt_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const handles: DbHandle[] = [];
+    let direct: DbHandle;
+    beforeAll(async () => {
+      await admin(server, `CREATE DATABASE ${dbName}`);
+      direct = await connect({ databaseUrl: withDatabase(server, dbName) });
+      await migrate(direct.db);
+    });
+    afterAll(async () => {
+      for (const h of handles) await h.close();
+      await direct?.close();
+      await admin(server, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    });
+    const open = async (pooler: 'none' | 'transaction') => {
+      const h = await connect({
+        databaseUrl: getPooler().urlFor(dbName),
+        pooler,
+        connectTimeoutMs: 2_000,
+        timers: TENTH_TIMERS,
+      });
+      handles.push(h);
+      return h;
+    };
+    const cluster = () => new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+
+    it('refuses to boot, saying what to do, and leaves no row and no lock behind', async () => {
+      const h = await open('none');
+      const error = await createRuntime(
+        simulatedNodeOptions(h, cluster(), 'fooled', () => {}),
+      ).then(
+        async (rt) => {
+          await rt.stop();
+          return null;
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(PooledSessionError);
+      expect((error as PooledSessionError).message).toContain(
+        "connect with { pooler: 'transaction' }",
+      );
+      expect(await beatRows(direct, 'fooled')).toEqual([]);
+      const locks = await direct.db
+        .selectFrom('pg_locks' as never)
+        .select('locktype' as never)
+        .where('locktype' as never, '=', 'advisory' as never)
+        .execute();
+      expect(locks).toEqual([]);
+    });
+
+    it('the control: declared as a transaction pooler, the same node boots and runs a task', async () => {
+      const h = await open('transaction');
+      const errors: unknown[] = [];
+      // As the CLI runs it with --pooler transaction: no LISTEN, the feed polls.
+      const { notifications: _, ...polled } = simulatedNodeOptions(h, cluster(), 'declared', (e) =>
+        errors.push(e),
+      );
+      const rt = await createRuntime(polled);
+      try {
+        await rt.booted;
+        await rt.submit('u1', { title: 't', image: 'sim', command: ['sleep', '0'] });
+        await until(async () => {
+          const rows = await direct.db.selectFrom('sessions').select('status').execute();
+          return rows.length === 1 && rows[0]?.status === 'succeeded';
+        }, 'the task to succeed through the pooler');
+        expect(errors).toEqual([]);
+      } finally {
+        await rt.stop();
+      }
+    });
+  },
+  PERMISSIVE_POOLER,
+);
