@@ -164,6 +164,11 @@ export async function startNode(
     const tokens = loadBoardTokens(config.dataDir, config.tokens, users);
     const connected: DbHandle = (await openStore(config, ctx.progress)).handle;
     undo.push(() => connected.close());
+    if (connected.settingsNotInForce.length > 0)
+      logger.warn(
+        { settings: connected.settingsNotInForce },
+        'the server does not hold the deadlines this node sent at connect (a pooler dropped them): the role’s settings apply; set them on the role (docs/operations.md)',
+      );
     // Said as a step of its own: behind a pooler that drops the startup
     // settings the answer takes the probe's whole deadline (5 s).
     const probe = connected.probeSession;

@@ -40,6 +40,7 @@ import {
 } from './listen.js';
 import type { Database } from './schema.js';
 import { probeSession, SESSION_PROBE } from './sessionProbe.js';
+import { notInForce, type StartupSetting, sentSettings } from './startupSettings.js';
 
 export { CONNECT_DEFAULTS, type ConnectOptions } from './connectOptions.js';
 
@@ -115,6 +116,13 @@ export interface DbHandle {
    */
   probeSession: (() => Promise<void>) | null;
   /**
+   * The server-side deadlines this handle sent at connect that the server
+   * does not hold (src/db/startupSettings.ts): a pooler accepted and dropped
+   * them, so the role's settings apply. Empty on a direct connection, on
+   * PGlite and with `pooler: 'transaction'` (nothing is sent there).
+   */
+  settingsNotInForce: readonly StartupSetting[];
+  /**
    * What stands between this handle and its server (`ConnectOptions.pooler`):
    * `transaction` tells createRuntime that no session lock can be held here.
    * `none` on PGlite.
@@ -164,13 +172,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
       connectionString: o.databaseUrl,
       connectionTimeoutMillis: o.connectTimeoutMs,
       // 0 sends nothing, which leaves the server's own setting in force.
-      ...(pooled
-        ? {}
-        : {
-            statement_timeout: o.statementTimeoutMs,
-            lock_timeout: o.lockTimeoutMs,
-            idle_in_transaction_session_timeout: o.idleInTransactionTimeoutMs,
-          }),
+      ...(pooled ? {} : sentSettings(o)),
       query_timeout: o.queryTimeoutMs === 0 ? undefined : o.queryTimeoutMs,
       // So a dead peer under an idle connection is noticed by the OS too.
       keepAlive: true,
@@ -299,8 +301,19 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     return unlisten;
   };
 
+  // The first round trip also reads back what the server holds of the
+  // deadlines sent (src/db/startupSettings.ts): a pooler may have dropped them.
+  const sent = engine === 'postgres' && o.pooler !== 'transaction' ? sentSettings(o) : {};
+  let dropped: StartupSetting[] = [];
   try {
-    await pool.query('SELECT 1');
+    if (Object.keys(sent).length === 0) await pool.query('SELECT 1');
+    else {
+      const shown = await pool.query<{ name: string; setting: string }>(
+        'SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])',
+        [Object.keys(sent)],
+      );
+      dropped = notInForce(sent, shown.rows);
+    }
   } catch (error) {
     await close();
     // Said to a library user here, as the CLI says --pooler transaction.
@@ -320,6 +333,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     holdBootLock: bootLock,
     holdLeaderLock: leaderLock,
     probeSession: sessionProbe,
+    settingsNotInForce: dropped,
     pooler: o.pooler,
     close,
   };

@@ -1,12 +1,3 @@
-/**
- * createRuntime asks the store handle whether its connections are sessions
- * of their own (src/db/sessionProbe.ts) before it listens or takes a lock,
- * and refuses to boot when they are not: behind a transaction pooler that
- * accepts the startup settings, a node's LISTEN would hear no other node
- * and its boot lock would outlive it, with no error anywhere. On the test
- * server and behind a real PgBouncer told to drop those settings.
- */
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
@@ -16,8 +7,12 @@ import { PooledSessionError } from '../../src/db/errors.js';
 import type { ListenTimers } from '../../src/db/listen.js';
 import { migrate } from '../../src/db/migrations.js';
 import { systemClock } from '../../src/supervisor/clock.js';
-import { admin, withDatabase } from '../support/databases.js';
-import { describeWithPgbouncer, PERMISSIVE_POOLER } from '../support/privatePgbouncer.js';
+import { withDatabase } from '../support/databases.js';
+import {
+  describeWithPgbouncer,
+  PERMISSIVE_POOLER,
+  pooledDatabase,
+} from '../support/privatePgbouncer.js';
 import {
   describeServer,
   serverDatabase,
@@ -111,29 +106,16 @@ describeServer('createRuntime and the session probe [postgres server]', () => {
 describeWithPgbouncer(
   'createRuntime behind a pooler that accepts the startup settings [private pgbouncer]',
   (getPooler, server) => {
-    const dbName = `roundtable_probe_rt_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const handles: DbHandle[] = [];
+    const store = pooledDatabase(getPooler, server, 'roundtable_probe_rt');
     let direct: DbHandle;
     beforeAll(async () => {
-      await admin(server, `CREATE DATABASE ${dbName}`);
-      direct = await connect({ databaseUrl: withDatabase(server, dbName) });
+      direct = await connect({ databaseUrl: withDatabase(server, store.name) });
       await migrate(direct.db);
     });
     afterAll(async () => {
-      for (const h of handles) await h.close();
       await direct?.close();
-      await admin(server, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     });
-    const open = async (pooler: 'none' | 'transaction') => {
-      const h = await connect({
-        databaseUrl: getPooler().urlFor(dbName),
-        pooler,
-        connectTimeoutMs: 2_000,
-        timers: TENTH_TIMERS,
-      });
-      handles.push(h);
-      return h;
-    };
+    const open = (pooler: 'none' | 'transaction') => store.open({ pooler, timers: TENTH_TIMERS });
     const cluster = () => new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
 
     it('refuses to boot, saying what to do, and leaves no row and no lock behind', async () => {

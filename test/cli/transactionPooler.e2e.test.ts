@@ -36,8 +36,13 @@ import WebSocket from 'ws';
 import { runCli } from '../../src/cli/runCli.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
-import { describeWithPgbouncer, PERMISSIVE_POOLER } from '../support/privatePgbouncer.js';
-import { capture } from './cliCapture.js';
+import {
+  describeWithPgbouncer,
+  PERMISSIVE_POOLER,
+  PERMISSIVE_SESSION_POOLER,
+  type PrivatePgbouncer,
+} from '../support/privatePgbouncer.js';
+import { type Captured, capture } from './cliCapture.js';
 import type { CliProcess } from './cliProcess.js';
 import {
   ADMIN,
@@ -360,51 +365,95 @@ describeWithPgbouncer(
   },
 );
 
+/** A database of the suite's own (an E2eCluster with no nodes), made before its tests, dropped after. */
+function suiteCluster(server: string, name: string): () => E2eCluster {
+  let cluster: E2eCluster | undefined;
+  beforeAll(async () => {
+    cluster = await E2eCluster.create(server, name);
+  }, 60_000);
+  afterAll(async () => {
+    if (cluster !== undefined) await cluster.close(server);
+  }, 60_000);
+  return () => {
+    if (cluster === undefined) throw new Error('the cluster is made in beforeAll');
+    return cluster;
+  };
+}
+
+/**
+ * `roundtable start` in this process through `pooler` with only
+ * `--database-url` (no `--pooler`), on the simulated backend and a fresh
+ * data dir, removed after `body` (given the CLI's exit) is done with it.
+ */
+async function startWithoutFlag(
+  pooler: PrivatePgbouncer,
+  cluster: E2eCluster,
+  c: Captured,
+  body: (running: Promise<number>) => Promise<void>,
+): Promise<void> {
+  const database = new URL(cluster.url).pathname.slice(1);
+  const dir = mkdtempSync(join(tmpdir(), 'rt-unflagged-cli-'));
+  try {
+    const args = ['start', '--port', '0', '--backend', 'simulated'];
+    await body(
+      runCli([...args, '--database-url', pooler.urlFor(database), '--data-dir', dir], c.io),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describeWithPgbouncer(
   'a node behind a pooler that accepts its startup settings [private pgbouncer]',
   (getPooler, server) => {
-    let cluster: E2eCluster;
-    beforeAll(async () => {
-      cluster = await E2eCluster.create(server, 'rt_fooled');
-    }, 60_000);
-    afterAll(async () => {
-      if (cluster !== undefined) await cluster.close(server);
-    }, 60_000);
+    const cluster = suiteCluster(server, 'rt_fooled');
 
     it('start without --pooler refuses to run, says why and which flag to add, and leaves nothing behind', async () => {
-      const database = new URL(cluster.url).pathname.slice(1);
       const c = capture();
-      const dir = mkdtempSync(join(tmpdir(), 'rt-fooled-cli-'));
-      try {
-        // The connect succeeds (the pooler drops the settings); the node's probe does not.
-        const code = await runCli(
-          [
-            'start',
-            '--port',
-            '0',
-            '--backend',
-            'simulated',
-            '--database-url',
-            getPooler().urlFor(database),
-            '--data-dir',
-            dir,
-          ],
-          c.io,
-        );
-        expect(code, c.err()).toBe(3);
-        expect(c.err()).toContain('a connection of this node is not a session of its own');
-        expect(c.err()).toContain(
-          'behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)',
-        );
-        expect(c.err()).not.toContain("pooler: 'transaction'");
-        const beats = await cluster.query<{ n: string }>(
-          'SELECT count(*) AS n FROM node_heartbeats',
-        );
-        expect(beats).toEqual([{ n: '0' }]);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      // The connect succeeds (the pooler drops the settings); the node's probe does not.
+      await startWithoutFlag(getPooler(), cluster(), c, async (running) => {
+        expect(await running, c.err()).toBe(3);
+      });
+      expect(c.err()).toContain('a connection of this node is not a session of its own');
+      expect(c.err()).toContain(
+        'behind PgBouncer in transaction mode, start with --pooler transaction (docs/operations.md)',
+      );
+      expect(c.err()).not.toContain("pooler: 'transaction'");
+      const beats = await cluster().query<{ n: string }>(
+        'SELECT count(*) AS n FROM node_heartbeats',
+      );
+      expect(beats).toEqual([{ n: '0' }]);
     }, 60_000);
   },
   PERMISSIVE_POOLER,
+);
+
+describeWithPgbouncer(
+  'a node behind a session pooler that drops its startup settings [private pgbouncer]',
+  (getPooler, server) => {
+    const cluster = suiteCluster(server, 'rt_dropped');
+
+    it('start runs (its sessions are real) and warns once that its deadlines are the role’s', async () => {
+      const c = capture();
+      const said = () => `${c.out()}${c.err()}`;
+      await startWithoutFlag(getPooler(), cluster(), c, async (running) => {
+        await until(
+          'the node to be ready',
+          () => (said().includes('"msg":"ready') ? true : undefined),
+          30_000,
+        );
+        c.signal('SIGINT');
+        expect(await running, said()).toBe(0);
+      });
+      const warnings = said()
+        .split('\n')
+        .filter((l) => l.includes('the server does not hold the deadlines'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0] ?? '{}')).toMatchObject({
+        level: 40,
+        settings: ['idle_in_transaction_session_timeout', 'lock_timeout', 'statement_timeout'],
+      });
+    }, 60_000);
+  },
+  PERMISSIVE_SESSION_POOLER,
 );

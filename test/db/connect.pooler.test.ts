@@ -1,54 +1,23 @@
-/**
- * The store behind a real transaction pooler (a private PgBouncer with
- * stock settings but `pool_mode = transaction`): without `pooler` a stock
- * PgBouncer refuses the node's startup settings; with `pooler:
- * 'transaction'` the handle connects, migrates and ticks through it, asks
- * the server for nothing session-scoped (no startup settings, no LISTEN, no
- * session locks), and keeps its client deadline.
- */
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { connect, type DbHandle } from '../../src/db/connect.js';
+import { expect, it } from 'vitest';
+import type { connect } from '../../src/db/connect.js';
 import { ConnectError, NoSessionError } from '../../src/db/errors.js';
 import { migrate } from '../../src/db/migrations.js';
 import { tick } from '../../src/db/tick.js';
 import { DbTimeoutError } from '../../src/db/transientErrors.js';
-import { admin } from '../support/databases.js';
-import { describeWithPgbouncer } from '../support/privatePgbouncer.js';
+import { describeWithPgbouncer, pooledDatabase } from '../support/privatePgbouncer.js';
 import { enqueueOp } from './tickFixtures.js';
 
 describeWithPgbouncer(
   'connect behind a transaction pooler [private pgbouncer]',
   (getPooler, server) => {
-    const dbName = `roundtable_pooler_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const handles: DbHandle[] = [];
-    const open = async (extra: Parameters<typeof connect>[0] = {}) => {
-      const h = await connect({
-        databaseUrl: getPooler().urlFor(dbName),
-        pooler: 'transaction',
-        connectTimeoutMs: 2_000,
-        ...extra,
-      });
-      handles.push(h);
-      return h;
-    };
-
-    beforeAll(async () => {
-      await admin(server, `CREATE DATABASE ${dbName}`);
-    });
-    afterAll(async () => {
-      for (const h of handles) await h.close();
-      await admin(server, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    });
+    const store = pooledDatabase(getPooler, server, 'roundtable_pooler');
+    const open = (extra: Parameters<typeof connect>[0] = {}) =>
+      store.open({ pooler: 'transaction', ...extra });
 
     it('without `pooler`, a stock PgBouncer refuses the session settings a node sends at startup', async () => {
-      const error = await connect({
-        databaseUrl: getPooler().urlFor(dbName),
-        connectTimeoutMs: 2_000,
-      }).then(
-        (h) => {
-          handles.push(h);
+      const error = await store.open().then(
+        () => {
           throw new Error('expected the pooler to refuse the connection');
         },
         (e: unknown) => e,

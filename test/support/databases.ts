@@ -144,6 +144,7 @@ function describePglite(name: string, body: SuiteBody): void {
           holdBootLock: null,
           holdLeaderLock: null,
           probeSession: null,
+          settingsNotInForce: [],
           pooler: 'none',
           close: async () => {},
         }),

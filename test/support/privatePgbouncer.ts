@@ -23,13 +23,15 @@
  * ```
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { type ConnectOptions, connect, type DbHandle } from '../../src/db/connect.js';
 import { freePort } from '../cli/cliProcess.js';
-import { TEST_DATABASE_URL_VAR } from './databases.js';
+import { admin, TEST_DATABASE_URL_VAR } from './databases.js';
 
 /** How long PgBouncer may take to accept a connection after it starts. */
 const READY_MS = 15_000;
@@ -62,6 +64,8 @@ process.once('exit', () => {
 });
 
 export interface PgbouncerSettings {
+  /** Default `transaction`; `session` pins a server connection to each client. */
+  poolMode?: 'transaction' | 'session';
   /**
    * Startup parameters it accepts and drops (`ignore_startup_parameters`):
    * a pooler configured to let a session-minded client in, whose settings
@@ -80,6 +84,12 @@ export const PERMISSIVE_POOLER: PgbouncerSettings = {
     'lock_timeout',
     'idle_in_transaction_session_timeout',
   ],
+};
+
+/** The same in session mode: each client a server session of its own, its settings dropped all the same. */
+export const PERMISSIVE_SESSION_POOLER: PgbouncerSettings = {
+  ...PERMISSIVE_POOLER,
+  poolMode: 'session',
 };
 
 /** Starts a pooler in front of `server` (a Postgres URL: its host, port and user are used). */
@@ -106,7 +116,7 @@ export async function startPrivatePgbouncer(
       'unix_socket_dir =',
       'auth_type = trust',
       `auth_file = ${join(dir, 'users.txt')}`,
-      'pool_mode = transaction',
+      `pool_mode = ${settings.poolMode ?? 'transaction'}`,
       ...(settings.ignoreStartupParameters
         ? [`ignore_startup_parameters = ${settings.ignoreStartupParameters.join(',')}`]
         : []),
@@ -235,4 +245,37 @@ export function describeWithPgbouncer(
       return pooler;
     }, server);
   });
+}
+
+/**
+ * A database of the suite's own on `server`, reached through the suite's
+ * pooler: created before its tests and dropped after them, every handle
+ * `open` gave closed first. Call it inside a `describeWithPgbouncer` body.
+ */
+export function pooledDatabase(
+  getPooler: () => PrivatePgbouncer,
+  server: string,
+  prefix: string,
+): { readonly name: string; open(options?: ConnectOptions): Promise<DbHandle> } {
+  const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const handles: DbHandle[] = [];
+  beforeAll(async () => {
+    await admin(server, `CREATE DATABASE ${name}`);
+  });
+  afterAll(async () => {
+    for (const h of handles.splice(0)) await h.close();
+    await admin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
+  return {
+    name,
+    async open(options = {}) {
+      const h = await connect({
+        databaseUrl: getPooler().urlFor(name),
+        connectTimeoutMs: 2_000,
+        ...options,
+      });
+      handles.push(h);
+      return h;
+    },
+  };
 }
