@@ -14,9 +14,9 @@
  * The probe asks the one thing that matters: a notification sent by another
  * connection reaches a LISTEN of ours. A session hears it within a round
  * trip; behind a transaction pooler the listening server connection is not
- * linked to our client when it arrives, so it never does. Sent again every
- * `resendMs` (a slow server only delays the answer), given up after
- * `deadlineMs`.
+ * linked to our client when it arrives, so it never does. Sent again
+ * `resendMs` after each one returned (a slow server only delays the
+ * answer), given up after `deadlineMs`.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -67,6 +67,8 @@ export async function probeSession(config: SessionProbeConfig): Promise<void> {
   // listener its 'error' event would be thrown.
   c.on('error', () => {});
   let resend: unknown;
+  /** Answered or given up: a NOTIFY still in flight schedules no other. */
+  let over = false;
   let deadline: unknown;
   try {
     await c.connect();
@@ -76,10 +78,13 @@ export async function probeSession(config: SessionProbeConfig): Promise<void> {
       c.on('notification', (m) => {
         if (m.channel === channel) resolve();
       });
+      // One NOTIFY at a time: the next leaves `resendMs` after the last one
+      // returned, so a slow server is not sent a pile of them.
       const send = () => {
         sent.n += 1;
-        config.notify(channel, String(sent.n)).catch(reject);
-        resend = timers.setTimeout(send, config.resendMs);
+        config.notify(channel, String(sent.n)).then(() => {
+          if (!over) resend = timers.setTimeout(send, config.resendMs);
+        }, reject);
       };
       deadline = timers.setTimeout(
         () => reject(new PooledSessionError(config.deadlineMs, sent.n)),
@@ -88,6 +93,7 @@ export async function probeSession(config: SessionProbeConfig): Promise<void> {
       send();
     });
   } finally {
+    over = true;
     timers.clearTimeout(resend);
     timers.clearTimeout(deadline);
     c.removeAllListeners('notification');

@@ -65,6 +65,37 @@ describeServer('the session probe on the test server', () => {
     ).rejects.toBe(boom);
   });
 
+  it('sends one NOTIFY at a time, and none after it gave up', async () => {
+    // A NOTIFY that takes 100 ms and is never heard (it sends nothing).
+    const sends: number[] = [];
+    const t0 = performance.now();
+    const slow = async () => {
+      sends.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 100));
+    };
+    const error = await sessionProbe
+      .probeSession({
+        client: { connectionString: server.url },
+        notify: slow,
+        deadlineMs: 600,
+        resendMs: 50,
+        timers: REAL_TIMERS,
+        closeTimeoutMs: 1_000,
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(PooledSessionError);
+    // Each 150 ms at the least apart: at most 5 in 600 ms, not 12.
+    expect(sends.length).toBeLessThanOrEqual(5);
+    for (let i = 1; i < sends.length; i++)
+      expect((sends[i] ?? 0) - (sends[i - 1] ?? 0)).toBeGreaterThanOrEqual(140);
+    const after = sends.length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sends.length).toBe(after);
+  });
+
   it('has nothing to probe behind a declared transaction pooler (nor on PGlite: one process)', async () => {
     const pooled = await connect({ databaseUrl: server.url, pooler: 'transaction' });
     try {
