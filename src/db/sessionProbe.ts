@@ -63,9 +63,12 @@ export async function probeSession(config: SessionProbeConfig): Promise<void> {
   const { timers } = config;
   const channel = probeChannel();
   const c = new pg.Client(config.client);
-  // A connection lost mid-probe rejects the query in flight; without a
-  // listener its 'error' event would be thrown.
-  c.on('error', () => {});
+  // Lost while no query is in flight (waiting for the notification): said
+  // below as the driver's error, never as a verdict. Lost during a query,
+  // that query rejects; without a listener the event would be thrown.
+  let lost: ((error: Error) => void) | undefined;
+  c.on('error', (error) => lost?.(error));
+  c.on('end', () => lost?.(new Error('the probe connection ended')));
   let resend: unknown;
   /** Answered or given up: a NOTIFY still in flight schedules no other. */
   let over = false;
@@ -74,6 +77,7 @@ export async function probeSession(config: SessionProbeConfig): Promise<void> {
     await c.connect();
     await c.query(`LISTEN ${channel}`);
     await new Promise<void>((resolve, reject) => {
+      lost = reject;
       const sent = { n: 0 };
       c.on('notification', (m) => {
         if (m.channel === channel) resolve();
@@ -94,6 +98,7 @@ export async function probeSession(config: SessionProbeConfig): Promise<void> {
     });
   } finally {
     over = true;
+    lost = undefined;
     timers.clearTimeout(resend);
     timers.clearTimeout(deadline);
     c.removeAllListeners('notification');

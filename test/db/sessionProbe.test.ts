@@ -65,6 +65,34 @@ describeServer('the session probe on the test server', () => {
     ).rejects.toBe(boom);
   });
 
+  it('a probe connection lost while it waits is the driver’s error, not a verdict', async () => {
+    const name = `rt_probe_cut_${process.pid}`;
+    const t0 = performance.now();
+    // The "NOTIFY" ends the listening backend instead of notifying it.
+    const cut = async () => {
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ${name}`.execute(
+        server.main.db,
+      );
+    };
+    const error = await sessionProbe
+      .probeSession({
+        client: { connectionString: server.url, application_name: name },
+        notify: cut,
+        deadlineMs: 5_000,
+        resendMs: 100,
+        timers: REAL_TIMERS,
+        closeTimeoutMs: 1_000,
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(PooledSessionError);
+    // Said as the connection went, not at the deadline.
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
   it('sends one NOTIFY at a time, and none after it gave up', async () => {
     // A NOTIFY that takes 100 ms and is never heard (it sends nothing).
     const sends: number[] = [];
