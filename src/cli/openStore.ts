@@ -48,7 +48,7 @@ export function describeStore(
 export async function openStore(
   config: Pick<CliConfig, 'dataDir' | 'databaseUrl' | 'pooler'>,
   progress: ProgressOptions,
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; onPoolError?: (error: Error) => void } = {},
 ): Promise<{ handle: DbHandle; applied: number[]; current: number }> {
   if (config.pooler === 'transaction' && config.databaseUrl === undefined)
     throw new CliError(
@@ -63,7 +63,11 @@ export async function openStore(
       () =>
         connect(
           config.databaseUrl !== undefined
-            ? { databaseUrl: config.databaseUrl, pooler: config.pooler }
+            ? {
+                databaseUrl: config.databaseUrl,
+                pooler: config.pooler,
+                ...(options.onPoolError ? { onPoolError: options.onPoolError } : {}),
+              }
             : { dataDir: pgliteDir(config) },
         ),
       progress,
@@ -128,6 +132,28 @@ export function sessionRefusal(error: unknown): unknown {
   return error instanceof PooledSessionError
     ? new CliError('CLI_STORE', `${error.summary}${POOLER_HINT}`, { cause: error })
     : error;
+}
+
+/**
+ * Where a running node's store says what went wrong with a connection of its
+ * own. A listener or lock that connected again to something that is not a
+ * session (a pooler behind the same address since) is the operator's to fix
+ * and stops the node granting: an error in the log, in the CLI's words.
+ * Anything else stays a process warning, as the driver's default.
+ */
+export function storeErrorsTo(log: {
+  error(fields: object, message: string): void;
+}): (error: Error) => void {
+  return (error) => {
+    if (!(error instanceof PooledSessionError)) {
+      process.emitWarning(error);
+      return;
+    }
+    log.error(
+      { code: error.code },
+      `${error.summary}: this node's listener and locks stay lost (it polls, takes no grants and does not lead) until they reach a session again${POOLER_HINT}`,
+    );
+  };
 }
 
 const POOLER_HINT =

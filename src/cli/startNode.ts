@@ -19,7 +19,7 @@ import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
 import { type BackendDecision, openBackend } from './openBackend.js';
-import { describeStore, openStore, sessionRefusal } from './openStore.js';
+import { describeStore, openStore, sessionRefusal, storeErrorsTo } from './openStore.js';
 import { readStatus } from './statusReport.js';
 import { uiServerChild } from './uiServerChild.js';
 import { withProgress } from './withProgress.js';
@@ -162,7 +162,9 @@ export async function startNode(
     undo.push(() => claim.release());
     const users = [...new Set([...config.users, ...(options.users ?? [])])];
     const tokens = loadBoardTokens(config.dataDir, config.tokens, users);
-    const connected: DbHandle = (await openStore(config, ctx.progress)).handle;
+    const connected: DbHandle = (
+      await openStore(config, ctx.progress, { onPoolError: storeErrorsTo(logger) })
+    ).handle;
     undo.push(() => connected.close());
     if (connected.settingsNotInForce.length > 0)
       logger.warn(

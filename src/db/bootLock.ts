@@ -23,6 +23,7 @@ import { type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import { BOOT_LOCK_NAMESPACE } from './advisoryLocks.js';
 import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
+import { checkEachConnection, type SessionCheck } from './sessionProbe.js';
 import type { Db } from './transaction.js';
 
 /** `held`: the lock is ours; `lost`: no connection; `busy`: the server gives the key to another session. */
@@ -76,6 +77,8 @@ export interface BootLockConfig {
   onState(state: BootLockState): void;
   /** The error that lost the connection, or a callback that threw. */
   onError(error: Error): void;
+  /** Asked of each connection before it takes the lock (src/db/sessionProbe.ts); none: not asked. */
+  checkSession?: SessionCheck;
 }
 
 /** A held (or being retaken) boot lock. */
@@ -99,6 +102,7 @@ export async function holdBootLock(config: BootLockConfig): Promise<BootLock> {
   let pingTimer: unknown;
   /** Backend pid of this boot's last session that held the key. */
   let heldBy: number | undefined;
+  const checked = checkEachConnection(config.checkSession, config.onError);
 
   const report = (next: BootLockState) => {
     if (state === next) return;
@@ -147,6 +151,9 @@ export async function holdBootLock(config: BootLockConfig): Promise<BootLock> {
     let got: { ok: boolean; pid: number } | undefined;
     try {
       await c.connect();
+      // Taken on a pooled server connection, the lock would outlive this
+      // node and vouch for it dead: such a connection stays lost (no grants).
+      await checked(c);
       const r = await c.query<{ ok: boolean; pid: number }>(
         'SELECT pg_try_advisory_lock($1::int4, $2::int4) AS ok, pg_backend_pid() AS pid',
         [BOOT_LOCK_NAMESPACE, key],

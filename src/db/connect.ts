@@ -39,7 +39,7 @@ import {
   type Unlisten,
 } from './listen.js';
 import type { Database } from './schema.js';
-import { probeSession, SESSION_PROBE } from './sessionProbe.js';
+import { probeConnection, probeSession, SESSION_PROBE, type SessionCheck } from './sessionProbe.js';
 import { notInForce, type StartupSetting, sentSettings } from './startupSettings.js';
 
 export { CONNECT_DEFAULTS, type ConnectOptions } from './connectOptions.js';
@@ -179,6 +179,16 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
       fallback_application_name: 'roundtable',
     };
     pool = new pg.Pool({ ...serverConfig, max: o.poolMax });
+    // From another connection: a session hears its own NOTIFY even behind a pooler.
+    const notifyOnPool = async (channel: string, payload: string) => {
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    };
+    const probe = { notify: notifyOnPool, ...SESSION_PROBE, timers: o.timers ?? REAL_TIMERS };
+    // Each connection the listener and the locks open, a cut one's
+    // replacement too: the address may lead to a pooler by then.
+    const checkSession: SessionCheck | undefined = pooled
+      ? undefined
+      : (c) => probeConnection(c, probe);
     const listenConfig: ServerListenConfig = {
       client: { ...serverConfig, fallback_application_name: 'roundtable-listen' },
       retryMinMs: o.listenRetryMinMs,
@@ -187,6 +197,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
       closeTimeoutMs: o.connectTimeoutMs,
       timers: o.timers ?? REAL_TIMERS,
       onError: onPoolError,
+      ...(checkSession ? { checkSession } : {}),
     };
     startListener = pooled
       ? () =>
@@ -208,6 +219,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
         timers: o.timers ?? REAL_TIMERS,
         onState,
         onError: onPoolError,
+        ...(checkSession ? { checkSession } : {}),
       });
     leaderLock = (name, onState, onWaited) =>
       holdLeaderLock({
@@ -222,22 +234,17 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
         onState,
         ...(onWaited ? { onWaited } : {}),
         onError: onPoolError,
+        ...(checkSession ? { checkSession } : {}),
       });
     // A session lock behind a transaction pooler stays on the server
     // connection that took it, lent to other clients, after this node is
     // gone: no lock liveness and no leader lock there (heartbeat rows, and
     // every node's Reconciler with its compare-and-sets).
-    // From another connection: a session hears its own NOTIFY even behind a pooler.
-    const notifyOnPool = async (channel: string, payload: string) => {
-      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
-    };
     sessionProbe = async () => {
       try {
         await probeSession({
           client: { ...serverConfig, fallback_application_name: 'roundtable-probe' },
-          notify: notifyOnPool,
-          ...SESSION_PROBE,
-          timers: o.timers ?? REAL_TIMERS,
+          ...probe,
           closeTimeoutMs: o.connectTimeoutMs,
         });
       } catch (error) {

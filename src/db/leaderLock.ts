@@ -25,6 +25,7 @@ import pg from 'pg';
 import { errorCode } from '../common/errorCode.js';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
+import { checkEachConnection, type SessionCheck } from './sessionProbe.js';
 import type { Db } from './transaction.js';
 
 /** `leader`: the lock is ours; `follower`: another session holds it, we wait; `lost`: no connection. */
@@ -53,6 +54,8 @@ export interface LeaderLockConfig {
   /** After each wait that timed out (a follower's chance to depose a dead leader). */
   onWaited?(): void;
   onError(error: Error): void;
+  /** Asked of each connection before it takes or waits for the lock (src/db/sessionProbe.ts); none: not asked. */
+  checkSession?: SessionCheck;
 }
 
 /** A held, awaited or being retaken leader lock. */
@@ -104,6 +107,7 @@ export async function holdLeaderLock(config: LeaderLockConfig): Promise<LeaderLo
   let failures = 0;
   let retryTimer: unknown;
   let pingTimer: unknown;
+  const checked = checkEachConnection(config.checkSession, config.onError);
 
   const report = (next: LeaderState) => {
     if (state === next) return;
@@ -185,6 +189,8 @@ export async function holdLeaderLock(config: LeaderLockConfig): Promise<LeaderLo
     let ok = false;
     try {
       await c.connect();
+      // A leader lock taken on a pooled server connection is never free again.
+      await checked(c);
       // PG 14+: a wait whose client is gone ends within a second (older servers: at its deadline).
       await c.query('SET client_connection_check_interval = 1000').catch(() => undefined);
       ok = (await c.query<{ ok: boolean }>(TRY_SQL)).rows[0]?.ok === true;

@@ -15,23 +15,16 @@
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { backoffDelay } from '../common/backoff.js';
+import { endWithin, type ListenTimers } from './dedicatedClient.js';
 import { ValidationError } from './errors.js';
+import { checkEachConnection, type SessionCheck } from './sessionProbe.js';
+
+export { endWithin, type ListenTimers, REAL_TIMERS } from './dedicatedClient.js';
 
 export type ListenState = 'listening' | 'lost';
 
 /** Stops a listener and closes its connection. Idempotent. */
 export type Unlisten = () => Promise<void>;
-
-/** The timer functions a listener waits with; injectable so tests and other clocks drive it. */
-export interface ListenTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const REAL_TIMERS: ListenTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 export interface ServerListenConfig {
   /** The listener's own connection: URL, connect and query deadlines. */
@@ -44,6 +37,8 @@ export interface ServerListenConfig {
   timers: ListenTimers;
   /** A callback that threw, or the error that lost the connection. */
   onError: (error: Error) => void;
+  /** Asked of each connection before it LISTENs (src/db/sessionProbe.ts); none: not asked. */
+  checkSession?: SessionCheck;
 }
 
 /**
@@ -66,20 +61,6 @@ export function assertChannel(channel: string): void {
   if (typeof channel !== 'string' || !CHANNEL.test(channel)) {
     throw new ValidationError('channel', 'must match [a-z_][a-z0-9_]*, at most 63 characters');
   }
-}
-
-/**
- * Ends a dedicated connection, waiting at most `ms`: `end()` waits for the
- * socket to close, and a dead peer may never say so. Its error is moot (the
- * connection is being given up either way).
- */
-export async function endWithin(c: pg.Client, timers: ListenTimers, ms: number): Promise<void> {
-  let timer: unknown;
-  const deadline = new Promise<void>((resolve) => {
-    timer = timers.setTimeout(resolve, ms);
-  });
-  await Promise.race([c.end().catch(() => {}), deadline]);
-  timers.clearTimeout(timer);
 }
 
 /**
@@ -112,6 +93,7 @@ export async function listenOnServer(
   let failures = 0;
   let retryTimer: unknown;
   let beatTimer: unknown;
+  const checked = checkEachConnection(config.checkSession, config.onError);
 
   const guard = (fn: () => void) => {
     try {
@@ -169,6 +151,9 @@ export async function listenOnServer(
     try {
       // Both waits are bounded: connectionTimeoutMillis and query_timeout.
       await c.connect();
+      // A connection that is not a session of its own would LISTEN on a
+      // pooled server connection and hear nothing: lost, and polled.
+      await checked(c);
       await c.query(`LISTEN ${channel}`);
     } catch (error) {
       drop(c, error);

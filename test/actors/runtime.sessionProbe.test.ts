@@ -4,7 +4,6 @@ import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { PooledSessionError } from '../../src/db/errors.js';
-import type { ListenTimers } from '../../src/db/listen.js';
 import { migrate } from '../../src/db/migrations.js';
 import { systemClock } from '../../src/supervisor/clock.js';
 import { withDatabase } from '../support/databases.js';
@@ -13,18 +12,13 @@ import {
   PERMISSIVE_POOLER,
   pooledDatabase,
 } from '../support/privatePgbouncer.js';
+import { TENTH_TIMERS } from '../support/scaledTimers.js';
 import {
   describeServer,
   serverDatabase,
   simulatedNodeOptions,
   until,
 } from '../support/serverSuite.js';
-
-/** Every wait of the store handle a tenth as long: the probe's 5 s deadline is 0.5 s of real time. */
-const TENTH_TIMERS: ListenTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms / 10),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 const beatRows = async (h: DbHandle, nodeId: string) =>
   h.db.selectFrom('node_heartbeats').select('owner').where('node_id', '=', nodeId).execute();

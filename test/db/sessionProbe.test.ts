@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import { expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connect.js';
 import { PooledSessionError } from '../../src/db/errors.js';
-import { type ListenTimers, REAL_TIMERS } from '../../src/db/listen.js';
+import { REAL_TIMERS } from '../../src/db/listen.js';
 import { migrate } from '../../src/db/migrations.js';
 import * as sessionProbe from '../../src/db/sessionProbe.js';
 import { freePort } from '../cli/cliProcess.js';
@@ -12,18 +13,34 @@ import {
   PERMISSIVE_POOLER,
   pooledDatabase,
 } from '../support/privatePgbouncer.js';
+import { TENTH_TIMERS } from '../support/scaledTimers.js';
 import { describeServer, serverDatabase } from '../support/serverSuite.js';
 
 runDocExamples(new URL('../../src/db/sessionProbe.ts', import.meta.url), sessionProbe);
 
-/** Every wait a tenth as long: the probe's 5 s deadline is 0.5 s of real time. */
-const TENTH_TIMERS: ListenTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms / 10),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
 describeServer('the session probe on the test server', () => {
   const server = serverDatabase();
+  /** A probe of a new connection to the server with this NOTIFY: its error, or null. */
+  const probeWith = (
+    notify: (channel: string, payload: string) => Promise<void>,
+    o: { deadlineMs: number; resendMs: number; applicationName?: string },
+  ): Promise<unknown> =>
+    sessionProbe
+      .probeSession({
+        client: {
+          connectionString: server.url,
+          ...(o.applicationName ? { application_name: o.applicationName } : {}),
+        },
+        notify,
+        deadlineMs: o.deadlineMs,
+        resendMs: o.resendMs,
+        timers: REAL_TIMERS,
+        closeTimeoutMs: 1_000,
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
 
   it('hears its notification: a direct connection is a session', async () => {
     const t0 = performance.now();
@@ -53,16 +70,9 @@ describeServer('the session probe on the test server', () => {
 
   it('a NOTIFY that fails rejects the probe with its error', async () => {
     const boom = new Error('notify refused');
-    await expect(
-      sessionProbe.probeSession({
-        client: { connectionString: server.url },
-        notify: () => Promise.reject(boom),
-        deadlineMs: 5_000,
-        resendMs: 100,
-        timers: REAL_TIMERS,
-        closeTimeoutMs: 1_000,
-      }),
-    ).rejects.toBe(boom);
+    expect(await probeWith(() => Promise.reject(boom), { deadlineMs: 5_000, resendMs: 100 })).toBe(
+      boom,
+    );
   });
 
   it('a probe connection lost while it waits is the driver’s error, not a verdict', async () => {
@@ -74,19 +84,7 @@ describeServer('the session probe on the test server', () => {
         server.main.db,
       );
     };
-    const error = await sessionProbe
-      .probeSession({
-        client: { connectionString: server.url, application_name: name },
-        notify: cut,
-        deadlineMs: 5_000,
-        resendMs: 100,
-        timers: REAL_TIMERS,
-        closeTimeoutMs: 1_000,
-      })
-      .then(
-        () => null,
-        (e: unknown) => e,
-      );
+    const error = await probeWith(cut, { deadlineMs: 5_000, resendMs: 100, applicationName: name });
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(PooledSessionError);
     // Said as the connection went, not at the deadline.
@@ -101,19 +99,7 @@ describeServer('the session probe on the test server', () => {
       sends.push(performance.now() - t0);
       await new Promise((r) => setTimeout(r, 100));
     };
-    const error = await sessionProbe
-      .probeSession({
-        client: { connectionString: server.url },
-        notify: slow,
-        deadlineMs: 600,
-        resendMs: 50,
-        timers: REAL_TIMERS,
-        closeTimeoutMs: 1_000,
-      })
-      .then(
-        () => null,
-        (e: unknown) => e,
-      );
+    const error = await probeWith(slow, { deadlineMs: 600, resendMs: 50 });
     expect(error).toBeInstanceOf(PooledSessionError);
     // Each 150 ms at the least apart: at most 5 in 600 ms, not 12.
     expect(sends.length).toBeLessThanOrEqual(5);
@@ -122,6 +108,36 @@ describeServer('the session probe on the test server', () => {
     const after = sends.length;
     await new Promise((r) => setTimeout(r, 300));
     expect(sends.length).toBe(after);
+  });
+
+  it('a NOTIFY that never comes back is the store being slow, not a verdict', async () => {
+    const never = () => new Promise<void>(() => {});
+    const error = await probeWith(never, { deadlineMs: 300, resendMs: 50 });
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(PooledSessionError);
+    expect(String(error)).toMatch(/too slow/);
+  });
+
+  it('leaves a probed connection as it found it: no probe channel, still usable', async () => {
+    const c = new pg.Client({ connectionString: server.url });
+    await c.connect();
+    try {
+      const notify = async (channel: string, payload: string) => {
+        await sql`SELECT pg_notify(${channel}, ${payload})`.execute(server.main.db);
+      };
+      await sessionProbe.probeConnection(c, {
+        notify,
+        ...sessionProbe.SESSION_PROBE,
+        timers: REAL_TIMERS,
+      });
+      const r = await c.query('SELECT pg_listening_channels() AS ch');
+      expect(r.rows).toEqual([]);
+      // Its own listeners are gone too: only the caller's remain.
+      expect(c.listenerCount('notification')).toBe(0);
+      expect(c.listenerCount('error')).toBe(0);
+    } finally {
+      await c.end();
+    }
   });
 
   it('has nothing to probe behind a declared transaction pooler (nor on PGlite: one process)', async () => {
@@ -164,3 +180,37 @@ describeWithPgbouncer(
   },
   PERMISSIVE_POOLER,
 );
+
+describe('checkEachConnection', () => {
+  const client = {} as pg.Client;
+  const pooled = new PooledSessionError(5_000, 20);
+
+  it('says a pooler once per stretch of failed attempts, and again after one passed', async () => {
+    const said: Error[] = [];
+    const answers: Array<Error | null> = [pooled, pooled, null, pooled, new Error('cut')];
+    const check = sessionProbe.checkEachConnection(
+      async () => {
+        const a = answers.shift();
+        if (a) throw a;
+      },
+      (e) => said.push(e),
+    );
+    await expect(check(client)).rejects.toBe(pooled);
+    await expect(check(client)).rejects.toBe(pooled);
+    expect(said).toEqual([pooled]);
+    await expect(check(client)).resolves.toBeUndefined();
+    await expect(check(client)).rejects.toBe(pooled);
+    expect(said).toEqual([pooled, pooled]);
+    // Any other failure fails the attempt and is the holder's to say (its loss).
+    await expect(check(client)).rejects.toThrow('cut');
+    expect(said).toHaveLength(2);
+  });
+
+  it('asks nothing where there is nothing to ask (PGlite, a declared pooler)', async () => {
+    const said: Error[] = [];
+    await expect(
+      sessionProbe.checkEachConnection(undefined, (e) => said.push(e))(client),
+    ).resolves.toBeUndefined();
+    expect(said).toEqual([]);
+  });
+});

@@ -3,6 +3,9 @@
  * `freeze()` stops reading either side of every connection, without closing
  * anything, so both ends see a socket that is open and silent (a cable cut,
  * a partition: no FIN, no RST). `thaw()` lets the buffered bytes through.
+ * `retarget()` sends the connections made from then on elsewhere (a DNS
+ * switch: the same address now leads to, say, a pooler), and `cut()` closes
+ * every connection through it now, so its clients connect again.
  */
 import net from 'node:net';
 
@@ -10,6 +13,10 @@ export interface FreezableProxy {
   port: number;
   freeze(): void;
   thaw(): void;
+  /** Connections made from now on go to `target`; those open stay where they are. */
+  retarget(target: { host: string; port: number }): void;
+  /** Closes every connection through the proxy (both sides see the socket close). */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -19,6 +26,7 @@ export async function startFreezableProxy(target: {
 }): Promise<FreezableProxy> {
   const pairs = new Set<[net.Socket, net.Socket]>();
   let frozen = false;
+  let to = target;
   const flow = ([a, b]: [net.Socket, net.Socket]) => {
     a.pipe(b);
     b.pipe(a);
@@ -31,7 +39,7 @@ export async function startFreezableProxy(target: {
     b.pause();
   };
   const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
+    const upstream = net.connect(to.port, to.host);
     const pair: [net.Socket, net.Socket] = [client, upstream];
     pairs.add(pair);
     if (frozen) for (const s of pair) s.pause();
@@ -61,6 +69,15 @@ export async function startFreezableProxy(target: {
     thaw() {
       frozen = false;
       for (const pair of pairs) flow(pair);
+    },
+    retarget(next) {
+      to = next;
+    },
+    cut() {
+      for (const pair of [...pairs]) {
+        pairs.delete(pair);
+        for (const s of pair) s.destroy();
+      }
     },
     async close() {
       for (const [a, b] of pairs) {
