@@ -23,7 +23,11 @@
  * And before a second PgBouncer that accepts those startup settings (so a
  * node without `--pooler` gets in, its settings silently dropped): `start`
  * refuses to run after its session probe, naming the flag, with no row
- * written.
+ * written; and a node started on the server directly (through a TCP proxy)
+ * whose address leads to that pooler after every connection was cut (a DNS
+ * switch) keeps its listener and locks lost (no grants, polling), logs the
+ * reason as an error in the CLI's words once per holder, and is back by
+ * itself when the address leads to the server again.
  *
  * Skipped without the test server or pgbouncer, failed with CI=true. Real
  * processes, so real time: every wait is bounded.
@@ -36,6 +40,7 @@ import WebSocket from 'ws';
 import { runCli } from '../../src/cli/runCli.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
+import { startFreezableProxy } from '../support/freezableProxy.js';
 import {
   describeWithPgbouncer,
   PERMISSIVE_POOLER,
@@ -424,6 +429,95 @@ describeWithPgbouncer(
       );
       expect(beats).toEqual([{ n: '0' }]);
     }, 60_000);
+
+    it('a running node whose address leads there after a cut stays lost, says so once, and comes back', async () => {
+      // The node reaches the server through a proxy; the "DNS switch" points
+      // the proxy at the pooler and cuts every connection through it.
+      const direct = new URL(cluster().url);
+      const proxy = await startFreezableProxy({
+        host: direct.hostname,
+        port: Number(direct.port || 5432),
+      });
+      const viaProxy = new URL(direct);
+      viaProxy.host = `127.0.0.1:${proxy.port}`;
+      const dir = mkdtempSync(join(tmpdir(), 'rt-switched-cli-'));
+      const c = capture();
+      const records = () =>
+        c
+          .out()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const args = ['start', '--port', '0', '--backend', 'simulated', '--data-dir', dir];
+      const running = runCli([...args, '--database-url', viaProxy.toString()], c.io);
+      let code: number | string | undefined;
+      try {
+        const ready = await until(
+          'the node to be ready',
+          () => records().find((r) => r.msg === 'ready'),
+          30_000,
+        );
+        const health = async () =>
+          (await (
+            await fetch(`${String(ready.url)}/healthz`, { signal: AbortSignal.timeout(5_000) })
+          ).json()) as Record<string, unknown>;
+        expect(await health()).toMatchObject({ lock: 'held', notifications: 'listening' });
+
+        const pooler = new URL(getPooler().urlFor(direct.pathname.slice(1)));
+        proxy.retarget({ host: pooler.hostname, port: Number(pooler.port) });
+        proxy.cut();
+        const pooled = () => records().filter((r) => r.code === 'DB_POOLED_SESSION');
+        await until('the node to say why', () => (pooled().length > 0 ? true : undefined), 30_000);
+        // Lost, and it knows it: no grants, polling (each retry checked again).
+        await until(
+          'the node to stay lost',
+          async () => {
+            const h = await health();
+            return h.lock !== 'held' && h.takingGrants === false && h.notifications === 'polling'
+              ? true
+              : undefined;
+          },
+          30_000,
+        );
+        for (const r of pooled()) {
+          expect(r.level).toBe(50);
+          expect(String(r.msg)).toContain('takes no grants');
+          expect(String(r.msg)).toContain('start with --pooler transaction');
+          expect(String(r.msg)).not.toContain("pooler: 'transaction'");
+        }
+        // Once per holder (the listener, the boot and leader locks), not per retry.
+        expect(pooled().length).toBeLessThanOrEqual(3);
+        const lockRows = await cluster().query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'",
+        );
+        expect(lockRows).toEqual([{ n: '0' }]);
+
+        // The address leads to the server again: back by itself.
+        proxy.retarget({ host: direct.hostname, port: Number(direct.port || 5432) });
+        proxy.cut();
+        await until(
+          'the node to be back',
+          async () => {
+            const h = await health().catch(() => ({}) as Record<string, unknown>);
+            return h.lock === 'held' && h.takingGrants === true && h.notifications === 'listening'
+              ? true
+              : undefined;
+          },
+          30_000,
+        );
+        expect(pooled().length).toBeLessThanOrEqual(3);
+      } finally {
+        // Stopped on a failure too: the node is this process's.
+        c.signal('SIGINT');
+        code = await Promise.race([
+          running,
+          new Promise<string>((r) => setTimeout(() => r('not stopped'), STOP_MS)),
+        ]);
+        await proxy.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+      expect(code, c.err()).toBe(0);
+    }, 120_000);
   },
   PERMISSIVE_POOLER,
 );
