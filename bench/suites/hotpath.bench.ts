@@ -8,7 +8,10 @@
  *   node's is the rest), 100 queued behind;
  * - the Postgres server, 100 queued behind;
  * - the Postgres server, 100,000 queued behind (one more user whose cap is
- *   0): the issue's "node-side cost flat in queue depth".
+ *   0): the issue's "node-side cost flat in queue depth";
+ * - the two charts alone (bench/hotpath/chartsWorker.ts: the TaskRunner and
+ *   its ContainerRun child with every I/O answered at once, no database, no
+ *   backend): the floor a job's actors put under the node's CPU.
  *
  * With `HOTPATH_BASELINE=<git ref>` the same driver also runs the runtime of
  * that commit (a detached worktree under the system's temp directory that
@@ -17,8 +20,9 @@
  *
  * Knobs: HOTPATH_RUNS (3 processes per case and side), HOTPATH_WINDOWS (2
  * windows per process), HOTPATH_JOBS (1000 per server window),
- * HOTPATH_PGLITE_JOBS (300), HOTPATH_DEEP (100000), HOTPATH_CASES
- * (comma-separated subset of pglite,server,deep), PEERS_DB_TAG (appended to
+ * HOTPATH_PGLITE_JOBS (300), HOTPATH_DEEP (100000), HOTPATH_CHARTS_JOBS
+ * (5000), HOTPATH_CASES (comma-separated subset of pglite,server,deep,charts),
+ * PEERS_DB_TAG (appended to
  * the scratch database's name, as in bench/peers).
  */
 import { spawn } from 'node:child_process';
@@ -34,17 +38,20 @@ const WINDOWS = env('HOTPATH_WINDOWS', 2);
 const JOBS = env('HOTPATH_JOBS', 1000);
 const PGLITE_JOBS = env('HOTPATH_PGLITE_JOBS', 300);
 const DEEP = env('HOTPATH_DEEP', 100_000);
+const CHARTS_JOBS = env('HOTPATH_CHARTS_JOBS', 5000);
 const TAG = process.env.PEERS_DB_TAG;
 const WORKER = join(ROOT, 'bench/hotpath/hotpathWorker.ts');
+const CHARTS_WORKER = join(ROOT, 'bench/hotpath/chartsWorker.ts');
 
 const log = (s: string): void => {
   process.stdout.write(`${s}\n`);
 };
 
 interface Case {
-  name: 'pglite' | 'server' | 'deep';
+  name: 'pglite' | 'server' | 'deep' | 'charts';
   label: string;
-  engine: 'pglite' | 'server';
+  /** `none`: the charts alone, no database. */
+  engine: 'pglite' | 'server' | 'none';
   jobs: number;
   backlog: number;
 }
@@ -56,22 +63,21 @@ interface Window {
 }
 
 function runWorker(side: Side, c: Case, url: string | undefined): Promise<Window[]> {
-  const args = [
-    '--import',
-    'tsx',
-    WORKER,
-    '--root',
-    side.root,
-    '--engine',
-    c.engine,
-    '--jobs',
-    String(c.jobs),
-    '--windows',
-    String(WINDOWS),
-    '--backlog',
-    String(c.backlog),
-    ...(url === undefined ? [] : ['--url', url]),
-  ];
+  const common = ['--root', side.root, '--jobs', String(c.jobs), '--windows', String(WINDOWS)];
+  const args =
+    c.engine === 'none'
+      ? ['--import', 'tsx', CHARTS_WORKER, ...common]
+      : [
+          '--import',
+          'tsx',
+          WORKER,
+          ...common,
+          '--engine',
+          c.engine,
+          '--backlog',
+          String(c.backlog),
+          ...(url === undefined ? [] : ['--url', url]),
+        ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
@@ -98,13 +104,15 @@ const ALL_CASES: Case[] = [
   { name: 'pglite', label: 'PGlite, 100 queued', engine: 'pglite', jobs: 0, backlog: 100 },
   { name: 'server', label: 'server, 100 queued', engine: 'server', jobs: 0, backlog: 100 },
   { name: 'deep', label: 'server, deep backlog', engine: 'server', jobs: 0, backlog: 0 },
+  { name: 'charts', label: 'the two charts alone (no I/O)', engine: 'none', jobs: 0, backlog: 0 },
 ];
 
 export async function run(): Promise<void> {
-  const wanted = (process.env.HOTPATH_CASES ?? 'pglite,server,deep').split(',');
+  const wanted = (process.env.HOTPATH_CASES ?? 'pglite,server,deep,charts').split(',');
+  const jobsOf = { pglite: PGLITE_JOBS, server: JOBS, none: CHARTS_JOBS };
   const cases = ALL_CASES.filter((c) => wanted.includes(c.name)).map((c) => ({
     ...c,
-    jobs: c.engine === 'pglite' ? PGLITE_JOBS : JOBS,
+    jobs: jobsOf[c.engine],
     backlog: c.name === 'deep' ? DEEP : c.backlog,
     label: c.name === 'deep' ? `server, ${DEEP.toLocaleString('en-US')} queued` : c.label,
   }));
@@ -169,7 +177,7 @@ export async function run(): Promise<void> {
     }
   L.push('');
   L.push(
-    "Node CPU is the node process's user + system CPU over the window (the runtime, the driver's submits and its 5 ms progress check), minus, on PGlite, the CPU inside PGlite's synchronous protocol call (the database runs on the node's thread there).",
+    "Node CPU is the node process's user + system CPU over the window (the runtime, the driver's submits and its 5 ms progress check), minus, on PGlite, the CPU inside PGlite's synchronous protocol call (the database runs on the node's thread there). The charts row is one process running only the TaskRunner chart and its ContainerRun child, 20 at a time, every I/O action answered on the next microtask (bench/hotpath/chartsWorker.ts): the floor the runtime's per-job actors set, whatever the database and the backend cost.",
   );
   writeResults(
     'hotpath',
