@@ -6,6 +6,27 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BoardCommands } from '../board/boardPort.js';
 import type { HubStats } from './boardHub.js';
+import { type HealthFlags, healthFlags } from './nodeHealth.js';
+
+/** The health gauges, 1 or 0, by the flag they show (src/ui-server/nodeHealth.ts). */
+const HEALTH_GAUGES: Record<keyof HealthFlags, { name: string; help: string }> = {
+  engineAvailable: {
+    name: 'roundtable_engine_available',
+    help: 'Whether the container engine answered its last start or probe',
+  },
+  takingGrants: {
+    name: 'roundtable_taking_grants',
+    help: 'Whether this node may take grants (its boot lock held, or no lock liveness); 0 while the lock is lost, busy, or its connection is not a session',
+  },
+  listening: {
+    name: 'roundtable_notifications_listening',
+    help: "Whether other nodes' ticks reach this node by NOTIFY (0: it polls alone)",
+  },
+  leading: {
+    name: 'roundtable_reconciler_leader',
+    help: "Whether this node leads the Reconciler's passes",
+  },
+};
 
 /** Wait-time buckets in seconds: from an immediate grant to a long queue. */
 export const WAIT_BUCKETS = [0.1, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600];
@@ -103,6 +124,17 @@ export function createBoardMetrics(
     help: 'Frames sent to board clients',
     registers: [registry],
   });
+  // Made at the first scrape that has the flag: a part this node does not
+  // have (no boot lock, no leader lock) has no series at all, not a 0.
+  const healthGauges = new Map<keyof HealthFlags, Gauge>();
+  const healthGauge = (flag: keyof HealthFlags): Gauge => {
+    let gauge = healthGauges.get(flag);
+    if (gauge === undefined) {
+      gauge = new Gauge({ ...HEALTH_GAUGES[flag], registers: [registry] });
+      healthGauges.set(flag, gauge);
+    }
+    return gauge;
+  };
 
   return {
     contentType: registry.contentType,
@@ -136,6 +168,13 @@ export function createBoardMetrics(
       connections.set(hub.connections);
       frames.reset();
       frames.inc(hub.framesSent);
+      const health = commands.health?.();
+      if (health !== undefined)
+        for (const [flag, on] of Object.entries(healthFlags(health)) as [
+          keyof HealthFlags,
+          boolean,
+        ][])
+          healthGauge(flag).set(on ? 1 : 0);
       return registry.metrics();
     },
   };

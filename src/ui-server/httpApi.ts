@@ -25,6 +25,7 @@ import {
   sendDownload,
 } from './jobRoutes.js';
 import { UiRequestError } from './listenerGuard.js';
+import { healthFlags } from './nodeHealth.js';
 import { chartEngineScript, PAGE_CSP, PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
 
@@ -101,7 +102,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
         ...(health?.backend ? { backend: health.backend } : {}),
         // A boot that lost its lock takes no grants: it cannot prove it is alive.
         ...(health?.lock
-          ? { lock: health.lock, takingGrants: health.lock === 'held' || health.lock === 'none' }
+          ? { lock: health.lock, takingGrants: healthFlags(health).takingGrants }
           : {}),
         ...(health?.reconciler ? { reconciler: health.reconciler } : {}),
         ...(health?.notifications ? { notifications: health.notifications } : {}),

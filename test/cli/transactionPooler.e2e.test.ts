@@ -487,6 +487,14 @@ describeWithPgbouncer(
         }
         // Once per holder (the listener, the boot and leader locks), not per retry.
         expect(pooled().length).toBeLessThanOrEqual(3);
+        // What an operator alerts on.
+        const metrics = await fetch(`${String(ready.url)}/metrics`, {
+          headers: { authorization: `Bearer ${String(ready.board).split('#token=')[1]}` },
+          signal: AbortSignal.timeout(5_000),
+        });
+        const text = await metrics.text();
+        expect(text).toMatch(/^roundtable_taking_grants 0$/m);
+        expect(text).toMatch(/^roundtable_notifications_listening 0$/m);
         const lockRows = await cluster().query<{ n: string }>(
           "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'",
         );

@@ -262,6 +262,49 @@ describe('auth, routes, health, metrics, page', () => {
     expect(again).toContain('roundtable_ticks_total{outcome="ok"} 41');
   });
 
+  it('exports the node’s health as 1 / 0 gauges, and none for a part it does not have', async () => {
+    h = await startHarness();
+    const board = h.board;
+    const scrape = async (set: Partial<typeof board>) => {
+      Object.assign(board, set);
+      return (await call('GET', '/metrics', ADMIN)).json as string;
+    };
+    const gauges = (text: string) =>
+      Object.fromEntries(
+        [
+          ...text.matchAll(
+            /^roundtable_(taking_grants|notifications_listening|reconciler_leader|engine_available) (\d)$/gm,
+          ),
+        ].map((m) => [m[1], Number(m[2])]),
+      );
+    // No boot lock, no listener, no leader lock on this source: no series, not a 0.
+    expect(gauges(await scrape({}))).toEqual({ engine_available: 1 });
+    expect(
+      gauges(await scrape({ lock: 'held', notifications: 'listening', reconciler: 'leader' })),
+    ).toEqual({
+      engine_available: 1,
+      taking_grants: 1,
+      notifications_listening: 1,
+      reconciler_leader: 1,
+    });
+    // A node whose connections are not sessions after a cut: lost, polling, not leading.
+    expect(
+      gauges(
+        await scrape({
+          lock: 'lost',
+          notifications: 'polling',
+          reconciler: 'lost',
+          engine: 'unavailable',
+        }),
+      ),
+    ).toEqual({
+      engine_available: 0,
+      taking_grants: 0,
+      notifications_listening: 0,
+      reconciler_leader: 0,
+    });
+  });
+
   it('serves the page and its bundled script', async () => {
     h = await startHarness();
     const page = await call('GET', '/', null);
