@@ -136,17 +136,20 @@ export function sessionRefusal(error: unknown): unknown {
 
 /**
  * Where a running node's store says what went wrong with a connection of its
- * own. A listener or lock that connected again to something that is not a
- * session (a pooler behind the same address since) is the operator's to fix
- * and stops the node granting: an error in the log, in the CLI's words.
- * Anything else stays a process warning, as the driver's default.
+ * own: in the node's log, not as a process warning on stderr beside it. A
+ * listener or lock that connected again to something that is not a session
+ * (a pooler behind the same address since) is the operator's to fix and
+ * stops the node granting: an error, in the CLI's words. Anything else (a
+ * listener or lock that lost its connection and tries again, an idle pooled
+ * connection gone) is a warning with the driver's error.
  */
 export function storeErrorsTo(log: {
   error(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
 }): (error: Error) => void {
   return (error) => {
     if (!(error instanceof PooledSessionError)) {
-      process.emitWarning(error);
+      log.warn({ err: error }, `a store connection of this node: ${error.message}`);
       return;
     }
     log.error(
