@@ -4,6 +4,8 @@
  * `roundtable/testing`, `roundtable/client`); this one assembles a node.
  */
 export { createRuntime } from './actors/runtime.js';
+// What the runtime's `onError` is told besides errors (docs/library.md, "Where background errors go").
+export { BootLockLostError, OwnerDownNotice } from './actors/clusterLivenessWiring.js';
 export { defaultNodeId, RUNTIME_DEFAULTS, RuntimeOptionError } from './actors/runtimeOptions.js';
 export {
   describeRuntimeExit,

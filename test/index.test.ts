@@ -12,6 +12,11 @@ describe('package entry points', () => {
     expect(typeof m.SimulatedBackend).toBe('function');
     expect(typeof m.createUiServer).toBe('function');
     expect(typeof m.createInspector).toBe('function');
+    // What onError is told besides errors, told apart as docs/library.md shows.
+    const notice = new m.OwnerDownNotice('b@1', 'no_beat');
+    expect(notice).toBeInstanceOf(Error);
+    expect([notice.code, notice.reason]).toEqual(['OWNER_DOWN', 'no_beat']);
+    expect(new m.BootLockLostError('a@1', 'lost').code).toBe('BOOT_LOCK_LOST');
   });
 
   it('roundtable/supervisor and roundtable/machines stand alone', async () => {
