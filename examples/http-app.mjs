@@ -17,9 +17,25 @@ import {
   LocalBackend,
   migrate,
   mountUiServer,
+  OwnerDownNotice,
 } from 'roundtable';
 
-const store = await connect({ dataDir: process.env.APP_DATA_DIR ?? 'memory://' });
+/**
+ * The app's log: one JSON line on stderr (stdout carries the addresses).
+ * @param {'info' | 'warn'} level
+ * @param {string} msg
+ * @param {Record<string, unknown>} [fields]
+ */
+function log(level, msg, fields = {}) {
+  process.stderr.write(`${JSON.stringify({ level, msg, ...fields })}\n`);
+}
+
+const store = await connect({
+  dataDir: process.env.APP_DATA_DIR ?? 'memory://',
+  // A pooled connection the server ended, a listener or lock reconnecting:
+  // never thrown (the pool opens another), so into the app's log, not stderr's warnings.
+  onPoolError: (error) => log('warn', 'store connection error', { err: error.message }),
+});
 await migrate(store.db);
 const inspector = createInspector();
 const runtime = await createRuntime({
@@ -28,6 +44,12 @@ const runtime = await createRuntime({
     baseDir: process.env.APP_RUNS_DIR ?? mkdtempSync(join(tmpdir(), 'app-runs-')),
   }),
   inspect: inspector.observer,
+  // Errors no caller awaits, and the cluster's notices: another boot that
+  // stopped on purpose (a rolling deploy) is news, any other a warning.
+  onError: (error) =>
+    error instanceof OwnerDownNotice && error.reason === 'no_beat'
+      ? log('info', error.message, { owner: error.owner })
+      : log('warn', 'roundtable background report', { err: String(error) }),
 });
 // One shape for tokens everywhere: user id -> token.
 const tokens = {
