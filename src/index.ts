@@ -3,9 +3,10 @@
  * entry points of their own (`roundtable/supervisor`, `roundtable/machines`,
  * `roundtable/testing`, `roundtable/client`); this one assembles a node.
  */
-export { createRuntime } from './actors/runtime.js';
+
 // What the runtime's `onError` is told besides errors (docs/library.md, "Where background errors go").
 export { BootLockLostError, OwnerDownNotice } from './actors/clusterLivenessWiring.js';
+export { createRuntime } from './actors/runtime.js';
 export { defaultNodeId, RUNTIME_DEFAULTS, RuntimeOptionError } from './actors/runtimeOptions.js';
 export {
   describeRuntimeExit,
