@@ -38,7 +38,16 @@ export { SwarmBackend } from './containers/docker/SwarmBackend.js';
 export { LocalBackend, type LocalBackendOptions } from './containers/local/LocalBackend.js';
 export { SimulatedBackend } from './containers/simulated/SimulatedBackend.js';
 export { SimulatedCluster } from './containers/simulated/SimulatedCluster.js';
-export { connect, migrate } from './db/index.js';
+// What `connect`, `migrate` and `onPoolError` say (docs/operations.md), told apart by class or `code`.
+export {
+  ConnectError,
+  connect,
+  DbTimeoutError,
+  isTransientDbError,
+  MigrationError,
+  migrate,
+  PooledSessionError,
+} from './db/index.js';
 export { createUiServer, type UiServer } from './ui-server/createUiServer.js';
 export { createInspector } from './ui-server/inspector/createInspector.js';
 export {

@@ -17,6 +17,10 @@ describe('package entry points', () => {
     expect(notice).toBeInstanceOf(Error);
     expect([notice.code, notice.reason]).toEqual(['OWNER_DOWN', 'no_beat']);
     expect(new m.BootLockLostError('a@1', 'lost').code).toBe('BOOT_LOCK_LOST');
+    // And what the store says, as docs/operations.md names it.
+    for (const E of [m.ConnectError, m.DbTimeoutError, m.MigrationError, m.PooledSessionError])
+      expect(E.prototype).toBeInstanceOf(Error);
+    expect(m.isTransientDbError(Object.assign(new Error('x'), { code: '57P01' }))).toBe(true);
   });
 
   it('roundtable/supervisor and roundtable/machines stand alone', async () => {
