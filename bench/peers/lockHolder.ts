@@ -2,8 +2,9 @@
  * A child process of the recovery bench that holds a boot lock until it is
  * killed (`boot <url> <owner>`). Prints `held` once it holds it.
  */
+
+import { REAL_TIMERS } from '../../src/db/dedicatedClient.js';
 import { holdBootLock } from '../../src/db/index.js';
-import { REAL_TIMERS } from '../../src/db/listen.js';
 
 const [kind, url = '', owner = 'bench@x'] = process.argv.slice(2);
 if (kind === 'boot') {

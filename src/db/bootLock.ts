@@ -22,7 +22,8 @@ import { createHash } from 'node:crypto';
 import { type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import { BOOT_LOCK_NAMESPACE } from './advisoryLocks.js';
-import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
+import { endWithin, type ListenTimers } from './dedicatedClient.js';
+import { listenRetryDelay } from './listen.js';
 import { checkEachConnection, type SessionCheck } from './sessionProbe.js';
 import type { Db } from './transaction.js';
 

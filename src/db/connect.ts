@@ -22,6 +22,7 @@ import pg from 'pg';
 import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
 import { type ConnectOptions, type Pooler, validateConnectOptions } from './connectOptions.js';
 import { deadlinePool } from './deadlinePool.js';
+import { REAL_TIMERS } from './dedicatedClient.js';
 import {
   ConnectError,
   NoSessionError,
@@ -34,7 +35,6 @@ import {
   type ListenState,
   listenOnPglite,
   listenOnServer,
-  REAL_TIMERS,
   type ServerListenConfig,
   type Unlisten,
 } from './listen.js';

@@ -5,8 +5,8 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { didYouMean } from '../common/didYouMean.js';
+import type { ListenTimers } from './dedicatedClient.js';
 import { ValidationError } from './errors.js';
-import type { ListenTimers } from './listen.js';
 
 /** What stands between a node and its Postgres server (ConnectOptions.pooler). */
 export type Pooler = 'none' | 'transaction';

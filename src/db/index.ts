@@ -38,6 +38,7 @@ export {
   QUERY_TIMEOUT_MARGIN_MS,
   validateConnectOptions,
 } from './connectOptions.js';
+export type { ListenTimers } from './dedicatedClient.js';
 export {
   currentTick,
   type DispatchChanges,
@@ -73,7 +74,6 @@ export { type LineStatusRows, readLineStatus } from './lineStatus.js';
 export {
   assertChannel,
   type ListenState,
-  type ListenTimers,
   listenRetryDelay,
   type Unlisten,
 } from './listen.js';

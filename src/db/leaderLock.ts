@@ -24,7 +24,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { errorCode } from '../common/errorCode.js';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
-import { endWithin, type ListenTimers, listenRetryDelay } from './listen.js';
+import { endWithin, type ListenTimers } from './dedicatedClient.js';
+import { listenRetryDelay } from './listen.js';
 import { checkEachConnection, type SessionCheck } from './sessionProbe.js';
 import type { Db } from './transaction.js';
 

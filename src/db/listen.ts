@@ -19,8 +19,6 @@ import { endWithin, type ListenTimers } from './dedicatedClient.js';
 import { ValidationError } from './errors.js';
 import { checkEachConnection, type SessionCheck } from './sessionProbe.js';
 
-export { endWithin, type ListenTimers, REAL_TIMERS } from './dedicatedClient.js';
-
 export type ListenState = 'listening' | 'lost';
 
 /** Stops a listener and closes its connection. Idempotent. */

@@ -13,8 +13,8 @@ import { BootLockLostError, OwnerDownNotice } from '../../src/actors/clusterLive
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { RuntimeOptions } from '../../src/actors/runtimeTypes.js';
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
+import { REAL_TIMERS } from '../../src/db/dedicatedClient.js';
 import { bootLockKey, heldBootKeys, holdBootLock } from '../../src/db/index.js';
-import { REAL_TIMERS } from '../../src/db/listen.js';
 import { systemClock } from '../../src/supervisor/clock.js';
 import { describeEachEngine, truncateAll } from '../support/databases.js';
 import { type FreezableProxy, startFreezableProxy } from '../support/freezableProxy.js';

@@ -3,7 +3,7 @@
  * and retries, the real timers, errors dropped (each test watches the states).
  */
 import type { BootLockConfig, BootLockState } from '../../src/db/bootLock.js';
-import { REAL_TIMERS } from '../../src/db/listen.js';
+import { REAL_TIMERS } from '../../src/db/dedicatedClient.js';
 
 export function testBootLockConfig(
   url: string,

@@ -8,8 +8,9 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect, type DbHandle } from '../../src/db/connect.js';
+import type { ListenTimers } from '../../src/db/dedicatedClient.js';
 import { ConnectError, ValidationError } from '../../src/db/errors.js';
-import type { ListenState, ListenTimers } from '../../src/db/listen.js';
+import type { ListenState } from '../../src/db/listen.js';
 import type { Database } from '../../src/db/schema.js';
 import { describeWithPrivatePostgres } from '../support/privatePostgres.js';
 

@@ -3,7 +3,7 @@
  * `TENTH_TIMERS` waits 0.5 s of real time for the session probe's 5 s
  * deadline, and its listener's and locks' retries and pings as much sooner.
  */
-import type { ListenTimers } from '../../src/db/listen.js';
+import type { ListenTimers } from '../../src/db/dedicatedClient.js';
 
 /** Every wait a tenth as long. */
 export const TENTH_TIMERS: ListenTimers = {
