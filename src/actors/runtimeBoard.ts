@@ -18,10 +18,16 @@
  * key (a row not yet placed by a tick) is renumbered and emitted by the
  * board itself. `cards()` reads positions live, so a snapshot is never
  * behind the lines.
+ *
+ * While nobody listens (no subscriber, no line listener), `apply` only
+ * holds the rows (src/actors/runtimeBoardBacklog.ts), and every read
+ * applies them first: a node whose board nobody watches pays for a task's
+ * rows once, when someone looks, instead of for every row of every node.
  */
 import type { BoardLine } from '../board/boardPort.js';
 import type { Db, Session, StoredTail, Task } from '../db/index.js';
 import { endOutput, pushOutput } from '../machines/outputTail.js';
+import { BoardBacklog, type HeldRow } from './runtimeBoardBacklog.js';
 import { type BoardEntry, byBoardOrder, CARD_OUTPUT, isNewer, toCard } from './runtimeBoardCard.js';
 import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
 import { OutputRestore } from './runtimeBoardRestore.js';
@@ -83,12 +89,20 @@ export function createBoardIndex(
   db: Db,
   pool?: BoardPositions,
   push?: BoardPushOptions,
+  /** Where a held row's failure goes (its `apply` was answered already). */
+  onError: (error: unknown) => void = (error) => process.emitWarning(error as Error),
 ): BoardIndex {
   const entries = new Map<string, BoardEntry>();
   const bySession = new Map<string, string>();
+  const backlog = new BoardBacklog();
   const restore = new OutputRestore({
     db,
-    entryOf: (taskId) => entries.get(taskId),
+    entryOf: (taskId) => {
+      // A row held since the read was asked for (its flags may make the read moot) comes first.
+      const held = backlog.takeTask(taskId);
+      if (held !== undefined) settle([held]);
+      return entries.get(taskId);
+    },
     entryOfSession: (sessionId) => entries.get(bySession.get(sessionId) ?? ''),
   });
   /** Task ids whose card is in the queued column. */
@@ -243,16 +257,17 @@ export function createBoardIndex(
   };
 
   const refresh = async (taskId: string): Promise<void> => {
+    catchUp();
     const rows = await readCardRows(db, taskId);
     if (rows !== undefined && put(rows.task, rows.session)) await show(taskId);
   };
 
-  /** BoardIndex.apply, whose doc says what it does. */
-  const applyRows = (
-    session: Session,
-    task: Task | undefined,
-    options: ApplyOptions,
-  ): Promise<void> => {
+  /**
+   * The card takes a row `apply` was handed: true when it changed, 'read'
+   * when the task is unknown here (its card must be read).
+   */
+  const take = (r: HeldRow): boolean | 'read' => {
+    const { session, task } = r;
     const prev = entries.get(session.taskId);
     // The very row this card shows already, handed in again (a runner's
     // finish comes back to it after its tick showed it): a card off the
@@ -263,23 +278,58 @@ export function createBoardIndex(
       prev.session === session &&
       session.status !== 'queued' &&
       (task === undefined || task === prev.task) &&
-      options.storedOutput === undefined
+      r.storedOutput === undefined
     ) {
-      if (options.outputShown === true) prev.restored = true;
-      return DONE;
+      if (r.outputShown) prev.restored = true;
+      return false;
     }
     const known = task ?? prev?.task;
-    if (known === undefined) return refresh(session.taskId);
-    if (!put(known, session)) return DONE;
+    if (known === undefined) return 'read';
+    if (!put(known, session)) return false;
     const e = entries.get(session.taskId);
-    if (options.outputShown === true && e !== undefined) e.restored = true;
-    if (options.storedOutput !== undefined && e !== undefined)
-      restore.take(e, options.storedOutput);
-    return show(session.taskId);
+    if (r.outputShown && e !== undefined) e.restored = true;
+    if (r.storedOutput !== undefined && e !== undefined) restore.take(e, r.storedOutput);
+    return true;
+  };
+
+  /** BoardIndex.apply, whose doc says what it does. */
+  const applyRows = (r: HeldRow): Promise<void> => {
+    const took = take(r);
+    return took === 'read' ? refresh(r.session.taskId) : took ? show(r.session.taskId) : DONE;
+  };
+
+  /**
+   * Held rows reach their cards, in order. Only ever with nobody listening
+   * (rows are held only then, and a first listener's subscribe comes here
+   * before it is added), so the cards are told to nobody, as `apply` would
+   * have told them; what a stored output's read adds later is told to
+   * whoever listens by then.
+   */
+  const settle = (rows: readonly HeldRow[]) => {
+    if (rows.length === 0) return;
+    const ids: string[] = [];
+    for (const r of rows) {
+      const took = take(r);
+      if (took === 'read') void refresh(r.session.taskId).catch(onError);
+      else if (took) ids.push(r.session.taskId);
+    }
+    reposition(ids);
+    let restoring: Promise<string[]> | undefined;
+    for (const id of ids) {
+      emitted.delete(id);
+      // In the same batch as apply's would be (a row handed in meanwhile may make the read moot).
+      restoring = restore.soon(id);
+    }
+    void restoring?.then((restored) => publish(restored), onError);
+  };
+  /** Before any read of the board: every held row reaches its card. */
+  const catchUp = () => {
+    if (backlog.size > 0) settle(backlog.drain());
   };
 
   return {
     cards(userId) {
+      catchUp();
       const list = [...entries.values()]
         .filter((e) => userId === null || e.task.userId === userId)
         .sort(byBoardOrder);
@@ -287,6 +337,7 @@ export function createBoardIndex(
       return list.map((e) => toCard(e, pos.get(e.task.id) ?? null));
     },
     subscribe(listener) {
+      catchUp();
       // With nobody listening the passes were skipped, so the positions last
       // shown may be behind the lines (a later arrival took an earlier turn).
       // The first listener reads cards() live; catch the shown positions up
@@ -297,6 +348,7 @@ export function createBoardIndex(
       return () => listeners.delete(listener);
     },
     async loadAll() {
+      catchUp();
       const { tasks, latest, previous } = await readAllCardRows(db);
       const ids: string[] = [];
       for (const t of tasks) {
@@ -319,12 +371,26 @@ export function createBoardIndex(
       // card shows already, and an async call's promise and suspended frame
       // were ~7 KB of garbage per job. A throw is still a rejection.
       try {
-        return applyRows(session, task, options);
+        const row: HeldRow = {
+          session,
+          task,
+          outputShown: options.outputShown === true,
+          storedOutput: options.storedOutput,
+        };
+        if (listeners.size === 0 && lineListeners.size === 0) {
+          settle(backlog.hold(row, entries.get(session.taskId)?.session));
+          return DONE;
+        }
+        catchUp();
+        return applyRows(row);
       } catch (error) {
         return Promise.reject(error);
       }
     },
     appendOutput(sessionId, chunk) {
+      // Its own card only: a held row moves no other card (runtimeBoardBacklog.ts).
+      const held = backlog.takeSession(sessionId);
+      if (held !== undefined) settle([held]);
       const taskId = bySession.get(sessionId);
       const e = taskId === undefined ? undefined : entries.get(taskId);
       if (e === undefined || e.session.id !== sessionId) return;
@@ -333,6 +399,7 @@ export function createBoardIndex(
     },
     line: {
       keyOf(card) {
+        catchUp();
         const s = entries.get(card.taskId)?.session;
         // A session keeps its turn after it leaves the line (the row keeps it).
         if (s === undefined || s.id !== card.sessionId || s.turn === null || s.joinSeq === null)
@@ -340,11 +407,13 @@ export function createBoardIndex(
         return { turn: s.turn, joinSeq: s.joinSeq };
       },
       positionOf(card) {
+        catchUp();
         const s = entries.get(card.taskId)?.session;
         if (s === undefined || s.id !== card.sessionId || unkeyed.has(card.taskId)) return null;
         return pool?.placeOf(s) ?? null;
       },
       subscribe(listener) {
+        catchUp();
         lineListeners.add(listener);
         return () => lineListeners.delete(listener);
       },

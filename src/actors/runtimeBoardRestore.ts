@@ -19,12 +19,12 @@ export interface OutputRestoreOptions {
 }
 
 export class OutputRestore {
-  private batch: { ids: string[]; done: Promise<void> } | null = null;
+  private batch: { ids: string[]; done: Promise<string[]> } | null = null;
 
   constructor(private readonly o: OutputRestoreOptions) {}
 
-  /** Restores the given tasks' cards now (one read), where they need it. */
-  async now(taskIds: readonly string[]): Promise<void> {
+  /** Restores the given tasks' cards now (one read), where they need it; returns the ones given lines. */
+  async now(taskIds: readonly string[]): Promise<string[]> {
     const want = taskIds
       .map((id) => this.o.entryOf(id))
       .filter(
@@ -36,18 +36,21 @@ export class OutputRestore {
           e.session.status !== 'queued' &&
           e.session.status !== 'running',
       );
-    if (want.length === 0) return;
+    if (want.length === 0) return [];
     for (const e of want) e.restored = true;
     const tails = await readOutputTails(
       this.o.db,
       want.map((e) => e.session.id),
     );
+    const restored: string[] = [];
     for (const r of tails) {
       const e = this.o.entryOfSession(r.sessionId);
       // The card moved on to a later attempt, or its own output arrived meanwhile.
       if (e === undefined || e.session.id !== r.sessionId || e.lines.length > 0) continue;
       e.lines = lastLines(r.tail, CARD_OUTPUT_LINES, r.whole).map(cutLine);
+      restored.push(e.task.id);
     }
+    return restored;
   }
 
   /**
@@ -61,8 +64,8 @@ export class OutputRestore {
       e.lines = lastLines(stored.tail, CARD_OUTPUT_LINES, stored.whole).map(cutLine);
   }
 
-  /** As `now`, batched with every other call in this turn of the loop. */
-  soon(taskId: string): Promise<void> {
+  /** As `now`, batched with every other call in this turn of the loop; returns the batch's restored ones. */
+  soon(taskId: string): Promise<string[]> {
     if (this.batch === null) {
       const ids: string[] = [];
       this.batch = {

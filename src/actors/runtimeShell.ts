@@ -132,10 +132,12 @@ export function createShell(s: ShellOptions): Shell {
     onError: report,
   });
   const lines = new LineBook();
-  const board = createBoardIndex(db, linePositions(lines), {
-    schedule: (fn, ms) => clock.setTimeout(fn, ms),
-    pushEveryMs: s.o.positionPushMs,
-  });
+  const board = createBoardIndex(
+    db,
+    linePositions(lines),
+    { schedule: (fn, ms) => clock.setTimeout(fn, ms), pushEveryMs: s.o.positionPushMs },
+    report,
+  );
   const engine = new EngineGate({
     backend,
     clock,

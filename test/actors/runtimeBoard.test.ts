@@ -1,13 +1,8 @@
 import { expect, test } from 'vitest';
 import * as board from '../../src/actors/runtimeBoard.js';
-import type { Db, Session, Task } from '../../src/db/index.js';
+import type { Session, Task } from '../../src/db/index.js';
+import { noReads, queuedSession } from '../support/boardRuns.js';
 
-/** A store that fails any read: `apply` with the rows in hand must not touch it. */
-const noReads = new Proxy({} as Db, {
-  get(_, key) {
-    throw new Error(`board read the store (${String(key)})`);
-  },
-});
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
 const task: Task = {
   id: 'task_1',
@@ -18,29 +13,7 @@ const task: Task = {
   createdAt: at(0),
   updatedAt: at(0),
 };
-const row = (over: Partial<Session>): Session => ({
-  id: 'session_1',
-  taskId: task.id,
-  userId: 'u1',
-  kind: 'run',
-  status: 'queued',
-  turn: null,
-  joinSeq: null,
-  attempt: 1,
-  enqueuedAt: at(0),
-  claimedAt: null,
-  backend: null,
-  handle: null,
-  owner: null,
-  epoch: 0,
-  startedAt: null,
-  finishedAt: null,
-  exitCode: null,
-  failureReason: null,
-  userRecoverable: false,
-  updatedAt: at(0),
-  ...over,
-});
+const row = (over: Partial<Session>): Session => queuedSession({ taskId: task.id, ...over });
 
 test('apply shows the rows a write returned, with no read, and never an older row after a newer one', async () => {
   const index = board.createBoardIndex(noReads);

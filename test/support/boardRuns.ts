@@ -16,6 +16,33 @@ export const noReads = new Proxy({} as Db, {
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
 
+/** A queued session `session_1` of `task_1` with no turn key yet, as `over` changes it. */
+export function queuedSession(over: Partial<Session> = {}): Session {
+  return {
+    id: 'session_1',
+    taskId: 'task_1',
+    userId: 'u1',
+    kind: 'run',
+    status: 'queued',
+    turn: null,
+    joinSeq: null,
+    attempt: 1,
+    enqueuedAt: at(0),
+    claimedAt: null,
+    backend: null,
+    handle: null,
+    owner: null,
+    epoch: 0,
+    startedAt: null,
+    finishedAt: null,
+    exitCode: null,
+    failureReason: null,
+    userRecoverable: false,
+    updatedAt: at(0),
+    ...over,
+  };
+}
+
 /** Task `task_<n>` and its session `session_<n>`, running since `n` ms. */
 export function runningRows(n: number): { task: Task; session: Session } {
   return {

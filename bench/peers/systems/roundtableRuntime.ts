@@ -32,6 +32,7 @@
  *   is gone at once, so the boot pass does it.
  */
 
+import { OwnerDownNotice } from '../../../src/actors/clusterLivenessWiring.js';
 import { createRuntime } from '../../../src/actors/runtime.js';
 import { RUNTIME_DEFAULTS } from '../../../src/actors/runtimeOptions.js';
 import type { Clock } from '../../../src/containers/Clock.js';
@@ -266,6 +267,8 @@ export async function startNode(
     },
     nodeId,
     onError: (e) => {
+      // Another boot's orderly stop (the other nodes stop first) is a notice, not an error.
+      if (e instanceof OwnerDownNotice && e.reason === 'no_beat') return;
       // Reported, never silent; a flood is cut to the first few.
       if (++errors <= 5) process.stderr.write(`${v.name} ${nodeId} runtime error: ${String(e)}\n`);
     },
