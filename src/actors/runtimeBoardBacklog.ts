@@ -26,8 +26,8 @@ export interface HeldRow {
 /**
  * Most tasks held before the oldest is applied as each new one comes: it
  * bounds both the memory and the work the first read after a quiet spell
- * does at once (each held row costs that read ~10-15 µs: ~60 ms for a full
- * backlog on this machine).
+ * does at once (a full backlog added ~5 ms to that read on the development
+ * machine: bench/results/boardBacklog.md).
  */
 export const BACKLOG_MAX = 5_000;
 
