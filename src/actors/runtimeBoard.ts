@@ -4,7 +4,8 @@
  * every change this node's ticks return and every change of other nodes'
  * ticks the feed reads (src/actors/runtimeFeed.ts). `cards()` must be
  * synchronous (the server stamps a sequence number on a snapshot), hence
- * the cache. A card's shape is src/actors/runtimeBoardCard.ts, its reads
+ * the cache. A card's shape is src/actors/runtimeBoardCard.ts, how a row
+ * reaches it src/actors/runtimeBoardEntries.ts, its reads
  * src/actors/runtimeBoardRows.ts.
  *
  * Positions (src/actors/runtimeBoardPositions.ts) are the database's order,
@@ -26,9 +27,10 @@
  */
 import type { BoardLine } from '../board/boardPort.js';
 import type { Db, Session, StoredTail, Task } from '../db/index.js';
-import { endOutput, pushOutput } from '../machines/outputTail.js';
+import { pushOutput } from '../machines/outputTail.js';
 import { BoardBacklog, type HeldRow } from './runtimeBoardBacklog.js';
-import { type BoardEntry, byBoardOrder, CARD_OUTPUT, isNewer, toCard } from './runtimeBoardCard.js';
+import { type BoardEntry, byBoardOrder, CARD_OUTPUT, toCard } from './runtimeBoardCard.js';
+import { BoardEntries } from './runtimeBoardEntries.js';
 import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
 import { OutputRestore } from './runtimeBoardRestore.js';
 import { readAllCardRows, readCardRows } from './runtimeBoardRows.js';
@@ -92,8 +94,12 @@ export function createBoardIndex(
   /** Where a held row's failure goes (its `apply` was answered already). */
   onError: (error: unknown) => void = (error) => process.emitWarning(error as Error),
 ): BoardIndex {
-  const entries = new Map<string, BoardEntry>();
-  const bySession = new Map<string, string>();
+  const entries = new BoardEntries((moved) =>
+    queueMicrotask(() => {
+      reposition(moved);
+      publish(moved, true);
+    }),
+  );
   const backlog = new BoardBacklog();
   const restore = new OutputRestore({
     db,
@@ -103,12 +109,9 @@ export function createBoardIndex(
       if (held !== undefined) settle([held]);
       return entries.get(taskId);
     },
-    entryOfSession: (sessionId) => entries.get(bySession.get(sessionId) ?? ''),
+    entryOfSession: (sessionId) => entries.ofSession(sessionId),
   });
-  /** Task ids whose card is in the queued column. */
-  const queued = new Set<string>();
-  /** Of those, the ones whose session has no key (renumbered by this board). */
-  const unkeyed = new Set<string>();
+  const { queued, unkeyed } = entries;
   const listeners = new Set<(card: RuntimeCard) => void>();
   const lineListeners = new Set<() => void>();
   const emitted = new Map<string, string>();
@@ -186,69 +189,6 @@ export function createBoardIndex(
     else push.schedule(pass, push.pushEveryMs);
   });
 
-  /**
-   * A queued cancel closes its user's line up behind it: the tick moves each
-   * later queued session of that user one turn up (rt_tick), rows its reply
-   * does not carry, so the board moves them itself (from the turn it holds
-   * for the cancelled one, so several cancels in one tick add up) and shows
-   * them again: their keys, and so their order among other users', moved.
-   */
-  const closeUp = (userId: string, turn: number | null) => {
-    if (turn === null) return;
-    const moved: string[] = [];
-    for (const id of queued) {
-      const e = entries.get(id);
-      const t = e?.session.turn ?? null;
-      if (e === undefined || e.task.userId !== userId || t === null || t <= turn) continue;
-      e.session = { ...e.session, turn: t - 1 };
-      moved.push(id);
-    }
-    if (moved.length > 0)
-      queueMicrotask(() => {
-        reposition(moved);
-        publish(moved, true);
-      });
-  };
-
-  /** Returns false (and changes nothing) when the card already shows a later row. */
-  const put = (task: Task, session: Session): boolean => {
-    const prev = entries.get(task.id);
-    if (prev !== undefined && !isNewer(prev.session, session)) return false;
-    if (prev !== undefined && prev.task.updatedAt.getTime() > task.updatedAt.getTime())
-      task = prev.task;
-    const same = prev?.session.id === session.id;
-    const isQueued = session.status === 'queued';
-    if (same && prev.session.status === 'queued' && session.status === 'cancelled')
-      closeUp(task.userId, prev.session.turn);
-    const output = same ? { lines: prev.lines, partial: prev.partial } : { lines: [], partial: '' };
-    // A finished run's last line grows no more: nothing of it is kept beyond the card's lines.
-    const { lines, partial } =
-      isQueued || session.status === 'running' ? output : endOutput(output, CARD_OUTPUT);
-    entries.set(task.id, {
-      task,
-      session,
-      lines,
-      partial,
-      position: isQueued && same ? prev.position : null,
-      restored: same ? prev.restored : false,
-      previous: same
-        ? prev.previous
-        : prev !== undefined && prev.session.attempt < session.attempt
-          ? {
-              attempt: prev.session.attempt,
-              reason: prev.session.failureReason ?? prev.session.status,
-            }
-          : (prev?.previous ?? null),
-    });
-    if (prev !== undefined && !same) bySession.delete(prev.session.id);
-    bySession.set(session.id, task.id);
-    if (isQueued) queued.add(task.id);
-    else queued.delete(task.id);
-    if (isQueued && (session.turn === null || session.joinSeq === null)) unkeyed.add(task.id);
-    else unkeyed.delete(task.id);
-    return true;
-  };
-
   /** Brings one card up to date after `put`. */
   const show = async (taskId: string) => {
     await restore.soon(taskId);
@@ -259,7 +199,7 @@ export function createBoardIndex(
   const refresh = async (taskId: string): Promise<void> => {
     catchUp();
     const rows = await readCardRows(db, taskId);
-    if (rows !== undefined && put(rows.task, rows.session)) await show(taskId);
+    if (rows !== undefined && entries.put(rows.task, rows.session)) await show(taskId);
   };
 
   /**
@@ -285,7 +225,7 @@ export function createBoardIndex(
     }
     const known = task ?? prev?.task;
     if (known === undefined) return 'read';
-    if (!put(known, session)) return false;
+    if (!entries.put(known, session)) return false;
     const e = entries.get(session.taskId);
     if (r.outputShown && e !== undefined) e.restored = true;
     if (r.storedOutput !== undefined && e !== undefined) restore.take(e, r.storedOutput);
@@ -354,7 +294,7 @@ export function createBoardIndex(
       for (const t of tasks) {
         const s = latest.get(t.id);
         if (s) {
-          put(t, s);
+          entries.put(t, s);
           const e = entries.get(t.id);
           const before = previous.get(t.id);
           if (e !== undefined && before !== undefined && e.previous === null) e.previous = before;
@@ -391,8 +331,7 @@ export function createBoardIndex(
       // Its own card only: a held row moves no other card (runtimeBoardBacklog.ts).
       const held = backlog.takeSession(sessionId);
       if (held !== undefined) settle([held]);
-      const taskId = bySession.get(sessionId);
-      const e = taskId === undefined ? undefined : entries.get(taskId);
+      const e = entries.ofSession(sessionId);
       if (e === undefined || e.session.id !== sessionId) return;
       ({ lines: e.lines, partial: e.partial } = pushOutput(e, chunk, CARD_OUTPUT));
       publish([e.task.id]);

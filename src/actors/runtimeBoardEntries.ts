@@ -1,0 +1,97 @@
+/**
+ * The board's cards as it keeps them (src/actors/runtimeBoard.ts): one
+ * entry per task (the task and its latest session), which sessions they
+ * show, which are in the queued column and which of those have no turn key
+ * yet. `put` is the one way a row reaches a card: it refuses an older row
+ * than the card shows, and it is where a queued cancel closes its user's
+ * line up.
+ */
+import type { Session, Task } from '../db/index.js';
+import { endOutput } from '../machines/outputTail.js';
+import { type BoardEntry, CARD_OUTPUT, isNewer } from './runtimeBoardCard.js';
+
+export class BoardEntries {
+  private readonly byTask = new Map<string, BoardEntry>();
+  /** Session id -> the task whose card shows it. */
+  private readonly bySession = new Map<string, string>();
+  /** Task ids whose card is in the queued column. */
+  readonly queued = new Set<string>();
+  /** Of those, the ones whose session has no key (renumbered by the board). */
+  readonly unkeyed = new Set<string>();
+
+  /** `closedUp`: cards a cancel moved up their line (their keys changed, with no row of their own). */
+  constructor(private readonly closedUp: (taskIds: string[]) => void) {}
+
+  get(taskId: string): BoardEntry | undefined {
+    return this.byTask.get(taskId);
+  }
+
+  /** The entry whose card shows `sessionId` (`undefined`: none does). */
+  ofSession(sessionId: string): BoardEntry | undefined {
+    const taskId = this.bySession.get(sessionId);
+    return taskId === undefined ? undefined : this.byTask.get(taskId);
+  }
+
+  values(): IterableIterator<BoardEntry> {
+    return this.byTask.values();
+  }
+
+  /** Returns false (and changes nothing) when the card already shows a later row. */
+  put(task: Task, session: Session): boolean {
+    const prev = this.byTask.get(task.id);
+    if (prev !== undefined && !isNewer(prev.session, session)) return false;
+    if (prev !== undefined && prev.task.updatedAt.getTime() > task.updatedAt.getTime())
+      task = prev.task;
+    const same = prev?.session.id === session.id;
+    const isQueued = session.status === 'queued';
+    if (same && prev.session.status === 'queued' && session.status === 'cancelled')
+      this.closeUp(task.userId, prev.session.turn);
+    const output = same ? { lines: prev.lines, partial: prev.partial } : { lines: [], partial: '' };
+    // A finished run's last line grows no more: nothing of it is kept beyond the card's lines.
+    const { lines, partial } =
+      isQueued || session.status === 'running' ? output : endOutput(output, CARD_OUTPUT);
+    this.byTask.set(task.id, {
+      task,
+      session,
+      lines,
+      partial,
+      position: isQueued && same ? prev.position : null,
+      restored: same ? prev.restored : false,
+      previous: same
+        ? prev.previous
+        : prev !== undefined && prev.session.attempt < session.attempt
+          ? {
+              attempt: prev.session.attempt,
+              reason: prev.session.failureReason ?? prev.session.status,
+            }
+          : (prev?.previous ?? null),
+    });
+    if (prev !== undefined && !same) this.bySession.delete(prev.session.id);
+    this.bySession.set(session.id, task.id);
+    if (isQueued) this.queued.add(task.id);
+    else this.queued.delete(task.id);
+    if (isQueued && (session.turn === null || session.joinSeq === null)) this.unkeyed.add(task.id);
+    else this.unkeyed.delete(task.id);
+    return true;
+  }
+
+  /**
+   * A queued cancel closes its user's line up behind it: the tick moves each
+   * later queued session of that user one turn up (rt_tick), rows its reply
+   * does not carry, so the board moves them itself (from the turn it holds
+   * for the cancelled one, so several cancels in one tick add up) and shows
+   * them again: their keys, and so their order among other users', moved.
+   */
+  private closeUp(userId: string, turn: number | null): void {
+    if (turn === null) return;
+    const moved: string[] = [];
+    for (const id of this.queued) {
+      const e = this.byTask.get(id);
+      const t = e?.session.turn ?? null;
+      if (e === undefined || e.task.userId !== userId || t === null || t <= turn) continue;
+      e.session = { ...e.session, turn: t - 1 };
+      moved.push(id);
+    }
+    if (moved.length > 0) this.closedUp(moved);
+  }
+}
