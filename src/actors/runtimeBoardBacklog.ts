@@ -12,15 +12,15 @@
  * (~360 µs of node CPU per job over the two that ran none of them, in the
  * peers bench), though nobody looked at those boards.
  */
-import type { Session, Task } from '../db/index.js';
+import type { Session, StoredTail, Task } from '../db/index.js';
 import { isNewer } from './runtimeBoardCard.js';
 
-/** What `BoardIndex.apply` was handed (its ApplyOptions, spelled out to keep this module pure). */
+/** What `BoardIndex.apply` was handed: its rows and its ApplyOptions, with the flag spelled out. */
 export interface HeldRow {
   session: Session;
   task: Task | undefined;
   outputShown: boolean;
-  storedOutput: { tail: string; whole: boolean } | null | undefined;
+  storedOutput: StoredTail | null | undefined;
 }
 
 /**
