@@ -5,8 +5,9 @@
  * ticks the feed reads (src/actors/runtimeFeed.ts). `cards()` must be
  * synchronous (the server stamps a sequence number on a snapshot), hence
  * the cache. A card's shape is src/actors/runtimeBoardCard.ts, how a row
- * reaches it src/actors/runtimeBoardEntries.ts, its reads
- * src/actors/runtimeBoardRows.ts.
+ * reaches it src/actors/runtimeBoardEntries.ts, who is told of it
+ * src/actors/runtimeBoardPublish.ts, its reads src/actors/runtimeBoardRows.ts,
+ * what the index offers src/actors/runtimeBoardTypes.ts.
  *
  * Positions (src/actors/runtimeBoardPositions.ts) are the database's order,
  * the one grants really follow over every node (DESIGN.md rule 4: the board
@@ -25,62 +26,19 @@
  * applies them first: a node whose board nobody watches pays for a task's
  * rows once, when someone looks, instead of for every row of every node.
  */
-import type { BoardLine } from '../board/boardPort.js';
-import type { Db, Session, StoredTail, Task } from '../db/index.js';
+import type { Db, Session } from '../db/index.js';
 import { pushOutput } from '../machines/outputTail.js';
 import { BoardBacklog, type HeldRow } from './runtimeBoardBacklog.js';
 import { type BoardEntry, byBoardOrder, CARD_OUTPUT, toCard } from './runtimeBoardCard.js';
 import { BoardEntries } from './runtimeBoardEntries.js';
 import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
+import { CardPublisher } from './runtimeBoardPublish.js';
 import { OutputRestore } from './runtimeBoardRestore.js';
 import { readAllCardRows, readCardRows } from './runtimeBoardRows.js';
-import type { RuntimeCard } from './runtimeTypes.js';
+import type { ApplyOptions, BoardIndex, BoardPushOptions } from './runtimeBoardTypes.js';
 
 export { CARD_LINE_CHARS, CARD_OUTPUT_LINES } from './runtimeBoardCard.js';
-
-export interface ApplyOptions {
-  /**
-   * The run's whole output already went through `appendOutput` (this boot
-   * ran it and finished it): a finished card need not read its stored output.
-   */
-  outputShown?: boolean;
-  /**
-   * The end of the run's stored output, read with the row (the feed's read),
-   * or `null` when it stored none: a finished card need not read it again.
-   */
-  storedOutput?: StoredTail | null;
-}
-
-export interface BoardIndex {
-  cards(userId: string | null): RuntimeCard[];
-  subscribe(listener: (card: RuntimeCard) => void): () => void;
-  /** Reloads every card (boot, Reconciler pass). */
-  loadAll(): Promise<void>;
-  /** Reloads one task's card. */
-  refresh(taskId: string): Promise<void>;
-  /**
-   * Shows rows a write just returned (a compare-and-set's new row, a created
-   * task), with no read: the card is the row, not a copy of it. Without a
-   * task (and none cached) it reads the card like `refresh`.
-   */
-  apply(session: Session, task?: Task, options?: ApplyOptions): Promise<void>;
-  appendOutput(sessionId: string, chunk: string): void;
-  /** Keys and live positions of the queued cards (BoardSource.line). */
-  readonly line: BoardLine;
-  /** Stops listening to the pool. */
-  close(): void;
-}
-
-/**
- * How often moved positions are pushed at most. Every grant anywhere moves
- * every card behind it, so pushing each move would cost O(queued) per tick:
- * the pass runs at most once per `pushEvery` (on the caller's clock), and
- * `cards()` stays exact between passes (it computes positions live).
- */
-export interface BoardPushOptions {
-  schedule(fn: () => void, ms: number): void;
-  pushEveryMs: number;
-}
+export type { ApplyOptions, BoardIndex, BoardPushOptions } from './runtimeBoardTypes.js';
 
 /** No options (a shared object: apply is called for every change of a job's row). */
 const NO_OPTIONS: ApplyOptions = Object.freeze({});
@@ -91,7 +49,7 @@ export function createBoardIndex(
   db: Db,
   pool?: BoardPositions,
   push?: BoardPushOptions,
-  /** Where a held row's failure goes (its `apply` was answered already). */
+  /** Where a held row's failure (its `apply` was answered already) and a listener's throw go. */
   onError: (error: unknown) => void = (error) => process.emitWarning(error as Error),
 ): BoardIndex {
   const entries = new BoardEntries((moved) =>
@@ -112,9 +70,10 @@ export function createBoardIndex(
     entryOfSession: (sessionId) => entries.ofSession(sessionId),
   });
   const { queued, unkeyed } = entries;
-  const listeners = new Set<(card: RuntimeCard) => void>();
+  const publisher = new CardPublisher(entries, onError);
+  const publish = (taskIds: readonly string[], keyMoved = false) =>
+    publisher.publish(taskIds, keyMoved);
   const lineListeners = new Set<() => void>();
-  const emitted = new Map<string, string>();
   let pending = false;
 
   /** The pool's position; else the one last shown; else the database's order. */
@@ -124,40 +83,6 @@ export function createBoardIndex(
         .map((id) => entries.get(id)?.session)
         .filter((s): s is Session => s !== undefined),
     );
-
-  /** Emits the given cards that differ from what listeners last saw, in board order. */
-  /**
-   * Tells listeners of the cards whose JSON changed; `keyMoved` ones also
-   * when only their line key did (it is not in the card, but the hub orders
-   * the queued column by it: skipped, a closed-up card kept its old place).
-   */
-  const publish = (taskIds: readonly string[], keyMoved = false) => {
-    // Nobody to tell (a node with no board served): no card is built. What
-    // was emitted for these is out of date now; a later listener reads
-    // cards() live, and their next change is told whatever it was before.
-    if (listeners.size === 0) {
-      for (const id of taskIds) emitted.delete(id);
-      return;
-    }
-    const changed: RuntimeCard[] = [];
-    // One card (every change of a job's row) needs no dedup and no sort.
-    const one = taskIds.length === 1 ? entries.get(taskIds[0] as string) : undefined;
-    const list =
-      one !== undefined
-        ? [one]
-        : [...new Set(taskIds)]
-            .map((id) => entries.get(id))
-            .filter((e): e is BoardEntry => e !== undefined)
-            .sort(byBoardOrder);
-    for (const e of list) {
-      const card = toCard(e, e.position);
-      const json = JSON.stringify(card);
-      if (!keyMoved && emitted.get(card.taskId) === json) continue;
-      emitted.set(card.taskId, json);
-      changed.push(card);
-    }
-    for (const card of changed) for (const l of listeners) l(card);
-  };
 
   /** Brings the queued cards' positions up to the pool's; returns the ones that moved. */
   const reposition = (only?: Iterable<string>): string[] => {
@@ -178,7 +103,7 @@ export function createBoardIndex(
   };
 
   const unsubscribePool = pool?.subscribe(() => {
-    if (pending || (listeners.size === 0 && lineListeners.size === 0)) return;
+    if (pending || (publisher.size === 0 && lineListeners.size === 0)) return;
     pending = true;
     const pass = () => {
       pending = false;
@@ -256,7 +181,7 @@ export function createBoardIndex(
     reposition(ids);
     let restoring: Promise<string[]> | undefined;
     for (const id of ids) {
-      emitted.delete(id);
+      publisher.forget(id);
       // In the same batch as apply's would be (a row handed in meanwhile may make the read moot).
       restoring = restore.soon(id);
     }
@@ -283,9 +208,8 @@ export function createBoardIndex(
       // The first listener reads cards() live; catch the shown positions up
       // and forget what was emitted for them, so the next move is told even
       // when it lands back on a number once sent.
-      if (listeners.size === 0) for (const id of reposition()) emitted.delete(id);
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+      if (publisher.size === 0) for (const id of reposition()) publisher.forget(id);
+      return publisher.add(listener);
     },
     async loadAll() {
       catchUp();
@@ -317,7 +241,7 @@ export function createBoardIndex(
           outputShown: options.outputShown === true,
           storedOutput: options.storedOutput,
         };
-        if (listeners.size === 0 && lineListeners.size === 0) {
+        if (publisher.size === 0 && lineListeners.size === 0) {
           settle(backlog.hold(row, entries.get(session.taskId)?.session));
           return DONE;
         }

@@ -41,3 +41,24 @@ test('apply shows the rows a write returned, with no read, and never an older ro
   expect(seen).toEqual(['queued', 'running', 'running', 'succeeded']);
   index.close();
 });
+
+test("a listener that throws is reported to the board's onError: the other listeners still hear, and nothing escapes", async () => {
+  const errors: unknown[] = [];
+  const index = board.createBoardIndex(noReads, undefined, undefined, (e) => errors.push(e));
+  index.subscribe(() => {
+    throw new Error('listener bug');
+  });
+  const seen: string[] = [];
+  index.subscribe((c) => seen.push(`${c.taskId}:${c.status}`));
+  const second: Task = { ...task, id: 'task_2', createdAt: at(1) };
+  await index.apply(row({ id: 's1', turn: 0, joinSeq: 0 }), task);
+  await index.apply(row({ id: 's2', taskId: 'task_2', turn: 1, joinSeq: 0 }), second);
+  // A queued cancel closes the line up behind it: the card it moved is told on a microtask.
+  const cancel = row({ id: 's1', turn: 0, joinSeq: 0, status: 'cancelled', updatedAt: at(3) });
+  await index.apply(cancel, undefined, { storedOutput: null });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(seen).toEqual(['task_1:queued', 'task_2:queued', 'task_2:queued', 'task_1:cancelled']);
+  expect(errors).toHaveLength(4);
+  expect(errors.every((e) => e instanceof Error && e.message === 'listener bug')).toBe(true);
+  index.close();
+});

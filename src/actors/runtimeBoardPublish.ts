@@ -1,0 +1,78 @@
+/**
+ * Who the board tells of a card, and what it told them last
+ * (src/actors/runtimeBoard.ts). A card is told again only when its JSON
+ * changed, so a row that moves nothing a client sees (a handle recorded, a
+ * finish handed back to the runner that wrote it) costs no message; a
+ * card whose line key moved is told even when its JSON did not, because the
+ * hub orders the queued column by that key and it is not in the card.
+ *
+ * A listener that throws is reported, not propagated: cards are told from
+ * inside a runner's output, a tick's reply, a timer and a microtask, where
+ * a throw would crash a runner or the process, and the listeners after it
+ * must still hear.
+ */
+
+import { Listeners } from '../supervisor/Listeners.js';
+import { type BoardEntry, byBoardOrder, toCard } from './runtimeBoardCard.js';
+import type { BoardEntries } from './runtimeBoardEntries.js';
+import type { RuntimeCard } from './runtimeTypes.js';
+
+export class CardPublisher {
+  private readonly listeners: Listeners<RuntimeCard>;
+  /** Task id -> the card's JSON as listeners last saw it. */
+  private readonly emitted = new Map<string, string>();
+
+  constructor(
+    private readonly entries: BoardEntries,
+    /** Where a listener's throw goes. */
+    onThrow: (error: unknown) => void,
+  ) {
+    this.listeners = new Listeners((error) => onThrow(error));
+  }
+
+  /** How many listen. */
+  get size(): number {
+    return this.listeners.size;
+  }
+
+  add(listener: (card: RuntimeCard) => void): () => void {
+    return this.listeners.add(listener);
+  }
+
+  /** The card's next change is told whatever it is (what was told of it is out of date). */
+  forget(taskId: string): void {
+    this.emitted.delete(taskId);
+  }
+
+  /**
+   * Tells listeners of the given cards whose JSON changed, in board order;
+   * `keyMoved`: also those whose only change is their line key.
+   */
+  publish(taskIds: readonly string[], keyMoved = false): void {
+    // Nobody to tell (a node with no board served): no card is built. What
+    // was emitted for these is out of date now; a later listener reads
+    // cards() live, and their next change is told whatever it was before.
+    if (this.listeners.size === 0) {
+      for (const id of taskIds) this.emitted.delete(id);
+      return;
+    }
+    const changed: RuntimeCard[] = [];
+    // One card (every change of a job's row) needs no dedup and no sort.
+    const one = taskIds.length === 1 ? this.entries.get(taskIds[0] as string) : undefined;
+    const list =
+      one !== undefined
+        ? [one]
+        : [...new Set(taskIds)]
+            .map((id) => this.entries.get(id))
+            .filter((e): e is BoardEntry => e !== undefined)
+            .sort(byBoardOrder);
+    for (const e of list) {
+      const card = toCard(e, e.position);
+      const json = JSON.stringify(card);
+      if (!keyMoved && this.emitted.get(card.taskId) === json) continue;
+      this.emitted.set(card.taskId, json);
+      changed.push(card);
+    }
+    for (const card of changed) this.listeners.emit(card);
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * What the board's index offers the runtime (src/actors/runtimeBoard.ts
+ * builds it): its reads, the rows it is handed, and how often it pushes
+ * moved positions.
+ */
+import type { BoardLine } from '../board/boardPort.js';
+import type { Session, StoredTail, Task } from '../db/index.js';
+import type { RuntimeCard } from './runtimeTypes.js';
+
+export interface ApplyOptions {
+  /**
+   * The run's whole output already went through `appendOutput` (this boot
+   * ran it and finished it): a finished card need not read its stored output.
+   */
+  outputShown?: boolean;
+  /**
+   * The end of the run's stored output, read with the row (the feed's read),
+   * or `null` when it stored none: a finished card need not read it again.
+   */
+  storedOutput?: StoredTail | null;
+}
+
+export interface BoardIndex {
+  cards(userId: string | null): RuntimeCard[];
+  subscribe(listener: (card: RuntimeCard) => void): () => void;
+  /** Reloads every card (boot, Reconciler pass). */
+  loadAll(): Promise<void>;
+  /** Reloads one task's card. */
+  refresh(taskId: string): Promise<void>;
+  /**
+   * Shows rows a write just returned (a compare-and-set's new row, a created
+   * task), with no read: the card is the row, not a copy of it. Without a
+   * task (and none cached) it reads the card like `refresh`.
+   */
+  apply(session: Session, task?: Task, options?: ApplyOptions): Promise<void>;
+  appendOutput(sessionId: string, chunk: string): void;
+  /** Keys and live positions of the queued cards (BoardSource.line). */
+  readonly line: BoardLine;
+  /** Stops listening to the pool. */
+  close(): void;
+}
+
+/**
+ * How often moved positions are pushed at most. Every grant anywhere moves
+ * every card behind it, so pushing each move would cost O(queued) per tick:
+ * the pass runs at most once per `pushEvery` (on the caller's clock), and
+ * `cards()` stays exact between passes (it computes positions live).
+ */
+export interface BoardPushOptions {
+  schedule(fn: () => void, ms: number): void;
+  pushEveryMs: number;
+}
