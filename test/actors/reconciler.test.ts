@@ -2,22 +2,12 @@
  * The Reconciler's steps on a real store and simulated cluster, driven one
  * by one, and the proof that their order is a contract.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { describe, expect, test } from 'vitest';
+import type { TestRuntime } from '../../src/testing/index.js';
+import { pgliteRuntimes } from '../support/pgliteRuntimes.js';
 
-let pglite: PGlite;
-let h: TestRuntime | undefined;
-beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
-}, 30_000);
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-afterAll(async () => {
-  await pglite.close();
-});
+const runtimes = pgliteRuntimes();
+let h: TestRuntime;
 
 const agent = (seconds: number) => ({
   title: 't',
@@ -28,7 +18,7 @@ const agent = (seconds: number) => ({
 describe('Reconciler', () => {
   test('order: step 1 fails re-pinned runs before step 2 looks; in the other order they are adopted', async () => {
     // With step 1 (boot, runnerImage): failed at once, never adopted.
-    h = await createTestRuntime({ pglite });
+    h = await runtimes.open();
     const a = await h.runtime.createTask('alice', agent(600));
     await h.advance(10_000);
     await h.deploy({ runnerImage: 'runner:v2' });
@@ -41,7 +31,7 @@ describe('Reconciler', () => {
 
     // The same roll done outside the sweep (so step 1 cannot see it): step 2
     // adopts, and only the adoption's poll finds the container replaced.
-    h = await createTestRuntime({ pglite, pollMs: 5_000 });
+    h = await runtimes.open({ pollMs: 5_000 });
     const b = await h.runtime.createTask('alice', agent(600));
     await h.advance(10_000);
     h.cluster.rollImage('runner:v2');
@@ -56,7 +46,7 @@ describe('Reconciler', () => {
   });
 
   test('after a deploy, the adopted run keeps its slot and queued work waits as a row, then runs', async () => {
-    h = await createTestRuntime({ pglite, caps: { maxRunning: 1, defaultUserCap: 1 } });
+    h = await runtimes.open({ caps: { maxRunning: 1, defaultUserCap: 1 } });
     const p = await h.runtime.createTask('u1', agent(30));
     const q = await h.runtime.createTask('u2', agent(30));
     await h.settle();
@@ -73,7 +63,7 @@ describe('Reconciler', () => {
   });
 
   test('stale handles: a service no running session owns is removed by the sweep', async () => {
-    h = await createTestRuntime({ pglite });
+    h = await runtimes.open();
     const { taskId, sessionId } = await h.runtime.createTask('alice', agent(600));
     await h.advance(1_000);
     expect(h.cluster.serviceOf(sessionId)).toBeDefined();
@@ -86,12 +76,12 @@ describe('Reconciler', () => {
   });
 
   test('an orphan with no handle and no run under its name is failed and re-queued (owner_lost)', async () => {
-    h = await createTestRuntime({ pglite, pollMs: 5_000 });
+    h = await runtimes.open({ pollMs: 5_000 });
     const { sessionId } = await h.runtime.createTask('alice', agent(600));
     await h.advance(1_000);
     // Simulate an owner that died between claim and start: no handle, no service.
     // (One that died after start is adopted by name: test/actors/unrecordedRun.test.ts.)
-    await pglite.query(
+    await runtimes.pglite.query(
       `UPDATE sessions SET handle = NULL, owner_node = 'gone@boot0' WHERE id = $1`,
       [sessionId],
     );

@@ -12,28 +12,18 @@
  * - an image the engine refuses fails its task at once with the engine's
  *   reason, not recoverable, without closing the gate.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { RuntimeCard } from '../../src/actors/runtimeTypes.js';
 import type { Session } from '../../src/db/index.js';
 import {
   START_FAILURE_DEFAULTS,
   startRetryDelayMs,
 } from '../../src/machines/startFailurePolicy.js';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import type { TestRuntime } from '../../src/testing/index.js';
+import { pgliteRuntimes } from '../support/pgliteRuntimes.js';
 
-let pglite: PGlite;
-let h: TestRuntime | undefined;
-beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
-}, 30_000);
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-afterAll(async () => {
-  await pglite.close();
-});
+const runtimes = pgliteRuntimes();
+let h: TestRuntime;
 
 const agent = (title: string, seconds = 30, image = 'runner:v1') => ({
   title,
@@ -49,7 +39,7 @@ const byTask = (sessions: Session[], taskId: string) =>
   sessions.filter((s) => s.taskId === taskId).sort((a, b) => a.attempt - b.attempt);
 
 test('engine API down: granted starts are re-queued at the head of their line, the rest stay queued, the probe resumes everything', async () => {
-  h = await createTestRuntime({ pglite, caps: { maxRunning: 4, defaultUserCap: 2 } });
+  h = await runtimes.open({ caps: { maxRunning: 4, defaultUserCap: 2 } });
   const outageEnds = h.clock.now() + 30_000;
   h.cluster.failApi(outageEnds);
   expect(h.runtime.health().engine).toBe('available');
@@ -129,7 +119,7 @@ test('engine API down: granted starts are re-queued at the head of their line, t
 });
 
 test('a start that can never succeed ends failed, recoverable, at the attempt limit, retried with the policy backoff', async () => {
-  h = await createTestRuntime({ pglite, caps: { maxRunning: 4, defaultUserCap: 2 } });
+  h = await runtimes.open({ caps: { maxRunning: 4, defaultUserCap: 2 } });
   // The engine answers pings, but no node can take a container.
   for (const node of h.cluster.nodeNames()) h.cluster.killNode(node);
   const { taskId } = await h.runtime.createTask('carol', agent('never'));
@@ -168,7 +158,7 @@ test('a start that can never succeed ends failed, recoverable, at the attempt li
 });
 
 test('an image the engine refuses fails at once with its reason, not recoverable, and leaves the gate open', async () => {
-  h = await createTestRuntime({ pglite, caps: { maxRunning: 4, defaultUserCap: 2 } });
+  h = await runtimes.open({ caps: { maxRunning: 4, defaultUserCap: 2 } });
   h.cluster.rejectImage('bad:image');
   const bad = await h.runtime.createTask('dave', agent('bad', 30, 'bad:image'));
   const good = await h.runtime.createTask('dave', agent('good', 30));

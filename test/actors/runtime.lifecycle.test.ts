@@ -3,23 +3,13 @@
  * (why the tree ended: stopped, killed, or the root giving up when its
  * children crash faster than its intensity allows).
  */
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { describeRuntimeExit, RuntimeStoppedError } from '../../src/actors/runtimeTypes.js';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import type { TestRuntime } from '../../src/testing/index.js';
+import { pgliteRuntimes } from '../support/pgliteRuntimes.js';
 
-let pglite: PGlite;
-let h: TestRuntime | undefined;
-beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
-}, 30_000);
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-afterAll(async () => {
-  await pglite.close();
-});
+const runtimes = pgliteRuntimes();
+let h: TestRuntime;
 
 const agent = (seconds: number) => ({
   title: 't',
@@ -28,7 +18,7 @@ const agent = (seconds: number) => ({
 });
 
 test('booted resolves with the boot pass report, with no extra pass', async () => {
-  h = await createTestRuntime({ pglite, caps: { maxRunning: 1, defaultUserCap: 1 } });
+  h = await runtimes.open({ caps: { maxRunning: 1, defaultUserCap: 1 } });
   await h.runtime.createTask('alice', agent(100));
   await h.runtime.createTask('alice', agent(100));
   await h.advance(10_000);
@@ -42,8 +32,7 @@ test('booted resolves with the boot pass report, with no extra pass', async () =
 
 test('booted waits out a failed boot pass, and rejects with RuntimeStoppedError if the runtime stops first', async () => {
   let broken = false;
-  h = await createTestRuntime({
-    pglite,
+  h = await runtimes.open({
     liveness: {
       isAlive: async () => {
         if (broken) throw new Error('liveness store down');
@@ -78,8 +67,7 @@ test('booted waits out a failed boot pass, and rejects with RuntimeStoppedError 
 
 test('a failed boot pass retried at the next period resolves booted then', async () => {
   let broken = false;
-  h = await createTestRuntime({
-    pglite,
+  h = await runtimes.open({
     reconcileMs: 10_000,
     liveness: {
       isAlive: async () => {
@@ -99,14 +87,14 @@ test('a failed boot pass retried at the next period resolves booted then', async
 });
 
 test('exited says killed after kill()', async () => {
-  h = await createTestRuntime({ pglite });
+  h = await runtimes.open();
   const runtime = h.runtime;
   await h.deploy();
   expect(await runtime.exited).toEqual({ kind: 'killed' });
 });
 
 test('a pool that crashes faster than the root allows: the root gives up and exited says so', async () => {
-  h = await createTestRuntime({ pglite });
+  h = await runtimes.open();
   await h.runtime.booted;
   await h.runtime.createTask('alice', agent(100));
   await h.settle();
@@ -140,7 +128,7 @@ test('a pool that crashes faster than the root allows: the root gives up and exi
 });
 
 test('crashes spread wider than the period are each restarted: no exit', async () => {
-  h = await createTestRuntime({ pglite });
+  h = await runtimes.open();
   await h.runtime.booted;
   for (let i = 0; i < 6; i += 1) {
     await h.runtime.root.exitChild('runnerPool', 'kill');

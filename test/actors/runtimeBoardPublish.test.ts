@@ -1,10 +1,9 @@
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { BoardEntries } from '../../src/actors/runtimeBoardEntries.js';
 import { CardPublisher } from '../../src/actors/runtimeBoardPublish.js';
 import type { RuntimeCard } from '../../src/actors/runtimeTypes.js';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { runningRows } from '../support/boardRuns.js';
+import { pgliteRuntimes } from '../support/pgliteRuntimes.js';
 
 /** Entries holding the running cards `task_<n>` of `ns`, and a publisher over them. */
 function board(...ns: number[]) {
@@ -71,21 +70,10 @@ test('a listener that throws is reported, and the listeners after it still hear'
 });
 
 describe('through a runtime', () => {
-  let pglite: PGlite;
-  let h: TestRuntime | undefined;
-  beforeAll(async () => {
-    pglite = await PGlite.create('memory://');
-  }, 30_000);
-  afterEach(async () => {
-    await h?.close();
-    h = undefined;
-  });
-  afterAll(async () => {
-    await pglite.close();
-  });
+  const runtimes = pgliteRuntimes();
 
   test("a subscriber that throws on every card neither stops a job nor the other subscribers: its throws go to the runtime's onError", async () => {
-    h = await createTestRuntime({ pglite });
+    const h = await runtimes.open();
     await h.runtime.booted;
     h.runtime.subscribe(() => {
       throw new Error('subscriber bug');

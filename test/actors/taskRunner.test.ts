@@ -2,27 +2,17 @@
  * Pins of the TaskRunner actor's finalize step, found by the real-engine
  * suite (runtime.swarm.test.ts) and proven here on the simulated cluster.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { expect, test } from 'vitest';
+import type { TestRuntime } from '../../src/testing/index.js';
+import { pgliteRuntimes } from '../support/pgliteRuntimes.js';
 
-let pglite: PGlite;
-let h: TestRuntime | undefined;
-beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
-}, 30_000);
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-afterAll(async () => {
-  await pglite.close();
-});
+const runtimes = pgliteRuntimes();
+let h: TestRuntime;
 
 const AGENT_LINES = 11; // ten steps and the closing line of the `agent` script
 
 test('a non-zero exit fails the session as not user-recoverable and queues nothing', async () => {
-  h = await createTestRuntime({ pglite });
+  h = await runtimes.open();
   const { taskId } = await h.runtime.createTask('alice', {
     title: 'fails',
     image: 'runner:v1',
@@ -41,7 +31,7 @@ test('a non-zero exit fails the session as not user-recoverable and queues nothi
 });
 
 test('an adopted run’s card ends with its output, read whole from the container', async () => {
-  h = await createTestRuntime({ pglite, pollMs: 5_000 });
+  h = await runtimes.open({ pollMs: 5_000 });
   const { taskId } = await h.runtime.createTask('alice', {
     title: 'adopted',
     image: 'runner:v1',
@@ -58,7 +48,7 @@ test('an adopted run’s card ends with its output, read whole from the containe
 });
 
 test('a run streamed live is not repeated on its card when it finishes', async () => {
-  h = await createTestRuntime({ pglite });
+  h = await runtimes.open();
   const { taskId } = await h.runtime.createTask('alice', {
     title: 'owned',
     image: 'runner:v1',
