@@ -28,6 +28,7 @@
  */
 import type { Db, Session } from '../db/index.js';
 import { pushOutput } from '../machines/outputTail.js';
+import { Listeners } from '../supervisor/Listeners.js';
 import { BoardBacklog, type HeldRow } from './runtimeBoardBacklog.js';
 import { type BoardEntry, byBoardOrder, CARD_OUTPUT, toCard } from './runtimeBoardCard.js';
 import { BoardEntries } from './runtimeBoardEntries.js';
@@ -73,7 +74,8 @@ export function createBoardIndex(
   const publisher = new CardPublisher(entries, onError);
   const publish = (taskIds: readonly string[], keyMoved = false) =>
     publisher.publish(taskIds, keyMoved);
-  const lineListeners = new Set<() => void>();
+  // Told from a timer: a throw is reported, as a card listener's is (runtimeBoardPublish.ts).
+  const lineListeners = new Listeners<void>((error) => onError(error));
   let pending = false;
 
   /** The pool's position; else the one last shown; else the database's order. */
@@ -108,7 +110,7 @@ export function createBoardIndex(
     const pass = () => {
       pending = false;
       publish(reposition(unkeyed));
-      for (const l of lineListeners) l();
+      lineListeners.emit();
     };
     if (push === undefined) queueMicrotask(pass);
     else push.schedule(pass, push.pushEveryMs);
@@ -277,8 +279,7 @@ export function createBoardIndex(
       },
       subscribe(listener) {
         catchUp();
-        lineListeners.add(listener);
-        return () => lineListeners.delete(listener);
+        return lineListeners.add(listener);
       },
     },
     close() {

@@ -62,3 +62,28 @@ test("a listener that throws is reported to the board's onError: the other liste
   expect(errors.every((e) => e instanceof Error && e.message === 'listener bug')).toBe(true);
   index.close();
 });
+
+test("a line listener that throws is reported to the board's onError, and the other line listeners still hear", async () => {
+  const errors: unknown[] = [];
+  let linesChanged = () => {};
+  const pool = {
+    placeOf: () => 1,
+    subscribe: (listener: () => void) => {
+      linesChanged = listener;
+      return () => {};
+    },
+  };
+  const index = board.createBoardIndex(noReads, pool, undefined, (e) => errors.push(e));
+  index.line.subscribe(() => {
+    throw new Error('line listener bug');
+  });
+  let heard = 0;
+  index.line.subscribe(() => {
+    heard += 1;
+  });
+  linesChanged();
+  await Promise.resolve();
+  expect(heard).toBe(1);
+  expect(errors).toEqual([new Error('line listener bug')]);
+  index.close();
+});
