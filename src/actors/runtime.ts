@@ -267,6 +267,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     runners: starter,
     onRestart: () => metrics.restarted(),
     isDead: () => dead,
+    onError: report,
   });
 
   const commands = runtimeCommands({

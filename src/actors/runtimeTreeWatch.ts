@@ -9,6 +9,7 @@
  */
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { isCleanExit } from '../supervisor/exitReason.js';
+import { Listeners } from '../supervisor/Listeners.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { RunnerStarter } from './runtimeRunners.js';
 
@@ -21,12 +22,19 @@ export interface TreeWatchOptions {
   runners: Pick<RunnerStarter, 'live' | 'tell'>;
   onRestart(): void;
   isDead(): boolean;
+  /**
+   * Where a listener's throw goes: the listeners after it still hear, and
+   * the watch's own work on the event (a finished runner forgotten, a
+   * restart counted) still happens.
+   */
+  onError(error: unknown): void;
 }
 
 export class TreeWatch {
-  private readonly listeners = new Set<(event: SupervisorEvent) => void>();
+  private readonly listeners: Listeners<SupervisorEvent>;
 
   constructor(private readonly o: TreeWatchOptions) {
+    this.listeners = new Listeners((error) => o.onError(error));
     this.watchRunners(o.root.childSupervisor(o.runnersId));
     o.root.subscribe((event) => {
       this.seen(event);
@@ -41,12 +49,11 @@ export class TreeWatch {
 
   /** Every supervisor event of the tree from now on (the inspector's feed). */
   subscribe(listener: (event: SupervisorEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   private seen(event: SupervisorEvent): void {
-    for (const l of this.listeners) l(event);
+    this.listeners.emit(event);
     if (event.type === 'roundtable.child.restarting') this.o.onRestart();
   }
 

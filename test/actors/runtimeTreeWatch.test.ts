@@ -20,7 +20,7 @@ afterEach(async () => {
   root = undefined;
 });
 
-async function setup(dead = false) {
+async function setup(dead = false, onListener?: (watch: TreeWatch) => void) {
   root = await startSupervisor(
     {
       id: 'root',
@@ -32,6 +32,7 @@ async function setup(dead = false) {
     { clock: new SimulatedClock() },
   );
   const told: string[] = [];
+  const errors: unknown[] = [];
   let restarts = 0;
   const watch = new TreeWatch({
     root,
@@ -48,7 +49,9 @@ async function setup(dead = false) {
       restarts += 1;
     },
     isDead: () => dead,
+    onError: (e) => errors.push(e),
   });
+  onListener?.(watch);
   const events: SupervisorEvent[] = [];
   watch.subscribe((e) => events.push(e));
   const runners = (): Supervisor => {
@@ -56,7 +59,7 @@ async function setup(dead = false) {
     if (sup === undefined) throw new Error('the runners supervisor is not running');
     return sup;
   };
-  return { root, watch, told, events, runners, restarts: () => restarts };
+  return { root, watch, told, events, errors, runners, restarts: () => restarts };
 }
 
 test('a restarted pool: every live runner is told to hold again, and the restart is counted', async () => {
@@ -123,4 +126,26 @@ test('a stopped runtime tells nobody and keeps finished runners listed', async (
       .whichChildren()
       .map((c) => c.id),
   ).toEqual(['ses_1']);
+});
+
+test("a listener that throws is reported; the listeners after it still hear, and the watch's own work is done", async () => {
+  const bug = new Error('listener bug');
+  const t = await setup(false, (watch) =>
+    watch.subscribe(() => {
+      throw bug;
+    }),
+  );
+  const done = await t
+    .runners()
+    .startChild({ id: 'ses_1', restart: 'transient', start: { logic: worker } });
+  done.send({ type: 'EXIT' });
+  await t.root.exitChild('pool', 'kill');
+  await settle();
+  // The finished runner is forgotten, the restart counted, the pool's restart told.
+  expect(t.runners().whichChildren()).toEqual([]);
+  expect(t.restarts()).toBe(1);
+  expect(t.told).toContain('ses_1 roundtable.runner.pool_restarted');
+  expect(t.events.map((e) => e.type)).toContain('roundtable.child.restarting');
+  expect(t.errors.length).toBe(t.events.length);
+  expect(t.errors.every((e) => e === bug)).toBe(true);
 });
