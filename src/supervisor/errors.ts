@@ -133,6 +133,24 @@ export class ListenerError extends SupervisorError {
 }
 
 /**
+ * The inspection observer (the runtime's `inspect`, or an inspector gate's)
+ * threw on a frame. XState calls it inside the actor's own step, where a
+ * throw would fail that actor (at boot: the whole tree's start); the frame
+ * is dropped instead, the actor goes on, and this goes to `onError`.
+ */
+export class InspectObserverError extends SupervisorError {
+  readonly code = 'INSPECT_OBSERVER_FAILED';
+  override readonly name = 'InspectObserverError';
+  constructor(
+    /** The inspection event's type (`@xstate.event`, `@xstate.snapshot`, ...). */
+    readonly eventType: string,
+    cause: unknown,
+  ) {
+    super(`the inspection observer threw on ${eventType}`, { cause });
+  }
+}
+
+/**
  * One of the supervisor's own jobs (an exit, a restart, a shutdown step)
  * threw or rejected: a fault in the supervisor or in what its runtime
  * injects (registry, clock, random). The supervisor crashes, as an OTP

@@ -16,9 +16,11 @@
  *   spawned children and their current snapshots, so a viewer that connects
  *   mid-run sees the tree and states as they are now.
  */
-import type { ActorRefLike, AnyActorRef, InspectionEvent, Observer, Subscription } from 'xstate';
+import type { ActorRefLike, AnyActorRef, InspectionEvent, Subscription } from 'xstate';
+import type { InspectObserverError } from './errors.js';
+import { guardObserver, type InspectionObserver } from './guardedObserver.js';
 
-export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+export type { InspectionObserver } from './guardedObserver.js';
 
 export interface InspectionGateHooks {
   /** Called on open, before the live actors are told (the collector drops what went stale). */
@@ -42,11 +44,25 @@ export class InspectionGate {
   private opens = 0;
   private tracked = false;
 
+  /** Where the observer's throws go: the first tree's `onError` (`reportTo`), else stderr. */
+  private onThrow: ((error: InspectObserverError) => void) | undefined;
+
   constructor(
     observer: InspectionObserver,
     private readonly hooks: InspectionGateHooks = {},
   ) {
-    this.observer = typeof observer === 'function' ? observer : (event) => observer.next?.(event);
+    // Fed from inside the actors' steps, where a throw would fail the actor (guardedObserver.ts).
+    this.observer = guardObserver(observer, (error) =>
+      this.onThrow === undefined ? console.error(error) : this.onThrow(error),
+    );
+  }
+
+  /**
+   * @internal A tree was handed this gate: its observer's throws go to that
+   * tree's `onError` (the first tree's, when several share one gate).
+   */
+  reportTo(onError: (error: InspectObserverError) => void): void {
+    this.onThrow ??= onError;
   }
 
   /** Whether anyone looks (between the first `open()` and the last close). */

@@ -5,7 +5,8 @@
 import type { ChildSpec, SupervisorSpec } from './childSpec.js';
 import { type SupervisorClock, systemClock } from './clock.js';
 import { ChildSpecError, type SupervisorError } from './errors.js';
-import type { InspectionGate, InspectionObserver } from './inspectionGate.js';
+import { guardObserver } from './guardedObserver.js';
+import { InspectionGate, type InspectionObserver } from './inspectionGate.js';
 import type { Registry } from './Registry.js';
 import { DEFAULT_INTENSITY, DEFAULT_PERIOD_MS } from './restartIntensity.js';
 import type { AutoShutdown, Strategy } from './restartPolicy.js';
@@ -114,10 +115,17 @@ const printError = (error: SupervisorError): void => console.error(error);
 
 /** The runtime with its defaults: the system clock, Math.random, console.error. */
 export function resolveRuntime(runtime: Partial<SupervisorRuntime> = {}): SupervisorRuntime {
+  const onError = runtime.onError ?? printError;
+  const { inspect } = runtime;
+  // An observer's throw must not fail the actor XState was stepping (guardedObserver.ts).
+  if (inspect instanceof InspectionGate) inspect.reportTo(onError);
   return {
     clock: systemClock,
     random: Math.random,
     ...runtime,
-    onError: runtime.onError ?? printError,
+    ...(inspect === undefined || inspect instanceof InspectionGate
+      ? {}
+      : { inspect: guardObserver(inspect, onError) }),
+    onError,
   };
 }
