@@ -110,13 +110,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     return live;
   };
 
+  // From a promise, not called here: a backend whose remove throws instead of
+  // rejecting is reported like a rejection (the callers' `.catch`), and a
+  // cancel that was applied is not answered with the backend's error.
+  const removeRun = (run: { sessionId: string; handle: string }): Promise<void> =>
+    Promise.resolve().then(() => backend.remove(run));
+
   const onHolderDown = holderDown({
     heldEpoch: (sessionId) => dispatcher.heldEpoch(sessionId),
     drop: (sessionId) => dispatcher.drop(sessionId),
     hasRunner: (sessionId) => starter.has(sessionId),
     runnersSettled: () => runners()?.sync() ?? Promise.resolve(),
     submit: (op) => dispatcher.submit(op),
-    removeRun: (run) => backend.remove(run),
+    removeRun,
     // A runner going down with the tree leaves its run for adoption, even one
     // that waits out its shutdown (test/supervisor/stopAllChildren.test.ts).
     isDead: () => dead || endAsked,
@@ -276,7 +282,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       actor === null ? getTask(db, taskId) : getTaskForUser(db, actor, taskId),
     readSessions: (taskId) => listSessionsForTask(db, taskId),
     cancelRunner: (sessionId) => starter.tell(sessionId, { type: 'roundtable.runner.cancel' }),
-    removeRun: (run) => backend.remove(run),
+    removeRun,
     requestPass: () => {
       const ref = top.child('reconciler');
       return ref === undefined ? undefined : requestPass(ref);

@@ -90,7 +90,9 @@ export class EngineGate {
     this.timer = this.o.clock.setTimeout(() => {
       this.timer = null;
       this.probes += 1;
-      void this.o.track(this.o.backend.ping()).then(
+      // From a promise, not called here: a backend whose ping throws instead of
+      // rejecting is reported and probed again, not thrown out of the timer.
+      void this.o.track(Promise.resolve().then(() => this.o.backend.ping())).then(
         (r) => {
           if (this.stopped) return;
           // A start failed meanwhile and the policy wants a longer wait: wait it out.

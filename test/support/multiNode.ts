@@ -19,7 +19,7 @@ export async function settleAll(nodes: readonly Runtime[]): Promise<void> {
 
 /** Moves the shared virtual clock by `ms`, firing timers in order and settling every node after each. */
 export async function advanceAll(
-  harness: TestRuntime,
+  harness: Pick<TestRuntime, 'clock'>,
   nodes: readonly Runtime[],
   ms: number,
 ): Promise<void> {

@@ -5,6 +5,7 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { connect, type Db, type DbHandle, migrate } from '../../src/db/index.js';
 import {
   createTestRuntime,
   type TestRuntime,
@@ -50,6 +51,30 @@ export function pgliteRuntimes(): PgliteRuntimes {
       };
       opened.push(h);
       return h;
+    },
+  };
+}
+
+/**
+ * One in-memory PGlite per test file, connected and migrated, for tests
+ * that boot runtimes with `createRuntime` themselves (closed after the file).
+ */
+export function pgliteStore(): { readonly db: Db } {
+  let pglite: PGlite | undefined;
+  let handle: DbHandle | undefined;
+  beforeAll(async () => {
+    pglite = await PGlite.create('memory://');
+    handle = await connect({ pglite });
+    await migrate(handle.db);
+  }, 30_000);
+  afterAll(async () => {
+    await handle?.close();
+    await pglite?.close();
+  });
+  return {
+    get db() {
+      if (handle === undefined) throw new Error('pgliteStore: used outside a test');
+      return handle.db;
     },
   };
 }
