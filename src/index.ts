@@ -7,6 +7,10 @@
 // What the runtime's `onError` is told besides errors (docs/library.md, "Where background errors go").
 export { BootLockLostError, OwnerDownNotice } from './actors/clusterLivenessWiring.js';
 export { createRuntime } from './actors/runtime.js';
+export {
+  RuntimeListenerError,
+  type RuntimeListenerKind,
+} from './actors/runtimeListenerError.js';
 export { defaultNodeId, RUNTIME_DEFAULTS, RuntimeOptionError } from './actors/runtimeOptions.js';
 export {
   describeRuntimeExit,

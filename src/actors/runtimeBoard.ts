@@ -37,6 +37,7 @@ import { CardPublisher } from './runtimeBoardPublish.js';
 import { OutputRestore } from './runtimeBoardRestore.js';
 import { readAllCardRows, readCardRows } from './runtimeBoardRows.js';
 import type { ApplyOptions, BoardIndex, BoardPushOptions } from './runtimeBoardTypes.js';
+import { RuntimeListenerError } from './runtimeListenerError.js';
 
 export { CARD_LINE_CHARS, CARD_OUTPUT_LINES } from './runtimeBoardCard.js';
 export type { ApplyOptions, BoardIndex, BoardPushOptions } from './runtimeBoardTypes.js';
@@ -74,8 +75,10 @@ export function createBoardIndex(
   const publisher = new CardPublisher(entries, onError);
   const publish = (taskIds: readonly string[], keyMoved = false) =>
     publisher.publish(taskIds, keyMoved);
-  // Told from a timer: a throw is reported, as a card listener's is (runtimeBoardPublish.ts).
-  const lineListeners = new Listeners<void>((error) => onError(error));
+  // Told from a timer: a throw is reported, as a card listener's is (runtimeListenerError.ts).
+  const lineListeners = new Listeners<void>((error) =>
+    onError(new RuntimeListenerError('line', error)),
+  );
   let pending = false;
 
   /** The pool's position; else the one last shown; else the database's order. */

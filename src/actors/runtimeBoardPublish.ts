@@ -6,15 +6,14 @@
  * card whose line key moved is told even when its JSON did not, because the
  * hub orders the queued column by that key and it is not in the card.
  *
- * A listener that throws is reported, not propagated: cards are told from
- * inside a runner's output, a tick's reply, a timer and a microtask, where
- * a throw would crash a runner or the process, and the listeners after it
- * must still hear.
+ * A listener that throws is reported as a `RuntimeListenerError`, not
+ * propagated (src/actors/runtimeListenerError.ts says why).
  */
 
 import { Listeners } from '../supervisor/Listeners.js';
 import { type BoardEntry, byBoardOrder, toCard } from './runtimeBoardCard.js';
 import type { BoardEntries } from './runtimeBoardEntries.js';
+import { RuntimeListenerError } from './runtimeListenerError.js';
 import type { RuntimeCard } from './runtimeTypes.js';
 
 export class CardPublisher {
@@ -25,9 +24,9 @@ export class CardPublisher {
   constructor(
     private readonly entries: BoardEntries,
     /** Where a listener's throw goes. */
-    onThrow: (error: unknown) => void,
+    onThrow: (error: RuntimeListenerError) => void,
   ) {
-    this.listeners = new Listeners((error) => onThrow(error));
+    this.listeners = new Listeners((error) => onThrow(new RuntimeListenerError('board', error)));
   }
 
   /** How many listen. */

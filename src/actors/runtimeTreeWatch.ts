@@ -11,6 +11,7 @@ import type { SupervisorEvent } from '../supervisor/events.js';
 import { isCleanExit } from '../supervisor/exitReason.js';
 import { Listeners } from '../supervisor/Listeners.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
+import { RuntimeListenerError } from './runtimeListenerError.js';
 import type { RunnerStarter } from './runtimeRunners.js';
 
 export interface TreeWatchOptions {
@@ -34,7 +35,9 @@ export class TreeWatch {
   private readonly listeners: Listeners<SupervisorEvent>;
 
   constructor(private readonly o: TreeWatchOptions) {
-    this.listeners = new Listeners((error) => o.onError(error));
+    this.listeners = new Listeners((error) =>
+      o.onError(new RuntimeListenerError('supervisor_event', error)),
+    );
     this.watchRunners(o.root.childSupervisor(o.runnersId));
     o.root.subscribe((event) => {
       this.seen(event);

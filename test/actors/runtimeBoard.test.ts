@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest';
 import * as board from '../../src/actors/runtimeBoard.js';
+import { RuntimeListenerError } from '../../src/actors/runtimeListenerError.js';
 import type { Session, Task } from '../../src/db/index.js';
 import { noReads, queuedSession } from '../support/boardRuns.js';
 
@@ -59,7 +60,12 @@ test("a listener that throws is reported to the board's onError: the other liste
   await new Promise((resolve) => setImmediate(resolve));
   expect(seen).toEqual(['task_1:queued', 'task_2:queued', 'task_2:queued', 'task_1:cancelled']);
   expect(errors).toHaveLength(4);
-  expect(errors.every((e) => e instanceof Error && e.message === 'listener bug')).toBe(true);
+  for (const e of errors)
+    expect(e).toMatchObject({
+      code: 'RUNTIME_LISTENER_FAILED',
+      listener: 'board',
+      cause: new Error('listener bug'),
+    });
   index.close();
 });
 
@@ -84,6 +90,8 @@ test("a line listener that throws is reported to the board's onError, and the ot
   linesChanged();
   await Promise.resolve();
   expect(heard).toBe(1);
-  expect(errors).toEqual([new Error('line listener bug')]);
+  expect(errors).toHaveLength(1);
+  expect(errors[0]).toBeInstanceOf(RuntimeListenerError);
+  expect(errors[0]).toMatchObject({ listener: 'line', cause: new Error('line listener bug') });
   index.close();
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { BoardEntries } from '../../src/actors/runtimeBoardEntries.js';
 import { CardPublisher } from '../../src/actors/runtimeBoardPublish.js';
+import { RuntimeListenerError } from '../../src/actors/runtimeListenerError.js';
 import type { RuntimeCard } from '../../src/actors/runtimeTypes.js';
 import { runningRows } from '../support/boardRuns.js';
 import { pgliteRuntimes } from '../support/pgliteRuntimes.js';
@@ -66,7 +67,8 @@ test('a listener that throws is reported, and the listeners after it still hear'
   listen();
   publisher.publish(['task_1', 'task_2']);
   expect(told.map((c) => c.taskId)).toEqual(['task_1', 'task_2']);
-  expect(thrown).toEqual([bug, bug]);
+  expect(thrown.map((e) => (e as RuntimeListenerError).cause)).toEqual([bug, bug]);
+  expect(thrown[0]).toBeInstanceOf(RuntimeListenerError);
 });
 
 describe('through a runtime', () => {
@@ -91,6 +93,10 @@ describe('through a runtime', () => {
     expect(statuses).toContain('running');
     expect(statuses.at(-1)).toBe('succeeded');
     expect(h.errors.length).toBeGreaterThan(0);
-    expect(h.errors.every((e) => e instanceof Error && e.message === 'subscriber bug')).toBe(true);
+    for (const e of h.errors)
+      expect(e).toMatchObject({
+        listener: 'board',
+        message: 'a board subscriber threw: subscriber bug',
+      });
   });
 });
