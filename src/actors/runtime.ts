@@ -22,6 +22,7 @@ import {
 } from '../db/index.js';
 import { isTransientDbError } from '../db/transientErrors.js';
 import { type Supervisor, startSupervisor } from '../supervisor/index.js';
+import { reportError } from '../supervisor/Listeners.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { OwnerDownNotice, startClusterLiveness } from './clusterLivenessWiring.js';
 import { sweepFencedOut } from './fencedOutSweep.js';
@@ -62,8 +63,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const metrics = new RuntimeMetrics();
   const inFlight = new InFlight();
   const { track } = inFlight;
+  // An onError that throws is the app's bug: it surfaces as uncaught, on a
+  // microtask (as the supervisor's does), never inside the runner, tick,
+  // timer or listener guard that was reporting.
+  const tell = (error: unknown) => reportError(o.onError, error);
   const report = (error: unknown) => {
-    if (!dead) o.onError(error);
+    if (!dead) tell(error);
   };
 
   const shell = createShell({
@@ -263,7 +268,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     leader,
     cluster: () => cluster,
     onEnded: (exit) => booted.ended(exit),
-    onError: o.onError,
+    onError: tell,
   });
 
   const tree = new TreeWatch({
