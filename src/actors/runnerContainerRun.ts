@@ -79,8 +79,16 @@ export function runnerContainerRun(o: RunnerContainerRunOptions) {
         ),
       attach: ({ self }, p) =>
         attachRun(backend, o.runs.get(p.sessionId), self, p, o.deps.onOutput),
-      follow: ({ self }, p) =>
-        followRun(backend, o.runs.get(p.sessionId), self, p, o.deps.onOutput),
+      follow: ({ self }, p) => {
+        // `follow` is documented never to throw. One that does must not fail the
+        // adopting runner (its supervisor would restart it into the same throw):
+        // the run's output then shows when it ends, as on a backend without follow.
+        try {
+          followRun(backend, o.runs.get(p.sessionId), self, p, o.deps.onOutput);
+        } catch (error) {
+          o.deps.onError(error);
+        }
+      },
       unfollow: (_, p) => o.runs.get(p.sessionId)?.unfollow?.(),
       observe: ({ self }, p) =>
         o.answer<Observation, ContainerRunEvent>(
