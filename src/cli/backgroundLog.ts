@@ -7,14 +7,19 @@
  * everything else stay warnings. While the store is out, every loop of the
  * node fails each period (the feed's poll, the liveness watch, the beats):
  * one warning per kind of outage per window, the next one saying how many
- * it stood for (`repeated`), instead of several lines a second.
+ * it stood for (`repeated`), instead of several lines a second. The same
+ * goes for a listener or an inspection observer that throws: it throws on
+ * every card or frame (about twenty frames a job), so it is said once per
+ * window per kind too.
  */
 import type { Logger } from 'pino';
 import { OwnerDownNotice } from '../actors/clusterLivenessWiring.js';
+import { RuntimeListenerError } from '../actors/runtimeListenerError.js';
 import { transientReason } from '../db/index.js';
+import { InspectObserverError, ListenerError } from '../supervisor/errors.js';
 
-/** The notice it tells apart (re-exported for the examples below, which run as tests). */
-export { OwnerDownNotice };
+/** What it tells apart (re-exported for the examples below, which run as tests). */
+export { OwnerDownNotice, RuntimeListenerError };
 
 /**
  * The level and message a background report is logged with.
@@ -47,10 +52,28 @@ export function backgroundRecord(error: unknown): {
   return { level: 'warn', fields: { err: error }, msg: 'background error' };
 }
 
-/** How long one kind of store outage is said once. */
+/**
+ * The kind of a report that comes in floods when it comes at all (a store
+ * outage, a listener or observer that throws), said once per window; none
+ * for the others, which are each said.
+ *
+ * @example
+ * ```ts
+ * floodKind(new RuntimeListenerError('board', new Error('bug'))) // => 'listener:board'
+ * floodKind(new Error('a bug')) // => undefined
+ * ```
+ */
+export function floodKind(error: unknown): string | undefined {
+  if (error instanceof RuntimeListenerError) return `listener:${error.listener}`;
+  if (error instanceof InspectObserverError) return 'inspect_observer';
+  if (error instanceof ListenerError) return `supervisor_listener:${error.eventType}`;
+  return transientReason(error);
+}
+
+/** How long one kind of store outage (or of any flood, `floodKind`) is said once. */
 export const OUTAGE_WINDOW_MS = 30_000;
 
-/** Logs background reports at the level `backgroundRecord` gives them, a store outage once per window. */
+/** Logs background reports at the level `backgroundRecord` gives them, a flood (`floodKind`) once per window. */
 export class BackgroundLog {
   /** Per kind of transient store error: when it was last said, and how many since. */
   private readonly said = new Map<string, { at: number; since: number }>();
@@ -63,7 +86,7 @@ export class BackgroundLog {
 
   report(error: unknown): void {
     const r = backgroundRecord(error);
-    const reason = transientReason(error);
+    const reason = floodKind(error);
     if (reason !== undefined) {
       const last = this.said.get(reason);
       const t = this.now();
@@ -72,8 +95,11 @@ export class BackgroundLog {
         return;
       }
       this.said.set(reason, { at: t, since: 0 });
-      if (last !== undefined && last.since > 0)
-        r.fields = { ...r.fields, reason, repeated: last.since };
+      // The kind on every line of a flood, so a grep finds its first one too.
+      r.fields =
+        last !== undefined && last.since > 0
+          ? { ...r.fields, reason, repeated: last.since }
+          : { ...r.fields, reason };
     }
     this.logger[r.level](r.fields, r.msg);
   }

@@ -1,11 +1,14 @@
 /**
  * How `start` logs the runtime's background reports (src/cli/backgroundLog.ts;
  * its pure half's examples run in pureModules.docs.test.ts): a store outage
- * once per window per kind, the next record counting what it stood for.
+ * once per window per kind, the next record counting what it stood for; a
+ * listener or an inspection observer that throws on everything, the same.
  */
 import { describe, expect, it } from 'vitest';
 import { OwnerDownNotice } from '../../src/actors/clusterLivenessWiring.js';
+import { RuntimeListenerError } from '../../src/actors/runtimeListenerError.js';
 import { BackgroundLog, OUTAGE_WINDOW_MS } from '../../src/cli/backgroundLog.js';
+import { InspectObserverError } from '../../src/supervisor/errors.js';
 
 function harness() {
   let t = 1_000;
@@ -63,5 +66,27 @@ describe('BackgroundLog', () => {
       ['info', 'b@1'],
       ['warn', 'c@1'],
     ]);
+  });
+
+  it('says a listener or observer that throws on everything once per window per kind', () => {
+    const h = harness();
+    // A subscriber and an observer throwing on every card and frame of 1,000 jobs a second, for 40 s.
+    for (let s = 0; s < 40; s++) {
+      for (let i = 0; i < 100; i++) {
+        h.log.report(new RuntimeListenerError('board', new Error('bug')));
+        h.log.report(new InspectObserverError('@xstate.snapshot', new Error('bug')));
+      }
+      h.advance(1_000);
+    }
+    h.log.report(new RuntimeListenerError('line', new Error('bug')));
+    expect(h.records.map((r) => r.fields.reason)).toEqual([
+      'listener:board',
+      'inspect_observer',
+      'listener:board',
+      'inspect_observer',
+      'listener:line',
+    ]);
+    expect(h.records[2]?.fields).toMatchObject({ repeated: 2_999 });
+    expect(h.records[0]?.fields).not.toHaveProperty('repeated');
   });
 });
