@@ -13,11 +13,16 @@
  * bounds throughput). Twenty jobs run at a time (the bench's global cap).
  *
  * Prints one JSON line on stdout, as hotpathWorker.ts:
- * `{ windows: [{ jobs, wallMs, cpuUs, pgliteUs: 0 }] }`.
+ * `{ windows: [{ jobs, wallMs, cpuUs, pgliteUs: 0, loopBusy, tickOut: null }] }`.
  */
+import { performance as perfHooks } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type AnyActorLogic, type AnyActorRef, type AnyEventObject, createActor } from 'xstate';
+import type { HotpathWindow } from './hotpathWindow.js';
+
+/** The loop's busy share (not on the DOM type of the global `performance`). */
+const eventLoopUtilization = perfHooks.eventLoopUtilization.bind(perfHooks);
 
 const { values: args } = parseArgs({
   options: {
@@ -96,7 +101,7 @@ const oneJob = (sessionId: string): Promise<void> =>
     actor.start();
   });
 
-const windows: Array<{ jobs: number; wallMs: number; cpuUs: number; pgliteUs: number }> = [];
+const windows: HotpathWindow[] = [];
 for (let w = 0; w <= WINDOWS; w++) {
   // Window 0 warms the JIT; it is not reported.
   const jobs = w === 0 ? Math.min(2000, JOBS) : JOBS;
@@ -106,10 +111,13 @@ for (let w = 0; w <= WINDOWS; w++) {
   };
   const c0 = process.cpuUsage();
   const t0 = performance.now();
+  const loop0 = eventLoopUtilization();
   await Promise.all(Array.from({ length: AT_ONCE }, lane));
   const wallMs = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  if (w > 0) windows.push({ jobs, wallMs, cpuUs: c.user + c.system, pgliteUs: 0 });
+  const loopBusy = eventLoopUtilization(loop0).utilization;
+  if (w > 0)
+    windows.push({ jobs, wallMs, cpuUs: c.user + c.system, pgliteUs: 0, loopBusy, tickOut: null });
 }
 // A chart that did not reach `finished` means the stand-in answers no longer
 // drive it to the end: the figure would be of a shorter path, so it fails.

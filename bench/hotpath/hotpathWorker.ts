@@ -20,11 +20,27 @@
  * synchronous protocol call (`execProtocolRawSync`) is measured and
  * reported apart, so the node's own CPU is the total minus that.
  *
- * Prints one JSON line on stdout: `{ windows: [{ jobs, wallMs, cpuUs, pgliteUs }] }`.
+ * Beside the CPU, two shares of each window's wall time say what bounds it:
+ * `loopBusy`, the event loop's utilization (the thread running the
+ * runtime's callbacks, not waiting in the poll), and on the server
+ * `tickOut`, the time at least one `rt_tick` statement was out (handed to
+ * node-postgres and not yet answered), the database's turn. When both are
+ * well under 1 and their sum is near 1, the node and the database take
+ * turns: each waits for the other.
+ *
+ * Prints one JSON line on stdout:
+ * `{ windows: [{ jobs, wallMs, cpuUs, pgliteUs, loopBusy, tickOut }] }`
+ * (`tickOut` null on PGlite, whose statements run on the node's thread).
  */
+import { performance as perfHooks } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import type { HotpathWindow } from './hotpathWindow.js';
+
+/** The loop's busy share (not on the DOM type of the global `performance`). */
+const eventLoopUtilization = perfHooks.eventLoopUtilization.bind(perfHooks);
 
 const { values: args } = parseArgs({
   options: {
@@ -88,6 +104,30 @@ let pgliteUs = 0;
     }
   };
 }
+
+/**
+ * Wall time with at least one `rt_tick` out, in ms (the union of the
+ * statements' intervals: two out at once count once).
+ */
+const ticks = { out: 0, since: 0, ms: 0 };
+if (engine === 'server') {
+  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const query = proto.query;
+  proto.query = function (this: unknown, ...a: unknown[]) {
+    const sent = performance.now();
+    const result = query.apply(this, a);
+    if (typeof a[0] !== 'string' || !a[0].includes('rt_tick(') || !(result instanceof Promise))
+      return result;
+    if (ticks.out++ === 0) ticks.since = sent;
+    const settled = () => {
+      if (--ticks.out === 0) ticks.ms += performance.now() - ticks.since;
+    };
+    result.then(settled, settled);
+    return result;
+  };
+}
+/** The tick time so far, counting a statement still out up to now. */
+const tickMsNow = () => ticks.ms + (ticks.out > 0 ? performance.now() - ticks.since : 0);
 
 const dbMod = await from<{
   connect(o: Record<string, unknown>): Promise<DbHandle>;
@@ -174,7 +214,7 @@ const runtime = await createRuntime({
 await runtime.booted;
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const windows: Array<{ jobs: number; wallMs: number; cpuUs: number; pgliteUs: number }> = [];
+const windows: HotpathWindow[] = [];
 for (let w = 0; w <= WINDOWS; w++) {
   // Window 0 warms the JIT and the pool; it is not reported.
   const jobs = w === 0 ? Math.min(500, JOBS) : JOBS;
@@ -183,6 +223,8 @@ for (let w = 0; w <= WINDOWS; w++) {
   const p0 = pgliteUs;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
+  const loop0 = eventLoopUtilization();
+  const tick0 = tickMsNow();
   for (let i = 0; i < jobs; i += CHUNK)
     await Promise.all(
       Array.from({ length: Math.min(CHUNK, jobs - i) }, (_, j) =>
@@ -200,7 +242,17 @@ for (let w = 0; w <= WINDOWS; w++) {
   }
   const wallMs = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  if (w > 0) windows.push({ jobs, wallMs, cpuUs: c.user + c.system, pgliteUs: pgliteUs - p0 });
+  const loopBusy = eventLoopUtilization(loop0).utilization;
+  const tickOut = engine === 'server' ? (tickMsNow() - tick0) / wallMs : null;
+  if (w > 0)
+    windows.push({
+      jobs,
+      wallMs,
+      cpuUs: c.user + c.system,
+      pgliteUs: pgliteUs - p0,
+      loopBusy,
+      tickOut,
+    });
 }
 await runtime.stop();
 for (const t of timers) clearTimeout(t);

@@ -13,6 +13,11 @@
  *   its ContainerRun child with every I/O answered at once, no database, no
  *   backend): the floor a job's actors put under the node's CPU.
  *
+ * Beside the CPU, what bounds each window (the worker's header): the share
+ * of its wall time the node's event loop was busy, and on the server the
+ * share with a tick out. Both well under 1 with a sum near 1: the node and
+ * the database take turns, neither is saturated.
+ *
  * With `HOTPATH_BASELINE=<git ref>` the same driver also runs the runtime of
  * that commit (a detached worktree under the system's temp directory that
  * shares this checkout's node_modules), interleaved run by run with this
@@ -28,6 +33,7 @@
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import type { HotpathWindow } from '../hotpath/hotpathWindow.js';
 import { createScratch, dropScratch } from '../peers/scratchDb.js';
 import { baselineSide, currentSide, ROOT, type Side } from '../sides.js';
 import { median, positiveIntEnv, writeResults } from '../stats.js';
@@ -55,12 +61,7 @@ interface Case {
   jobs: number;
   backlog: number;
 }
-interface Window {
-  jobs: number;
-  wallMs: number;
-  cpuUs: number;
-  pgliteUs: number;
-}
+type Window = HotpathWindow;
 
 function runWorker(side: Side, c: Case, url: string | undefined): Promise<Window[]> {
   const common = ['--root', side.root, '--jobs', String(c.jobs), '--windows', String(WINDOWS)];
@@ -137,7 +138,7 @@ export async function run(): Promise<void> {
           results.set(key(side, c), [...(results.get(key(side, c)) ?? []), ...ws]);
           for (const w of ws)
             log(
-              `  ${c.label}, ${side.name}, run ${r + 1}: ${((w.jobs / w.wallMs) * 1000).toFixed(0)} jobs/s, node CPU ${((w.cpuUs - w.pgliteUs) / w.jobs).toFixed(0)} µs/job${w.pgliteUs > 0 ? ` (+ PGlite ${(w.pgliteUs / w.jobs).toFixed(0)})` : ''}, load ${(loadavg()[0] ?? 0).toFixed(1)}`,
+              `  ${c.label}, ${side.name}, run ${r + 1}: ${((w.jobs / w.wallMs) * 1000).toFixed(0)} jobs/s, node CPU ${((w.cpuUs - w.pgliteUs) / w.jobs).toFixed(0)} µs/job${w.pgliteUs > 0 ? ` (+ PGlite ${(w.pgliteUs / w.jobs).toFixed(0)})` : ''}${w.loopBusy === undefined ? '' : `, loop busy ${w.loopBusy.toFixed(2)}`}${typeof w.tickOut === 'number' ? `, a tick out ${w.tickOut.toFixed(2)}` : ''}, load ${(loadavg()[0] ?? 0).toFixed(1)}`,
             );
         } finally {
           if (url !== undefined) await dropScratch(db);
@@ -160,10 +161,17 @@ export async function run(): Promise<void> {
     `${RUNS} node processes per case and side, ${WINDOWS} windows each (after a warm-up window); medians over the windows, range in brackets. No-op jobs on the simulated backend, 100 users, per-user cap 1, global cap 20.`,
   );
   L.push('');
-  L.push('| case | runtime | jobs/window | jobs/s | node CPU µs/job | PGlite CPU µs/job |');
-  L.push('|---|---|---:|---:|---:|---:|');
+  L.push(
+    '| case | runtime | jobs/window | jobs/s | node CPU µs/job | PGlite CPU µs/job | loop busy | a tick out |',
+  );
+  L.push('|---|---|---:|---:|---:|---:|---:|---:|');
   const f0 = (n: number) => n.toFixed(0);
   const rng = (xs: number[]) => `${f0(Math.min(...xs))}–${f0(Math.max(...xs))}`;
+  /** A share's median and range, or – when no window measured it. */
+  const share = (xs: number[]) =>
+    xs.length === 0
+      ? '–'
+      : `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
   for (const c of cases)
     for (const side of sides) {
       const ws = results.get(key(side, c)) ?? [];
@@ -171,13 +179,19 @@ export async function run(): Promise<void> {
       const jps = ws.map((w) => (w.jobs / w.wallMs) * 1000);
       const node = ws.map((w) => (w.cpuUs - w.pgliteUs) / w.jobs);
       const pgl = ws.map((w) => w.pgliteUs / w.jobs);
+      const busy = ws.flatMap((w) => (w.loopBusy === undefined ? [] : [w.loopBusy]));
+      const out = ws.flatMap((w) => (typeof w.tickOut === 'number' ? [w.tickOut] : []));
       L.push(
-        `| ${c.label} | ${side.name} | ${c.jobs} | ${f0(median(jps))} (${rng(jps)}) | **${f0(median(node))}** (${rng(node)}) | ${c.engine === 'pglite' ? `${f0(median(pgl))} (${rng(pgl)})` : '–'} |`,
+        `| ${c.label} | ${side.name} | ${c.jobs} | ${f0(median(jps))} (${rng(jps)}) | **${f0(median(node))}** (${rng(node)}) | ${c.engine === 'pglite' ? `${f0(median(pgl))} (${rng(pgl)})` : '–'} | ${share(busy)} | ${share(out)} |`,
       );
     }
   L.push('');
   L.push(
     "Node CPU is the node process's user + system CPU over the window (the runtime, the driver's submits and its 5 ms progress check), minus, on PGlite, the CPU inside PGlite's synchronous protocol call (the database runs on the node's thread there). The charts row is one process running only the TaskRunner chart and its ContainerRun child, 20 at a time, every I/O action answered on the next microtask (bench/hotpath/chartsWorker.ts): the floor the runtime's per-job actors set, whatever the database and the backend cost.",
+  );
+  L.push('');
+  L.push(
+    "Loop busy is the share of the window's wall time the node's event loop ran callbacks (`performance.eventLoopUtilization()`), not waiting for I/O or a timer; a tick out is the share with at least one `rt_tick` statement handed to node-postgres and not yet answered (server cases only: on PGlite the statement runs on the node's thread). Both well under 1 with a sum near 1 means the node and the database take turns: the node handles a reply (starts the granted runs, which finish and queue their ops) while no tick is out, then the tick carrying those ops is out while the node waits, so the rate is bounded by the sum of the two, not by either side's capacity.",
   );
   writeResults(
     'hotpath',

@@ -22,9 +22,13 @@
  * - **exec → finish committed**: the run's end until the tick carrying its
  *   finish is answered (its slot is free for the next grant then).
  *
- * Beside them, two floors measured the same way on the same server: a
- * `SELECT 1` round trip through a pg.Pool, and an autocommit one-row INSERT
- * (a round trip plus a WAL flush).
+ * Beside them, floors measured on the same server after the runtime
+ * stopped: a `SELECT 1` round trip through a pg.Pool, an autocommit one-row
+ * INSERT (a round trip plus a WAL flush), and a lone job's tick (one enqueue
+ * and its grant, as the runtime sends it, through a bare pg.Client) twice:
+ * once every 50 ms, as the bench paces its jobs, and back to back. The two
+ * differ only in the pace: what the tick costs when the machine was idle
+ * before it (wake-ups, cold caches) against what it costs warm.
  *
  * Jobs go one at a time, 20 per second (the peers bench's rate), for 100
  * users (cap 1, global 20), after a warm-up. Knobs: LATENCY_JOBS (200),
@@ -36,6 +40,7 @@ import { createRuntime } from '../../src/actors/runtime.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
 import { connect, migrate } from '../../src/db/index.js';
+import { tickPayload } from '../../src/db/tickInput.js';
 import {
   createScratch,
   dropScratch,
@@ -45,6 +50,7 @@ import {
 } from '../peers/scratchDb.js';
 import { realClock } from '../peers/systems/roundtableRuntime.js';
 import { median, percentile, positiveIntEnv, writeResults } from '../stats.js';
+import { noopFinish } from '../tickOps.js';
 
 const env = positiveIntEnv;
 const JOBS = env('LATENCY_JOBS', 200);
@@ -69,6 +75,9 @@ interface RunResult {
   ticks: number;
   selectMs: number[];
   insertMs: number[];
+  /** A lone job's tick every GAP_MS, and back to back. */
+  tickPacedMs: number[];
+  tickWarmMs: number[];
 }
 
 /** The job in flight: its marks, and what the hooks wait for next. */
@@ -131,6 +140,67 @@ async function floors(url: string, n: number): Promise<{ selectMs: number[]; ins
     await pool.end();
   }
   return { selectMs, insertMs };
+}
+
+/**
+ * A lone job's tick (one enqueue and its grant) through a bare pg.Client,
+ * `n` times every GAP_MS and `n` times back to back; each job's finish
+ * follows in a tick of its own (untimed), so the slot is free again.
+ */
+async function tickFloors(url: string, n: number): Promise<{ paced: number[]; warm: number[] }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let k = 0;
+  const send = async (ops: object[], want: number) => {
+    const payload = tickPayload({
+      owner: 'latency-floor@bench',
+      now: new Date(),
+      globalCap: 20,
+      defaultUserCap: 1,
+      want,
+      ops: ops as never,
+    });
+    const t0 = performance.now();
+    const res = await client.query<{ r: string }>('SELECT rt_tick($1::jsonb)::text AS r', [
+      JSON.stringify(payload),
+    ]);
+    return { ms: performance.now() - t0, reply: JSON.parse(res.rows[0]?.r ?? '{}') };
+  };
+  const job = async (): Promise<number> => {
+    k += 1;
+    const id = (kind: string) => `${kind}_f${k.toString(16).padStart(31, '0')}`;
+    const { ms, reply } = await send(
+      [
+        {
+          op: 'enqueue',
+          ref: 'e',
+          taskId: id('tsk'),
+          sessionId: id('ses'),
+          userId: `floor-${k % 100}`,
+          title: `floor ${k}`,
+          spec: { image: 'bench', command: ['bench', 'floor'] },
+        },
+      ],
+      1,
+    );
+    // Rows as arrays (src/db/sql/rowJson.ts): id first, epoch twelfth.
+    const row = (reply as { granted?: Array<{ session: unknown[] }> }).granted?.[0]?.session;
+    if (row === undefined) throw new Error(`latency floor: tick ${k} granted nothing`);
+    await send([noopFinish({ id: String(row[0]), epoch: Number(row[11]) }, 'f')], 0);
+    return ms;
+  };
+  const paced: number[] = [];
+  const warm: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      paced.push(await job());
+      await new Promise((r) => setTimeout(r, GAP_MS));
+    }
+    for (let i = 0; i < n; i++) warm.push(await job());
+  } finally {
+    await client.end();
+  }
+  return { paced, warm };
 }
 
 async function oneRun(run: number): Promise<RunResult> {
@@ -211,11 +281,14 @@ async function oneRun(run: number): Promise<RunResult> {
     await h.close();
     const fn = (await readFunctionTimes(name)).find((f) => f.name === 'rt_tick');
     const fl = await floors(urlFor(name), JOBS);
+    const lone = await tickFloors(urlFor(name), JOBS);
     return {
       stages,
       tickServerMs: fn && fn.calls > 0 ? fn.totalMs / fn.calls : Number.NaN,
       ticks: fn?.calls ?? 0,
       ...fl,
+      tickPacedMs: lone.paced,
+      tickWarmMs: lone.warm,
     };
   } finally {
     unhook();
@@ -242,6 +315,8 @@ export async function run(): Promise<void> {
   const tickServer = runs.map((x) => x.tickServerMs);
   const select = pooled((x) => x.selectMs);
   const insert = pooled((x) => x.insertMs);
+  const paced = pooled((x) => x.tickPacedMs);
+  const warm = pooled((x) => x.tickWarmMs);
   const data = {
     jobs: JOBS,
     runs: RUNS,
@@ -253,6 +328,10 @@ export async function run(): Promise<void> {
       selectP99: percentile(select, 99),
       insertP50: median(insert),
       insertP99: percentile(insert, 99),
+      loneTickPacedP50: median(paced),
+      loneTickPacedP99: percentile(paced, 99),
+      loneTickWarmP50: median(warm),
+      loneTickWarmP99: percentile(warm, 99),
     },
     loadavg: { start: loadStart, end: loadavg()[0] ?? 0 },
   };
@@ -270,12 +349,16 @@ export async function run(): Promise<void> {
     '',
     `Server time inside \`rt_tick\`, mean per call (every tick of the run: enqueues, handles, finishes): ${tickServer.map(fmt).join(', ')} ms over ${data.ticksPerRun.join(', ')} calls.`,
     '',
-    'Floors on the same server, same pace (a pg.Pool of one connection):',
+    'Floors on the same server after the runtime stopped (a pg.Pool of one connection, a statement every 25 ms; the ticks through a bare pg.Client):',
     '',
     '| statement | p50 ms | p99 ms |',
     '|---|---:|---:|',
     `| \`SELECT 1\` round trip | ${fmt(data.floors.selectP50)} | ${fmt(data.floors.selectP99)} |`,
     `| autocommit one-row INSERT (round trip + WAL flush) | ${fmt(data.floors.insertP50)} | ${fmt(data.floors.insertP99)} |`,
+    `| a lone job's tick (one enqueue, its grant), one every ${GAP_MS} ms as the jobs above | ${fmt(data.floors.loneTickPacedP50)} | ${fmt(data.floors.loneTickPacedP99)} |`,
+    `| the same tick, back to back | ${fmt(data.floors.loneTickWarmP50)} | ${fmt(data.floors.loneTickWarmP99)} |`,
+    '',
+    'The two tick rows differ only in the pace: the gap between them is what an idle machine costs a lone tick (its processes waking, its caches cold), which the tick round trip above pays on every job.',
   ].join('\n');
   writeResults('latency', data, md);
   process.stdout.write(`${md}\n`);
