@@ -4,9 +4,9 @@
  * migrated and ticked by its own `src/db` (the baseline from a detached
  * worktree, bench/sides.ts), and the rounds alternate between the sides,
  * so both see the same machine load. On this shared 2-core machine runs of
- * different hours differ by more than most changes (docs/runner-pool.md,
- * Numbers): a change to the tick is measured here, not by comparing
- * reports.
+ * different hours differ by more than most changes
+ * (docs/dispatch-measurements.md): a change to the tick is measured here,
+ * not by comparing reports.
  *
  * Cases, each shaped as the runtime sends them (100 users, cap 1, global
  * cap B):
