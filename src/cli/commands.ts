@@ -5,9 +5,12 @@
 import type { CliConfig } from './cliConfig.js';
 import { SETTINGS, type SettingGroup } from './cliSettings.js';
 import type { CommandContext } from './commandContext.js';
+import { runCancel } from './commands/cancel.js';
 import { DEMO_DEFAULTS, runDemo } from './commands/demo.js';
 import { DEFAULT_IMAGE, runEnqueue } from './commands/enqueue.js';
 import { runMigrate } from './commands/migrate.js';
+import { runRetry } from './commands/retry.js';
+import { runShow } from './commands/show.js';
 import { runStart } from './commands/start.js';
 import { runStatus } from './commands/status.js';
 import type { ExitCode } from './exitCodes.js';
@@ -25,6 +28,8 @@ export interface CommandDef {
   /** Whether its logs go to stdout (long-running commands) or stderr (stdout is the answer). */
   logsToStdout: boolean;
   commandDefaults?: Record<string, unknown>;
+  /** Whether it names one task (its one positional word, in `ctx.positionals[0]`). */
+  takesTask?: boolean;
   run(ctx: CommandContext): Promise<ExitCode>;
 }
 
@@ -112,6 +117,46 @@ export const COMMANDS: readonly CommandDef[] = [
     ],
     logsToStdout: false,
     run: (ctx) => runEnqueue(ctx),
+  },
+  {
+    name: 'show',
+    args: '<task> [options]',
+    summary: 'a task and every attempt, with why each ended',
+    description:
+      'Prints what the task runs and each attempt: its status, why it ended, when, and on which\n' +
+      'node. Through the running node when there is one, else from the rows; the same answer.',
+    groups: ['store', 'log'],
+    own: [JSON_FLAG],
+    logsToStdout: false,
+    takesTask: true,
+    run: (ctx) => runShow(ctx),
+  },
+  {
+    name: 'cancel',
+    args: '<task> [options]',
+    summary: "end a task's waiting or running attempt",
+    description:
+      'Cancels the latest attempt, as the admin. Through the running node when there is one: a\n' +
+      'queued attempt leaves the line, a running one is stopped (the row first, then its container).\n' +
+      "With no node running, only a queued attempt: a running one's container needs a node to stop it.",
+    groups: ['store', 'log'],
+    own: [JSON_FLAG],
+    logsToStdout: false,
+    takesTask: true,
+    run: (ctx) => runCancel(ctx),
+  },
+  {
+    name: 'retry',
+    args: '<task> [options]',
+    summary: 'a new attempt of a failed or cancelled task',
+    description:
+      "Queues a new attempt at the back of the user's line, as the board's Retry does. Through the\n" +
+      'running node when there is one, else into the rows (the next start runs it). Prints the position.',
+    groups: ['store', 'log'],
+    own: [JSON_FLAG],
+    logsToStdout: false,
+    takesTask: true,
+    run: (ctx) => runRetry(ctx),
   },
 ];
 

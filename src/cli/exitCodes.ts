@@ -19,6 +19,10 @@ export const EXIT = {
   node: 5,
   /** A stop did not finish within `shutdownMs`; the process was ended anyway. */
   stopTimeout: 6,
+  /** The task a command named does not exist. */
+  notFound: 7,
+  /** The task is not in a state the command applies to (cancel a finished one, retry one not finished). */
+  conflict: 8,
   /** A second Ctrl-C while stopping: ended at once, without waiting. */
   interrupted: 130,
 } as const;
@@ -32,7 +36,9 @@ export type CliErrorCode =
   | 'CLI_STORE'
   | 'CLI_IN_USE'
   | 'CLI_NODE'
-  | 'CLI_REMOTE';
+  | 'CLI_REMOTE'
+  | 'CLI_NOT_FOUND'
+  | 'CLI_CONFLICT';
 
 const EXIT_OF: Record<CliErrorCode, ExitCode> = {
   CLI_USAGE: EXIT.usage,
@@ -41,6 +47,8 @@ const EXIT_OF: Record<CliErrorCode, ExitCode> = {
   CLI_IN_USE: EXIT.inUse,
   CLI_NODE: EXIT.node,
   CLI_REMOTE: EXIT.failure,
+  CLI_NOT_FOUND: EXIT.notFound,
+  CLI_CONFLICT: EXIT.conflict,
 };
 
 /**

@@ -1,11 +1,33 @@
 /**
- * Talking to a running node over its HTTP API, for `enqueue` and `status`
- * when that node holds the PGlite directory (a second process must not open
- * it). Every request has a deadline; an error reply keeps its code.
+ * Talking to a running node over its HTTP API, for the commands that go
+ * through the node holding the data directory (src/cli/commandRoute.ts: a
+ * second process must not open a PGlite directory). Every request has a
+ * deadline; an error reply keeps its code.
  */
-import { CliError } from './exitCodes.js';
+import { CliError, type CliErrorCode } from './exitCodes.js';
 
 const REQUEST_MS = 10_000;
+
+/**
+ * The CLI's code for a node's refusal, so that a command answers the same
+ * through a node as from the rows: a 400 (malformed) or 422 (`invalid`) is
+ * the input the user typed (exit 2), a 404 a task that does not exist (7), a
+ * 409 a task in another state (8); anything else the node's failure (1).
+ *
+ * @example
+ * ```ts
+ * refusalCode(422) // => 'CLI_USAGE'
+ * refusalCode(404) // => 'CLI_NOT_FOUND'
+ * refusalCode(409) // => 'CLI_CONFLICT'
+ * refusalCode(503) // => 'CLI_REMOTE'
+ * ```
+ */
+export function refusalCode(status: number): CliErrorCode {
+  if (status === 400 || status === 422) return 'CLI_USAGE';
+  if (status === 404) return 'CLI_NOT_FOUND';
+  if (status === 409) return 'CLI_CONFLICT';
+  return 'CLI_REMOTE';
+}
 
 /** One JSON request with a bearer token. Rejects with `CLI_REMOTE` naming the node's error code. */
 export async function nodeRequest<T>(
@@ -46,10 +68,8 @@ export async function nodeRequest<T>(
   }
   if (!res.ok) {
     const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-    // A 400 (malformed) or 422 (`invalid`) is the input the user typed, refused:
-    // a usage error (exit 2), as the rows path says.
     throw new CliError(
-      res.status === 400 || res.status === 422 ? 'CLI_USAGE' : 'CLI_REMOTE',
+      refusalCode(res.status),
       `the node refused: ${res.status} ${e?.code ?? ''} ${e?.message ?? ''}`.trim(),
     );
   }

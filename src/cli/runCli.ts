@@ -53,8 +53,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout.write(commandHelp(command, cliDefaults()));
       return EXIT.ok;
     }
-    if (parsed.positionals.length > 0) {
-      throw new CliError('CLI_USAGE', `unexpected argument '${parsed.positionals[0]}'`);
+    const named = command.takesTask === true ? 1 : 0;
+    if (parsed.positionals.length > named) {
+      throw new CliError('CLI_USAGE', `unexpected argument '${parsed.positionals[named]}'`);
+    }
+    if (parsed.positionals.length < named) {
+      throw new CliError('CLI_USAGE', `name the task, e.g. roundtable ${name} tsk_...`);
     }
     const filePath =
       typeof parsed.flags['--config'] === 'string'

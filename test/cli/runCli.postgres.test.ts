@@ -1,7 +1,7 @@
 /**
  * The CLI against a Postgres server (`ROUNDTABLE_TEST_DATABASE_URL`), in a
  * database created for this file and dropped after: migrate, enqueue,
- * status, and a start that runs the queue. Without the variable the suite is
+ * status, cancel, retry and show, and a start that runs the queue. Without the variable the suite is
  * skipped with the reason in its title; with CI=true it fails instead, as the
  * db suites do, so CI cannot silently stop testing the server.
  */
@@ -72,12 +72,34 @@ if (SERVER === undefined && !CI) {
       expect(report.head.map((h: { userId: string }) => h.userId)).toEqual(['ann', 'bo']);
     });
 
+    it('cancels a queued task in the rows, retries it, and shows both attempts', async () => {
+      const run = async (...args: string[]) => {
+        const c = capture();
+        const code = await runCli([args[0] ?? '', ...flags(), ...args.slice(1)], c.io);
+        return { code, out: c.out(), err: c.err() };
+      };
+      const e = await run('enqueue', '--user', 'cy', '--json', '--', 'echo', 'x');
+      const taskId = JSON.parse(e.out).taskId;
+      expect((await run('cancel', taskId)).out).toBe(`${taskId}: cancelled (via rows)\n`);
+      expect((await run('cancel', taskId)).code).toBe(8);
+      const r = await run('retry', taskId, '--json');
+      expect(r.code, r.err).toBe(0);
+      expect(JSON.parse(r.out).position).toBeGreaterThan(0);
+      const shown = await run('show', taskId, '--json');
+      expect(shown.code, shown.err).toBe(0);
+      expect(JSON.parse(shown.out).attempts).toMatchObject([
+        { attempt: 1, status: 'cancelled' },
+        { attempt: 2, status: 'queued' },
+      ]);
+      // Left queued: the start below runs it with the others.
+    });
+
     it('start runs the queued rows to the end and stops on Ctrl-C', async () => {
       const node = capture();
       const running = runCli(['start', '--port', '0', '--sim-speed', '20', ...flags()], node.io);
       const deadline = Date.now() + 60_000;
       const succeeded = () => (node.out().match(/→ succeeded/g) ?? []).length;
-      while (succeeded() < 2) {
+      while (succeeded() < 3) {
         if (Date.now() > deadline) throw new Error(`not finished: ${node.err()}\n${node.out()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -87,7 +109,7 @@ if (SERVER === undefined && !CI) {
       expect(await runCli(['status', '--json', ...flags()], s.io)).toBe(0);
       const report = JSON.parse(s.out());
       expect([report.queued, report.running]).toEqual([0, 0]);
-      expect(report.users.map((u: { succeeded: number }) => u.succeeded)).toEqual([1, 1]);
+      expect(report.users.map((u: { succeeded: number }) => u.succeeded)).toEqual([1, 1, 1]);
     }, 90_000);
   });
 }

@@ -5,13 +5,13 @@
  * next Reconciler pass of a node on the same Postgres, picks it up). Either
  * way it never refuses for lack of room: it answers with a place in line.
  */
-import { newId, tick, ValidationError } from '../../db/index.js';
-import { loadBoardTokens } from '../boardTokens.js';
+import { newId, ValidationError } from '../../db/index.js';
 import type { CommandContext } from '../commandContext.js';
+import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { nodeRequest } from '../nodeApi.js';
-import { readLiveNode } from '../nodeFile.js';
-import { openStore } from '../openStore.js';
+import { withRows } from '../rowsStore.js';
+import { rowsTick } from '../rowsTick.js';
 
 /** The image when none is given: the simulated cluster ignores it, Swarm pulls it. */
 export const DEFAULT_IMAGE = 'alpine:3.20';
@@ -72,72 +72,52 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const input = { title, image, command: rest, ...(Object.keys(env).length > 0 ? { env } : {}) };
 
   let result: { taskId: string; sessionId: string; position: number; via: string };
-  const live = readLiveNode(config.dataDir);
-  if (live?.url) {
-    const tokens = loadBoardTokens(config.dataDir, config.tokens, []);
-    const token = tokens.users[user];
+  const route = commandRoute(config);
+  if (route.kind === 'node') {
+    const token = route.tokens.users[user];
     if (token === undefined) {
       throw new CliError(
         'CLI_USAGE',
-        `the running node has no token for user ${user}; its users are ${Object.keys(tokens.users).join(', ')} (add --users at start)`,
+        `the running node has no token for user ${user}; its users are ${Object.keys(route.tokens.users).join(', ')} (add --users at start)`,
       );
     }
     const created = await nodeRequest<{ taskId: string; sessionId: string; position: number }>(
-      live.url,
+      route.url,
       token,
       'POST',
       '/api/tasks',
       input,
     );
-    result = { ...created, via: `node at ${live.url}` };
-  } else if (live !== null && config.databaseUrl === undefined) {
-    throw new CliError(
-      'CLI_IN_USE',
-      `${config.dataDir} is held by process ${live.pid}, which is still starting`,
-    );
+    result = { ...created, via: `node at ${route.url}` };
   } else {
-    const { handle } = await openStore(config, ctx.progress);
-    try {
+    result = await withRows(ctx, { migrate: true }, async (db) => {
       // Through a tick like any node's write (with no grants for itself),
       // so the session takes its turn in the line and its exact position.
-      const done = await tick(handle.db, {
-        owner: 'cli',
-        now: new Date(),
-        globalCap: config.caps.maxRunning,
-        defaultUserCap: config.caps.defaultUserCap,
-        want: 0,
-        ops: [
-          {
-            op: 'enqueue',
-            ref: '1',
-            taskId: newId('task'),
-            sessionId: newId('session'),
-            userId: user,
-            title,
-            spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
-          },
-        ],
-      });
-      const outcome = done.outcomes[0];
-      if (outcome?.kind !== 'applied')
-        throw new CliError(
-          'CLI_STORE',
-          `the store did not take the task (${outcome?.kind ?? 'no answer'})`,
-        );
-      result = {
-        taskId: outcome.session.taskId,
-        sessionId: outcome.session.id,
-        position: outcome.position ?? 0,
-        via: 'rows',
-      };
-    } catch (error) {
-      if (error instanceof ValidationError) {
-        throw new CliError('CLI_USAGE', error.message, { cause: error });
+      try {
+        const outcome = await rowsTick(db, config, {
+          op: 'enqueue',
+          ref: '1',
+          taskId: newId('task'),
+          sessionId: newId('session'),
+          userId: user,
+          title,
+          spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
+        });
+        if (outcome.kind !== 'applied')
+          throw new CliError('CLI_STORE', `the store did not take the task (${outcome.kind})`);
+        return {
+          taskId: outcome.session.taskId,
+          sessionId: outcome.session.id,
+          position: outcome.position ?? 0,
+          via: 'rows',
+        };
+      } catch (error) {
+        if (error instanceof ValidationError) {
+          throw new CliError('CLI_USAGE', error.message, { cause: error });
+        }
+        throw error;
       }
-      throw error;
-    } finally {
-      await handle.close();
-    }
+    });
   }
   ctx.io.stdout.write(
     flags['--json'] === true

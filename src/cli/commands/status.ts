@@ -1,13 +1,12 @@
 /** `roundtable status`: the line, the runners and per-user counts. */
-import { existsSync } from 'node:fs';
-import { errorCode } from '../../common/errorCode.js';
 import type { LineStatusRows } from '../../db/index.js';
 import { loadBoardTokens } from '../boardTokens.js';
 import type { CommandContext } from '../commandContext.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { nodeRequest } from '../nodeApi.js';
 import { readLiveNode } from '../nodeFile.js';
-import { describeStore, openStore, pgliteDir } from '../openStore.js';
+import { describeStore } from '../openStore.js';
+import { rowsExist, withRows } from '../rowsStore.js';
 import {
   formatStatus,
   fromLineStatus,
@@ -45,25 +44,11 @@ async function statusReport(ctx: CommandContext): Promise<StatusReport> {
         `${config.dataDir} is held by process ${live.pid}, which is still starting`,
       );
     }
-    if (!existsSync(pgliteDir(config))) {
+    if (!rowsExist(config)) {
       return summarize(`${describeStore(config)} (not created yet)`, [], new Map(), config.caps);
     }
   }
-  const { handle } = await openStore(config, ctx.progress, { migrate: false });
-  try {
-    return await readStatus(handle.db, `rows of ${describeStore(config)}`, config.caps);
-  } catch (error) {
-    if (errorCode(error) === '42P01') {
-      throw new CliError(
-        'CLI_STORE',
-        `${describeStore(config)} has no schema yet: run \`roundtable migrate\``,
-        {
-          cause: error,
-        },
-      );
-    }
-    throw error;
-  } finally {
-    await handle.close();
-  }
+  return withRows(ctx, { migrate: false }, (db) =>
+    readStatus(db, `rows of ${describeStore(config)}`, config.caps),
+  );
 }

@@ -1,0 +1,42 @@
+/**
+ * `roundtable show <task>`: a task as its job page shows it, every attempt
+ * with why it ended. Through the running node's API when one holds this
+ * data directory, otherwise from the rows; the same `TaskDetail` either way.
+ */
+import type { TaskDetail } from '../../board/boardPort.js';
+import { getTaskRecord } from '../../db/index.js';
+import type { CommandContext } from '../commandContext.js';
+import { commandRoute } from '../commandRoute.js';
+import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
+import { nodeRequest } from '../nodeApi.js';
+import { describeStore } from '../openStore.js';
+import { rowsExist, withRows } from '../rowsStore.js';
+import { formatTaskDetail } from '../taskReport.js';
+
+/** The task `taskId` as the admin sees it, or `CLI_NOT_FOUND`. */
+export async function readTask(ctx: CommandContext, taskId: string): Promise<TaskDetail> {
+  const route = commandRoute(ctx.config);
+  if (route.kind === 'node') {
+    return nodeRequest<TaskDetail>(
+      route.url,
+      route.tokens.admin,
+      'GET',
+      `/api/tasks/${encodeURIComponent(taskId)}`,
+    );
+  }
+  const detail = rowsExist(ctx.config)
+    ? await withRows(ctx, { migrate: false }, (db) => getTaskRecord(db, { actor: null, taskId }))
+    : null;
+  if (detail === null) {
+    throw new CliError('CLI_NOT_FOUND', `no task ${taskId} in ${describeStore(ctx.config)}`);
+  }
+  return detail;
+}
+
+export async function runShow(ctx: CommandContext): Promise<ExitCode> {
+  const detail = await readTask(ctx, ctx.positionals[0] ?? '');
+  ctx.io.stdout.write(
+    ctx.flags['--json'] === true ? `${JSON.stringify(detail)}\n` : `${formatTaskDetail(detail)}\n`,
+  );
+  return EXIT.ok;
+}

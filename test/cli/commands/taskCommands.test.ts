@@ -1,0 +1,214 @@
+/**
+ * `show`, `cancel` and `retry` (src/cli/commands/show.ts, cancel.ts,
+ * retry.ts), in-process on one temporary PGlite directory: first straight
+ * on the rows with no node, then through a running node, whose answers must
+ * be the rows' answers. Exit codes: 7 for a task that does not exist, 8 for
+ * one in another state.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/runCli.js';
+import { connect, newId, tick } from '../../../src/db/index.js';
+import { type Captured, capture } from '../cliCapture.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rt-cli-tasks-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs one command on the test's directory; its exit code, stdout and stderr. */
+async function cli(
+  command: string,
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  const c = capture();
+  // Before the words: enqueue's command follows `--`.
+  const code = await runCli([command, '--data-dir', dir, ...args], c.io);
+  return { code, out: c.out(), err: c.err() };
+}
+
+async function enqueue(user: string, ...command: string[]): Promise<string> {
+  const r = await cli('enqueue', '--json', '--user', user, '--', ...command);
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out).taskId;
+}
+
+async function attempts(taskId: string): Promise<Array<{ status: string; attempt: number }>> {
+  const r = await cli('show', taskId, '--json');
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out).attempts;
+}
+
+describe('on the rows, with no node running', () => {
+  it('a task in a store not created yet does not exist (7), and nothing is created', async () => {
+    for (const command of ['show', 'cancel', 'retry']) {
+      const r = await cli(command, 'tsk_nothing');
+      expect(r.code, r.err).toBe(7);
+      expect(r.err).toContain('no task tsk_nothing');
+    }
+    const status = await cli('status', '--json');
+    expect(status.out).toContain('not created yet');
+  });
+
+  it('each names exactly one task (2)', async () => {
+    for (const command of ['show', 'cancel', 'retry']) {
+      const none = await cli(command);
+      expect(none.code).toBe(2);
+      expect(none.err).toContain(`name the task, e.g. roundtable ${command} tsk_`);
+      const two = await cli(command, 'tsk_a', 'tsk_b');
+      expect(two.code).toBe(2);
+      expect(two.err).toContain("unexpected argument 'tsk_b'");
+    }
+  });
+
+  it('show prints the task and its attempt; unknown and malformed ids do not exist (7)', async () => {
+    const taskId = await enqueue('ann', 'sh', '-c', 'echo hi');
+    const text = await cli('show', taskId);
+    expect(text.code, text.err).toBe(0);
+    expect(text.out.split('\n').slice(0, 6)).toEqual([
+      `${taskId}  sh -c echo hi`,
+      expect.stringMatching(/^ {2}user ann, created \d{4}-/),
+      "  runs sh -c 'echo hi' in alpine:3.20",
+      '',
+      'attempts:',
+      expect.stringMatching(/^ {2}1\. queued, enqueued \d{4}-/),
+    ]);
+    for (const id of [newId('task'), 'not a task id']) {
+      for (const command of ['show', 'cancel', 'retry']) {
+        const r = await cli(command, id);
+        expect(r.code, `${command} ${id}: ${r.err}`).toBe(7);
+      }
+    }
+  });
+
+  it('cancel takes a queued attempt out of the line, once; retry queues a new one, once', async () => {
+    const taskId = await enqueue('bo', 'echo', 'x');
+    const first = await cli('cancel', taskId);
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toBe(`${taskId}: cancelled (via rows)\n`);
+    expect(await attempts(taskId)).toMatchObject([{ attempt: 1, status: 'cancelled' }]);
+    expect((await cli('show', taskId)).out).toContain('1. cancelled (cancelled by admin)');
+
+    const again = await cli('cancel', taskId);
+    expect(again.code).toBe(8);
+    expect(again.err).toContain('is cancelled: nothing to cancel');
+
+    const retried = await cli('retry', taskId, '--json');
+    expect(retried.code, retried.err).toBe(0);
+    expect(JSON.parse(retried.out)).toMatchObject({ taskId, via: 'rows' });
+    expect(JSON.parse(retried.out).position).toBeGreaterThan(0);
+    expect(await attempts(taskId)).toMatchObject([
+      { attempt: 1, status: 'cancelled' },
+      { attempt: 2, status: 'queued' },
+    ]);
+    const twice = await cli('retry', taskId);
+    expect(twice.code).toBe(8);
+    expect(twice.err).toContain('is queued: only a failed or cancelled task is retried');
+    // The status line agrees: bo's retried attempt waits.
+    const status = JSON.parse((await cli('status', '--json')).out);
+    expect(status.users.find((u: { userId: string }) => u.userId === 'bo')).toMatchObject({
+      queued: 1,
+      cancelled: 1,
+    });
+  });
+
+  it("a running attempt is refused (8): its container is a node's to stop", async () => {
+    const taskId = await enqueue('cy', 'sleep', '600');
+    // A node elsewhere took it: granted through a tick of its own.
+    const h = await connect({ dataDir: join(dir, 'pgdata') });
+    try {
+      const done = await tick(h.db, {
+        owner: 'node-x@boot-1',
+        now: new Date(),
+        globalCap: 100,
+        defaultUserCap: 100,
+        want: 100,
+        ops: [],
+      });
+      expect(done.granted.map((g) => g.task?.id ?? g.session.taskId)).toContain(taskId);
+    } finally {
+      await h.close();
+    }
+    const r = await cli('cancel', taskId);
+    expect(r.code).toBe(8);
+    expect(r.err).toContain(`task ${taskId} is running (under node-x@boot-1)`);
+    expect(r.err).toContain('cancel it on the board or through the API of a running node');
+    const retry = await cli('retry', taskId);
+    expect(retry.code).toBe(8);
+    expect(await attempts(taskId)).toMatchObject([{ status: 'running' }]);
+  });
+});
+
+/** Waits for a starting node's `ready` log record. */
+async function ready(node: Captured): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!node.out().includes('"msg":"ready"')) {
+    if (Date.now() > deadline) throw new Error(`no ready record: ${node.err()} ${node.out()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('through a running node', () => {
+  it('cancels a running attempt and retries it, with the same answers as the rows', async () => {
+    const node = capture();
+    const running = runCli(
+      ['start', '--port', '0', '--backend', 'simulated', '--users', 'ann,dee', '--data-dir', dir],
+      node.io,
+    );
+    let viaNode = '';
+    let taskId = '';
+    try {
+      await ready(node);
+      taskId = await enqueue('dee', 'sleep', '600');
+      await until(
+        'the sleep to run',
+        () => attempts(taskId),
+        (a) => a[0]?.status === 'running',
+      );
+      const cancelled = await cli('cancel', taskId);
+      expect(cancelled.code, cancelled.err).toBe(0);
+      expect(cancelled.out).toMatch(new RegExp(`^${taskId}: cancelled \\(via node at http`));
+      expect(await attempts(taskId)).toMatchObject([{ status: 'cancelled' }]);
+      // The node's 409 and 404 are the rows' 8 and 7.
+      expect((await cli('cancel', taskId)).code).toBe(8);
+      expect((await cli('cancel', newId('task'))).code).toBe(7);
+      expect((await cli('show', newId('task'))).code).toBe(7);
+
+      const retried = await cli('retry', taskId, '--json');
+      expect(retried.code, retried.err).toBe(0);
+      expect(JSON.parse(retried.out).via).toMatch(/^node at http/);
+      await until(
+        'the new attempt to run',
+        () => attempts(taskId),
+        (a) => a[1]?.status === 'running',
+      );
+      expect((await cli('retry', taskId)).code).toBe(8);
+      expect((await cli('cancel', taskId)).code).toBe(0);
+      viaNode = (await cli('show', taskId, '--json')).out;
+    } finally {
+      node.signal('SIGINT');
+      expect(await running).toBe(0);
+    }
+    const detail = JSON.parse(viaNode);
+    expect(detail.attempts).toMatchObject([
+      { attempt: 1, status: 'cancelled' },
+      { attempt: 2, status: 'cancelled' },
+    ]);
+    // With the node stopped, the rows give the same task.
+    const fromRows = await cli('show', taskId, '--json');
+    expect(JSON.parse(fromRows.out)).toEqual(detail);
+  }, 90_000);
+});
