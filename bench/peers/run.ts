@@ -110,7 +110,7 @@ for (let i = 0; i < rounds; i++) {
     try {
       const one = await throughputRun(system, i, jobs);
       log(
-        `  ${system.name}: ${one.jobsPerSecond.toFixed(0)} jobs/s, ${one.commitsPerJob.toFixed(3)} commits/job, ${one.tuplesPerJob.toFixed(2)} tuples/job, node CPU ${one.nodeCpuUsPerJob?.toFixed(0)} µs/job`,
+        `  ${system.name}: ${one.jobsPerSecond.toFixed(0)} jobs/s (middle half ${one.steadyJobsPerSecond.toFixed(0)}), ${one.commitsPerJob.toFixed(3)} commits/job, ${one.tuplesPerJob.toFixed(2)} tuples/job, node CPU ${one.nodeCpuUsPerJob?.toFixed(0)} µs/job`,
       );
       tp.set(system.name, [...(tp.get(system.name) ?? []), one]);
     } catch (e) {

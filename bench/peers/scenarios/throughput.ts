@@ -27,6 +27,12 @@ export interface ThroughputRun {
   jobs: number;
   elapsedMs: number;
   jobsPerSecond: number;
+  /**
+   * Jobs per second between the 25th and the 75th percentile of the jobs'
+   * start times: the run with its first burst of enqueues (and its drain)
+   * left out, so what a burst costs shows as the gap to `jobsPerSecond`.
+   */
+  steadyJobsPerSecond: number;
   /** Commits per job on the server, the bench's own progress polls subtracted. */
   commitsPerJob: number;
   /** Inserted + updated + deleted tuples per job. */
@@ -40,6 +46,22 @@ export interface ThroughputRun {
   dbActiveUsPerJob?: number;
   /** pg_stat_user_functions over the run (track_functions = 'pl'), the busiest first. */
   functions?: (FunctionTime & { usPerJob: number })[];
+}
+
+/**
+ * Starts per second over the middle half of the start times (ms).
+ *
+ * @example
+ * ```ts
+ * middleRate([0, 10, 20, 30, 40, 50, 60, 70, 80]) // => 100
+ * ```
+ */
+export function middleRate(startsMs: readonly number[]): number {
+  const t = [...startsMs].sort((a, b) => a - b);
+  const lo = Math.floor(t.length / 4);
+  const hi = Math.floor((t.length * 3) / 4);
+  const span = (t[hi] ?? 0) - (t[lo] ?? 0);
+  return span > 0 ? ((hi - lo) / span) * 1000 : Number.NaN;
 }
 
 export async function throughputRun(
@@ -103,6 +125,7 @@ export async function throughputRun(
       jobs,
       elapsedMs,
       jobsPerSecond: (jobs / elapsedMs) * 1000,
+      steadyJobsPerSecond: middleRate([...worker.starts.values()]),
       commitsPerJob: (after.xactCommit - before.xactCommit - polls) / jobs,
       tuplesPerJob: (after.tupWritten - before.tupWritten) / jobs,
       nodeCpuUsPerJob: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / jobs,
