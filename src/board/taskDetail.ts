@@ -11,6 +11,13 @@ export interface TaskAttemptDetail {
   sessionId: string;
   attempt: number;
   status: string;
+  /**
+   * Its place in line: for a queued attempt, its exact 1-based place in
+   * the global order as the read found it (as a card's `queued.position`);
+   * 0 while it runs; null once it ended (or when a row written outside the
+   * ticks has no place yet).
+   */
+  position: number | null;
   enqueuedAt: string;
   claimedAt: string | null;
   startedAt: string | null;

@@ -4,6 +4,7 @@
  * one line per attempt with why it ended. Pure.
  */
 import type { TaskAttemptDetail, TaskDetail } from '../board/boardPort.js';
+import { placeInLine } from './placeInLine.js';
 
 /**
  * A command as a shell would take it back: words with spaces or quotes in
@@ -45,8 +46,13 @@ export function endReason(
 
 function attemptLine(a: TaskAttemptDetail): string {
   const why = endReason(a);
+  // A queued attempt says its place, as `enqueue` does ("queued, position 3 in line").
+  const status =
+    a.status === 'queued' && a.position !== null && a.position > 0
+      ? placeInLine(a.position)
+      : a.status;
   const parts = [
-    `${a.attempt}. ${a.status}${why === null ? '' : ` (${why})`}`,
+    `${a.attempt}. ${status}${why === null ? '' : ` (${why})`}`,
     ...(a.exitCode === null ? [] : [`exit ${a.exitCode}`]),
     `enqueued ${a.enqueuedAt}`,
     ...(a.startedAt === null ? [] : [`started ${a.startedAt}`]),
@@ -62,12 +68,12 @@ function attemptLine(a: TaskAttemptDetail): string {
  * @example
  * ```ts
  * const at = '2026-01-01T00:00:00.000Z';
- * const attempt = { sessionId: 'ses_1', attempt: 1, status: 'failed', enqueuedAt: at, claimedAt: at, startedAt: at, finishedAt: at, exitCode: null, failureReason: 'owner_lost', node: 'node-a@b1', backend: 'swarm', handle: 'svc', events: [] };
- * const queued = { ...attempt, sessionId: 'ses_2', attempt: 2, status: 'queued', claimedAt: null, startedAt: null, finishedAt: null, failureReason: null, node: null };
+ * const attempt = { sessionId: 'ses_1', attempt: 1, status: 'failed', position: null, enqueuedAt: at, claimedAt: at, startedAt: at, finishedAt: at, exitCode: null, failureReason: 'owner_lost', node: 'node-a@b1', backend: 'swarm', handle: 'svc', events: [] };
+ * const queued = { ...attempt, sessionId: 'ses_2', attempt: 2, status: 'queued', position: 3, claimedAt: null, startedAt: null, finishedAt: null, failureReason: null, node: null };
  * const detail = { taskId: 'tsk_1', userId: 'ann', title: 'fix it', image: 'alpine:3.20', command: ['sh', '-c', 'echo hi'], envKeys: ['TOKEN'], createdAt: at, attempts: [attempt, queued] };
  * formatTaskDetail(detail).split('\n').slice(0, 5) // => ['tsk_1  fix it', '  user ann, created 2026-01-01T00:00:00.000Z', "  runs sh -c 'echo hi' in alpine:3.20, env TOKEN", '', 'attempts:']
  * formatTaskDetail(detail).split('\n')[5] // => '  1. failed (owner_lost), enqueued 2026-01-01T00:00:00.000Z, started 2026-01-01T00:00:00.000Z, finished 2026-01-01T00:00:00.000Z, on node-a@b1'
- * formatTaskDetail(detail).split('\n')[6] // => '  2. queued, enqueued 2026-01-01T00:00:00.000Z'
+ * formatTaskDetail(detail).split('\n')[6] // => '  2. queued, position 3 in line, enqueued 2026-01-01T00:00:00.000Z'
  * ```
  */
 export function formatTaskDetail(detail: TaskDetail): string {

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { TaskDetail } from '../board/boardPort.js';
+import { positionsOf } from './dispatchReads.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { toSession, toSessionEvent, toTask } from './rows.js';
@@ -41,6 +42,10 @@ export async function getTaskRecord(
       .orderBy('attempt')
       .execute()
   ).map(toSession);
+  // Read after the sessions: a place is exact as of this read, as a card's.
+  const waiting = sessions.filter((s) => s.status === 'queued').map((s) => s.id);
+  const positions =
+    waiting.length === 0 ? new Map<string, number | null>() : await positionsOf(db, waiting);
   const events =
     sessions.length === 0
       ? []
@@ -70,6 +75,7 @@ export async function getTaskRecord(
       sessionId: s.id,
       attempt: s.attempt,
       status: s.status,
+      position: s.status === 'running' ? 0 : (positions.get(s.id) ?? null),
       enqueuedAt: s.enqueuedAt.toISOString(),
       claimedAt: iso(s.claimedAt),
       startedAt: iso(s.startedAt),

@@ -8,6 +8,7 @@ import * as demoPlan from '../../src/cli/demoPlan.js';
 import * as nodeApi from '../../src/cli/nodeApi.js';
 import * as openBackend from '../../src/cli/openBackend.js';
 import * as openStore from '../../src/cli/openStore.js';
+import * as placeInLine from '../../src/cli/placeInLine.js';
 import * as rowsTick from '../../src/cli/rowsTick.js';
 import * as scaledCommands from '../../src/cli/scaledCommands.js';
 import * as statusReport from '../../src/cli/statusReport.js';
@@ -29,6 +30,7 @@ runDocExamples(src('openBackend.ts'), openBackend);
 // Its refusal's example builds the store's error it words.
 runDocExamples(src('openStore.ts'), { ...openStore, PooledSessionError });
 runDocExamples(src('rowsTick.ts'), rowsTick);
+runDocExamples(src('placeInLine.ts'), placeInLine);
 runDocExamples(src('scaledCommands.ts'), scaledCommands);
 runDocExamples(src('statusReport.ts'), statusReport);
 runDocExamples(src('taskReport.ts'), taskReport);

@@ -3,8 +3,10 @@ import { finishWithOutput } from '../../src/db/sessionOutputs.js';
 import { claim } from '../../src/db/sessionTransitions.js';
 import { getTaskOutput, getTaskRecord } from '../../src/db/taskDetail.js';
 import { createTaskWithSession } from '../../src/db/tasks.js';
+import { tick } from '../../src/db/tick.js';
 import { describeEachEngine } from '../support/databases.js';
 import { enqueue, steppingClock } from './fixtures.js';
+import { enqueueOp, finishOp } from './tickFixtures.js';
 
 describeEachEngine('task detail', (getDb) => {
   it('reads a task with its attempts and output for its user and the admin, never another user', async () => {
@@ -68,5 +70,21 @@ describeEachEngine('task detail', (getDb) => {
     expect(await getTaskOutput(db, { ...output, actor: 'bob' })).toBeNull();
     // The session must be an attempt of the task named.
     expect(await getTaskOutput(db, { ...output, taskId: other.task.id, actor: null })).toBeNull();
+  });
+
+  it('gives a queued attempt its exact place in line, a running one 0, an ended one none', async () => {
+    const { db } = getDb();
+    const caps = { globalCap: 1, defaultUserCap: 1, now: new Date() };
+    const ops = ['ann', 'bo', 'cy'].map((u) => enqueueOp(u));
+    // One runner: ann's is granted, bo's and cy's wait in that order.
+    const done = await tick(db, { ...caps, owner: 'node-a@boot1', want: 1, ops });
+    expect(done.granted.map((g) => g.session.userId)).toEqual(['ann']);
+    const place = async (i: number) =>
+      (await getTaskRecord(db, { actor: null, taskId: ops[i]!.taskId }))?.attempts[0]?.position;
+    expect([await place(0), await place(1), await place(2)]).toEqual([0, 1, 2]);
+    const running = done.granted[0]!.session;
+    const finish = finishOp(running.id, running.epoch);
+    await tick(db, { ...caps, owner: 'node-a@boot1', want: 0, ops: [finish] });
+    expect([await place(0), await place(1), await place(2)]).toEqual([null, 1, 2]);
   });
 });

@@ -298,6 +298,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       sessionId: c.sessionId,
       attempt: c.attempt,
       status: c.status,
+      position: c.queued?.position ?? (c.status === 'running' ? 0 : null),
       enqueuedAt: c.queued?.since ?? c.updatedAt,
       claimedAt: c.running?.since ?? null,
       startedAt: c.running?.since ?? null,

@@ -10,6 +10,7 @@ import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { nodeRequest } from '../nodeApi.js';
+import { placeInLine } from '../placeInLine.js';
 import { withRows } from '../rowsStore.js';
 import { rowsTick } from '../rowsTick.js';
 
@@ -34,22 +35,6 @@ export function parseEnvPairs(pairs: readonly string[]): Record<string, string> 
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return env;
-}
-
-/**
- * What a position means to the person who enqueued (docs/runner-pool.md):
- * 0 is a runner granted at once, not a place in line.
- *
- * @example
- * ```ts
- * placeInLine(0) // => 'granted a runner at once'
- * placeInLine(1) // => 'queued, next in line'
- * placeInLine(3) // => 'queued, position 3 in line'
- * ```
- */
-export function placeInLine(position: number): string {
-  if (position === 0) return 'granted a runner at once';
-  return position === 1 ? 'queued, next in line' : `queued, position ${position} in line`;
 }
 
 export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {

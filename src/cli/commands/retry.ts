@@ -12,9 +12,9 @@ import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { latestAttempt } from '../latestAttempt.js';
 import { nodeRequest } from '../nodeApi.js';
 import { describeStore } from '../openStore.js';
+import { placeInLine } from '../placeInLine.js';
 import { rowsExist, withRows } from '../rowsStore.js';
 import { appliedOrExit, rowsTick } from '../rowsTick.js';
-import { placeInLine } from './enqueue.js';
 
 export async function runRetry(ctx: CommandContext): Promise<ExitCode> {
   const taskId = ctx.positionals[0] ?? '';

@@ -36,7 +36,9 @@ async function enqueue(user: string, ...command: string[]): Promise<string> {
   return JSON.parse(r.out).taskId;
 }
 
-async function attempts(taskId: string): Promise<Array<{ status: string; attempt: number }>> {
+async function attempts(
+  taskId: string,
+): Promise<Array<{ status: string; attempt: number; position: number | null }>> {
   const r = await cli('show', taskId, '--json');
   expect(r.code, r.err).toBe(0);
   return JSON.parse(r.out).attempts;
@@ -74,7 +76,9 @@ describe('on the rows, with no node running', () => {
       "  runs sh -c 'echo hi' in alpine:3.20",
       '',
       'attempts:',
-      expect.stringMatching(/^ {2}1\. queued, enqueued \d{4}-/),
+      expect.stringMatching(
+        /^ {2}1\. queued, (next in line|position \d+ in line), enqueued \d{4}-/,
+      ),
     ]);
     for (const id of [newId('task'), 'not a task id']) {
       for (const command of ['show', 'cancel', 'retry']) {
@@ -100,9 +104,10 @@ describe('on the rows, with no node running', () => {
     expect(retried.code, retried.err).toBe(0);
     expect(JSON.parse(retried.out)).toMatchObject({ taskId, via: 'rows' });
     expect(JSON.parse(retried.out).position).toBeGreaterThan(0);
+    // The new attempt's place, as show reads it, is the one retry printed (nothing ran between).
     expect(await attempts(taskId)).toMatchObject([
-      { attempt: 1, status: 'cancelled' },
-      { attempt: 2, status: 'queued' },
+      { attempt: 1, status: 'cancelled', position: null },
+      { attempt: 2, status: 'queued', position: JSON.parse(retried.out).position },
     ]);
     const twice = await cli('retry', taskId);
     expect(twice.code).toBe(8);
@@ -138,7 +143,7 @@ describe('on the rows, with no node running', () => {
     expect(r.err).toContain('cancel it on the board or through the API of a running node');
     const retry = await cli('retry', taskId);
     expect(retry.code).toBe(8);
-    expect(await attempts(taskId)).toMatchObject([{ status: 'running' }]);
+    expect(await attempts(taskId)).toMatchObject([{ status: 'running', position: 0 }]);
   });
 });
 
