@@ -1,5 +1,5 @@
 /**
- * Where `enqueue`, `show`, `cancel` and `retry` send their request: to the
+ * Where `enqueue`, `status`, `show`, `cancel` and `retry` send their request: to the
  * node that holds this data directory when one runs (over its HTTP API,
  * with the tokens it keeps there: PGlite has one backend, and the node owns
  * the runs it holds, so only it can stop their containers), otherwise
@@ -10,7 +10,9 @@ import type { CliConfig } from './cliConfig.js';
 import { CliError } from './exitCodes.js';
 import { readLiveNode } from './nodeFile.js';
 
-export type CommandRoute = { kind: 'node'; url: string; tokens: BoardTokens } | { kind: 'rows' };
+export type CommandRoute =
+  | { kind: 'node'; url: string; pid: number; tokens: BoardTokens }
+  | { kind: 'rows' };
 
 /** The route for `config`; throws `CLI_IN_USE` while a node holding the PGlite directory is still starting. */
 export function commandRoute(config: CliConfig): CommandRoute {
@@ -19,6 +21,7 @@ export function commandRoute(config: CliConfig): CommandRoute {
     return {
       kind: 'node',
       url: live.url,
+      pid: live.pid,
       tokens: loadBoardTokens(config.dataDir, config.tokens, []),
     };
   }

@@ -45,3 +45,19 @@ export async function withRows<T>(
     await handle.close();
   }
 }
+
+/**
+ * `withRows` for a command that names a task: with no rows at all (a PGlite
+ * directory never created) there is no such task, and nothing is created.
+ */
+export async function withTaskRows<T>(
+  ctx: Pick<CommandContext, 'config' | 'progress'>,
+  taskId: string,
+  options: { migrate: boolean },
+  work: (db: Db) => Promise<T>,
+): Promise<T> {
+  if (!rowsExist(ctx.config)) {
+    throw new CliError('CLI_NOT_FOUND', `no task ${taskId} in ${describeStore(ctx.config)}`);
+  }
+  return withRows(ctx, options, work);
+}

@@ -11,8 +11,7 @@ import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { latestAttempt } from '../latestAttempt.js';
 import { nodeRequest } from '../nodeApi.js';
-import { describeStore } from '../openStore.js';
-import { rowsExist, withRows } from '../rowsStore.js';
+import { withTaskRows } from '../rowsStore.js';
 import { appliedOrExit, rowsTick } from '../rowsTick.js';
 
 /** The reason the card shows: the CLI acts as the admin, as the node's API does for it. */
@@ -31,10 +30,7 @@ export async function runCancel(ctx: CommandContext): Promise<ExitCode> {
     );
     via = `node at ${route.url}`;
   } else {
-    if (!rowsExist(ctx.config)) {
-      throw new CliError('CLI_NOT_FOUND', `no task ${taskId} in ${describeStore(ctx.config)}`);
-    }
-    await withRows(ctx, { migrate: true }, async (db) => {
+    await withTaskRows(ctx, taskId, { migrate: true }, async (db) => {
       const last = await latestAttempt(db, taskId);
       if (last.status === 'running') {
         throw new CliError(

@@ -11,9 +11,8 @@ import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { latestAttempt } from '../latestAttempt.js';
 import { nodeRequest } from '../nodeApi.js';
-import { describeStore } from '../openStore.js';
 import { placeInLine } from '../placeInLine.js';
-import { rowsExist, withRows } from '../rowsStore.js';
+import { withTaskRows } from '../rowsStore.js';
 import { appliedOrExit, rowsTick } from '../rowsTick.js';
 
 export async function runRetry(ctx: CommandContext): Promise<ExitCode> {
@@ -29,10 +28,7 @@ export async function runRetry(ctx: CommandContext): Promise<ExitCode> {
     );
     result = { taskId, ...made, via: `node at ${route.url}` };
   } else {
-    if (!rowsExist(ctx.config)) {
-      throw new CliError('CLI_NOT_FOUND', `no task ${taskId} in ${describeStore(ctx.config)}`);
-    }
-    result = await withRows(ctx, { migrate: true }, async (db) => {
+    result = await withTaskRows(ctx, taskId, { migrate: true }, async (db) => {
       const last = await latestAttempt(db, taskId);
       if (last.status !== 'failed' && last.status !== 'cancelled') {
         throw new CliError(

@@ -10,7 +10,7 @@ import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { nodeRequest } from '../nodeApi.js';
 import { describeStore } from '../openStore.js';
-import { rowsExist, withRows } from '../rowsStore.js';
+import { withTaskRows } from '../rowsStore.js';
 import { formatTaskDetail } from '../taskReport.js';
 
 /** The task `taskId` as the admin sees it, or `CLI_NOT_FOUND`. */
@@ -24,9 +24,9 @@ export async function readTask(ctx: CommandContext, taskId: string): Promise<Tas
       `/api/tasks/${encodeURIComponent(taskId)}`,
     );
   }
-  const detail = rowsExist(ctx.config)
-    ? await withRows(ctx, { migrate: false }, (db) => getTaskRecord(db, { actor: null, taskId }))
-    : null;
+  const detail = await withTaskRows(ctx, taskId, { migrate: false }, (db) =>
+    getTaskRecord(db, { actor: null, taskId }),
+  );
   if (detail === null) {
     throw new CliError('CLI_NOT_FOUND', `no task ${taskId} in ${describeStore(ctx.config)}`);
   }

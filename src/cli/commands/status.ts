@@ -1,10 +1,9 @@
 /** `roundtable status`: the line, the runners and per-user counts. */
 import type { LineStatusRows } from '../../db/index.js';
-import { loadBoardTokens } from '../boardTokens.js';
 import type { CommandContext } from '../commandContext.js';
-import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
+import { commandRoute } from '../commandRoute.js';
+import { EXIT, type ExitCode } from '../exitCodes.js';
 import { nodeRequest } from '../nodeApi.js';
-import { readLiveNode } from '../nodeFile.js';
 import { describeStore } from '../openStore.js';
 import { rowsExist, withRows } from '../rowsStore.js';
 import {
@@ -25,24 +24,18 @@ export async function runStatus(ctx: CommandContext): Promise<ExitCode> {
 
 async function statusReport(ctx: CommandContext): Promise<StatusReport> {
   const { config } = ctx;
+  // On Postgres the rows are as near as any node; a PGlite directory a node holds is its alone.
   if (config.databaseUrl === undefined) {
-    const live = readLiveNode(config.dataDir);
-    if (live?.url) {
-      // The node holds the PGlite directory; it reads the rows with the same queries.
-      const tokens = loadBoardTokens(config.dataDir, config.tokens, []);
+    const route = commandRoute(config);
+    if (route.kind === 'node') {
+      // It reads the rows with the same queries.
       const rows = await nodeRequest<LineStatusRows>(
-        live.url,
-        tokens.admin,
+        route.url,
+        route.tokens.admin,
         'GET',
         '/api/admin/status',
       );
-      return fromLineStatus(`node in process ${live.pid} at ${live.url}`, rows, config.caps);
-    }
-    if (live !== null) {
-      throw new CliError(
-        'CLI_IN_USE',
-        `${config.dataDir} is held by process ${live.pid}, which is still starting`,
-      );
+      return fromLineStatus(`node in process ${route.pid} at ${route.url}`, rows, config.caps);
     }
     if (!rowsExist(config)) {
       return summarize(`${describeStore(config)} (not created yet)`, [], new Map(), config.caps);
