@@ -87,6 +87,13 @@ function ratioSection(p: PeersReport): string[] {
       'roundtable-tick',
       'runtime vs its own tick() alone (caps on, 100 users)',
     ],
+    ['roundtable-tick', 'graphile-worker', 'tick() alone vs tuned graphile-worker'],
+    [
+      'roundtable-floor',
+      'graphile-worker',
+      'the row writes alone (no tick, no node) vs tuned graphile-worker',
+    ],
+    ['roundtable-tick', 'roundtable-floor', 'tick() alone vs the row writes alone'],
   ];
   const L: string[] = [];
   for (const [a, b, what] of pairs) {
@@ -342,7 +349,7 @@ export function renderReport(p: PeersReport): string {
   L.push(`- run at ${p.date}, took ${p.durationS} s`);
   L.push('');
   L.push(
-    'Rerun: `npm run bench:peers` (a Postgres server at PEERS_PG_URL, default postgres://postgres@127.0.0.1:5432, trust auth, allowed to create databases; pgbench on PATH or in /usr/lib/postgresql/15/bin). PEERS_JOBS, PEERS_RUNS, PEERS_RT_JOBS, PEERS_RT_RUNS, PEERS_ONLY (pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-3nodes, roundtable-restart, roundtable-tick) and PEERS_SKIP (throughput, latency, recovery) change the sizes, the systems and the scenarios.',
+    'Rerun: `npm run bench:peers` (a Postgres server at PEERS_PG_URL, default postgres://postgres@127.0.0.1:5432, trust auth, allowed to create databases; pgbench on PATH or in /usr/lib/postgresql/15/bin). PEERS_JOBS, PEERS_RUNS, PEERS_RT_JOBS, PEERS_RT_RUNS, PEERS_ONLY (pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-3nodes, roundtable-restart, roundtable-tick, roundtable-floor) and PEERS_SKIP (throughput, latency, recovery) change the sizes, the systems and the scenarios.',
   );
   return `${L.join('\n')}\n`;
 }

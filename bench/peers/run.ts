@@ -9,7 +9,7 @@
  * for roundtable's (throughput runs in rounds: run i of
  * every system, then run i + 1), PEERS_ONLY (comma-separated names:
  * pg-boss, graphile-worker, roundtable, roundtable-caps100, roundtable-restart,
- * roundtable-3nodes, roundtable-tick), PEERS_SKIP (comma-separated scenarios not to run:
+ * roundtable-3nodes, roundtable-tick, roundtable-floor), PEERS_SKIP (comma-separated scenarios not to run:
  * throughput, latency, recovery), PEERS_LATENCY_S (30: seconds of the latency
  * scenario at 20 jobs/s, 600 samples, so its p99 is not the 2nd-slowest of 200), PEERS_PROF (a directory: each worker process,
  * and a multi-node worker's other nodes, writes a V8 CPU profile there; the

@@ -1,5 +1,6 @@
 /** The systems the bench compares, by name (the worker child looks them up here). */
 import type { BenchSystem, UnavailableSystem } from '../types.js';
+import { roundtableFloor } from './roundtableFloor.js';
 import {
   roundtableRestart,
   roundtableRuntime,
@@ -37,6 +38,7 @@ export const SYSTEMS: readonly (BenchSystem | UnavailableSystem)[] = [
   roundtableRuntimeCaps3,
   roundtableRestart,
   roundtableTick,
+  roundtableFloor,
 ];
 
 export function systemByName(name: string): BenchSystem | UnavailableSystem {

@@ -39,9 +39,10 @@ import type { Clock } from '../../../src/containers/Clock.js';
 import type { SimCommandRegistry } from '../../../src/containers/simulated/commands.js';
 import { SimulatedBackend } from '../../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../../src/containers/simulated/SimulatedCluster.js';
-import { connect, migrate } from '../../../src/db/index.js';
+import { connect } from '../../../src/db/index.js';
 import type { BenchSystem, QueueClient, ScenarioName, WorkerHandle, WorkerMode } from '../types.js';
 import { startWorkerProcess } from '../workerProcess.js';
+import { migrateRoundtable } from './migrateRoundtable.js';
 
 /** Submits in flight at once for a bulk enqueue (they ride the ticks together). */
 export const SUBMIT_CHUNK = 1000;
@@ -110,14 +111,7 @@ function makeRuntimeSystem(v: Variant): BenchSystem {
       measuredWith: `documented defaults; ${standbyText}`,
     },
 
-    async setup(url) {
-      const h = await connect({ databaseUrl: url, poolMax: 1 });
-      try {
-        await migrate(h.db);
-      } finally {
-        await h.close();
-      }
-    },
+    setup: migrateRoundtable,
 
     async client(url): Promise<QueueClient> {
       const h = await connect({ databaseUrl: url, poolMax: 2 });

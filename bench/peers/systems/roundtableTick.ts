@@ -13,10 +13,13 @@
  * enqueuer is another process; the runtime listens for NOTIFY instead).
  * Recovery needs the Reconciler, so it is measured on the runtime rows only.
  */
-import { connect, migrate, newId, type Session, tick } from '../../../src/db/index.js';
+import { connect, newId, type Session, tick } from '../../../src/db/index.js';
 import type { TickOp } from '../../../src/db/tickTypes.js';
 import { noopFinish } from '../../tickOps.js';
 import type { BenchSystem, QueueClient, WorkerHandle } from '../types.js';
+import { batchedEnqueue } from './batchedEnqueue.js';
+import { grantLoop } from './grantLoop.js';
+import { migrateRoundtable } from './migrateRoundtable.js';
 
 const IDLE_POLL_MS = 10;
 const SPEC = { image: 'bench', command: ['true'] };
@@ -59,14 +62,7 @@ function makeTickBaseline(v: Variant): BenchSystem {
     },
     recoveryUnavailable: 'n/a: tick path only (see the runtime rows)',
 
-    async setup(url) {
-      const h = await connect({ databaseUrl: url, poolMax: 1 });
-      try {
-        await migrate(h.db);
-      } finally {
-        await h.close();
-      }
-    },
+    setup: migrateRoundtable,
 
     async client(url): Promise<QueueClient> {
       const h = await connect({ databaseUrl: url, poolMax: 2 });
@@ -89,11 +85,7 @@ function makeTickBaseline(v: Variant): BenchSystem {
         });
       };
       return {
-        async enqueueMany(keys) {
-          for (let i = 0; i < keys.length; i += ENQUEUE_BATCH)
-            await send(keys.slice(i, i + ENQUEUE_BATCH));
-        },
-        enqueueOne: (key) => send([key]),
+        ...batchedEnqueue(ENQUEUE_BATCH, send),
         async pending() {
           const r = await h.db
             .selectFrom('sessions')
@@ -118,49 +110,24 @@ function makeTickBaseline(v: Variant): BenchSystem {
     async startWorker(url, mode, onStart): Promise<WorkerHandle> {
       const h = await connect({ databaseUrl: url, poolMax: 2 });
       const owner = `bench-tick@${process.pid}`;
-      let stopping = false;
-      let done: Session[] = [];
       let n = 0;
-      const finish = (s: Session): TickOp => noopFinish(s, `f${++n}`);
-      let held = 0;
-      const loop = (async () => {
-        while (!stopping) {
-          const ops = done.map(finish);
-          held -= done.length;
-          done = [];
+      return grantLoop<Session>({
+        owner,
+        mode,
+        idleMs: IDLE_POLL_MS,
+        async call(done, free) {
           const r = await tick(h.db, {
             owner,
             now: new Date(),
             ...caps(mode.concurrency),
-            want: mode.concurrency - held,
-            ops,
+            want: free,
+            ops: done.map((s): TickOp => noopFinish(s, `f${++n}`)),
           });
-          held += r.granted.length;
-          for (const g of r.granted) {
-            onStart(g.task.title);
-            // A no-op job is done at once; a held one never is.
-            if (mode.job === 'noop') done.push(g.session);
-          }
-          if (r.granted.length === 0 && done.length === 0)
-            await new Promise((res) => setTimeout(res, IDLE_POLL_MS));
-        }
-      })();
-      return {
-        ids: [owner],
-        async stop() {
-          stopping = true;
-          await loop;
-          if (done.length > 0)
-            await tick(h.db, {
-              owner,
-              now: new Date(),
-              ...caps(mode.concurrency),
-              want: 0,
-              ops: done.map(finish),
-            });
-          await h.close();
+          return r.granted.map((g) => ({ key: g.task.title, run: g.session }));
         },
-      };
+        onStart,
+        close: () => h.close(),
+      });
     },
   };
 }

@@ -16,12 +16,15 @@ const APPLIED = `json_build_object('ref', x.r, 'kind', 'applied', 'session', ${s
         'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', ${sessionJson('n', 'v_arr')},
           'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END`;
 
-export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
-  -- first (room) sessions by turn, merged by key. No session outside those
-  -- users can beat the free-th key (each chosen user's head is at or before it).
-  v_free := least(v_want, v_gcap - v_running);
-  IF v_free > 0 THEN
-    WITH users AS (
+/**
+ * The grant's pick and writes, as the head of one statement (CTEs `users`,
+ * `cand`, `g`: the granted rows, `lu`: their lines' counts, `over` when a
+ * line would pass its cap), over the variables v_free, v_owner, v_now and
+ * v_tick. rt_tick ends it with its reply; the peers bench's floor
+ * (bench/peers/systems/roundtableFloor.ts) with the granted ids alone, so
+ * both measure the same pick and the same writes.
+ */
+export const GRANT_WRITES = `    WITH users AS (
       SELECT l.user_id, l.join_seq, l.max_running - l.running AS room FROM user_lines l
       WHERE l.eligible ORDER BY l.head_turn, l.join_seq LIMIT v_free
     ), cand AS (
@@ -46,7 +49,14 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
       WHERE l.user_id = x.user_id
       RETURNING l.running > l.max_running AS over
     )
-    SELECT count(*), coalesce(json_agg(json_build_object('session', ${sessionJson('g', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
+`;
+
+export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (head_turn, join_seq), each one's
+  -- first (room) sessions by turn, merged by key. No session outside those
+  -- users can beat the free-th key (each chosen user's head is at or before it).
+  v_free := least(v_want, v_gcap - v_running);
+  IF v_free > 0 THEN
+${GRANT_WRITES}    SELECT count(*), coalesce(json_agg(json_build_object('session', ${sessionJson('g', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
         ORDER BY g.turn, g.join_seq), '[]'), coalesce(array_agg(g.id), '{}'),
       coalesce((SELECT bool_or(lu.over) FROM lu), false)
     INTO v_n, v_granted, v_gids, v_over FROM g CROSS JOIN LATERAL ${byKey('tasks', 'g.task_id')} t;
