@@ -1,5 +1,6 @@
 /** Renders the peers bench results as markdown + SVG and writes them under bench/results/. */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { barsSection } from './issueBars.js';
 import type { MachineInfo } from './machine.js';
 import type { PgbenchResult } from './pgbench.js';
 import { SCRIPT_TEXT } from './pgbench.js';
@@ -293,6 +294,7 @@ export function renderReport(p: PeersReport): string {
   L.push(
     `- **recovery**: a worker process holding ${f0(p.recoveryJobs)} running jobs is SIGKILLed while a standby worker process (started after the jobs were taken) is up, or, for the row that says so, a new worker process of the same node is started right after the kill (its start-up is in the time); time from the kill until every job has started again in the standby or is marked failed for good.`,
   );
+  L.push(...barsSection(p));
   L.push('');
   L.push('## Settings and recovery, per system');
   for (const r of p.results) {
