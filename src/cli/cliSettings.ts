@@ -5,7 +5,8 @@
  * cannot exist in one place and be missing from another.
  */
 /** Which commands a setting matters to. */
-export type SettingGroup = 'store' | 'node' | 'log' | 'demo';
+/** `containers`: where runs live (the node's, and `cancel`'s, which removes a run's container). */
+export type SettingGroup = 'store' | 'node' | 'containers' | 'log' | 'demo';
 
 /** One leaf of the configuration, as the command line and environment see it. */
 export interface Setting {
@@ -89,7 +90,7 @@ export const SETTINGS: readonly Setting[] = [
     flag: '--docker-host',
     env: 'DOCKER_HOST',
     kind: 'string',
-    group: 'node',
+    group: 'containers',
     help: 'Docker engine address (unix://, tcp://)',
   },
   {
@@ -97,7 +98,7 @@ export const SETTINGS: readonly Setting[] = [
     flag: '--namespace',
     env: 'ROUNDTABLE_NAMESPACE',
     kind: 'string',
-    group: 'node',
+    group: 'containers',
     help: 'the runs this deployment owns on a shared engine (a-z 0-9 -, default: default)',
   },
   {

@@ -53,7 +53,7 @@ export const COMMANDS: readonly CommandDef[] = [
       'inspector URLs and which backend and why. Ctrl-C (or SIGTERM) stops the supervision tree in\n' +
       'order and closes the store; runs go on, the queue is in the rows, and the next start\n' +
       'resumes it and adopts the runs.',
-    groups: ['store', 'log', 'node'],
+    groups: ['store', 'log', 'node', 'containers'],
     own: [DOCKER_FLAG],
     logsToStdout: true,
     run: (ctx) => runStart(ctx),
@@ -66,7 +66,7 @@ export const COMMANDS: readonly CommandDef[] = [
       'Like start, with users submitting more tasks than the caps allow, some failing, one\n' +
       'container rescheduled under a running session, one card cancelled and one retried.\n' +
       `Keeps its data in ${DEMO_DEFAULTS.dataDir} and runs on the simulated cluster unless told otherwise.`,
-    groups: ['store', 'log', 'node', 'demo'],
+    groups: ['store', 'log', 'node', 'containers', 'demo'],
     own: [DOCKER_FLAG],
     logsToStdout: true,
     commandDefaults: { ...DEMO_DEFAULTS },
@@ -136,10 +136,11 @@ export const COMMANDS: readonly CommandDef[] = [
     args: '<task> [options]',
     summary: "end a task's waiting or running attempt",
     description:
-      'Cancels the latest attempt, as the admin. Through the running node when there is one: a\n' +
-      'queued attempt leaves the line, a running one is stopped (the row first, then its container).\n' +
-      "With no node running, only a queued attempt: a running one's container needs a node to stop it.",
-    groups: ['store', 'log'],
+      'Cancels the latest attempt, as the admin: a queued attempt leaves the line, a running one is\n' +
+      'stopped (the row first, then its container). Through the running node when there is one;\n' +
+      'otherwise on the rows, and the container is removed from here through the backend the row\n' +
+      "names (--docker-host, --namespace), or, when it cannot be, by a node's next reconcile pass.",
+    groups: ['store', 'log', 'containers'],
     own: [JSON_FLAG],
     logsToStdout: false,
     takesTask: true,

@@ -1,16 +1,18 @@
 /**
  * `roundtable cancel <task>`: ends the task's current attempt, as the admin.
- * Through the running node when one holds this data directory: it cancels
- * a queued attempt, and a running one too (the row first, then it stops the
- * container). From the rows, with no node here: a queued attempt only; a
- * running one has a container only a node can stop, so it is refused with
- * where to cancel it instead.
+ * Through the running node when one holds this data directory; from the
+ * rows otherwise. Either way the row decides first (a compare-and-set on the
+ * attempt's status and epoch), then a running attempt's container is
+ * removed: by the node, or from here through the backend the row names
+ * (removeRunContainer.ts), and when that cannot be done here, by the next
+ * reconcile pass of any node.
  */
 import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { latestAttempt } from '../latestAttempt.js';
 import { nodeRequest } from '../nodeApi.js';
+import { type ContainerRemoval, removalLine, removeRunContainer } from '../removeRunContainer.js';
 import { withTaskRows } from '../rowsStore.js';
 import { appliedOrExit, rowsTick } from '../rowsTick.js';
 
@@ -21,6 +23,7 @@ export async function runCancel(ctx: CommandContext): Promise<ExitCode> {
   const taskId = ctx.positionals[0] ?? '';
   const route = commandRoute(ctx.config);
   let via: string;
+  let removal: ContainerRemoval | undefined;
   if (route.kind === 'node') {
     await nodeRequest<undefined>(
       route.url,
@@ -30,34 +33,31 @@ export async function runCancel(ctx: CommandContext): Promise<ExitCode> {
     );
     via = `node at ${route.url}`;
   } else {
-    await withTaskRows(ctx, taskId, { migrate: true }, async (db) => {
+    const ran = await withTaskRows(ctx, taskId, { migrate: true }, async (db) => {
       const last = await latestAttempt(db, taskId);
-      if (last.status === 'running') {
-        throw new CliError(
-          'CLI_CONFLICT',
-          `task ${taskId} is running (under ${last.owner ?? 'no owner'}); a running task's container is stopped by a node: ` +
-            'cancel it on the board or through the API of a running node (start one on this data directory and it adopts the run first)',
-        );
-      }
-      if (last.status !== 'queued') {
+      if (last.status !== 'queued' && last.status !== 'running') {
         throw new CliError('CLI_CONFLICT', `task ${taskId} is ${last.status}: nothing to cancel`);
       }
       const outcome = await rowsTick(db, ctx.config, {
         op: 'cancel',
         ref: '1',
         sessionId: last.id,
-        expected: { status: 'queued', epoch: last.epoch },
+        expected: { status: last.status, epoch: last.epoch },
         reason: REASON,
         column: 'failed',
       });
       appliedOrExit(outcome, `task ${taskId}`);
+      return last.status === 'running' ? last : null;
     });
+    // Off the store: the row is cancelled whatever becomes of the container.
+    if (ran !== null) removal = await removeRunContainer(ctx.config, ran);
     via = 'rows';
   }
+  const container = removal === undefined ? {} : { container: removal };
   ctx.io.stdout.write(
     ctx.flags['--json'] === true
-      ? `${JSON.stringify({ taskId, cancelled: true, via })}\n`
-      : `${taskId}: cancelled (via ${via})\n`,
+      ? `${JSON.stringify({ taskId, cancelled: true, via, ...container })}\n`
+      : `${taskId}: cancelled (via ${via})${removal === undefined ? '' : `; ${removalLine(removal)}`}\n`,
   );
   return EXIT.ok;
 }

@@ -5,11 +5,12 @@
  * be the rows' answers. Exit codes: 7 for a task that does not exist, 8 for
  * one in another state.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/runCli.js';
+import { parseLocalHandle } from '../../../src/containers/local/localHandle.js';
 import { connect, newId, tick } from '../../../src/db/index.js';
 import { type Captured, capture } from '../cliCapture.js';
 
@@ -120,9 +121,9 @@ describe('on the rows, with no node running', () => {
     });
   });
 
-  it("a running attempt is refused (8): its container is a node's to stop", async () => {
+  it('a running attempt with no container recorded yet is cancelled on its row, then retried', async () => {
     const taskId = await enqueue('cy', 'sleep', '600');
-    // A node elsewhere took it: granted through a tick of its own.
+    // A node elsewhere took it: granted through a tick of its own, no handle written yet.
     const h = await connect({ dataDir: join(dir, 'pgdata') });
     try {
       const done = await tick(h.db, {
@@ -137,13 +138,18 @@ describe('on the rows, with no node running', () => {
     } finally {
       await h.close();
     }
-    const r = await cli('cancel', taskId);
-    expect(r.code).toBe(8);
-    expect(r.err).toContain(`task ${taskId} is running (under node-x@boot-1)`);
-    expect(r.err).toContain('cancel it on the board or through the API of a running node');
-    const retry = await cli('retry', taskId);
-    expect(retry.code).toBe(8);
     expect(await attempts(taskId)).toMatchObject([{ status: 'running', position: 0 }]);
+    const r = await cli('cancel', taskId, '--json');
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({
+      taskId,
+      cancelled: true,
+      via: 'rows',
+      container: { kind: 'none', why: expect.stringContaining('no container recorded yet') },
+    });
+    expect(await attempts(taskId)).toMatchObject([{ status: 'cancelled', position: null }]);
+    expect((await cli('cancel', taskId)).code).toBe(8);
+    expect((await cli('retry', taskId)).code).toBe(0);
   });
 });
 
@@ -215,5 +221,71 @@ describe('through a running node', () => {
     // With the node stopped, the rows give the same task.
     const fromRows = await cli('show', taskId, '--json');
     expect(JSON.parse(fromRows.out)).toEqual(detail);
+  }, 90_000);
+});
+
+/** Whether `pid` is a live process (a zombie waiting for its parent counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('a run its node left behind', () => {
+  it('cancel through the rows cancels the row, then removes the run the row names', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'rt-cli-left-'));
+    const cliIn = async (...args: string[]) => {
+      const c = capture();
+      const code = await runCli([args[0] ?? '', '--data-dir', own, ...args.slice(1)], c.io);
+      return { code, out: c.out(), err: c.err() };
+    };
+    const detail = async (id: string) =>
+      JSON.parse((await cliIn('show', id, '--json')).out).attempts as Array<{
+        status: string;
+        backend: string | null;
+        handle: string | null;
+      }>;
+    let pid = 0;
+    try {
+      const node = capture();
+      const running = runCli(
+        ['start', '--port', '0', '--backend', 'local', '--users', 'ann', '--data-dir', own],
+        node.io,
+      );
+      let taskId = '';
+      try {
+        await ready(node);
+        const r = await cliIn('enqueue', '--json', '--user', 'ann', '--', 'sleep', '600');
+        expect(r.code, r.err).toBe(0);
+        taskId = JSON.parse(r.out).taskId;
+        await until(
+          'the sleep to run with its handle recorded',
+          () => detail(taskId),
+          (a) => a[0]?.status === 'running' && a[0].handle !== null,
+        );
+      } finally {
+        // A node that stops leaves its local runs going, for the next boot to adopt.
+        node.signal('SIGINT');
+        expect(await running).toBe(0);
+      }
+      const [run] = await detail(taskId);
+      expect(run).toMatchObject({ status: 'running', backend: 'local' });
+      pid = parseLocalHandle(run?.handle ?? '')?.pid ?? 0;
+      expect(alive(pid)).toBe(true);
+
+      const cancelled = await cliIn('cancel', taskId);
+      expect(cancelled.code, cancelled.err).toBe(0);
+      expect(cancelled.out).toBe(
+        `${taskId}: cancelled (via rows); its container ${run?.handle} (local) is removed\n`,
+      );
+      expect(alive(pid)).toBe(false);
+      expect(await detail(taskId)).toMatchObject([{ status: 'cancelled' }]);
+    } finally {
+      if (pid > 0 && alive(pid)) process.kill(-pid, 'SIGKILL');
+      rmSync(own, { recursive: true, force: true });
+    }
   }, 90_000);
 });
