@@ -2,11 +2,13 @@
  * After each heartbeat: this boot's runners whose runs another node has
  * fenced (`fencedOut`, src/machines/fencedOut.ts) are stopped, and their
  * slots given back. Their containers are left alone: they are the adopter's
- * runs now. One read of a few rows per beat, and none while nothing runs.
+ * runs now. Runners whose rows were cancelled elsewhere (`cancelledElsewhere`)
+ * are cancelled here: they stop their runs and give their slots back. One
+ * read of a few rows per beat, and none while nothing runs.
  */
-import { sessionEpochs } from '../db/index.js';
+import { sessionStates } from '../db/index.js';
 import type { Db } from '../db/transaction.js';
-import { fencedOut } from '../machines/fencedOut.js';
+import { cancelledElsewhere, fencedOut } from '../machines/fencedOut.js';
 import type { RunnerStarter } from './runtimeRunners.js';
 
 /** A runner here was stopped: another node took its run. For the logs (not an error of this node). */
@@ -26,7 +28,7 @@ export class RunnerFencedOutNotice extends Error {
 
 export interface FencedOutSweepOptions {
   db: Db;
-  starter: Pick<RunnerStarter, 'live' | 'startEpoch' | 'stopFencedOut' | 'forgetEnded'>;
+  starter: Pick<RunnerStarter, 'live' | 'startEpoch' | 'stopFencedOut' | 'forgetEnded' | 'tell'>;
   /** The epoch the dispatcher holds `sessionId` at (a runner's own adoption moves it on). */
   heldEpoch(sessionId: string): number | undefined;
   /** Stops counting `sessionId` as held here. */
@@ -51,7 +53,11 @@ export async function sweepFencedOut(o: FencedOutSweepOptions): Promise<string[]
     if (epoch !== undefined) ours.set(id, epoch);
   }
   if (ours.size === 0) return [];
-  const rows = await sessionEpochs(o.db, [...ours.keys()]);
+  const states = await sessionStates(o.db, [...ours.keys()]);
+  // Cancelled elsewhere: the runner cancels its run as a local cancel does (a runner already ending ignores it).
+  for (const id of cancelledElsewhere(ours, states))
+    o.starter.tell(id, { type: 'roundtable.runner.cancel' });
+  const rows = new Map([...states].map(([id, r]) => [id, r.epoch]));
   const stopped: string[] = [];
   for (const id of fencedOut(ours, rows)) {
     const row = rows.get(id) as number;

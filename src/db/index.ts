@@ -117,7 +117,7 @@ export {
   listSessionEventsForUser,
   listSessionsForTask,
   queuePosition,
-  sessionEpochs,
+  sessionStates,
 } from './sessionQueries.js';
 export {
   type AdoptInput,

@@ -186,6 +186,13 @@ export function toSession(row: Selectable<SessionsTable> | unknown): Session {
 }
 
 /** Validates a `session_events` row and maps it to a `SessionEvent`. */
+const sessionStateRow = z.object({ id: z.string(), epoch: int.min(0), status });
+
+/** A session's id, epoch and status, checked as it is read back (a node's sweep of its runs). */
+export function toSessionState(row: unknown): { id: string; epoch: number; status: SessionStatus } {
+  return check(sessionStateRow, 'sessions', row);
+}
+
 export function toSessionEvent(row: Selectable<SessionEventsTable> | unknown): SessionEvent {
   const r = check(eventRow, 'session_events', row);
   return {

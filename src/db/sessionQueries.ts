@@ -9,7 +9,14 @@ import { z } from 'zod';
 import { NotFoundError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
-import { type Session, type SessionEvent, toSession, toSessionEvent } from './rows.js';
+import {
+  type Session,
+  type SessionEvent,
+  toSession,
+  toSessionEvent,
+  toSessionState,
+} from './rows.js';
+import type { SessionStatus } from './schema.js';
 import type { Db } from './transaction.js';
 
 /** A session by id, for internal callers. Throws `NotFoundError`. */
@@ -21,21 +28,27 @@ export async function getSession(db: Db, sessionId: string): Promise<Session> {
 }
 
 /**
- * The epoch of each of `sessionIds` that has a row: a node's held sessions
- * (a few), read together to find the runs another node fenced.
+ * The epoch and status of each of `sessionIds` that has a row: a node's held
+ * sessions (a few), read together to find the runs another node fenced or
+ * cancelled.
  */
-export async function sessionEpochs(
+export async function sessionStates(
   db: Db,
   sessionIds: readonly string[],
-): Promise<Map<string, number>> {
+): Promise<Map<string, { epoch: number; status: SessionStatus }>> {
   const ids = parseOrThrow(z.array(f.sessionId), sessionIds, 'sessionIds');
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('sessions')
-    .select(['id', 'epoch'])
+    .select(['id', 'epoch', 'status'])
     .where('id', '=', sql<string>`ANY (${ids}::text[])`)
     .execute();
-  return new Map(rows.map((r) => [r.id, r.epoch]));
+  return new Map(
+    rows.map((row) => {
+      const r = toSessionState(row);
+      return [r.id, { epoch: r.epoch, status: r.status }];
+    }),
+  );
 }
 
 /** Every session of a task, oldest attempt first. */

@@ -33,3 +33,33 @@ export function fencedOut(
   }
   return out;
 }
+
+/**
+ * Which of this boot's runners run a session another node (or the CLI)
+ * cancelled: the row says `cancelled` at the epoch this boot holds it at. A
+ * cancel leaves the epoch where it was, so `fencedOut` does not see it; the
+ * canceller removes the container when it can reach it, and otherwise the
+ * runner here would hold its slot until its run ended, for a run of hours
+ * hours of a slot. Such a runner is cancelled here as a local cancel would:
+ * it stops its run and gives its slot back. A row fenced past the held
+ * epoch is `fencedOut`'s, not this.
+ *
+ * @example
+ * ```ts
+ * const held = new Map([['ses_a', 3], ['ses_b', 5], ['ses_c', 1]]);
+ * const rows = new Map([['ses_a', { epoch: 3, status: 'cancelled' }], ['ses_b', { epoch: 5, status: 'running' }], ['ses_c', { epoch: 2, status: 'cancelled' }]]);
+ * cancelledElsewhere(held, rows) // => ['ses_a']
+ * cancelledElsewhere(held, new Map()) // => []
+ * ```
+ */
+export function cancelledElsewhere(
+  held: ReadonlyMap<string, number>,
+  rows: ReadonlyMap<string, { epoch: number; status: string }>,
+): string[] {
+  const out: string[] = [];
+  for (const [id, epoch] of held) {
+    const row = rows.get(id);
+    if (row !== undefined && row.status === 'cancelled' && row.epoch === epoch) out.push(id);
+  }
+  return out;
+}

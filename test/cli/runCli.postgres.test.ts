@@ -94,6 +94,89 @@ if (SERVER === undefined && !CI) {
       // Left queued: the start below runs it with the others.
     });
 
+    it('cancel from the rows while a node runs the attempt: the row at once, then the node lets the run go and its slot back', async () => {
+      // A database of its own: the other tests leave rows behind.
+      const own = `rt_cli_${randomBytes(6).toString('hex')}`;
+      const c = admin();
+      await c.connect();
+      await c.query(`CREATE DATABASE ${own}`);
+      const u = new URL(SERVER ?? '');
+      u.pathname = `/${own}`;
+      // The node's directory and the CLI's: the node runs elsewhere, as on another machine.
+      const nodeDir = mkdtempSync(join(tmpdir(), 'rt-cli-pg-node-'));
+      const ownDir = mkdtempSync(join(tmpdir(), 'rt-cli-pg-cancel-'));
+      const ownFlags = ['--database-url', u.toString(), '--data-dir', ownDir];
+      const cli = async (...args: string[]) => {
+        const r = capture();
+        const code = await runCli([args[0] ?? '', ...ownFlags, ...args.slice(1)], r.io);
+        return { code, out: r.out(), err: r.err() };
+      };
+      const attempts = async (taskId: string) =>
+        JSON.parse((await cli('show', taskId, '--json')).out).attempts as Array<{ status: string }>;
+      const node = capture();
+      // The simulated backend: the run lives in the node, so the CLI has no container to remove.
+      const running = runCli(
+        [
+          'start',
+          '--port',
+          '0',
+          '--backend',
+          'simulated',
+          '--reconcile-ms',
+          '1000',
+          '--database-url',
+          u.toString(),
+          '--data-dir',
+          nodeDir,
+        ],
+        node.io,
+      );
+      try {
+        const enqueue = async (user: string) => {
+          const r = await cli('enqueue', '--user', user, '--json', '--', 'sleep', '3600');
+          expect(r.code, r.err).toBe(0);
+          return JSON.parse(r.out).taskId as string;
+        };
+        // The global cap (4 by default) full: two runs each for two users.
+        const held = [
+          await enqueue('ann'),
+          await enqueue('ann'),
+          await enqueue('bo'),
+          await enqueue('bo'),
+        ];
+        const deadline = Date.now() + 60_000;
+        const allRun = async (ids: string[]) =>
+          (await Promise.all(ids.map(attempts))).every((a) => a.at(-1)?.status === 'running');
+        while (!(await allRun(held))) {
+          if (Date.now() > deadline) throw new Error(`not running: ${node.err()}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const next = await enqueue('cy');
+        expect((await attempts(next))[0]?.status).toBe('queued');
+
+        const cancelled = await cli('cancel', held[0] ?? '', '--json');
+        expect(cancelled.code, cancelled.err).toBe(0);
+        expect(JSON.parse(cancelled.out)).toMatchObject({
+          via: 'rows',
+          container: { kind: 'none', why: 'a simulated run lives and ends with its node' },
+        });
+        expect(await attempts(held[0] ?? '')).toMatchObject([{ status: 'cancelled' }]);
+        // The node's runner of it ends and gives its slot back: the queued run starts.
+        while ((await attempts(next))[0]?.status !== 'running') {
+          if (Date.now() > deadline) throw new Error(`the slot never came back: ${node.err()}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(await attempts(held[0] ?? '')).toMatchObject([{ status: 'cancelled' }]);
+      } finally {
+        node.signal('SIGINT');
+        expect(await running).toBe(0);
+        rmSync(ownDir, { recursive: true, force: true });
+        rmSync(nodeDir, { recursive: true, force: true });
+        await c.query(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`);
+        await c.end();
+      }
+    }, 120_000);
+
     it('start runs the queued rows to the end and stops on Ctrl-C', async () => {
       const node = capture();
       const running = runCli(['start', '--port', '0', '--sim-speed', '20', ...flags()], node.io);

@@ -7,7 +7,7 @@ import {
   listSessionEvents,
   listSessionEventsForUser,
   queuePosition,
-  sessionEpochs,
+  sessionStates,
 } from '../../src/db/sessionQueries.js';
 import { claim } from '../../src/db/sessionTransitions.js';
 import { describeEachEngine } from '../support/databases.js';
@@ -37,21 +37,21 @@ describeEachEngine('session queries', (getDb) => {
     expect(await queuePosition(db, expected[3]!)).toBe(3);
   });
 
-  it('reads the epochs of the sessions asked for that have rows, and refuses an id that is not one', async () => {
+  it('reads the epochs and statuses of the sessions asked for that have rows, and refuses an id that is not one', async () => {
     const { db } = getDb();
     const now = new Date('2026-07-14T10:00:00Z');
     const a = (await enqueue(db, 'u1', now)).session.id;
     const b = (await enqueue(db, 'u2', now)).session.id;
     await claim(db, { sessionId: a, epoch: 0, owner: 'node-a', now });
     const missing = 'ses_00000000000000000000000000000000';
-    expect(await sessionEpochs(db, [a, b, missing])).toEqual(
+    expect(await sessionStates(db, [a, b, missing])).toEqual(
       new Map([
-        [a, 1],
-        [b, 0],
+        [a, { epoch: 1, status: 'running' }],
+        [b, { epoch: 0, status: 'queued' }],
       ]),
     );
-    expect(await sessionEpochs(db, [])).toEqual(new Map());
-    await expect(sessionEpochs(db, ["x'; DROP TABLE sessions; --"])).rejects.toMatchObject({
+    expect(await sessionStates(db, [])).toEqual(new Map());
+    await expect(sessionStates(db, ["x'; DROP TABLE sessions; --"])).rejects.toMatchObject({
       code: 'DB_VALIDATION',
     });
   });
