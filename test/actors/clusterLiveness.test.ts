@@ -77,7 +77,10 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
   const endBootLock = (owner: string) =>
     sql`SELECT pg_terminate_backend(l.pid) FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-        AND l.objid = ${bootLockKey(owner)}::oid`.execute(server.main.db);
+        AND l.objid = ${bootLockKey(owner)}::oid
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(
+      server.main.db,
+    );
   /** Every exec of every session happened once. */
   const eachExecOnce = async () => {
     for (const s of await sessions()) expect(cluster.execLog(s.id).length).toBeLessThanOrEqual(1);

@@ -496,14 +496,15 @@ describeWithPgbouncer(
         const text = await metrics.text();
         expect(text).toMatch(/^roundtable_taking_grants 0$/m);
         expect(text).toMatch(/^roundtable_notifications_listening 0$/m);
-        // No boot or leader lock anywhere (session locks that would outlive
+        // No boot or leader lock in this database (session locks that would outlive
         // the node on a pooled connection). A tick or a heartbeat write the
         // lost node still sends through the pooler holds the tick lock for
         // its transaction: that one is not asked about.
         const lockRows = await cluster().query<{ classid: string; objid: string }>(
           `SELECT classid::text, objid::text FROM pg_locks WHERE locktype = 'advisory'
              AND (classid = ${BOOT_LOCK_NAMESPACE}::oid
-               OR (classid = ${LOCK_NAMESPACE}::oid AND objid = ${ADVISORY_LOCKS.reconciler}::oid))`,
+               OR (classid = ${LOCK_NAMESPACE}::oid AND objid = ${ADVISORY_LOCKS.reconciler}::oid))
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
         );
         expect(lockRows).toEqual([]);
 
