@@ -5,7 +5,7 @@
  * time: `advance(ms)` fires timers in order and settles every actor (and
  * every promise and query they started) between two firings.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import { createRuntime } from '../actors/runtime.js';
 import type { OwnerLiveness, Runtime, RuntimeCaps, RuntimeCard } from '../actors/runtimeTypes.js';
@@ -24,6 +24,7 @@ import {
   type Task,
 } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
+import { migratedPglite } from './migratedPglite.js';
 import { TestClock } from './TestClock.js';
 
 export interface TestRuntimeOptions {
@@ -35,7 +36,10 @@ export interface TestRuntimeOptions {
   rescheduleDelayMs?: number;
   commands?: SimCommandRegistry;
   runnerImage?: string;
-  /** Share one PGlite per test file (initdb takes seconds); its tables are emptied first. */
+  /**
+   * Share one PGlite per test file; its tables are emptied first. Without
+   * one (and without `db`) the harness opens its own (`migratedPglite`).
+   */
   pglite?: PGlite;
   /**
    * Run on this database instead of PGlite (e.g. a pool on a Postgres
@@ -124,7 +128,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   let db: Db;
   if (o.db !== undefined) db = o.db;
   else {
-    const pglite = o.pglite ?? (await PGlite.create('memory://'));
+    const pglite = o.pglite ?? (await migratedPglite());
     connected = await connect({ pglite });
     db = connected.db;
     if (o.pglite === undefined) {

@@ -4,4 +4,5 @@ export {
   type TestRuntime,
   type TestRuntimeOptions,
 } from './createTestRuntime.js';
+export { migratedPglite } from './migratedPglite.js';
 export { TestClock } from './TestClock.js';

@@ -5,7 +5,7 @@
  * command whose write was still waiting for a tick. Virtual clock; nothing
  * here waits on real time but the deadline that turns a hang into a failure.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { createRuntime } from '../../src/actors/runtime.js';
 import { type Runtime, RuntimeStoppedError } from '../../src/actors/runtimeTypes.js';
@@ -14,6 +14,7 @@ import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluste
 import { connect, type DbHandle, migrate } from '../../src/db/index.js';
 import { ReconcilerStoppedError } from '../../src/machines/reconcileLoop.js';
 import { createTestRuntime, TestClock, type TestRuntime } from '../../src/testing/index.js';
+import { migratedPglite } from '../../src/testing/migratedPglite.js';
 import { switchableStore } from '../support/switchableStore.js';
 
 /** Real time a promise may take to settle before it counts as hanging. */
@@ -23,7 +24,7 @@ let pglite: PGlite;
 let h: TestRuntime | undefined;
 let extra: { runtime?: Runtime; handle?: DbHandle } = {};
 beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
+  pglite = await migratedPglite();
 }, 30_000);
 afterEach(async () => {
   await h?.close();

@@ -17,16 +17,17 @@
  * `STORM_SEED=-1234 STORM_PATH='7:3:0' npx vitest run test/actors/runtime.storm.property.test.ts`
  * (docs/testing.md).
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { migratedPglite } from '../../src/testing/migratedPglite.js';
 import { assertReplayable } from '../../src/testing/replayableProperty.js';
 import { decisionOrder } from '../support/dispatchReplay.js';
 
 let pglite: PGlite;
 beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
+  pglite = await migratedPglite();
 }, 30_000);
 afterAll(async () => {
   await pglite.close();

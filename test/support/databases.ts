@@ -20,17 +20,15 @@
  * });
  * ```
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { randomBytes } from 'node:crypto';
+import type { PGlite } from '@electric-sql/pglite';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, it } from 'vitest';
 import { connect, type DbHandle, type Engine } from '../../src/db/connect.js';
-import { MIGRATIONS, migrate } from '../../src/db/migrations.js';
+import { migrate } from '../../src/db/migrations.js';
 import type { Database } from '../../src/db/schema.js';
+import { migratedPglite } from '../../src/testing/migratedPglite.js';
 
 export const TEST_DATABASE_URL_VAR = 'ROUNDTABLE_TEST_DATABASE_URL';
 
@@ -62,31 +60,6 @@ export function raceTest(engine: Engine): ReturnType<typeof it.runIf> {
 
 let sharedPglite: Promise<PGlite> | undefined;
 let closeRegistered = false;
-
-/**
- * A migrated PGlite. initdb costs 3-15 s on a busy 2-core machine; loading a
- * dump of an already migrated instance costs a fraction, so the first file
- * to need one writes the dump to the temp dir (keyed by the PGlite version
- * and the migration list, written atomically) and every later file loads it.
- */
-async function migratedPglite(): Promise<PGlite> {
-  const pkg = new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url);
-  const { version } = JSON.parse(readFileSync(pkg, 'utf8')) as { version: string };
-  const key = createHash('sha256').update(version).update(JSON.stringify(MIGRATIONS)).digest('hex');
-  const file = join(tmpdir(), `roundtable-pglite-${key.slice(0, 16)}.tar`);
-  if (existsSync(file)) {
-    return PGlite.create('memory://', { loadDataDir: new Blob([readFileSync(file)]) });
-  }
-  const fresh = await PGlite.create('memory://');
-  const handle = await connect({ pglite: fresh });
-  await migrate(handle.db);
-  await handle.close();
-  const dump = await fresh.dumpDataDir('none');
-  const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
-  renameSync(partial, file);
-  return fresh;
-}
 
 function pgliteForThisFile(): Promise<PGlite> {
   sharedPglite ??= migratedPglite();

@@ -3,7 +3,7 @@
  * simulation harnesses its tests open on it, each closed after its test,
  * passed or failed.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { connect, type Db, type DbHandle, migrate } from '../../src/db/index.js';
 import {
@@ -11,6 +11,7 @@ import {
   type TestRuntime,
   type TestRuntimeOptions,
 } from '../../src/testing/index.js';
+import { migratedPglite } from '../../src/testing/migratedPglite.js';
 
 export interface PgliteRuntimes {
   /** The file's PGlite (created in `beforeAll`). */
@@ -24,7 +25,7 @@ export function pgliteRuntimes(): PgliteRuntimes {
   let pglite: PGlite | undefined;
   const opened: TestRuntime[] = [];
   beforeAll(async () => {
-    pglite = await PGlite.create('memory://');
+    pglite = await migratedPglite();
   }, 30_000);
   afterEach(async () => {
     for (const h of opened.splice(0)) await h.close();
@@ -63,7 +64,7 @@ export function pgliteStore(): { readonly db: Db } {
   let pglite: PGlite | undefined;
   let handle: DbHandle | undefined;
   beforeAll(async () => {
-    pglite = await PGlite.create('memory://');
+    pglite = await migratedPglite();
     handle = await connect({ pglite });
     await migrate(handle.db);
   }, 30_000);

@@ -1,7 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestRuntime } from '../../src/testing/index.js';
+import { migratedPglite } from '../../src/testing/migratedPglite.js';
 import * as replayable from '../../src/testing/replayableProperty.js';
 import {
   assertReplayable,
@@ -141,7 +142,7 @@ describe('assertReplayable on a pure property', () => {
 describe('assertReplayable on a harness scenario', () => {
   let pglite: PGlite;
   beforeAll(async () => {
-    pglite = await PGlite.create('memory://');
+    pglite = await migratedPglite();
   }, 30_000);
   afterAll(async () => {
     await pglite.close();

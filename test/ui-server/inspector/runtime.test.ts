@@ -4,13 +4,14 @@
  * grant, seen through the admin topic; and, with the inspector's gate, a
  * viewer that connects mid-run.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../src/actors/runtime.js';
 import type { Runtime } from '../../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../../src/containers/simulated/SimulatedCluster.js';
 import { connect, type DbHandle, migrate } from '../../../src/db/index.js';
+import { migratedPglite } from '../../../src/testing/migratedPglite.js';
 import { TestClock } from '../../../src/testing/TestClock.js';
 import {
   createInspector,
@@ -30,7 +31,7 @@ async function bootNode(
   inspect: Inspector['observer'] | Inspector['gate'],
   errors: unknown[],
 ) {
-  const pglite = await PGlite.create('memory://');
+  const pglite = await migratedPglite();
   const handle = await connect({ pglite });
   await migrate(handle.db);
   const runtime = await createRuntime({

@@ -10,7 +10,7 @@
  * each wait looks at one settled state.
  */
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { pino } from 'pino';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,7 @@ import { defaultCommands, type SimCommand } from '../../../src/containers/simula
 import { SimulatedBackend } from '../../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../../src/containers/simulated/SimulatedCluster.js';
 import { connect, type DbHandle, migrate } from '../../../src/db/index.js';
+import { migratedPglite } from '../../../src/testing/migratedPglite.js';
 import { TestClock } from '../../../src/testing/TestClock.js';
 import { createUiServer, type UiServer } from '../../../src/ui-server/createUiServer.js';
 import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
@@ -170,7 +171,7 @@ describe.skipIf(skipReason !== null)(
       // Virtual time starts a little before real time, so the page's waiting
       // and running times (read on the browser's clock) read sensibly.
       clock = new TestClock(Date.now() - 10 * 60_000);
-      pglite = await PGlite.create('memory://');
+      pglite = await migratedPglite();
       handle = await connect({ pglite });
       await migrate(handle.db);
       runtime = await createRuntime({

@@ -11,7 +11,7 @@
  * browser live in real time, and every wait is a playwright deadline.
  */
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { pino } from 'pino';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import type { Runtime } from '../../../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../../../src/containers/simulated/SimulatedCluster.js';
 import { connect, type DbHandle, migrate } from '../../../../src/db/index.js';
+import { migratedPglite } from '../../../../src/testing/migratedPglite.js';
 import { TestClock } from '../../../../src/testing/TestClock.js';
 import { createUiServer, type UiServer } from '../../../../src/ui-server/createUiServer.js';
 import {
@@ -72,7 +73,7 @@ describe.skipIf(skipReason !== null)(
       clock = new TestClock();
       // The inspector flushes on the real clock: the browser lives in real time.
       inspector = createInspector({ flushMs: 50, treeIntervalMs: 50 });
-      pglite = await PGlite.create('memory://');
+      pglite = await migratedPglite();
       handle = await connect({ pglite });
       await migrate(handle.db);
       runtime = await createRuntime({
