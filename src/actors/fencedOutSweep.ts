@@ -4,7 +4,8 @@
  * slots given back. Their containers are left alone: they are the adopter's
  * runs now. Runners whose rows were cancelled elsewhere (`cancelledElsewhere`)
  * are cancelled here: they stop their runs and give their slots back. One
- * read of a few rows per beat, and none while nothing runs.
+ * read of a few rows per beat, and none while nothing runs. The feed hands
+ * the changed rows it brings to `cancelRunnersCancelledElsewhere` as well.
  */
 import { sessionStates } from '../db/index.js';
 import type { Db } from '../db/transaction.js';
@@ -28,7 +29,10 @@ export class RunnerFencedOutNotice extends Error {
 
 export interface FencedOutSweepOptions {
   db: Db;
-  starter: Pick<RunnerStarter, 'live' | 'startEpoch' | 'stopFencedOut' | 'forgetEnded' | 'tell'>;
+  starter: Pick<
+    RunnerStarter,
+    'live' | 'has' | 'startEpoch' | 'stopFencedOut' | 'forgetEnded' | 'tell'
+  >;
   /** The epoch the dispatcher holds `sessionId` at (a runner's own adoption moves it on). */
   heldEpoch(sessionId: string): number | undefined;
   /** Stops counting `sessionId` as held here. */
@@ -37,26 +41,55 @@ export interface FencedOutSweepOptions {
 }
 
 /** The newest epoch this boot knows it runs `sessionId` at, or undefined (a runner still adopting). */
-function ourEpoch(o: FencedOutSweepOptions, sessionId: string): number | undefined {
+function ourEpoch(
+  o: Pick<FencedOutSweepOptions, 'starter' | 'heldEpoch'>,
+  sessionId: string,
+): number | undefined {
   const started = o.starter.startEpoch(sessionId);
   const held = o.heldEpoch(sessionId);
   if (started === undefined) return held;
   return held === undefined ? started : Math.max(started, held);
 }
 
-/** One sweep: the ids of the runners it stopped. */
-export async function sweepFencedOut(o: FencedOutSweepOptions): Promise<string[]> {
-  o.starter.forgetEnded();
+/** The epochs this boot runs `ids` at, for those it runs (a runner still adopting is left out). */
+function epochsOf(o: Pick<FencedOutSweepOptions, 'starter' | 'heldEpoch'>, ids: Iterable<string>) {
   const ours = new Map<string, number>();
-  for (const id of o.starter.live()) {
+  for (const id of ids) {
     const epoch = ourEpoch(o, id);
     if (epoch !== undefined) ours.set(id, epoch);
   }
+  return ours;
+}
+
+/**
+ * Tells each runner here whose row `rows` shows cancelled at the epoch this
+ * boot runs it at to cancel, as a local cancel does (a runner already ending
+ * ignores it). The rows come from the beat's read, or from the changes the
+ * feed brings: a cancel made through another node, or by the CLI, then
+ * reaches the runner within a tick of the feed instead of a heartbeat (a
+ * cancelled row is final, so a row the feed brings late is still true).
+ * Returns the ids told.
+ */
+export function cancelRunnersCancelledElsewhere(
+  o: Pick<FencedOutSweepOptions, 'starter' | 'heldEpoch'>,
+  rows: ReadonlyMap<string, { epoch: number; status: string }>,
+): string[] {
+  const ours = epochsOf(
+    o,
+    [...rows.keys()].filter((id) => o.starter.has(id)),
+  );
+  const told = cancelledElsewhere(ours, rows);
+  for (const id of told) o.starter.tell(id, { type: 'roundtable.runner.cancel' });
+  return told;
+}
+
+/** One sweep: the ids of the runners it stopped. */
+export async function sweepFencedOut(o: FencedOutSweepOptions): Promise<string[]> {
+  o.starter.forgetEnded();
+  const ours = epochsOf(o, o.starter.live());
   if (ours.size === 0) return [];
   const states = await sessionStates(o.db, [...ours.keys()]);
-  // Cancelled elsewhere: the runner cancels its run as a local cancel does (a runner already ending ignores it).
-  for (const id of cancelledElsewhere(ours, states))
-    o.starter.tell(id, { type: 'roundtable.runner.cancel' });
+  cancelRunnersCancelledElsewhere(o, states);
   const rows = new Map([...states].map(([id, r]) => [id, r.epoch]));
   const stopped: string[] = [];
   for (const id of fencedOut(ours, rows)) {

@@ -25,7 +25,7 @@ import { type Supervisor, startSupervisor } from '../supervisor/index.js';
 import { reportError } from '../supervisor/Listeners.js';
 import type { ClusterLiveness } from './clusterLiveness.js';
 import { OwnerDownNotice, startClusterLiveness } from './clusterLivenessWiring.js';
-import { sweepFencedOut } from './fencedOutSweep.js';
+import { cancelRunnersCancelledElsewhere, sweepFencedOut } from './fencedOutSweep.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { BootSignal } from './runtimeBooted.js';
@@ -87,6 +87,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         .then(() => {
           if (!starter.has(grant.session.id)) onHolderDown(grant.session.id);
         });
+    },
+    // A cancel made through another node, or by the CLI, stops the run here
+    // as soon as the feed brings its row, not at the next heartbeat: a run
+    // whose container the canceller cannot reach (another machine's engine,
+    // local processes) would otherwise go on working for up to a beat.
+    onChangedElsewhere(sessions) {
+      if (dead) return;
+      const rows = new Map<string, { epoch: number; status: string }>();
+      for (const { session } of sessions)
+        if (session.status === 'cancelled') rows.set(session.id, session);
+      if (rows.size > 0)
+        cancelRunnersCancelledElsewhere(
+          { starter, heldEpoch: (id) => dispatcher.heldEpoch(id) },
+          rows,
+        );
     },
     isDead: () => dead,
     report,

@@ -16,7 +16,7 @@ import {
   vacuumDispatch,
 } from '../db/index.js';
 import type { Session, Task } from '../db/rows.js';
-import type { TickOp, TickResult } from '../db/tickTypes.js';
+import type { ChangedSession, TickOp, TickResult } from '../db/tickTypes.js';
 import { validateTickOp } from '../db/validateTickOp.js';
 import { Dispatcher } from './dispatcher.js';
 import { LineBook } from './lineBook.js';
@@ -53,6 +53,8 @@ export interface ShellOptions {
   mayGrant(): boolean;
   /** A grant to this node, while it is alive: start its runner. */
   onGranted(grant: { session: Session; task: Task }): void;
+  /** Sessions another node's ticks changed, as the feed brings them (after the board has them). */
+  onChangedElsewhere?(sessions: readonly ChangedSession[]): void;
   /** Each tick this node sent, once it came back or failed (for /metrics). */
   onTicked?(t: TickSample): void;
   /** The runtime is shutting down or gave up: rows that arrive now are not shown. */
@@ -220,6 +222,11 @@ export function createShell(s: ShellOptions): Shell {
         void board
           .apply(c.session, c.task, c.output === undefined ? {} : { storedOutput: c.output })
           .catch(report);
+      try {
+        s.onChangedElsewhere?.(changes.sessions);
+      } catch (error) {
+        report(error);
+      }
     },
     onNewerTick: (t) => dispatcher.poke(t),
     onError: report,
