@@ -36,11 +36,11 @@ function pgliteBuild(): string {
  *
  * @example
  * ```ts
- * templateFile('/tmp', 'abc') // => '/tmp/roundtable-pglite-abc.tar'
+ * templateFile('/tmp', 'abc') // => '/tmp/roundtable-pglite-abc.tar.gz'
  * ```
  */
 export function templateFile(dir: string, key: string): string {
-  return join(dir, `roundtable-pglite-${key}.tar`);
+  return join(dir, `roundtable-pglite-${key}.tar.gz`);
 }
 
 /** The template's key: a new migration, or another PGlite build, is another template. */
@@ -74,7 +74,8 @@ async function loadTemplate(): Promise<{ dump: Blob; fresh?: PGlite }> {
     // No template yet (or unreadable): build one below.
   }
   const fresh = await migratedFresh();
-  const dump = await fresh.dumpDataDir('none');
+  // Compressed: ~5 MB on disk and in memory instead of ~41, and as quick to load.
+  const dump = await fresh.dumpDataDir('gzip');
   const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
