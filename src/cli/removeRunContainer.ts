@@ -29,7 +29,7 @@ export async function removeRunContainer(
   if (run.handle === null || run.backend === null) {
     return {
       kind: 'none',
-      why: `no container recorded yet: its owner stops the run at its next heartbeat, and ${LEFT_TO_NODES} if one is left`,
+      why: `no container recorded yet: its owner stops the run when its feed brings the cancelled row (its heartbeat at the latest), and ${LEFT_TO_NODES} if one is left`,
     };
   }
   if (run.backend === 'simulated') {
