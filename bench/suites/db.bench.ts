@@ -24,15 +24,12 @@ import { migrate } from '../../src/db/migrations.js';
 import { listQueued } from '../../src/db/sessionQueries.js';
 import { createTasksWithSessions, createTaskWithSession, MAX_BATCH } from '../../src/db/tasks.js';
 import type { Db } from '../../src/db/transaction.js';
+import { admin, SERVER_URL } from '../serverAdmin.js';
 import { median, writeResults } from '../stats.js';
 
 const RUNS = 3;
 const READ_ROWS = 100_000;
 const SPEC = { image: 'busybox:1.36', command: ['sh', '-c', 'sleep 1'] };
-const SERVER_URL =
-  process.env.ROUNDTABLE_BENCH_DATABASE_URL ??
-  process.env.ROUNDTABLE_TEST_DATABASE_URL ??
-  'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface EngineResult {
   engine: string;
@@ -127,16 +124,6 @@ async function measure(
     if (raw.length !== READ_ROWS) throw new Error(`read ${raw.length} raw rows`);
   }
   return r;
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 10_000 });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }
 
 function withDatabase(url: string, database: string): string {

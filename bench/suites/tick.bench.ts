@@ -15,7 +15,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { newId } from '../../src/db/ids.js';
 import { migrate } from '../../src/db/migrations.js';
@@ -25,6 +24,7 @@ import { tick } from '../../src/db/tick.js';
 import { tickPayload } from '../../src/db/tickInput.js';
 import { sessionFromJson, taskFromJson } from '../../src/db/tickReply.js';
 import type { TickInput, TickOp } from '../../src/db/tickTypes.js';
+import { admin, SERVER_URL } from '../serverAdmin.js';
 import { median, writeResults } from '../stats.js';
 import { noopFinish } from '../tickOps.js';
 
@@ -36,10 +36,6 @@ const USERS = 100;
 /** Users of the steady state: B of them when B > 100, so that every tick can grant B (cap 1 each). */
 let users = USERS;
 const SPEC = { image: 'busybox:1.36', command: ['true'] };
-const SERVER_URL =
-  process.env.ROUNDTABLE_BENCH_DATABASE_URL ??
-  process.env.ROUNDTABLE_TEST_DATABASE_URL ??
-  'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface BatchResult {
   batch: number;
@@ -240,16 +236,6 @@ async function serverCost(url: string): Promise<ServerCost> {
     };
   } finally {
     await h.close();
-  }
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 10_000 });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
   }
 }
 

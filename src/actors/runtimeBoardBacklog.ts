@@ -12,13 +12,13 @@
  * (~360 µs of node CPU per job over the two that ran none of them, in the
  * peers bench), though nobody looked at those boards.
  */
-import type { Session, StoredTail, Task } from '../db/index.js';
+import type { Session, StoredTail, TaskSummary } from '../db/index.js';
 import { isNewer } from './runtimeBoardCard.js';
 
 /** What `BoardIndex.apply` was handed: its rows and its ApplyOptions, with the flag spelled out. */
 export interface HeldRow {
   session: Session;
-  task: Task | undefined;
+  task: TaskSummary | undefined;
   outputShown: boolean;
   storedOutput: StoredTail | null | undefined;
 }

@@ -4,7 +4,7 @@
  * one (`isNewer`). Pure: the index (src/actors/runtimeBoard.ts) owns the
  * entries and calls these.
  */
-import type { Session, Task } from '../db/index.js';
+import type { Session, TaskSummary } from '../db/index.js';
 import { capLine } from '../machines/outputTail.js';
 import type { RuntimeCard, RuntimeColumn } from './runtimeTypes.js';
 
@@ -15,7 +15,7 @@ export const CARD_OUTPUT = { lines: CARD_OUTPUT_LINES, chars: CARD_LINE_CHARS };
 
 /** What the board keeps of one task. */
 export interface BoardEntry {
-  task: Task;
+  task: TaskSummary;
   session: Session;
   lines: readonly string[];
   /** An unfinished last line's head (machines/outputTail.ts); '' once the run ended. */

@@ -6,7 +6,7 @@
  * than the card shows, and it is where a queued cancel closes its user's
  * line up.
  */
-import type { Session, Task } from '../db/index.js';
+import type { Session, TaskSummary } from '../db/index.js';
 import { endOutput } from '../machines/outputTail.js';
 import { type BoardEntry, CARD_OUTPUT, isNewer } from './runtimeBoardCard.js';
 
@@ -37,7 +37,7 @@ export class BoardEntries {
   }
 
   /** Returns false (and changes nothing) when the card already shows a later row. */
-  put(task: Task, session: Session): boolean {
+  put(task: TaskSummary, session: Session): boolean {
     const prev = this.byTask.get(task.id);
     if (prev !== undefined && !isNewer(prev.session, session)) return false;
     if (prev !== undefined && prev.task.updatedAt.getTime() > task.updatedAt.getTime())

@@ -4,7 +4,7 @@
  * moved positions.
  */
 import type { BoardLine } from '../board/boardPort.js';
-import type { Session, StoredTail, Task } from '../db/index.js';
+import type { Session, StoredTail, TaskSummary } from '../db/index.js';
 import type { RuntimeCard } from './runtimeTypes.js';
 
 export interface ApplyOptions {
@@ -32,7 +32,7 @@ export interface BoardIndex {
    * task), with no read: the card is the row, not a copy of it. Without a
    * task (and none cached) it reads the card like `refresh`.
    */
-  apply(session: Session, task?: Task, options?: ApplyOptions): Promise<void>;
+  apply(session: Session, task?: TaskSummary, options?: ApplyOptions): Promise<void>;
   appendOutput(sessionId: string, chunk: string): void;
   /** Keys and live positions of the queued cards (BoardSource.line). */
   readonly line: BoardLine;

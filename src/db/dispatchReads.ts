@@ -78,6 +78,7 @@ export async function readChanges(
     n === null ? null : `${n}::integer`,
     'true',
     skip === null ? null : `'{${skip.join(',')}}'::bigint[]`,
+    'false',
   );
   const { rows } = await sql<{ tick: string; running: number; sessions: unknown; lines: unknown }>`
     SELECT coalesce((SELECT tick FROM dispatch_state), 0) AS tick,

@@ -93,7 +93,7 @@ export {
   setWatching,
 } from './nodeHeartbeats.js';
 export { type RetryTaskInput, retryTask } from './retryTask.js';
-export type { Session, SessionEvent, Task } from './rows.js';
+export type { Session, SessionEvent, Task, TaskSummary } from './rows.js';
 export { parseRunSpec, RUN_SPEC_LIMITS, type RunSpec } from './runSpec.js';
 export type { BackendKind, Database, SessionKind, SessionStatus } from './schema.js';
 export { SESSION_STATUSES } from './schema.js';

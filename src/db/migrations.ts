@@ -291,6 +291,18 @@ export const MIGRATIONS: readonly Migration[] = [
          CHECK (stale_after_ms BETWEEN 1 AND 86400000)`,
     ],
   },
+  {
+    // A tick's `changes` leave their tasks' run specs out when the caller
+    // says `changes_without_spec` (the feed's read never sends them): a
+    // spec can be ~1 MB (64 KB of argv, 128 env values of 8 KB), and every
+    // other node read it again at every status change of its task, some of
+    // it built inside the lock every node's tick waits for. Only a grant's
+    // runner uses the spec, and its grant still carries it. An older node
+    // does not ask and gets them as before.
+    version: 20,
+    name: 'tick_changes_without_spec',
+    statements: [orReplace(RT_TICK)],
+  },
 ];
 
 /** What `migrate` did. */

@@ -28,6 +28,13 @@ export interface Task {
   updatedAt: Date;
 }
 
+/**
+ * A task without its run spec: what a change row carries (the feed's read,
+ * a tick's `changes`), and all the board needs of a task. Only a runner
+ * needs the spec, and it gets the whole task with its grant.
+ */
+export type TaskSummary = Omit<Task, 'spec'>;
+
 /** One attempt to run a task. */
 export interface Session {
   id: string;

@@ -43,6 +43,11 @@ export interface TickPayload {
    * the reply's `finished` (absent: among the outcomes, as an older node expects).
    */
   finished: true;
+  /**
+   * The reply's `changes` carry their tasks without `run_spec` (null): the
+   * node never runs a changed row (absent: with it, as an older node expects).
+   */
+  changes_without_spec: true;
   /** Absent: the reply carries no `changes`. */
   since?: number;
   tail_chars?: number;
@@ -127,6 +132,7 @@ export function tickPayload(input: TickInput): TickPayload {
     resync: head.resync ?? false,
     rows: 'array',
     finished: true,
+    changes_without_spec: true,
     ...(head.since === undefined ? {} : { since: head.since }),
     ...(head.tailChars === undefined ? {} : { tail_chars: head.tailChars }),
     ...(head.changesMax === undefined ? {} : { changes_max: head.changesMax }),

@@ -10,7 +10,7 @@
  * `CorruptRowError` naming table, row id and field.
  */
 import { CorruptRowError } from './errors.js';
-import type { Session, Task } from './rows.js';
+import type { Session, Task, TaskSummary } from './rows.js';
 import type { RunSpec } from './runSpec.js';
 import type { BackendKind, SessionKind, SessionStatus } from './schema.js';
 import { LINE_COLUMNS, SESSION_COLUMNS, TASK_COLUMNS } from './sql/rowJson.js';
@@ -151,11 +151,32 @@ function runSpec(r: Fields): RunSpec {
 /** A `tasks` row as JSON -> `Task`. */
 export function taskFromJson(v: unknown): Task {
   const r = new Fields('tasks', rowOf('tasks', v, TASK_COLUMNS));
+  // Spelled out, not a spread of the summary: one object per grant.
   return {
     id: r.id,
     userId: r.str('user_id'),
     title: r.str('title'),
     spec: runSpec(r),
+    column: r.str('board_column'),
+    createdAt: r.date('created_at'),
+    updatedAt: r.date('updated_at'),
+  };
+}
+
+/**
+ * A change row's `tasks` row as JSON -> `TaskSummary`. Its `run_spec` is
+ * null when the reader asked for none, and unused when an older function
+ * sent it anyway, so it is not kept (nor checked: nothing reads it).
+ */
+export function taskSummaryFromJson(v: unknown): TaskSummary {
+  return summaryOf(new Fields('tasks', rowOf('tasks', v, TASK_COLUMNS)));
+}
+
+function summaryOf(r: Fields): TaskSummary {
+  return {
+    id: r.id,
+    userId: r.str('user_id'),
+    title: r.str('title'),
     column: r.str('board_column'),
     createdAt: r.date('created_at'),
     updatedAt: r.date('updated_at'),
@@ -202,8 +223,11 @@ function storedTailFromJson(v: unknown): StoredTail | null {
  */
 export function changesFromJson(v: unknown, what: string): ChangedSession[] {
   return arrayOf(v, what, (x) => {
-    const { session, task, row } = pairFromJson(x);
-    const out: ChangedSession = { session, task };
+    const row = asRow('rt_tick', x);
+    const out: ChangedSession = {
+      session: sessionFromJson(row.session),
+      task: taskSummaryFromJson(row.task),
+    };
     if ('output' in row) out.output = storedTailFromJson(row.output);
     return out;
   });

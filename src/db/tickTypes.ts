@@ -140,7 +140,7 @@ export interface TickInput {
 /** A session row as the tick returns it (the same fields as `Session` in rows.ts). */
 export type { Session as TickSession, Task as TickTask } from './rows.js';
 
-import type { Session, Task } from './rows.js';
+import type { Session, Task, TaskSummary } from './rows.js';
 
 /** One op's outcome. */
 export type TickOutcome =
@@ -218,7 +218,8 @@ export interface StoredTail {
 /** A changed session as the feed and the tick's `changes` return it (src/db/sql/changesSql.ts). */
 export interface ChangedSession {
   session: Session;
-  task: Task;
+  /** Without its run spec: nobody who reads changes runs them. */
+  task: TaskSummary;
   /** Asked for with a tail size, on a finished attempt: its stored tail, or null (none stored). */
   output?: StoredTail | null;
 }

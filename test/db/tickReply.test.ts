@@ -2,12 +2,18 @@
  * The reply's row parsers (src/db/tickReply.ts): a timestamp text seen
  * again is parsed once, and every field still gets a Date of its own; a
  * row sent as an array of src/db/sql/rowJson.ts's columns reads as the
- * same row sent as an object.
+ * same row sent as an object; a change row's task is a summary, whose
+ * run spec may be left out, while a grant's task must carry one.
  */
 import { describe, expect, it } from 'vitest';
 import { CorruptRowError } from '../../src/db/errors.js';
-import { SESSION_COLUMNS } from '../../src/db/sql/rowJson.js';
-import { sessionFromJson } from '../../src/db/tickReply.js';
+import { SESSION_COLUMNS, TASK_COLUMNS } from '../../src/db/sql/rowJson.js';
+import {
+  changesFromJson,
+  sessionFromJson,
+  taskFromJson,
+  taskSummaryFromJson,
+} from '../../src/db/tickReply.js';
 import { sessionRowAt } from './rowFixtures.js';
 
 const at = '2026-12-02T03:38:32.595+00:00';
@@ -50,5 +56,39 @@ describe('a row as an array', () => {
     const bad = [...a];
     bad[SESSION_COLUMNS.indexOf('epoch')] = 'one';
     expect(() => sessionFromJson(bad)).toThrow(/epoch/);
+  });
+});
+
+describe('a task with and without its run spec', () => {
+  const task = (spec: unknown) =>
+    TASK_COLUMNS.map(
+      (c) =>
+        ({
+          id: 'tsk_1',
+          user_id: 'alice',
+          title: 'a task',
+          run_spec: spec,
+          board_column: 'queued',
+          created_at: at,
+          updated_at: at,
+        })[c],
+    );
+  const summary = {
+    id: 'tsk_1',
+    userId: 'alice',
+    title: 'a task',
+    column: 'queued',
+    createdAt: new Date(at),
+    updatedAt: new Date(at),
+  };
+
+  it('a change row reads as the summary, spec or not; a grant needs its spec', () => {
+    const spec = { image: 'alpine:3', command: ['true'] };
+    expect(taskSummaryFromJson(task(null))).toEqual(summary);
+    expect(taskSummaryFromJson(task(spec))).toEqual(summary);
+    expect(taskFromJson(task(spec))).toEqual({ ...summary, spec });
+    expect(() => taskFromJson(task(null))).toThrow(/run_spec/);
+    const [change] = changesFromJson([{ session: row(), task: task(null) }], 'changes');
+    expect(change?.task).toEqual(summary);
   });
 });

@@ -6,7 +6,7 @@
  * expressions (a plpgsql variable, or a validated integer literal);
  * `asArray` says how rows are sent (src/db/sql/rowJson.ts).
  */
-import { lineJson, sessionJson, taskJson } from './rowJson.js';
+import { lineJson, sessionJson, taskChangeJson } from './rowJson.js';
 /**
  * The latest tick that changed a session's status, for the board's change
  * feed (`readChanges`): transitions come in the order queued, claimed,
@@ -21,7 +21,9 @@ export const CHANGED_TICK = 'coalesce(ended_tick, claimed_tick, queued_tick)';
  * sessions whose latest change is in one of those ticks. With
  * `tailChars`, a finished attempt also carries `output`: the last
  * `tailChars` characters of its stored output and whether that is all of
- * it (`{t, w}`), or null when it stored none.
+ * it (`{t, w}`), or null when it stored none. Unless `withSpec` (an SQL
+ * boolean expression) holds, an array row's task has no `run_spec` (null):
+ * nobody who reads changes runs them (src/db/sql/rowJson.ts `taskChangeJson`).
  *
  * `json`, not `jsonb`: this is built to be sent, never queried, and
  * building `jsonb` (binary, keys sorted, then printed again) cost three to
@@ -35,13 +37,14 @@ export function changedSessions(
   tailChars: string | null,
   asArray: string,
   skip: string | null = null,
+  withSpec = 'true',
 ) {
   // `skip`: ticks whose changes the caller has (its own, from their replies):
   // a session whose latest change is in one of them is not sent again.
   const upTo =
     (until === null ? '' : ` AND ${CHANGED_TICK} <= ${until}`) +
     (skip === null ? '' : ` AND NOT (${CHANGED_TICK} = ANY (${skip}))`);
-  const pair = `'session', ${sessionJson('ls', asArray)}, 'task', ${taskJson('t', asArray)}`;
+  const pair = `'session', ${sessionJson('ls', asArray)}, 'task', ${taskChangeJson('t', asArray, withSpec)}`;
   const item =
     tailChars === null
       ? `json_build_object(${pair})`

@@ -61,8 +61,12 @@ export const LINE_COLUMNS = [
   'has_override',
 ] as const;
 
-const arrayOf = (fn: 'json' | 'jsonb', alias: string, columns: readonly string[]) =>
-  `${fn}_build_array(${columns.map((c) => `${alias}.${c}`).join(', ')})`;
+const arrayOf = (
+  fn: 'json' | 'jsonb',
+  alias: string,
+  columns: readonly string[],
+  column: (c: string) => string = (c) => `${alias}.${c}`,
+) => `${fn}_build_array(${columns.map(column).join(', ')})`;
 
 /**
  * A row of `alias` as JSON: an array of `columns` when `asArray` (an SQL
@@ -74,9 +78,10 @@ function rowJson(
   alias: string,
   columns: readonly string[],
   asArray: string,
+  column?: (c: string) => string,
 ): string {
-  if (asArray === 'true') return arrayOf(fn, alias, columns);
-  return `CASE WHEN ${asArray} THEN ${arrayOf(fn, alias, columns)} ELSE to_${fn}(${alias}) END`;
+  if (asArray === 'true') return arrayOf(fn, alias, columns, column);
+  return `CASE WHEN ${asArray} THEN ${arrayOf(fn, alias, columns, column)} ELSE to_${fn}(${alias}) END`;
 }
 
 /** A sessions row of `alias` as `json` (see rowJson). */
@@ -85,6 +90,24 @@ export const sessionJson = (alias: string, asArray: string, fn: 'json' | 'jsonb'
 /** A tasks row of `alias` as `json` (see rowJson). */
 export const taskJson = (alias: string, asArray: string, fn: 'json' | 'jsonb' = 'json') =>
   rowJson(fn, alias, TASK_COLUMNS, asArray);
+
+/**
+ * A tasks row for a change row: as `taskJson`, but as an array its
+ * `run_spec` is null unless `withSpec` (an SQL boolean expression) holds.
+ * Only a grant's runner reads the spec; the board and the feed never do,
+ * and a spec can be ~1 MB (docs/data.md, limits) that every other node
+ * would otherwise read again at every status change of the task.
+ */
+export const taskChangeJson = (alias: string, asArray: string, withSpec: string) =>
+  withSpec === 'true'
+    ? taskJson(alias, asArray)
+    : rowJson('json', alias, TASK_COLUMNS, asArray, (c) =>
+        c === 'run_spec'
+          ? withSpec === 'false'
+            ? 'NULL'
+            : `CASE WHEN ${withSpec} THEN ${alias}.run_spec END`
+          : `${alias}.${c}`,
+      );
 /** A user_lines row of `alias` as `json` (see rowJson). */
 export const lineJson = (alias: string, asArray: string, fn: 'json' | 'jsonb' = 'json') =>
   rowJson(fn, alias, LINE_COLUMNS, asArray);

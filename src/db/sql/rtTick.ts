@@ -59,6 +59,8 @@ DECLARE
   v_since bigint := (p->>'since')::bigint;
   v_tail integer := (p->>'tail_chars')::integer;
   v_cmax integer := (p->>'changes_max')::integer;
+  -- Change rows without their tasks' run specs (migration 20); an older node asks for none.
+  v_nospec boolean := coalesce((p->>'changes_without_spec')::boolean, false);
   v_deferred boolean;
   -- Rows as arrays (src/db/sql/rowJson.ts); an older node asks for none and gets objects.
   v_arr boolean := coalesce(p->>'rows' = 'array', false);

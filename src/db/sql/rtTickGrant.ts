@@ -157,7 +157,7 @@ ${GRANT_WRITES}    SELECT count(*), coalesce(json_agg(json_build_object('session
         WHERE ${CHANGED_TICK} > v_since AND ${CHANGED_TICK} <= st.tick LIMIT v_cmax + 1) c) > v_cmax THEN
       v_deferred := true;
     ELSE
-      v_changes := ${changedSessions('v_since', 'st.tick', 'v_tail', 'v_arr')};
+      v_changes := ${changedSessions('v_since', 'st.tick', 'v_tail', 'v_arr', null, 'NOT v_nospec')};
     END IF;
     v_lines := ${changedLines('v_since', 'v_arr')};
   ELSIF v_changed THEN

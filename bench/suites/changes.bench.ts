@@ -1,0 +1,212 @@
+/**
+ * What another node's changes cost to send, with and without their tasks'
+ * run specs (migration 20): the feed's read of 1,000 changed tasks
+ * (`readChanges`, off the lock) and a tick whose reply carries 100 of them
+ * (`since`, built inside the lock every node's tick waits for), for a
+ * short command and for a coding agent's prompt of 32 KB. "With spec" is
+ * what every node read before: the same rows with `run_spec` filled, as an
+ * older node still asks for them. Server time is the statement's wall time
+ * seen from the node (round trip included), node CPU the process's
+ * user + system time over the call, parse included.
+ *
+ * Server URL: ROUNDTABLE_BENCH_DATABASE_URL, else ROUNDTABLE_TEST_DATABASE_URL,
+ * else the local server; a scratch database, dropped after. Medians of 9
+ * runs after 2 untimed ones.
+ */
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { connect, type DbHandle } from '../../src/db/connect.js';
+import { readChanges } from '../../src/db/dispatchReads.js';
+import { newId } from '../../src/db/ids.js';
+import { migrate } from '../../src/db/migrations.js';
+import { changedSessions } from '../../src/db/sql/changesSql.js';
+import { tick } from '../../src/db/tick.js';
+import { tickPayload } from '../../src/db/tickInput.js';
+import { changesFromJson } from '../../src/db/tickReply.js';
+import type { TickInput, TickOp } from '../../src/db/tickTypes.js';
+import { admin, SERVER_URL } from '../serverAdmin.js';
+import { median, writeResults } from '../stats.js';
+
+const READ_ROWS = 1_000;
+/** RIDE_MAX_CHANGES (src/actors/runtimeFeed.ts): the most a reply carries. */
+const RIDE_ROWS = 100;
+const RUNS = 9;
+const TAIL = 2_000;
+const COMMANDS = [
+  { name: 'a short command', command: ['sh', '-c', 'make test'] },
+  // An argument is at most 8,192 characters (RUN_SPEC_LIMITS): a prompt in four.
+  {
+    name: 'a 32 KB prompt',
+    command: ['agent', ...Array.from({ length: 4 }, () => 'p'.repeat(8_000))],
+  },
+];
+
+interface Case {
+  command: string;
+  shape: 'with spec' | 'without spec';
+  readMs: number;
+  readCpuMs: number;
+  readBytes: number;
+  tickMs: number;
+  tickBytes: number;
+}
+
+const head = (owner: string, ops: TickOp[], extra: Partial<TickInput> = {}): TickInput => ({
+  owner,
+  now: new Date(),
+  globalCap: 1,
+  defaultUserCap: 1,
+  want: 0,
+  ops,
+  ...extra,
+});
+
+/** `n` tasks of one command, enqueued by node A; returns the tick before them. */
+async function enqueue(h: DbHandle, command: string[], n: number): Promise<number> {
+  const before = (await tick(h.db, head('a@b', []))).tick;
+  for (let i = 0; i < n; i += 250) {
+    const ops: TickOp[] = Array.from({ length: Math.min(250, n - i) }, (_, k) => ({
+      op: 'enqueue',
+      ref: `e${i + k}`,
+      taskId: newId('task'),
+      sessionId: newId('session'),
+      userId: `u${(i + k) % 100}`,
+      title: `job ${i + k}`,
+      spec: { image: 'busybox:1.36', command },
+    }));
+    await tick(h.db, head('a@b', ops));
+  }
+  return before;
+}
+
+/** The feed's read of everything after `since`, as sent with or without specs. */
+async function read(h: DbHandle, since: number, withSpec: boolean) {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  let rows: number;
+  if (withSpec) {
+    const q = changedSessions(`${since}::bigint`, null, `${TAIL}::integer`, 'true', null, 'true');
+    const { rows: r } = await sql<{ s: unknown }>`SELECT ${sql.raw(q)} AS s`.execute(h.db);
+    rows = changesFromJson(r[0]?.s, 'sessions').length;
+  } else {
+    rows = (await readChanges(h.db, since, { tailChars: TAIL })).sessions.length;
+  }
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  if (rows !== READ_ROWS) throw new Error(`read ${rows} rows, expected ${READ_ROWS}`);
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000 };
+}
+
+async function bytesOf(h: DbHandle, since: number, withSpec: boolean): Promise<number> {
+  const q = changedSessions(
+    `${since}::bigint`,
+    null,
+    `${TAIL}::integer`,
+    'true',
+    null,
+    withSpec ? 'true' : 'false',
+  );
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT octet_length((${sql.raw(q)})::text) AS n`.execute(h.db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Node B's tick, whose reply carries the RIDE_ROWS sessions A changed after
+ * `since`, as this node asks (no spec) or an older one (`changes_without_spec`
+ * left out). Run in a transaction rolled back, so each run ticks the same state.
+ */
+async function tickWithChanges(client: pg.Client, since: number, withSpec: boolean) {
+  const input = head('b@b', [], { since, tailChars: TAIL });
+  const { changes_without_spec: _lean, ...older } = tickPayload(input);
+  const payload = withSpec ? older : tickPayload(input);
+  await client.query('BEGIN');
+  try {
+    const t0 = performance.now();
+    const r = await client.query<{ n: number }>(
+      'SELECT octet_length(rt_tick($1::jsonb)::text) AS n',
+      [JSON.stringify(payload)],
+    );
+    return { ms: performance.now() - t0, bytes: Number(r.rows[0]?.n ?? 0) };
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}
+
+async function measure(h: DbHandle, client: pg.Client): Promise<Case[]> {
+  await migrate(h.db);
+  const out: Case[] = [];
+  for (const c of COMMANDS) {
+    const readSince = await enqueue(h, c.command, READ_ROWS - RIDE_ROWS);
+    const rideSince = await enqueue(h, c.command, RIDE_ROWS);
+    for (const withSpec of [true, false]) {
+      const reads: { ms: number; cpuMs: number }[] = [];
+      const ticks: { ms: number; bytes: number }[] = [];
+      for (let run = 0; run < RUNS + 2; run++) {
+        const r = await read(h, readSince, withSpec);
+        const t = await tickWithChanges(client, rideSince, withSpec);
+        if (run >= 2) {
+          reads.push(r);
+          ticks.push(t);
+        }
+      }
+      const one: Case = {
+        command: c.name,
+        shape: withSpec ? 'with spec' : 'without spec',
+        readMs: median(reads.map((r) => r.ms)),
+        readCpuMs: median(reads.map((r) => r.cpuMs)),
+        readBytes: await bytesOf(h, readSince, withSpec),
+        tickMs: median(ticks.map((t) => t.ms)),
+        tickBytes: median(ticks.map((t) => t.bytes)),
+      };
+      process.stdout.write(
+        `${one.command}, ${one.shape}: read ${one.readMs.toFixed(1)} ms (node CPU ${one.readCpuMs.toFixed(1)}), tick ${one.tickMs.toFixed(1)} ms\n`,
+      );
+      out.push(one);
+    }
+  }
+  return out;
+}
+
+export async function run(): Promise<void> {
+  const loadStart = loadavg()[0] ?? 0;
+  const name = `roundtable_bench_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const u = new URL(SERVER_URL);
+  u.pathname = `/${name}`;
+  const h = await connect({ databaseUrl: u.toString(), poolMax: 2 });
+  const client = new pg.Client({ connectionString: u.toString() });
+  let cases: Case[];
+  try {
+    await client.connect();
+    cases = await measure(h, client);
+  } finally {
+    await client.end();
+    await h.close();
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+  const loadEnd = loadavg()[0] ?? 0;
+  const kb = (b: number) => (b / 1024).toFixed(0);
+  const lines = [
+    "# changes: other nodes' rows, with and without their run specs",
+    '',
+    `The feed's read of ${READ_ROWS.toLocaleString('en')} changed tasks (off the lock), and a tick whose reply`,
+    `carries ${RIDE_ROWS} of them (inside the lock every node's tick waits for). "with spec": as every`,
+    'node read them before migration 20, and as an older node still asks. Medians of',
+    `${RUNS} runs on the Postgres server; the read's time includes the node's parse.`,
+    '',
+    '| command | rows as | read: ms | read: node CPU ms | read: KB | tick: ms | tick reply: KB |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...cases.map(
+      (c) =>
+        `| ${c.command} | ${c.shape} | ${c.readMs.toFixed(1)} | ${c.readCpuMs.toFixed(1)} | ${kb(c.readBytes)} | ${c.tickMs.toFixed(1)} | ${kb(c.tickBytes)} |`,
+    ),
+    '',
+    `Load average ${loadStart.toFixed(2)} at the start, ${loadEnd.toFixed(2)} at the end.`,
+  ];
+  writeResults('changes', { cases, loadStart, loadEnd }, lines.join('\n'));
+}
