@@ -7,7 +7,9 @@
  * what every node read before: the same rows with `run_spec` filled, as an
  * older node still asks for them. Server time is the statement's wall time
  * seen from the node (round trip included), node CPU the process's
- * user + system time over the call, parse included.
+ * user + system time over the call, parse included. Then the board's load
+ * at boot of every task in the store (the 2,000 above), with the spec
+ * (read and checked, as before) and without (`readCardTasks`).
  *
  * Server URL: ROUNDTABLE_BENCH_DATABASE_URL, else ROUNDTABLE_TEST_DATABASE_URL,
  * else the local server; a scratch database, dropped after. Medians of 9
@@ -18,10 +20,12 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { readCardTasks } from '../../src/actors/runtimeBoardRows.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { readChanges } from '../../src/db/dispatchReads.js';
 import { newId } from '../../src/db/ids.js';
 import { migrate } from '../../src/db/migrations.js';
+import { toTask } from '../../src/db/rows.js';
 import { changedSessions } from '../../src/db/sql/changesSql.js';
 import { tick } from '../../src/db/tick.js';
 import { tickPayload } from '../../src/db/tickInput.js';
@@ -137,6 +141,31 @@ async function tickWithChanges(client: pg.Client, since: number, withSpec: boole
   }
 }
 
+interface BoardLoad {
+  tasks: number;
+  withSpecMs: number;
+  withoutSpecMs: number;
+}
+
+/** The board's read of every task at boot, as before (whole rows, each spec checked) and now. */
+async function boardLoad(h: DbHandle): Promise<BoardLoad> {
+  const before: number[] = [];
+  const now: number[] = [];
+  let tasks = 0;
+  for (let run = 0; run < RUNS + 2; run++) {
+    const t0 = performance.now();
+    tasks = (await h.db.selectFrom('tasks').selectAll().execute()).map(toTask).length;
+    const t1 = performance.now();
+    if ((await readCardTasks(h.db)).length !== tasks) throw new Error('board load: counts differ');
+    const t2 = performance.now();
+    if (run >= 2) {
+      before.push(t1 - t0);
+      now.push(t2 - t1);
+    }
+  }
+  return { tasks, withSpecMs: median(before), withoutSpecMs: median(now) };
+}
+
 async function measure(h: DbHandle, client: pg.Client): Promise<Case[]> {
   await migrate(h.db);
   const out: Case[] = [];
@@ -181,9 +210,11 @@ export async function run(): Promise<void> {
   const h = await connect({ databaseUrl: u.toString(), poolMax: 2 });
   const client = new pg.Client({ connectionString: u.toString() });
   let cases: Case[];
+  let load: BoardLoad;
   try {
     await client.connect();
     cases = await measure(h, client);
+    load = await boardLoad(h);
   } finally {
     await client.end();
     await h.close();
@@ -208,5 +239,12 @@ export async function run(): Promise<void> {
     '',
     `Load average ${loadStart.toFixed(2)} at the start, ${loadEnd.toFixed(2)} at the end.`,
   ];
-  writeResults('changes', { cases, loadStart, loadEnd }, lines.join('\n'));
+  lines.push(
+    '',
+    '## Board load',
+    '',
+    `The board's read of every task at boot (${load.tasks.toLocaleString('en')} tasks, half of them with the 32 KB prompt):`,
+    `${load.withSpecMs.toFixed(1)} ms with the spec read and checked (before), ${load.withoutSpecMs.toFixed(1)} ms without (\`readCardTasks\`).`,
+  );
+  writeResults('changes', { cases, load, loadStart, loadEnd }, lines.join('\n'));
 }

@@ -5,8 +5,8 @@
  * (src/actors/runtimeBoard.ts) calls them.
  */
 import { sql } from 'kysely';
-import type { Db, Session, Task } from '../db/index.js';
-import { toSession, toTask } from '../db/rows.js';
+import type { Db, Session, TaskSummary } from '../db/index.js';
+import { toSession, toTaskSummary } from '../db/rows.js';
 import { CARD_LINE_CHARS, CARD_OUTPUT_LINES } from './runtimeBoardCard.js';
 
 /** Characters of a stored output the board reads back: enough for its last lines. */
@@ -33,14 +33,28 @@ export function lastLines(tail: string, n: number, whole: boolean): string[] {
   return lines.slice(-n);
 }
 
+/**
+ * The `tasks` columns a card needs: all but `run_spec`, which only a runner
+ * reads and which can be ~1 MB (docs/data.md): a boot's load read and
+ * checked every task's (bench/results/changes.md, "board load").
+ */
+const CARD_TASK_COLUMNS = [
+  'id',
+  'user_id',
+  'title',
+  'board_column',
+  'created_at',
+  'updated_at',
+] as const;
+
 /** A task and its latest attempt, or undefined when either is missing. */
 export async function readCardRows(
   db: Db,
   taskId: string,
-): Promise<{ task: Task; session: Session } | undefined> {
+): Promise<{ task: TaskSummary; session: Session } | undefined> {
   const taskRow = await db
     .selectFrom('tasks')
-    .selectAll()
+    .select(CARD_TASK_COLUMNS)
     .where('id', '=', taskId)
     .executeTakeFirst();
   const sessionRow = await db
@@ -51,20 +65,25 @@ export async function readCardRows(
     .limit(1)
     .executeTakeFirst();
   if (taskRow === undefined || sessionRow === undefined) return undefined;
-  return { task: toTask(taskRow), session: toSession(sessionRow) };
+  return { task: toTaskSummary(taskRow), session: toSession(sessionRow) };
 }
 
 /** Every card's rows, and why each later attempt's predecessor ended. */
 export interface AllCardRows {
-  tasks: Task[];
+  tasks: TaskSummary[];
   /** Task id -> its latest attempt. */
   latest: Map<string, Session>;
   /** Task id -> the attempt before the latest and why it ended (tasks that ran more than once). */
   previous: Map<string, { attempt: number; reason: string }>;
 }
 
+/** Every task as its card needs it. */
+export async function readCardTasks(db: Db): Promise<TaskSummary[]> {
+  return (await db.selectFrom('tasks').select(CARD_TASK_COLUMNS).execute()).map(toTaskSummary);
+}
+
 export async function readAllCardRows(db: Db): Promise<AllCardRows> {
-  const tasks = (await db.selectFrom('tasks').selectAll().execute()).map(toTask);
+  const tasks = await readCardTasks(db);
   // The latest attempt of every task, in one query.
   const sessions = (
     await db

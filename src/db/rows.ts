@@ -107,6 +107,9 @@ const taskRow = z.object({
   updated_at: date,
 });
 
+/** A task row without its run spec: what the board reads (`toTaskSummary`). */
+const taskSummaryRow = taskRow.omit({ run_spec: true });
+
 const sessionRow = z.object({
   id: z.string(),
   task_id: z.string(),
@@ -154,11 +157,22 @@ function check<S extends z.ZodType>(schema: S, table: string, row: unknown): z.o
 /** Validates a `tasks` row and maps it to a `Task`. */
 export function toTask(row: Selectable<TasksTable> | unknown): Task {
   const r = check(taskRow, 'tasks', row);
+  return { ...summaryOf(r), spec: r.run_spec };
+}
+
+/**
+ * Validates a `tasks` row read without `run_spec` (the board's reads) and
+ * maps it to a `TaskSummary`.
+ */
+export function toTaskSummary(row: unknown): TaskSummary {
+  return summaryOf(check(taskSummaryRow, 'tasks', row));
+}
+
+function summaryOf(r: z.output<typeof taskSummaryRow>): TaskSummary {
   return {
     id: r.id,
     userId: r.user_id,
     title: r.title,
-    spec: r.run_spec,
     column: r.board_column,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

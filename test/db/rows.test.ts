@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptRowError } from '../../src/db/errors.js';
 import { newId } from '../../src/db/ids.js';
-import { toSession, toSessionEvent, toTask } from '../../src/db/rows.js';
+import { toSession, toSessionEvent, toTask, toTaskSummary } from '../../src/db/rows.js';
 import { sessionRowAt } from './rowFixtures.js';
 
 const at = new Date('2026-07-14T10:00:00Z');
@@ -44,6 +44,30 @@ describe('row readers', () => {
       updated_at: at,
     };
     expect(corruptField(() => toTask(task))).toBe('run_spec.command');
+  });
+
+  it("read a task row without its run spec as the board's summary, every other field checked", () => {
+    const { run_spec: _spec, ...row } = {
+      id: newId('task'),
+      user_id: 'alice',
+      title: 't',
+      run_spec: null,
+      board_column: 'queued',
+      created_at: at,
+      updated_at: at,
+    };
+    const summary = toTaskSummary(row);
+    expect(summary).toEqual({
+      id: row.id,
+      userId: 'alice',
+      title: 't',
+      column: 'queued',
+      createdAt: at,
+      updatedAt: at,
+    });
+    expect('spec' in summary).toBe(false);
+    expect(corruptField(() => toTaskSummary({ ...row, title: 7 }))).toBe('title');
+    expect(corruptField(() => toTaskSummary({ ...row, updated_at: 'soon' }))).toBe('updated_at');
   });
 
   it('validate event rows', () => {
