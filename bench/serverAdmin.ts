@@ -3,6 +3,7 @@
  * ROUNDTABLE_BENCH_DATABASE_URL, else ROUNDTABLE_TEST_DATABASE_URL, else the
  * local server.
  */
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 export const SERVER_URL =
@@ -19,4 +20,16 @@ export async function admin(statement: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** A fresh database on the server for one suite: its URL, and `drop` for the suite's `finally`. */
+export async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `roundtable_bench_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const u = new URL(SERVER_URL);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }

@@ -15,7 +15,6 @@
  * else the local server; a scratch database, dropped after. Medians of 9
  * runs after 2 untimed ones.
  */
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
@@ -31,7 +30,7 @@ import { tick } from '../../src/db/tick.js';
 import { tickPayload } from '../../src/db/tickInput.js';
 import { changesFromJson } from '../../src/db/tickReply.js';
 import type { TickInput, TickOp } from '../../src/db/tickTypes.js';
-import { admin, SERVER_URL } from '../serverAdmin.js';
+import { scratchDatabase } from '../serverAdmin.js';
 import { median, writeResults } from '../stats.js';
 
 const READ_ROWS = 1_000;
@@ -203,12 +202,9 @@ async function measure(h: DbHandle, client: pg.Client): Promise<Case[]> {
 
 export async function run(): Promise<void> {
   const loadStart = loadavg()[0] ?? 0;
-  const name = `roundtable_bench_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const u = new URL(SERVER_URL);
-  u.pathname = `/${name}`;
-  const h = await connect({ databaseUrl: u.toString(), poolMax: 2 });
-  const client = new pg.Client({ connectionString: u.toString() });
+  const { url, drop } = await scratchDatabase();
+  const h = await connect({ databaseUrl: url, poolMax: 2 });
+  const client = new pg.Client({ connectionString: url });
   let cases: Case[];
   let load: BoardLoad;
   try {
@@ -218,7 +214,7 @@ export async function run(): Promise<void> {
   } finally {
     await client.end();
     await h.close();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await drop();
   }
   const loadEnd = loadavg()[0] ?? 0;
   const kb = (b: number) => (b / 1024).toFixed(0);

@@ -10,7 +10,6 @@
  * Server URL: ROUNDTABLE_BENCH_DATABASE_URL, else ROUNDTABLE_TEST_DATABASE_URL,
  * else the local server. Each engine run uses a scratch database, dropped after.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +23,7 @@ import { tick } from '../../src/db/tick.js';
 import { tickPayload } from '../../src/db/tickInput.js';
 import { sessionFromJson, taskFromJson } from '../../src/db/tickReply.js';
 import type { TickInput, TickOp } from '../../src/db/tickTypes.js';
-import { admin, SERVER_URL } from '../serverAdmin.js';
+import { scratchDatabase } from '../serverAdmin.js';
 import { median, writeResults } from '../stats.js';
 import { noopFinish } from '../tickOps.js';
 
@@ -252,18 +251,15 @@ export async function run(): Promise<void> {
     await lite.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  const name = `roundtable_bench_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const u = new URL(SERVER_URL);
-  u.pathname = `/${name}`;
-  const server = await connect({ databaseUrl: u.toString(), poolMax: 2 });
+  const { url, drop } = await scratchDatabase();
+  const server = await connect({ databaseUrl: url, poolMax: 2 });
   let cost: ServerCost;
   try {
     results.push({ engine: 'postgres server', batches: await measure('server', server) });
-    cost = await serverCost(u.toString());
+    cost = await serverCost(url);
   } finally {
     await server.close();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await drop();
   }
 
   const loadEnd = loadavg()[0] ?? 0;

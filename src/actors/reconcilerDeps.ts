@@ -22,6 +22,11 @@ export interface ReconcilerDeps {
    * dead row versions would slow every later tick); optional.
    */
   vacuum?(): Promise<void>;
+  /**
+   * Deletes one batch of finished work past its retention (src/db/pruneFinished.ts);
+   * how many tasks went. Absent: everything is kept.
+   */
+  prune?(): Promise<number>;
   /** Asks the dispatcher for a tick: queued work may be grantable. */
   poke(): void;
   /** This boot's owner name. */
@@ -58,6 +63,8 @@ export interface PassReport {
   removedHandles: string[];
   /** Dispatch counters step 4 found wrong and repaired (should stay empty). */
   repaired: string[];
+  /** Finished tasks step 5 deleted, past their retention. */
+  pruned: number;
 }
 
 export const emptyReport = (): PassReport => ({
@@ -66,6 +73,7 @@ export const emptyReport = (): PassReport => ({
   failed: [],
   removedHandles: [],
   repaired: [],
+  pruned: 0,
 });
 
 /**

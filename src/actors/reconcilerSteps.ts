@@ -4,7 +4,7 @@
  * changed them, and that is the point. Step 2, the adoption of orphans, is
  * adoptOrphans.ts; what every step is given and reports, reconcilerDeps.ts.
  */
-import { listRunning } from '../db/index.js';
+import { listRunning, PRUNE_BATCH } from '../db/index.js';
 import { adoptOrphans } from './adoptOrphans.js';
 import { emptyReport, type PassReport, type ReconcilerDeps, recover } from './reconcilerDeps.js';
 
@@ -75,6 +75,40 @@ export async function repairDispatch(
   return report;
 }
 
+/** Most tasks one pass prunes: a pass that has to catch up does it over several. */
+export const PRUNE_BATCHES_PER_PASS = 100;
+
+/**
+ * Step 5: finished work past its retention goes, a batch at a time, each
+ * batch a short hold of the tick's lock of its own, so ticks wait for one
+ * batch at most; at most PRUNE_BATCHES_PER_PASS batches, so a pass that
+ * finds a long backlog (the first after an upgrade) leaves the rest to
+ * the next passes instead of holding up the adoptions they start with.
+ * `batch`: the size the prune was asked for; fewer means none is left.
+ */
+export async function pruneExpired(
+  deps: ReconcilerDeps,
+  report = emptyReport(),
+  batch = PRUNE_BATCH,
+): Promise<PassReport> {
+  if (deps.prune === undefined) return report;
+  for (let i = 0; i < PRUNE_BATCHES_PER_PASS; i++) {
+    deps.signal?.throwIfAborted();
+    let n: number;
+    try {
+      n = await deps.prune();
+    } catch (error) {
+      // Reported, not the pass's failure: the pass's real work is done, and
+      // its boot pass is what `booted` waits for. The next pass tries again.
+      deps.onError(error);
+      break;
+    }
+    report.pruned += n;
+    if (n < batch) break;
+  }
+  return report;
+}
+
 /**
  * One pass. THE ORDER IS A CONTRACT, not a detail:
  * 1 before 2, because the re-pin replaces containers, and a session whose
@@ -83,7 +117,10 @@ export async function repairDispatch(
  * 2 before 3, so a run being adopted still has its service when the sweep
  *   looks (the sweep spares what running rows own), and the runs step 2
  *   failed lose theirs in the same pass;
- * 4 last, so the counters are recomputed from the rows as steps 1-3 left them.
+ * 4 after them, so the counters are recomputed from the rows as steps 1-3 left them;
+ * 5 last, and never in the boot pass: it touches only work that ended a
+ *   retention period ago, which no earlier step reads, and a long prune
+ *   must delay neither an adoption nor `booted`, which waits for the boot pass.
  */
 export async function reconcilePass(
   deps: ReconcilerDeps,
@@ -99,5 +136,9 @@ export async function reconcilePass(
   await sweepStaleHandles(d, report);
   options.signal?.throwIfAborted();
   await repairDispatch(d, report);
+  if (!options.boot) {
+    options.signal?.throwIfAborted();
+    await pruneExpired(d, report);
+  }
   return report;
 }

@@ -17,6 +17,8 @@ import {
   getTask,
   getTaskForUser,
   listSessionsForTask,
+  PRUNE_BATCH,
+  pruneFinished,
   repairDispatch,
   vacuumDispatch,
 } from '../db/index.js';
@@ -27,6 +29,7 @@ import type { ClusterLiveness } from './clusterLiveness.js';
 import { OwnerDownNotice, startClusterLiveness } from './clusterLivenessWiring.js';
 import { cancelRunnersCancelledElsewhere, sweepFencedOut } from './fencedOutSweep.js';
 import { reconcilerLogic, requestPass } from './reconciler.js';
+import { emptyReport } from './reconcilerDeps.js';
 import { runnerPoolMachine } from './runnerPool.js';
 import { BootSignal } from './runtimeBooted.js';
 import { runtimeCommands } from './runtimeCommands.js';
@@ -51,6 +54,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { db, backend, clock } = o;
   const owner = `${o.nodeId}@${o.bootId}`;
   const now = () => clock.now();
+  const { retentionMs } = o;
+  /** Work that ended before this (epoch ms) is past retention; undefined: all is kept. */
+  const retainedSince = () => (retentionMs === null ? undefined : now() - retentionMs);
   const isTransient = o.isTransient ?? isTransientDbError;
   let root: Supervisor | undefined;
   /** Set once the boot lock's first attempt is over (src/actors/clusterLiveness.ts). */
@@ -166,14 +172,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...beats,
     track,
     onError: report,
-    afterBeat: () =>
-      sweepFencedOut({
+    afterBeat: async () => {
+      // Every node's board lets go of work past its retention on its own
+      // clock (the leader's pass deletes the rows): a board is memory, and
+      // each node's held every card it ever saw.
+      const since = retainedSince();
+      if (since !== undefined) board.evict(since);
+      return sweepFencedOut({
         db,
         starter,
         heldEpoch: (sessionId) => dispatcher.heldEpoch(sessionId),
         drop: (sessionId) => dispatcher.drop(sessionId),
         onNotice: report,
-      }),
+      });
+    },
   });
   // The boot lock is taken before the first beat: a row with no lock yet
   // would read as a boot that lost it.
@@ -219,7 +231,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     openBoard = resolve;
   });
   const boardLoaded = boardGate
-    .then((load) => (load ? track(board.loadAll()) : undefined))
+    .then((load) => (load ? track(board.loadAll(retainedSince())) : undefined))
     .catch(report);
   const { liveness, mayAdopt, leader } = wired;
   const booted = new BootSignal(boardLoaded);
@@ -233,8 +245,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     lock: o.reconcileLock,
     leader,
     // A follower's boot is covered by the leader: `booted` says so with an empty report.
-    onFollow: () =>
-      booted.passed({ repinned: [], adopted: [], failed: [], removedHandles: [], repaired: [] }),
+    onFollow: () => booted.passed(emptyReport()),
     clock,
     passTimeoutMs: o.passTimeoutMs,
     track,
@@ -244,6 +255,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     submit: (op) => dispatcher.submit(op),
     repair: () => repairDispatch(db),
     vacuum: () => vacuumDispatch(db),
+    ...(retentionMs === null
+      ? {}
+      : {
+          prune: async () =>
+            (
+              await pruneFinished(db, {
+                before: new Date(now() - retentionMs),
+                limit: PRUNE_BATCH,
+              })
+            ).length,
+        }),
     poke: () => dispatcher.poke(),
     stopRunner: (sessionId) => {
       starter.tell(sessionId, { type: 'roundtable.runner.cancel' });

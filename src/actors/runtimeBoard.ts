@@ -31,7 +31,7 @@ import { pushOutput } from '../machines/outputTail.js';
 import { Listeners } from '../supervisor/Listeners.js';
 import { BoardBacklog, type HeldRow } from './runtimeBoardBacklog.js';
 import { type BoardEntry, byBoardOrder, CARD_OUTPUT, toCard } from './runtimeBoardCard.js';
-import { BoardEntries } from './runtimeBoardEntries.js';
+import { BoardEntries, endedBefore } from './runtimeBoardEntries.js';
 import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
 import { CardPublisher } from './runtimeBoardPublish.js';
 import { OutputRestore } from './runtimeBoardRestore.js';
@@ -206,7 +206,7 @@ export function createBoardIndex(
       const pos = positions(list.filter((e) => e.session.status === 'queued'));
       return list.map((e) => toCard(e, pos.get(e.task.id) ?? null));
     },
-    subscribe(listener) {
+    subscribe(listener, onRemoved) {
       catchUp();
       // With nobody listening the passes were skipped, so the positions last
       // shown may be behind the lines (a later arrival took an earlier turn).
@@ -214,15 +214,16 @@ export function createBoardIndex(
       // and forget what was emitted for them, so the next move is told even
       // when it lands back on a number once sent.
       if (publisher.size === 0) for (const id of reposition()) publisher.forget(id);
-      return publisher.add(listener);
+      return publisher.add(listener, onRemoved);
     },
-    async loadAll() {
+    async loadAll(endedSince) {
       catchUp();
-      const { tasks, latest, previous } = await readAllCardRows(db);
+      const { tasks, latest, previous } = await readAllCardRows(db, endedSince);
       const ids: string[] = [];
       for (const t of tasks) {
         const s = latest.get(t.id);
-        if (s) {
+        // Past its retention: its rows are about to go, and its card with them.
+        if (s && (endedSince === undefined || !endedBefore(s, endedSince))) {
           entries.put(t, s);
           const e = entries.get(t.id);
           const before = previous.get(t.id);
@@ -235,6 +236,12 @@ export function createBoardIndex(
       publish(ids);
     },
     refresh,
+    evict(before) {
+      catchUp();
+      const gone = entries.evict(before);
+      publisher.removed(gone);
+      return gone;
+    },
     apply(session, task, options = NO_OPTIONS) {
       // Not async: a job's rows come here ~8 times, most of them rows the
       // card shows already, and an async call's promise and suspended frame

@@ -76,6 +76,22 @@ export class BoardEntries {
   }
 
   /**
+   * Drops the cards of tasks whose run ended before `before` (epoch ms; a
+   * final row without `finishedAt` ends at its last update): retention
+   * (src/db/pruneFinished.ts) deletes their rows. Returns their task ids.
+   */
+  evict(before: number): string[] {
+    const gone: string[] = [];
+    for (const [taskId, e] of this.byTask) {
+      if (!endedBefore(e.session, before)) continue;
+      this.byTask.delete(taskId);
+      this.bySession.delete(e.session.id);
+      gone.push(taskId);
+    }
+    return gone;
+  }
+
+  /**
    * A queued cancel closes its user's line up behind it: the tick moves each
    * later queued session of that user one turn up (rt_tick), rows its reply
    * does not carry, so the board moves them itself (from the turn it holds
@@ -94,4 +110,23 @@ export class BoardEntries {
     }
     if (moved.length > 0) this.closedUp(moved);
   }
+}
+
+/**
+ * Whether a session's run ended before `before` (epoch ms). Pure.
+ *
+ * @example
+ * ```ts
+ * const at = (iso: string) => new Date(iso)
+ * endedBefore({ status: 'succeeded', finishedAt: at('2026-07-01'), updatedAt: at('2026-07-01') }, Date.parse('2026-07-02')) // => true
+ * endedBefore({ status: 'failed', finishedAt: null, updatedAt: at('2026-07-03') }, Date.parse('2026-07-02')) // => false
+ * endedBefore({ status: 'queued', finishedAt: null, updatedAt: at('2026-07-01') }, Date.parse('2026-07-02')) // => false
+ * ```
+ */
+export function endedBefore(
+  s: Pick<Session, 'status' | 'finishedAt' | 'updatedAt'>,
+  before: number,
+): boolean {
+  if (s.status === 'queued' || s.status === 'running') return false;
+  return (s.finishedAt ?? s.updatedAt).getTime() < before;
 }

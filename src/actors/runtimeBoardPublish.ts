@@ -18,6 +18,8 @@ import type { RuntimeCard } from './runtimeTypes.js';
 
 export class CardPublisher {
   private readonly listeners: Listeners<RuntimeCard>;
+  /** Told of cards that left the board (retention), by task id. */
+  private readonly removals: Listeners<readonly string[]>;
   /** Task id -> the card's JSON as listeners last saw it. */
   private readonly emitted = new Map<string, string>();
 
@@ -27,6 +29,7 @@ export class CardPublisher {
     onThrow: (error: RuntimeListenerError) => void,
   ) {
     this.listeners = new Listeners((error) => onThrow(new RuntimeListenerError('board', error)));
+    this.removals = new Listeners((error) => onThrow(new RuntimeListenerError('board', error)));
   }
 
   /** How many listen. */
@@ -34,8 +37,24 @@ export class CardPublisher {
     return this.listeners.size;
   }
 
-  add(listener: (card: RuntimeCard) => void): () => void {
-    return this.listeners.add(listener);
+  /** `onRemoved`: told of the task ids whose cards left the board. */
+  add(
+    listener: (card: RuntimeCard) => void,
+    onRemoved?: (taskIds: readonly string[]) => void,
+  ): () => void {
+    const off = this.listeners.add(listener);
+    const offRemoved = onRemoved === undefined ? () => {} : this.removals.add(onRemoved);
+    return () => {
+      off();
+      offRemoved();
+    };
+  }
+
+  /** Tells listeners these cards left the board; what was told of them is forgotten. */
+  removed(taskIds: readonly string[]): void {
+    if (taskIds.length === 0) return;
+    for (const id of taskIds) this.emitted.delete(id);
+    this.removals.emit(taskIds);
   }
 
   /** The card's next change is told whatever it is (what was told of it is out of date). */

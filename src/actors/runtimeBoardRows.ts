@@ -12,6 +12,9 @@ import { CARD_LINE_CHARS, CARD_OUTPUT_LINES } from './runtimeBoardCard.js';
 /** Characters of a stored output the board reads back: enough for its last lines. */
 export const RESTORE_TAIL_CHARS = CARD_OUTPUT_LINES * (CARD_LINE_CHARS + 1) * 4;
 
+/** Sessions whose stored output one statement reads (a statement takes at most 65,535 parameters). */
+export const TAIL_READ_IDS = 5_000;
+
 /**
  * The last `n` lines of a tail read from a stored output. The tail's first
  * line is dropped when it may be the end of a longer line (the tail did not
@@ -77,23 +80,40 @@ export interface AllCardRows {
   previous: Map<string, { attempt: number; reason: string }>;
 }
 
-/** Every task as its card needs it. */
-export async function readCardTasks(db: Db): Promise<TaskSummary[]> {
-  return (await db.selectFrom('tasks').select(CARD_TASK_COLUMNS).execute()).map(toTaskSummary);
+/**
+ * The tasks a board keeps when work that ended before `endedSince` (epoch
+ * ms) is past retention: the complement of what the prune deletes
+ * (src/db/pruneFinished.ts), so a boot before the prune has caught up
+ * (an upgrade over a long history, a shorter retention) reads none of it.
+ */
+const keptTasks = (endedSince: number) => {
+  const at = new Date(endedSince);
+  return sql<string>`(SELECT t.id FROM tasks t
+    WHERE t.created_at >= ${at} OR EXISTS (
+      SELECT 1 FROM sessions s WHERE s.task_id = t.id
+        AND (s.status IN ('queued', 'running') OR coalesce(s.finished_at, s.updated_at) >= ${at})))`;
+};
+
+/** Every task as its card needs it (those a board keeps, with `endedSince`). */
+export async function readCardTasks(db: Db, endedSince?: number): Promise<TaskSummary[]> {
+  let q = db.selectFrom('tasks').select(CARD_TASK_COLUMNS);
+  if (endedSince !== undefined) q = q.where('id', 'in', keptTasks(endedSince));
+  return (await q.execute()).map(toTaskSummary);
 }
 
-export async function readAllCardRows(db: Db): Promise<AllCardRows> {
-  const tasks = await readCardTasks(db);
+/** Every card's rows; with `endedSince`, only the tasks whose work did not end before it. */
+export async function readAllCardRows(db: Db, endedSince?: number): Promise<AllCardRows> {
+  const tasks = await readCardTasks(db, endedSince);
   // The latest attempt of every task, in one query.
-  const sessions = (
-    await db
-      .selectFrom('sessions')
-      .selectAll()
-      .distinctOn('task_id')
-      .orderBy('task_id')
-      .orderBy('attempt', 'desc')
-      .execute()
-  ).map(toSession);
+  let latestQuery = db
+    .selectFrom('sessions')
+    .selectAll()
+    .distinctOn('task_id')
+    .orderBy('task_id')
+    .orderBy('attempt', 'desc');
+  if (endedSince !== undefined)
+    latestQuery = latestQuery.where('task_id', 'in', keptTasks(endedSince));
+  const sessions = (await latestQuery.execute()).map(toSession);
   // Why each later attempt's predecessor ended, in one more query (only
   // tasks that ran more than once).
   const before = await sql<{ task_id: string; attempt: number; why: string }>`
@@ -116,14 +136,20 @@ export async function readOutputTails(
   db: Db,
   sessionIds: readonly string[],
 ): Promise<Array<{ sessionId: string; tail: string; whole: boolean }>> {
-  const rows = await db
-    .selectFrom('session_outputs')
-    .select([
-      'session_id',
-      sql<string>`right(text, ${RESTORE_TAIL_CHARS})`.as('tail'),
-      sql<boolean>`length(text) <= ${RESTORE_TAIL_CHARS}`.as('whole'),
-    ])
-    .where('session_id', 'in', sessionIds)
-    .execute();
-  return rows.map((r) => ({ sessionId: r.session_id, tail: r.tail, whole: r.whole }));
+  const out: Array<{ sessionId: string; tail: string; whole: boolean }> = [];
+  // In slices, each id a parameter: a statement takes at most 65,535 of
+  // them, and a boot over more finished tasks than that failed here.
+  for (let i = 0; i < sessionIds.length; i += TAIL_READ_IDS) {
+    const rows = await db
+      .selectFrom('session_outputs')
+      .select([
+        'session_id',
+        sql<string>`right(text, ${RESTORE_TAIL_CHARS})`.as('tail'),
+        sql<boolean>`length(text) <= ${RESTORE_TAIL_CHARS}`.as('whole'),
+      ])
+      .where('session_id', 'in', sessionIds.slice(i, i + TAIL_READ_IDS))
+      .execute();
+    for (const r of rows) out.push({ sessionId: r.session_id, tail: r.tail, whole: r.whole });
+  }
+  return out;
 }

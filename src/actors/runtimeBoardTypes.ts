@@ -22,9 +22,19 @@ export interface ApplyOptions {
 
 export interface BoardIndex {
   cards(userId: string | null): RuntimeCard[];
-  subscribe(listener: (card: RuntimeCard) => void): () => void;
-  /** Reloads every card (boot, Reconciler pass). */
-  loadAll(): Promise<void>;
+  /** `onRemoved`: told of the task ids whose cards left the board (`evict`). */
+  subscribe(
+    listener: (card: RuntimeCard) => void,
+    onRemoved?: (taskIds: readonly string[]) => void,
+  ): () => void;
+  /** Loads every card (boot), but those of runs that ended before `endedSince` (epoch ms). */
+  loadAll(endedSince?: number): Promise<void>;
+  /**
+   * Drops the cards of runs that ended before `before` (epoch ms; their
+   * rows are past retention) and tells the removal listeners; returns their
+   * task ids.
+   */
+  evict(before: number): string[];
   /** Reloads one task's card. */
   refresh(taskId: string): Promise<void>;
   /**

@@ -18,6 +18,7 @@ export const RUNTIME_DEFAULTS = {
   pollMs: 5_000,
   adoptBudgetMs: 15 * 60 * 1000,
   reconcileMs: 60_000,
+  retentionMs: 7 * 24 * 60 * 60 * 1000,
   ioTimeoutMs: 120_000,
   dispatchPollMs: 1_000,
   positionPushMs: 100,
@@ -83,6 +84,7 @@ const schema = z.object({
   pollMs: ms.optional(),
   adoptBudgetMs: ms.optional(),
   reconcileMs: ms.optional(),
+  retentionMs: ms.nullable().optional(),
   nodeId: name.optional(),
   bootId: name.optional(),
   runnerImage: z.string().min(1).max(255).optional(),
@@ -126,6 +128,7 @@ export type ResolvedRuntimeOptions = Omit<
   pollMs: number;
   adoptBudgetMs: number;
   reconcileMs: number;
+  retentionMs: number | null;
   ioTimeoutMs: number;
   reconcileLock: boolean;
   dispatchPollMs: number;
@@ -148,6 +151,10 @@ export type ResolvedRuntimeOptions = Omit<
  * const backend = { start() {}, attach() {}, observe() {}, remove() {}, ping() {} }
  * const base = { db: {}, backend }
  * resolveRuntimeOptions(base).reconcileMs // => 60000
+ * resolveRuntimeOptions(base).retentionMs // => 604800000
+ * resolveRuntimeOptions({ ...base, retentionMs: null }).retentionMs // => null
+ * resolveRuntimeOptions({ ...base, retentionMs: undefined }).retentionMs // => 604800000
+ * resolveRuntimeOptions({ ...base, retentionMs: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions(base).caps // => { maxRunning: 4, defaultUserCap: 2 }
  * typeof resolveRuntimeOptions(base).clock.now() // => 'number'
  * resolveRuntimeOptions({ ...base, nodeId: 'n1' }).nodeId // => 'n1'
@@ -189,8 +196,12 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
     const { field, message } = firstIssue(parsed.error, 'options');
     throw new RuntimeOptionError(field, message);
   }
-  // The caller's objects, not zod's copies: the store and the backend keep their identity.
-  const o = { ...RUNTIME_DEFAULTS, ...options };
+  // The caller's objects, not zod's copies: the store and the backend keep
+  // their identity. A key given as undefined takes its default, as one left out does.
+  const given = Object.fromEntries(
+    Object.entries(options).filter(([, v]) => v !== undefined),
+  ) as RuntimeOptions;
+  const o = { ...RUNTIME_DEFAULTS, ...given };
   const derived = {
     heartbeatMs: o.heartbeatMs ?? Math.max(1, Math.round(o.reconcileMs / 3)),
     heartbeatStaleBeats: o.heartbeatStaleBeats ?? 3,

@@ -80,7 +80,7 @@ export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
   return {
     cards: (userId) => board.cards(userId),
     subscribe(listener, options) {
-      const unsubscribe = board.subscribe(listener);
+      const unsubscribe = board.subscribe(listener, options?.onRemoved);
       const release = options?.passive === true ? () => {} : q.watch.watch();
       return () => {
         unsubscribe();

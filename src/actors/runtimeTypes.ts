@@ -71,6 +71,13 @@ export interface RuntimeOptions {
   /** Reconciler period. Default 60 000. */
   reconcileMs?: number;
   /**
+   * How long finished work is kept: a task whose every attempt ended this
+   * long ago leaves every node's board, and the Reconciler deletes its
+   * rows (its sessions, history and output). `null`: kept for ever (the
+   * store and every board then grow with every job). Default 7 days.
+   */
+  retentionMs?: number | null;
+  /**
    * This machine's stable name (e.g. the host name). The owner written on
    * rows is `${nodeId}@${bootId}`: a new boot is a new owner, so a deploy
    * makes every run of the previous boot an orphan the Reconciler can see.

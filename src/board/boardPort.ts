@@ -96,6 +96,12 @@ export interface SubscribeOptions {
    * make the source watched. Its cards come as they reach the source.
    */
   readonly passive?: boolean;
+  /**
+   * Told of cards that left the board, by task id: finished work past the
+   * source's retention (its rows are deleted). A subscriber that keeps
+   * cards drops these. Absent: it is not told (and keeps what it kept).
+   */
+  readonly onRemoved?: (taskIds: readonly string[]) => void;
 }
 
 /** Positions derived, not stored: see {@link BoardSource.line}. */

@@ -52,6 +52,11 @@ export const cliConfigSchema = z.strictObject({
   pollMs: ms,
   adoptBudgetMs: ms,
   reconcileMs: ms,
+  /**
+   * How long finished work is kept (ms): past it, a task whose every
+   * attempt ended leaves the board and its rows are deleted. 0: for ever.
+   */
+  retentionMs: z.number().int().min(0),
   /** One Reconciler at a time over every node: `auto` is on for a Postgres server. */
   reconcileLock: z.enum(['auto', 'on', 'off']),
   /** Each boot's liveness lock: `off`, or `pooler: 'transaction'`, leaves the heartbeat rows alone. */
@@ -104,6 +109,7 @@ export function cliDefaults(): CliConfig {
     pollMs: 5_000,
     adoptBudgetMs: 15 * 60 * 1000,
     reconcileMs: 60_000,
+    retentionMs: 7 * 24 * 60 * 60 * 1000,
     reconcileLock: 'auto',
     bootLock: 'auto',
     shutdownMs: 15_000,

@@ -173,6 +173,14 @@ export const SETTINGS: readonly Setting[] = [
     help: 'Reconciler period',
   },
   {
+    key: 'retentionMs',
+    flag: '--retention-ms',
+    env: 'ROUNDTABLE_RETENTION_MS',
+    kind: 'int',
+    group: 'node',
+    help: 'how long finished work is kept: past it, a task whose every attempt ended leaves the board and its rows (sessions, history, output) are deleted. 0 keeps it for ever. Default 604800000 (7 days)',
+  },
+  {
     key: 'reconcileLock',
     flag: '--reconcile-lock',
     env: 'ROUNDTABLE_RECONCILE_LOCK',

@@ -29,6 +29,19 @@ const UI_READY_MS = 30_000;
 /** How long `start` waits for the first Reconciler pass before it goes on without it. */
 const BOOT_SWEEP_MS = 60_000;
 
+/**
+ * The runtime's retention from the CLI's: 0 keeps finished work for ever.
+ *
+ * @example
+ * ```ts
+ * retention({ retentionMs: 3600000 }) // => 3600000
+ * retention({ retentionMs: 0 }) // => null
+ * ```
+ */
+export function retention(config: Pick<CliConfig, 'retentionMs'>): number | null {
+  return config.retentionMs === 0 ? null : config.retentionMs;
+}
+
 /** The heartbeat options that make a node's beat vouch for `deadAfterMs`: five beats. */
 function beatWindow(deadAfterMs: number): {
   heartbeatMs: number;
@@ -208,6 +221,7 @@ export async function startNode(
       pollMs: config.pollMs,
       adoptBudgetMs: config.adoptBudgetMs,
       reconcileMs: config.reconcileMs,
+      retentionMs: retention(config),
       ...liveness(config, store),
       nodeId: config.nodeId,
       ...(config.runnerImage ? { runnerImage: config.runnerImage } : {}),
@@ -341,7 +355,13 @@ function logCards(runtime: Runtime, ctx: CommandContext): void {
         `${card.title}: ${before ?? 'new'} → ${now}`,
       );
     },
-    { passive: true },
+    {
+      passive: true,
+      // Past retention: the card left the board, and the log's memory of it goes too.
+      onRemoved: (taskIds) => {
+        for (const id of taskIds) last.delete(id);
+      },
+    },
   );
 }
 

@@ -92,6 +92,12 @@ export {
   runningByOwner,
   setWatching,
 } from './nodeHeartbeats.js';
+export {
+  MAX_PRUNE_BATCH,
+  PRUNE_BATCH,
+  type PruneFinishedInput,
+  pruneFinished,
+} from './pruneFinished.js';
 export { type RetryTaskInput, retryTask } from './retryTask.js';
 export type { Session, SessionEvent, Task, TaskSummary } from './rows.js';
 export { parseRunSpec, RUN_SPEC_LIMITS, type RunSpec } from './runSpec.js';

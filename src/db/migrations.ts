@@ -303,6 +303,27 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'tick_changes_without_spec',
     statements: [orReplace(RT_TICK)],
   },
+  {
+    // Finished work is kept for a retention period, then pruned whole (the
+    // task, its sessions, their history and output: src/db/pruneFinished.ts).
+    // Without it every node's board, boot and memory grew with every job
+    // ever run (100,000 finished tasks: a 4 s boot and ~165 MB per node).
+    // The prune finds old tasks by their creation; and the history stays
+    // append-only for everyone else: only a transaction that says it is the
+    // prune (`roundtable.prune`, set local) may delete events.
+    version: 21,
+    name: 'finished_retention',
+    statements: [
+      'CREATE INDEX tasks_created_idx ON tasks (created_at)',
+      `CREATE OR REPLACE FUNCTION session_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP = 'DELETE' AND current_setting('roundtable.prune', true) = 'on' THEN
+            RETURN OLD;
+          END IF;
+          RAISE EXCEPTION 'session_events is append-only';
+        END $$`,
+    ],
+  },
 ];
 
 /** What `migrate` did. */

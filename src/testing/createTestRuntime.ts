@@ -63,6 +63,8 @@ export interface TestRuntimeOptions {
   dispatchPollMs?: number;
   /** Passed to `createRuntime`: this node's share of the global cap. */
   localMax?: number;
+  /** Passed to `createRuntime`: how long finished work is kept (`null`: for ever). */
+  retentionMs?: number | null;
   /** Errors the runtime reports; default: collected in `errors`. */
   onError?: (error: unknown) => void;
 }
@@ -163,6 +165,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       ...(o.liveness === undefined ? {} : { liveness: o.liveness }),
       ...(o.dispatchPollMs === undefined ? {} : { dispatchPollMs: o.dispatchPollMs }),
       ...(o.localMax === undefined ? {} : { localMax: o.localMax }),
+      ...(o.retentionMs === undefined ? {} : { retentionMs: o.retentionMs }),
       onError: o.onError ?? ((e) => errors.push(e)),
     });
     await settle();

@@ -74,7 +74,10 @@ export class BoardHub {
     // Passive: the hub's views are always there; the board is watched only
     // while a socket is open (see attach), so a node nobody looks at is not
     // told of every tick on the other nodes.
-    this.unsubscribe = deps.source.subscribe((card) => this.publish(card), { passive: true });
+    this.unsubscribe = deps.source.subscribe((card) => this.publish(card), {
+      passive: true,
+      onRemoved: (taskIds) => this.unpublish(taskIds),
+    });
     this.unsubscribeLine =
       deps.source.line?.subscribe(() => {
         this.places.moved();
@@ -187,6 +190,12 @@ export class BoardHub {
   private publish(card: BoardCard): void {
     this.views.get(ADMIN_VIEW)?.change(card);
     this.views.get(card.userId)?.change(card);
+    this.flushSoon();
+  }
+
+  /** Cards that left the board (retention): every view that holds one drops it. */
+  private unpublish(taskIds: readonly string[]): void {
+    for (const view of this.views.values()) for (const id of taskIds) view.drop(id);
     this.flushSoon();
   }
 

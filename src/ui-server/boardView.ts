@@ -48,8 +48,8 @@ export class BoardView {
   /** Counts the view's flushes that changed something: the `seq` of its frames. */
   private seq = 0;
   private readonly cards = new Map<string, BoardCard>();
-  /** Changes not yet flushed, by task id (the latest wins). */
-  private readonly changes = new Map<string, BoardCard>();
+  /** Changes not yet flushed, by task id (the latest wins; null: the card left the board). */
+  private readonly changes = new Map<string, BoardCard | null>();
   private readonly userCards = new Map<string, number>();
   private users: string[] = [];
   /** Every card, and one index per filter some group uses (the key '' is every card). */
@@ -84,6 +84,11 @@ export class BoardView {
     this.changes.set(card.taskId, card);
   }
 
+  /** The card left the board (retention); the next flush removes it, if the view holds it. */
+  drop(taskId: string): void {
+    if (this.cards.has(taskId) || this.changes.has(taskId)) this.changes.set(taskId, null);
+  }
+
   /**
    * Applies the changes to the view's indexes and returns, for each group
    * whose window they touched, the `update` frame for its sockets. With
@@ -97,24 +102,33 @@ export class BoardView {
       for (const g of this.groups.values()) shown ||= g.showsQueued;
       if (!shown) return [];
     }
-    const changed = [...this.changes.values()];
-    this.changes.clear();
+    const changed: BoardCard[] = [];
+    const removed: string[] = [];
     let usersChanged = false;
-    for (const card of changed) {
-      const prev = this.cards.get(card.taskId);
-      this.cards.set(card.taskId, card);
+    for (const [taskId, card] of this.changes) {
+      const prev = this.cards.get(taskId);
+      if (card === null) {
+        if (prev === undefined) continue;
+        this.cards.delete(taskId);
+        removed.push(taskId);
+        usersChanged = this.countUser(prev.userId, -1) || usersChanged;
+        continue;
+      }
+      changed.push(card);
+      this.cards.set(taskId, card);
       if (prev?.userId === card.userId) continue;
       if (prev !== undefined) usersChanged = this.countUser(prev.userId, -1) || usersChanged;
       usersChanged = this.countUser(card.userId, 1) || usersChanged;
     }
+    this.changes.clear();
     if (usersChanged) this.users = [...this.userCards.keys()].sort();
     const touched = new Set<ColumnIndex>();
     for (const { index } of this.indexes.values()) {
-      if (index.apply(changed).size > 0) touched.add(index);
+      if (index.apply(changed, removed).size > 0) touched.add(index);
     }
     this.seq += 1;
     const out: Array<{ group: WindowGroup<BoardConnection>; frame: string }> = [];
-    const ids = changed.map((c) => c.taskId);
+    const ids = [...changed.map((c) => c.taskId), ...removed];
     const state = this.state();
     for (const group of this.groups.values()) {
       const concerned =

@@ -26,6 +26,8 @@ export const REBUILD_SHARE = 1 / 32;
  * index.apply([q('a', 1), q('b', 2)]) // => new Set(['queued'])
  * index.slice('queued', 1, 10).map((c) => c.taskId) // => ['b']
  * index.count('queued') // => 2
+ * index.apply([], ['a']) // => new Set(['queued'])
+ * index.count('queued') // => 1
  * ```
  */
 export class ColumnIndex {
@@ -64,8 +66,11 @@ export class ColumnIndex {
       .map((id) => this.held.get(id)!);
   }
 
-  /** Takes the new state of each changed card; returns the columns whose contents moved. */
-  apply(changed: Iterable<BoardCard>): Set<Column> {
+  /**
+   * Takes the new state of each changed card, and drops the `removed` ones
+   * (cards that left the board); returns the columns whose contents moved.
+   */
+  apply(changed: Iterable<BoardCard>, removed: Iterable<string> = []): Set<Column> {
     const moves: Array<{ id: string; old: BoardCard | undefined; next: BoardCard | undefined }> =
       [];
     const touched = new Map<Column, { out: BoardCard[]; in: BoardCard[] }>();
@@ -84,6 +89,12 @@ export class ColumnIndex {
       if (old !== undefined) at(old.column).out.push(old);
       if (next !== undefined) at(next.column).in.push(next);
       moves.push({ id: card.taskId, old, next });
+    }
+    for (const id of removed) {
+      const old = this.held.get(id);
+      if (old === undefined) continue;
+      at(old.column).out.push(old);
+      moves.push({ id, old, next: undefined });
     }
     const rebuild = new Set<Column>();
     // Out first, each found by the key it was placed with.

@@ -1,7 +1,9 @@
 import { expect, test } from 'vitest';
+import * as entries from '../../src/actors/runtimeBoardEntries.js';
 import { BoardEntries } from '../../src/actors/runtimeBoardEntries.js';
 import type { Task } from '../../src/db/index.js';
 import { queuedSession } from '../support/boardRuns.js';
+import { runDocExamples } from '../support/docExamples.js';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
 const task = (id: string, userId = 'u1'): Task => ({
@@ -66,3 +68,33 @@ test("a queued cancel closes its user's line up behind it, and tells which cards
   e.put(task('e'), unplaced);
   expect([...e.unkeyed]).toEqual(['e']);
 });
+
+test('evict drops the cards of runs that ended before the cutoff, and only those', () => {
+  const e = new BoardEntries(() => {});
+  const ended = (taskId: string, status: 'succeeded' | 'failed' | 'cancelled', ms: number) => ({
+    ...queued(taskId, 0),
+    status,
+    epoch: 1,
+    finishedAt: at(ms),
+    updatedAt: at(ms),
+  });
+  e.put(task('old'), ended('old', 'succeeded', 10));
+  e.put(task('oldFail'), ended('oldFail', 'failed', 20));
+  e.put(task('recent'), ended('recent', 'cancelled', 100));
+  e.put(task('waiting'), queued('waiting', 1));
+  // A final row of an older version, with no finishedAt: it ends by its last update.
+  e.put(task('legacy'), {
+    ...ended('legacy', 'succeeded', 0),
+    finishedAt: null,
+    updatedAt: at(30),
+  });
+  expect(e.evict(Date.parse(at(50).toISOString())).sort()).toEqual(['legacy', 'old', 'oldFail']);
+  expect([...e.values()].map((x) => x.task.id).sort()).toEqual(['recent', 'waiting']);
+  expect(e.ofSession('old_s')).toBeUndefined();
+  expect(e.queued.has('waiting')).toBe(true);
+  expect(e.evict(Date.parse(at(50).toISOString()))).toEqual([]);
+  // A later row of an evicted task makes a card again (its rows were not pruned yet).
+  expect(e.put(task('old'), ended('old', 'succeeded', 10))).toBe(true);
+});
+
+runDocExamples(new URL('../../src/actors/runtimeBoardEntries.ts', import.meta.url), entries);

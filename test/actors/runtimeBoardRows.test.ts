@@ -77,4 +77,59 @@ describeEachEngine('the board rows', (getDb) => {
       ].sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1)),
     );
   });
+
+  it('reads only the cards a board keeps when older work is past retention', async () => {
+    const { db } = getDb();
+    const day = (d: number) => new Date(Date.UTC(2026, 0, d));
+    const spec = { image: 'i', command: ['c'] };
+    const task = (title: string, created: number) =>
+      createTaskWithSession(db, { userId: 'alice', title, spec, now: day(created) });
+    const end = (sessionId: string, status: 'succeeded' | 'cancelled', d: number | null) =>
+      db
+        .updateTable('sessions')
+        .set({ status, finished_at: d === null ? null : day(d), updated_at: day(d ?? 2) })
+        .where('id', '=', sessionId)
+        .execute();
+    const old = await task('ended long ago', 1);
+    await end(old.session.id, 'succeeded', 2);
+    const legacy = await task('a final row without finished_at', 1);
+    await end(legacy.session.id, 'cancelled', null);
+    const lateEnd = await task('created long ago, ended lately', 1);
+    await end(lateEnd.session.id, 'succeeded', 20);
+    const waiting = await task('still queued', 1);
+    const fresh = await task('created lately', 20);
+    await end(fresh.session.id, 'succeeded', 21);
+
+    const kept = [lateEnd, waiting, fresh].map((t) => t.task.id).sort();
+    const all = await rows.readAllCardRows(db, day(10).getTime());
+    expect(all.tasks.map((t) => t.id).sort()).toEqual(kept);
+    expect([...all.latest.keys()].sort()).toEqual(kept);
+    expect((await rows.readAllCardRows(db)).tasks).toHaveLength(5);
+  });
+
+  it('reads the tails of more stored outputs than a statement takes parameters', async () => {
+    const { db } = getDb();
+    const now = new Date(Date.UTC(2026, 0, 1));
+    const { session } = await createTaskWithSession(db, {
+      userId: 'alice',
+      title: 'one',
+      spec: { image: 'i', command: ['c'] },
+      now,
+    });
+    await db
+      .insertInto('session_outputs')
+      .values({
+        session_id: session.id,
+        text: 'done\n',
+        created_at: now,
+        truncated: false,
+        total_bytes: 5,
+      })
+      .execute();
+    // A boot over 70,000 finished cards asked for them in one statement, and failed.
+    const ids = [...Array.from({ length: 70_000 }, () => newId('session')), session.id];
+    expect(await rows.readOutputTails(db, ids)).toEqual([
+      { sessionId: session.id, tail: 'done\n', whole: true },
+    ]);
+  });
 });

@@ -9,6 +9,7 @@ const report = (n: number): PassReport => ({
   failed: [],
   removedHandles: [],
   repaired: [],
+  pruned: 0,
 });
 
 function deferred() {

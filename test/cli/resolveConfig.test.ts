@@ -105,6 +105,16 @@ describe('resolveConfig', () => {
     );
   });
 
+  it('takes how long finished work is kept from --retention-ms or the env, default 7 days, 0 for ever', () => {
+    expect(resolveConfig({}).config.retentionMs).toBe(604_800_000);
+    expect(resolveConfig({ flags: { '--retention-ms': '0' } }).config.retentionMs).toBe(0);
+    expect(resolveConfig({ env: { ROUNDTABLE_RETENTION_MS: '3600000' } }).config.retentionMs).toBe(
+      3_600_000,
+    );
+    const negative = errorOf(() => resolveConfig({ flags: { '--retention-ms': '-1' } }));
+    expect(negative.message).toMatch(/^--retention-ms: retentionMs /);
+  });
+
   it('ignores empty variables (an unset DOCKER_HOST in a compose file)', () => {
     expect(resolveConfig({ env: { DOCKER_HOST: '' } }).config.dockerHost).toBeUndefined();
   });

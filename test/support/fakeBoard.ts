@@ -50,6 +50,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
   readonly line: BoardLine | undefined;
   private readonly caps = new Map<string, number | null>();
   private readonly listeners = new Set<(card: BoardCard) => void>();
+  private readonly removalListeners = new Set<(taskIds: readonly string[]) => void>();
   /** What each task runs, and each session's latest card and every output line (job pages). */
   private readonly inputs = new Map<string, CreateTaskInput>();
   private readonly attempts = new Map<string, Map<string, BoardCard>>();
@@ -97,9 +98,12 @@ export class FakeBoard implements BoardSource, BoardCommands {
 
   subscribe(listener: (card: BoardCard) => void, options?: SubscribeOptions): () => void {
     this.listeners.add(listener);
+    const onRemoved = options?.onRemoved;
+    if (onRemoved !== undefined) this.removalListeners.add(onRemoved);
     const release = options?.passive === true ? () => {} : this.watch();
     return () => {
       this.listeners.delete(listener);
+      if (onRemoved !== undefined) this.removalListeners.delete(onRemoved);
       release();
     };
   }
@@ -337,6 +341,16 @@ export class FakeBoard implements BoardSource, BoardCommands {
 
   // --- test controls: what the runtime would report ---
   /** Appends an output line to a running card. */
+  /** Finished cards leave the board, as the runtime's retention takes them off (SubscribeOptions.onRemoved). */
+  forget(taskIds: readonly string[]): void {
+    for (const id of taskIds) {
+      if (this.get(id).column !== 'done' && this.get(id).column !== 'failed')
+        throw new Error(`${id} has not finished`);
+      this.cardsById.delete(id);
+    }
+    for (const listener of this.removalListeners) listener(taskIds);
+  }
+
   output(taskId: string, line: string): void {
     const card = this.get(taskId);
     const all = this.fullOutput.get(card.sessionId) ?? [];

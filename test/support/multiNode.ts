@@ -3,6 +3,7 @@
  * clock (the harness's): settle every node, and move the shared clock,
  * settling every node after each timer.
  */
+import { afterEach } from 'vitest';
 import type { Runtime } from '../../src/actors/runtimeTypes.js';
 import type { TestRuntime } from '../../src/testing/index.js';
 
@@ -31,4 +32,18 @@ export async function advanceAll(
   }
   harness.clock.fireNext(target);
   await settleAll(nodes);
+}
+
+/**
+ * A test's harness (`h`) and the nodes it boots beside it (`others`):
+ * after each test the others are killed and the harness closed.
+ */
+export function nodesOfEachTest(): { h: TestRuntime | undefined; others: Runtime[] } {
+  const nodes: { h: TestRuntime | undefined; others: Runtime[] } = { h: undefined, others: [] };
+  afterEach(async () => {
+    for (const r of nodes.others.splice(0)) r.kill();
+    await nodes.h?.close();
+    nodes.h = undefined;
+  });
+  return nodes;
 }

@@ -103,6 +103,36 @@ describe('subscribe', () => {
   });
 });
 
+describe('retention', () => {
+  it('a card that leaves the board is removed from every window that showed it, counts and users with it', async () => {
+    h = await startHarness();
+    await h.board.createTask('alice', spec('a1'));
+    await h.board.createTask('alice', spec('a2'));
+    await h.board.createTask('bob', spec('b1'));
+    h.board.finish('t1', 0);
+    h.board.finish('t3', 0);
+    const alice = await subscribed(ALICE);
+    const admin = await subscribed(ADMIN);
+    expect(admin.snapshot.users).toEqual(['alice', 'bob']);
+    const state = { seq: alice.snapshot.seq, cards: new Map<string, BoardCard>() };
+    for (const card of alice.snapshot.cards) state.cards.set(card.taskId, card);
+    h.board.forget(['t1', 't3']);
+    const frames = await alice.c.sync();
+    expect(frames).toHaveLength(1);
+    expect(frames[0]).toMatchObject({ removed: ['t1'], counts: { done: 0 } });
+    applyFrames(state, frames);
+    expect(byTask([...state.cards.values()])).toEqual(byTask(h.board.cards('alice')));
+    const adminFrames = await admin.c.sync();
+    expect(adminFrames).toHaveLength(1);
+    expect((adminFrames[0] as { removed: string[] }).removed.sort()).toEqual(['t1', 't3']);
+    // Bob's only card went: he is no longer a user of the admin's filter.
+    expect(adminFrames[0]).toMatchObject({ users: ['alice'] });
+    // A new socket's snapshot has none of them.
+    const again = await subscribed(ADMIN);
+    expect(again.snapshot.cards.map((c) => c.taskId)).toEqual(['t2']);
+  });
+});
+
 describe('watching', () => {
   it('watches the source while a socket is open, and only then', async () => {
     h = await startHarness();
@@ -378,6 +408,7 @@ describe('model: any sequence of changes keeps every window equal to the cut of 
     fc.record({ kind: fc.constant('retry'), pick: fc.nat() }),
     fc.record({ kind: fc.constant('output'), pick: fc.nat() }),
     fc.record({ kind: fc.constant('drop') }),
+    fc.record({ kind: fc.constant('forget'), pick: fc.nat() }),
   );
   const range = fc.record({ offset: fc.nat({ max: 6 }), limit: fc.nat({ max: 4 }) });
   const window = fc.record(
@@ -442,7 +473,16 @@ describe('model: any sequence of changes keeps every window equal to the cut of 
           await h.board.retry(null, ended[o.pick % ended.length]!.taskId);
         else if (o.kind === 'output' && running.length > 0)
           h.board.output(running[o.pick % running.length]!.taskId, 'out');
-        else if (o.kind === 'drop') {
+        else if (o.kind === 'forget') {
+          // Retention: a finished card, and sometimes every one, leaves the board.
+          const finished = all.filter((c) => c.column === 'done' || c.column === 'failed');
+          if (finished.length > 0)
+            h.board.forget(
+              o.pick % 3 === 0
+                ? finished.map((c) => c.taskId)
+                : [finished[o.pick % finished.length]!.taskId],
+            );
+        } else if (o.kind === 'drop') {
           const v = live[0]!;
           v.c.ws.terminate();
           v.c = await open(v.token);
