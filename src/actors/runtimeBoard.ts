@@ -31,7 +31,7 @@ import { pushOutput } from '../machines/outputTail.js';
 import { Listeners } from '../supervisor/Listeners.js';
 import { BoardBacklog, type HeldRow } from './runtimeBoardBacklog.js';
 import { type BoardEntry, byBoardOrder, CARD_OUTPUT, toCard } from './runtimeBoardCard.js';
-import { BoardEntries, endedBefore } from './runtimeBoardEntries.js';
+import { BoardEntries, endedBefore, sameTask } from './runtimeBoardEntries.js';
 import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
 import { CardPublisher } from './runtimeBoardPublish.js';
 import { OutputRestore } from './runtimeBoardRestore.js';
@@ -147,7 +147,7 @@ export function createBoardIndex(
       prev !== undefined &&
       prev.session === session &&
       session.status !== 'queued' &&
-      (task === undefined || task === prev.task) &&
+      (task === undefined || sameTask(task, prev.task)) &&
       r.storedOutput === undefined
     ) {
       if (r.outputShown) prev.restored = true;

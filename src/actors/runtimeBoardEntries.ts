@@ -6,7 +6,7 @@
  * than the card shows, and it is where a queued cancel closes its user's
  * line up.
  */
-import type { Session, TaskSummary } from '../db/index.js';
+import type { Session, Task, TaskSummary } from '../db/index.js';
 import { endOutput } from '../machines/outputTail.js';
 import { type BoardEntry, CARD_OUTPUT, isNewer } from './runtimeBoardCard.js';
 
@@ -42,6 +42,7 @@ export class BoardEntries {
     if (prev !== undefined && !isNewer(prev.session, session)) return false;
     if (prev !== undefined && prev.task.updatedAt.getTime() > task.updatedAt.getTime())
       task = prev.task;
+    else task = withoutSpec(task);
     const same = prev?.session.id === session.id;
     const isQueued = session.status === 'queued';
     if (same && prev.session.status === 'queued' && session.status === 'cancelled')
@@ -129,4 +130,47 @@ export function endedBefore(
 ): boolean {
   if (s.status === 'queued' || s.status === 'running') return false;
   return (s.finishedAt ?? s.updatedAt).getTime() < before;
+}
+
+/**
+ * A task as a card keeps it: without its run spec, which only a runner
+ * reads and which can be ~1 MB (a coding agent's prompt); a card of this
+ * node's own task came with the whole task (its enqueue, its grant) and
+ * kept the spec for as long as the card lived. The same object when it
+ * has none. Pure.
+ *
+ * @example
+ * ```ts
+ * const at = new Date(0)
+ * const summary = { id: 't', userId: 'u', title: 'x', column: 'done', createdAt: at, updatedAt: at }
+ * withoutSpec({ ...summary, spec: { image: 'i', command: ['c'] } }) // => summary
+ * withoutSpec(summary) === summary // => true
+ * ```
+ */
+export function withoutSpec(task: TaskSummary | Task): TaskSummary {
+  if (!('spec' in task)) return task;
+  const { id, userId, title, column, createdAt, updatedAt } = task;
+  return { id, userId, title, column, createdAt, updatedAt };
+}
+
+/**
+ * Whether two versions of a task show the same card: the one object, or
+ * the same row (its every change moves `updatedAt`). Pure.
+ *
+ * @example
+ * ```ts
+ * const at = new Date(0)
+ * const t = { id: 't', userId: 'u', title: 'x', column: 'done', createdAt: at, updatedAt: at }
+ * sameTask(t, { ...t, spec: { image: 'i', command: ['c'] } }) // => true
+ * sameTask(t, { ...t, column: 'queued', updatedAt: new Date(1) }) // => false
+ * ```
+ */
+export function sameTask(a: TaskSummary, b: TaskSummary): boolean {
+  return (
+    a === b ||
+    (a.id === b.id &&
+      a.updatedAt.getTime() === b.updatedAt.getTime() &&
+      a.column === b.column &&
+      a.title === b.title)
+  );
 }

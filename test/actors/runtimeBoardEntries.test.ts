@@ -98,3 +98,24 @@ test('evict drops the cards of runs that ended before the cutoff, and only those
 });
 
 runDocExamples(new URL('../../src/actors/runtimeBoardEntries.ts', import.meta.url), entries);
+
+test('a card keeps its task without the run spec, whatever the row it came with', () => {
+  const e = new BoardEntries(() => {});
+  const prompt = 'p'.repeat(32_000);
+  const whole = { ...task('t1'), spec: { image: 'i', command: ['agent', prompt] } };
+  e.put(whole, queued('t1', 0));
+  expect(e.get('t1')?.task).toEqual({
+    id: 't1',
+    userId: 'u1',
+    title: 't1',
+    column: 'queued',
+    createdAt: at(0),
+    updatedAt: at(0),
+  });
+  expect('spec' in (e.get('t1')?.task ?? {})).toBe(false);
+  // A later version of the task (a retry moved its column) replaces it, still without the spec.
+  const moved = { ...whole, column: 'running', updatedAt: at(5) };
+  e.put(moved, { ...queued('t1', 0), status: 'running', epoch: 1, updatedAt: at(5) });
+  expect(e.get('t1')?.task.column).toBe('running');
+  expect('spec' in (e.get('t1')?.task ?? {})).toBe(false);
+});
