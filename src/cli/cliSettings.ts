@@ -178,7 +178,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'ROUNDTABLE_RETENTION_MS',
     kind: 'int',
     group: 'node',
-    help: 'how long finished work is kept: past it, a task whose every attempt ended leaves the board and its rows (sessions, history, output) are deleted. 0 keeps it for ever. Default 604800000 (7 days)',
+    help: 'how long finished work is kept: past it, a task whose every attempt ended leaves the board and its rows (sessions, history, output) are deleted; 0 keeps it for ever (604800000 is 7 days)',
   },
   {
     key: 'reconcileLock',
