@@ -9,7 +9,10 @@
  * seen from the node (round trip included), node CPU the process's
  * user + system time over the call, parse included. Then the board's load
  * at boot of every task in the store (the 2,000 above), with the spec
- * (read and checked, as before) and without (`readCardTasks`).
+ * (read and checked, as before) and without (`readCardTasks`). Last, a
+ * tick whose reply carries 100 finished runs with long outputs, their
+ * tails read from the tail stored beside each output (migration 22) and
+ * from the text, as every read was before.
  *
  * Server URL: ROUNDTABLE_BENCH_DATABASE_URL, else ROUNDTABLE_TEST_DATABASE_URL,
  * else the local server; a scratch database, dropped after. Medians of 9
@@ -19,13 +22,14 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { readCardTasks } from '../../src/actors/runtimeBoardRows.js';
+import { RESTORE_TAIL_CHARS, readCardTasks } from '../../src/actors/runtimeBoardRows.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { readChanges } from '../../src/db/dispatchReads.js';
 import { newId } from '../../src/db/ids.js';
 import { migrate } from '../../src/db/migrations.js';
 import { toTask } from '../../src/db/rows.js';
 import { changedSessions } from '../../src/db/sql/changesSql.js';
+import { OUTPUT_TAIL_CHARS } from '../../src/db/storedTail.js';
 import { tick } from '../../src/db/tick.js';
 import { tickPayload } from '../../src/db/tickInput.js';
 import { changesFromJson } from '../../src/db/tickReply.js';
@@ -123,8 +127,13 @@ async function bytesOf(h: DbHandle, since: number, withSpec: boolean): Promise<n
  * `since`, as this node asks (no spec) or an older one (`changes_without_spec`
  * left out). Run in a transaction rolled back, so each run ticks the same state.
  */
-async function tickWithChanges(client: pg.Client, since: number, withSpec: boolean) {
-  const input = head('b@b', [], { since, tailChars: TAIL });
+async function tickWithChanges(
+  client: pg.Client,
+  since: number,
+  withSpec: boolean,
+  tailChars = TAIL,
+) {
+  const input = head('b@b', [], { since, tailChars });
   const { changes_without_spec: _lean, ...older } = tickPayload(input);
   const payload = withSpec ? older : tickPayload(input);
   await client.query('BEGIN');
@@ -138,6 +147,54 @@ async function tickWithChanges(client: pg.Client, since: number, withSpec: boole
   } finally {
     await client.query('ROLLBACK');
   }
+}
+
+/** What a tick's reply carrying RIDE_ROWS finished runs with long outputs costs inside the lock. */
+interface OutputRide {
+  outputChars: number;
+  /** With their stored tails (migration 22), and as rows written before (tails null, read from the text). */
+  storedMs: number;
+  fromTextMs: number;
+  replyKB: number;
+}
+
+/**
+ * RIDE_ROWS runs of node A finished with `chars` of output each; node B's
+ * tick with them riding its reply, asking the board's RESTORE_TAIL_CHARS.
+ */
+async function outputRide(h: DbHandle, client: pg.Client, chars: number): Promise<OutputRide> {
+  const since = await enqueue(h, ['agent'], RIDE_ROWS);
+  await sql`UPDATE sessions SET status = 'succeeded', finished_at = now(), exit_code = 0,
+    owner_node = 'a@b', epoch = 1, ended_tick = (SELECT tick FROM dispatch_state) + 1
+    WHERE status = 'queued' AND queued_tick > ${since}`.execute(h.db);
+  await sql`UPDATE dispatch_state SET tick = tick + 1`.execute(h.db);
+  const line = "a long line of the agent's log, step ";
+  await sql`INSERT INTO session_outputs (session_id, text, total_bytes, truncated, created_at, tail, tail_whole)
+    SELECT s.id, x.text, octet_length(x.text), false, now(), right(x.text, ${OUTPUT_TAIL_CHARS}),
+      length(x.text) <= ${OUTPUT_TAIL_CHARS}
+    FROM sessions s CROSS JOIN LATERAL (SELECT repeat(${line} || s.id || E'\n', ${chars}::int / 80) AS text) x
+    WHERE s.status = 'succeeded' AND s.ended_tick > ${since}`.execute(h.db);
+  await sql`VACUUM ANALYZE session_outputs`.execute(h.db);
+  const time = async () => {
+    const ms: number[] = [];
+    let bytes = 0;
+    for (let run = 0; run < RUNS + 2; run++) {
+      const r = await tickWithChanges(client, since, false, RESTORE_TAIL_CHARS);
+      if (run >= 2) ms.push(r.ms);
+      bytes = r.bytes;
+    }
+    return { ms: median(ms), bytes };
+  };
+  const stored = await time();
+  await sql`UPDATE session_outputs SET tail = NULL, tail_whole = NULL`.execute(h.db);
+  const fromText = await time();
+  await sql`DELETE FROM session_outputs`.execute(h.db);
+  return {
+    outputChars: chars,
+    storedMs: stored.ms,
+    fromTextMs: fromText.ms,
+    replyKB: stored.bytes / 1024,
+  };
 }
 
 interface BoardLoad {
@@ -207,10 +264,12 @@ export async function run(): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   let cases: Case[];
   let load: BoardLoad;
+  let rides: OutputRide[];
   try {
     await client.connect();
     cases = await measure(h, client);
     load = await boardLoad(h);
+    rides = [await outputRide(h, client, 100_000), await outputRide(h, client, 1_000_000)];
   } finally {
     await client.end();
     await h.close();
@@ -242,5 +301,21 @@ export async function run(): Promise<void> {
     `The board's read of every task at boot (${load.tasks.toLocaleString('en')} tasks, half of them with the 32 KB prompt):`,
     `${load.withSpecMs.toFixed(1)} ms with the spec read and checked (before), ${load.withoutSpecMs.toFixed(1)} ms without (\`readCardTasks\`).`,
   );
-  writeResults('changes', { cases, load, loadStart, loadEnd }, lines.join('\n'));
+  lines.push(
+    '',
+    '## Output tails',
+    '',
+    `A tick whose reply carries ${RIDE_ROWS} finished runs, each with a long stored output, and their`,
+    `tails of ${RESTORE_TAIL_CHARS.toLocaleString('en')} characters (what the board asks): read from the tail stored beside the`,
+    'output (migration 22), and from the text itself (rows written before, as every read was).',
+    `Medians of ${RUNS} runs, inside the lock every node's tick waits for:`,
+    '',
+    '| output of each run | stored tail: ms | from the text: ms | reply: KB |',
+    '|---:|---:|---:|---:|',
+    ...rides.map(
+      (r) =>
+        `| ${(r.outputChars / 1000).toLocaleString('en')} K chars | ${r.storedMs.toFixed(1)} | ${r.fromTextMs.toFixed(1)} | ${r.replyKB.toFixed(0)} |`,
+    ),
+  );
+  writeResults('changes', { cases, load, rides, loadStart, loadEnd }, lines.join('\n'));
 }

@@ -5,12 +5,15 @@
  * (src/actors/runtimeBoard.ts) calls them.
  */
 import { sql } from 'kysely';
-import type { Db, Session, TaskSummary } from '../db/index.js';
+import { type Db, outputTailSql, type Session, type TaskSummary } from '../db/index.js';
 import { toSession, toTaskSummary } from '../db/rows.js';
 import { CARD_LINE_CHARS, CARD_OUTPUT_LINES } from './runtimeBoardCard.js';
 
 /** Characters of a stored output the board reads back: enough for its last lines. */
 export const RESTORE_TAIL_CHARS = CARD_OUTPUT_LINES * (CARD_LINE_CHARS + 1) * 4;
+
+/** A finished card's tail, from the output's stored end (migration 22), never its whole text. */
+const TAIL = outputTailSql('session_outputs', String(RESTORE_TAIL_CHARS));
 
 /** Sessions whose stored output one statement reads (a statement takes at most 65,535 parameters). */
 export const TAIL_READ_IDS = 5_000;
@@ -144,8 +147,8 @@ export async function readOutputTails(
       .selectFrom('session_outputs')
       .select([
         'session_id',
-        sql<string>`right(text, ${RESTORE_TAIL_CHARS})`.as('tail'),
-        sql<boolean>`length(text) <= ${RESTORE_TAIL_CHARS}`.as('whole'),
+        sql<string>`${sql.raw(TAIL.tail)}`.as('tail'),
+        sql<boolean>`${sql.raw(TAIL.whole)}`.as('whole'),
       ])
       .where('session_id', 'in', sessionIds.slice(i, i + TAIL_READ_IDS))
       .execute();

@@ -13,6 +13,7 @@ import { parseOrThrow } from './parseOrThrow.js';
 import { type Session, type Task, toSession, toTask } from './rows.js';
 import { fitOutput, type RunOutputInput } from './sessionOutputs.js';
 import { type FinishInput, finishInput } from './sessionTransitions.js';
+import { storedTail } from './storedTail.js';
 import type { Db } from './transaction.js';
 
 const outputInput = z.strictObject({
@@ -37,6 +38,7 @@ export async function finishRun(
   const col = parseOrThrow(f.column, column, 'column');
   const o = parseOrThrow(outputInput, output, 'output');
   const fitted = fitOutput(o);
+  const tail = storedTail(fitted.text);
   const failed = i.status === 'failed';
   const totalBytes = Math.max(o.totalBytes, Buffer.byteLength(o.text, 'utf8'));
   const result = await sql<Record<string, unknown>>`
@@ -56,9 +58,9 @@ export async function finishRun(
              u.owner_node, u.epoch, u.updated_at
       FROM u
     ), o AS (
-      INSERT INTO session_outputs (session_id, text, total_bytes, truncated, created_at)
+      INSERT INTO session_outputs (session_id, text, total_bytes, truncated, created_at, tail, tail_whole)
       SELECT u.id, ${fitted.text}::text, ${totalBytes}::bigint, ${fitted.truncated}::boolean,
-             u.finished_at
+             u.finished_at, ${tail.tail}::text, ${tail.tail_whole}::boolean
       FROM u
     ), t AS (
       UPDATE tasks SET board_column = ${col}::text, updated_at = ${i.now}::timestamptz

@@ -140,6 +140,7 @@ export {
   requeue,
 } from './sessionTransitions.js';
 export { TICK_CHANNEL } from './sql/tickChannel.js';
+export { OUTPUT_TAIL_CHARS, outputTailSql, storedTail } from './storedTail.js';
 export {
   getTaskOutput,
   getTaskRecord,

@@ -324,6 +324,21 @@ export const MIGRATIONS: readonly Migration[] = [
         END $$`,
     ],
   },
+  {
+    // A run's output keeps its last OUTPUT_TAIL_CHARS characters beside it
+    // (src/db/storedTail.ts), written with it: every reader of a tail (a
+    // tick's change rows for the other nodes, the feed's read, the board's
+    // restore) took \`right(text, n)\` and \`length(text)\`, which read and
+    // decompressed the whole output, up to 16 MiB, for every change row of a
+    // finished run; inside the tick's lock, 100 runs of 1 MB of output held
+    // it ~1.2 s. Rows written before keep null and are read as before.
+    version: 22,
+    name: 'output_tails',
+    statements: [
+      'ALTER TABLE session_outputs ADD COLUMN tail text, ADD COLUMN tail_whole boolean',
+      orReplace(RT_TICK),
+    ],
+  },
 ];
 
 /** What `migrate` did. */

@@ -113,6 +113,12 @@ export interface SessionOutputsTable {
   total_bytes: ColumnType<string | number, number, number>;
   truncated: boolean;
   created_at: Timestamp;
+  /**
+   * The last OUTPUT_TAIL_CHARS characters of `text`, and whether that is all
+   * of it (migration 22): what the board reads. Null in rows written before.
+   */
+  tail: ColumnType<string | null, string | null | undefined, string | null>;
+  tail_whole: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
 }
 
 /** Migration 4: one user's line in the dispatch order (docs/data.md, Dispatch). */

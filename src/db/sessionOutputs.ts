@@ -17,6 +17,7 @@ import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import type { Session } from './rows.js';
 import { type FinishInput, finish } from './sessionTransitions.js';
+import { storedTail } from './storedTail.js';
 import { type Db, inTransaction } from './transaction.js';
 
 /** Most bytes of `text` a row holds, marker included (the backends cap at the same). */
@@ -116,6 +117,7 @@ export async function finishWithOutput(
         total_bytes: Math.max(o.totalBytes, Buffer.byteLength(o.text, 'utf8')),
         truncated: fitted.truncated,
         created_at: session.finishedAt ?? session.updatedAt,
+        ...storedTail(fitted.text),
       })
       .execute();
     return session;

@@ -6,6 +6,7 @@
  * expressions (a plpgsql variable, or a validated integer literal);
  * `asArray` says how rows are sent (src/db/sql/rowJson.ts).
  */
+import { outputTailSql } from '../storedTail.js';
 import { lineJson, sessionJson, taskChangeJson } from './rowJson.js';
 /**
  * The latest tick that changed a session's status, for the board's change
@@ -44,12 +45,13 @@ export function changedSessions(
   const upTo =
     (until === null ? '' : ` AND ${CHANGED_TICK} <= ${until}`) +
     (skip === null ? '' : ` AND NOT (${CHANGED_TICK} = ANY (${skip}))`);
+  const tail = outputTailSql('o', tailChars ?? 'NULL');
   const pair = `'session', ${sessionJson('ls', asArray)}, 'task', ${taskChangeJson('t', asArray, withSpec)}`;
   const item =
     tailChars === null
       ? `json_build_object(${pair})`
       : `CASE WHEN ls.status NOT IN ('queued', 'running') THEN json_build_object(${pair}, 'output', (
-          SELECT json_build_object('t', right(o.text, ${tailChars}), 'w', length(o.text) <= ${tailChars})
+          SELECT json_build_object('t', ${tail.tail}, 'w', ${tail.whole})
           FROM session_outputs o WHERE o.session_id = ls.id)) ELSE json_build_object(${pair}) END`;
   return `(SELECT coalesce(json_agg(${item} ORDER BY ls.enqueued_at, ls.id), '[]')
     FROM (SELECT s.task_id FROM sessions s WHERE ${CHANGED_TICK} > ${since}${upTo}

@@ -18,6 +18,7 @@
  * (measured 234 vs 92 µs per job in the prototype, ../shared/DISPATCH.md).
  */
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../advisoryLocks.js';
+import { OUTPUT_TAIL_CHARS } from '../storedTail.js';
 import { A, byKey, NF, opOf, opsBySession, SESSIONS_OF_OPS, STALE } from './outcomeSql.js';
 import { sessionJson, taskJson } from './rowJson.js';
 import { APPEND_PHASES } from './rtTickAppend.js';
@@ -165,8 +166,10 @@ BEGIN
         ${opOf('out_total', 'bigint')} AS out_total, ${opOf('out_truncated', 'boolean')} AS out_truncated,
         ${opOf('col')} AS col, ${opOf('requeue_id')} AS requeue_id
     ), o AS (
-      INSERT INTO session_outputs (session_id, text, total_bytes, truncated, created_at)
-      SELECT u.id, u.out_text, u.out_total, u.out_truncated, v_now FROM u WHERE u.has_output
+      INSERT INTO session_outputs (session_id, text, total_bytes, truncated, created_at, tail, tail_whole)
+      SELECT u.id, u.out_text, u.out_total, u.out_truncated, v_now,
+        right(u.out_text, ${OUTPUT_TAIL_CHARS}), length(u.out_text) <= ${OUTPUT_TAIL_CHARS}
+      FROM u WHERE u.has_output
     ), t AS (
       UPDATE tasks SET board_column = CASE WHEN u.requeue_id IS NULL THEN u.col ELSE 'queued' END,
         updated_at = v_now
