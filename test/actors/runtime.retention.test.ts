@@ -40,6 +40,16 @@ describeEachEngine('runtime: retention', (getDb) => {
     nodes.others.push(node);
     return { node, errors };
   };
+  /** Node A, the harness's, stopped after the test. */
+  const harness = async (retentionMs: number | null) => {
+    nodes.h = await createTestRuntime({
+      db: getDb().db,
+      nodeId: 'nodeA',
+      reconcileMs: MINUTE,
+      retentionMs,
+    });
+    return nodes.h;
+  };
   const removals = (node: Runtime) => {
     const removed: string[] = [];
     node.subscribe(() => {}, { passive: true, onRemoved: (ids) => removed.push(...ids) });
@@ -53,13 +63,7 @@ describeEachEngine('runtime: retention', (getDb) => {
       .sort();
 
   test('finished work past retention leaves every board and the store; the rest stays', async () => {
-    const h = await createTestRuntime({
-      db: getDb().db,
-      nodeId: 'nodeA',
-      reconcileMs: MINUTE,
-      retentionMs: RETENTION,
-    });
-    nodes.h = h;
+    const h = await harness(RETENTION);
     const a = h.runtime;
     const { node: b, errors: errorsB } = await boot(h, 'nodeB', RETENTION);
     const both = [a, b];
@@ -101,13 +105,7 @@ describeEachEngine('runtime: retention', (getDb) => {
   });
 
   test('retentionMs: null keeps every finished task, on the board and in the store', async () => {
-    const h = await createTestRuntime({
-      db: getDb().db,
-      nodeId: 'nodeA',
-      reconcileMs: MINUTE,
-      retentionMs: null,
-    });
-    nodes.h = h;
+    const h = await harness(null);
     const removed = removals(h.runtime);
     const { taskId } = await h.runtime.createTask('ann', agent(1));
     await h.advance(30 * MINUTE);
