@@ -43,6 +43,8 @@ interface BatchResult {
 }
 
 let n = 0;
+/** Whether each enqueue carries a fresh submission key (the "Submission keys" section). */
+let keyed = false;
 const enqueue = (): TickOp => ({
   op: 'enqueue',
   ref: `e${++n}`,
@@ -51,6 +53,7 @@ const enqueue = (): TickOp => ({
   userId: `user-${n % users}`,
   title: `job ${n}`,
   spec: SPEC,
+  ...(keyed ? { key: `order-${n}` } : {}),
 });
 const finish = (s: Session): TickOp => noopFinish(s, `f${++n}`);
 
@@ -159,6 +162,32 @@ async function jsCost(h: DbHandle) {
   };
 }
 
+const KEY_ROUNDS = 5;
+const KEY_BATCHES = [20, 500] as const;
+
+/**
+ * Steady ticks with and without a submission key on every enqueue, in
+ * interleaved rounds on one database: what a key costs the tick (its
+ * lookup by user and key, the window over the tick's keyed enqueues, the
+ * unique index's entry), µs per job.
+ */
+async function keyCost(h: DbHandle): Promise<Record<string, { plain: number[]; keyed: number[] }>> {
+  const out: Record<string, { plain: number[]; keyed: number[] }> = {};
+  for (const batch of KEY_BATCHES) out[batch] = { plain: [], keyed: [] };
+  for (let round = 0; round < KEY_ROUNDS; round++) {
+    for (const batch of KEY_BATCHES) {
+      const order = round % 2 === 0 ? [false, true] : [true, false];
+      for (const k of order) {
+        keyed = k;
+        const [, us] = await steady(h, batch, TICKS[batch] ?? 100);
+        out[batch]?.[k ? 'keyed' : 'plain'].push(us);
+      }
+    }
+  }
+  keyed = false;
+  return out;
+}
+
 const COST_BATCH = 20;
 const COST_TICKS = 150;
 
@@ -254,9 +283,11 @@ export async function run(): Promise<void> {
   const { url, drop } = await scratchDatabase();
   const server = await connect({ databaseUrl: url, poolMax: 2 });
   let cost: ServerCost;
+  let keys: Awaited<ReturnType<typeof keyCost>>;
   try {
     results.push({ engine: 'postgres server', batches: await measure('server', server) });
     cost = await serverCost(url);
+    keys = await keyCost(server);
   } finally {
     await server.close();
     await drop();
@@ -306,9 +337,22 @@ export async function run(): Promise<void> {
     '',
     `Statements per job: ${cost.statementsPerJob.toFixed(3)} (one \`SELECT rt_tick\` per tick); commits per job: ${cost.commitsPerJob.toFixed(3)} (pg_stat_database.xact_commit delta).`,
     '',
+    `Submission keys (migration 23), on the server: the steady state with every enqueue keyed (a fresh key each) against none, ${KEY_ROUNDS} interleaved rounds, medians, µs per job:`,
+    '',
+    '| B | no keys | every enqueue keyed | ratio |',
+    '|---:|---:|---:|---:|',
+    ...KEY_BATCHES.map((b) => {
+      const k = keys[b] ?? { plain: [], keyed: [] };
+      return `| ${b} | ${f(k.plain)} | ${f(k.keyed)} | ${(median(k.keyed) / median(k.plain)).toFixed(2)} |`;
+    }),
+    '',
     `Load average (1 min) at start / end: ${loadStart.toFixed(1)} / ${loadEnd.toFixed(1)}, on ${loadavgCpus()} CPUs: wall times scale with it, the row counts do not.`,
   ];
   const markdown = lines.join('\n');
-  writeResults('tick', { results, js, cost, load: { start: loadStart, end: loadEnd } }, markdown);
+  writeResults(
+    'tick',
+    { results, js, cost, keys, load: { start: loadStart, end: loadEnd } },
+    markdown,
+  );
   process.stdout.write(`${markdown}\n`);
 }

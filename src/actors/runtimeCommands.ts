@@ -6,7 +6,14 @@
  * Every write is one op of the dispatcher's next tick; the row decides, and
  * a runner is only told afterwards.
  */
-import { NotFoundError, newId, type Session, type Task, ValidationError } from '../db/index.js';
+import {
+  keyTakenBy,
+  NotFoundError,
+  newId,
+  type Session,
+  type Task,
+  ValidationError,
+} from '../db/index.js';
 import type { TickOutcome } from '../db/tickTypes.js';
 import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -125,19 +132,32 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
           command: input.command,
           ...(input.env ? { env: input.env } : {}),
         },
+        ...(input.key === undefined ? {} : { key: input.key }),
       })
       .catch(commandError);
+    const taken = keyTakenBy(outcome);
+    if (taken !== undefined) {
+      throw new RuntimeCommandError(
+        'conflict',
+        `key ${JSON.stringify(input.key)} was submitted with another title or spec: task ${taken}`,
+      );
+    }
     const done = appliedOr(outcome, 'task');
     if (done.task === null)
       throw new RuntimeCommandError('unavailable', 'the tick returned no task');
-    return { task: done.task, session: done.session, position: done.position ?? 0 };
+    return {
+      task: done.task,
+      session: done.session,
+      position: done.position ?? 0,
+      replayed: done.replayed === true,
+    };
   };
 
   return {
     submit,
     async createTask(userId, input) {
-      const { task, session, position } = await submit(userId, input);
-      return { taskId: task.id, sessionId: session.id, position };
+      const { task, session, position, replayed } = await submit(userId, input);
+      return { taskId: task.id, sessionId: session.id, position, replayed };
     },
     async cancel(actor, taskId) {
       alive();

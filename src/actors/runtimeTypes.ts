@@ -233,6 +233,12 @@ export interface CreatedTask {
    * pool's fair order (the order grants will really follow).
    */
   position: number;
+  /**
+   * The input's key named a task submitted before: this is that task and its
+   * latest attempt (any status), nothing new was queued; `position` is its
+   * place in line when queued, else 0.
+   */
+  replayed: boolean;
 }
 
 /**

@@ -120,6 +120,14 @@ export interface CreateTaskInput {
   image: string;
   command: string[];
   env?: Record<string, string>;
+  /**
+   * An idempotency key, unique per user (1-255 visible ASCII characters):
+   * submitting again with a key one of the user's kept tasks has queues
+   * nothing and answers that task (`replayed`), so a caller whose answer
+   * was lost can safely ask again. The same key with another title or spec
+   * is a `conflict`. A key is free again once its task is pruned (retention).
+   */
+  key?: string;
 }
 
 /**
@@ -136,7 +144,13 @@ export interface BoardCommands {
   createTask(
     userId: string,
     input: CreateTaskInput,
-  ): Promise<{ taskId: string; sessionId: string; position: number }>;
+  ): Promise<{
+    taskId: string;
+    sessionId: string;
+    position: number;
+    /** The input's key named a task submitted before (see `key`); absent: false. */
+    replayed?: boolean;
+  }>;
   cancel(actor: string | null, taskId: string): Promise<void>;
   /** A new session (attempt + 1) for a failed or cancelled task. */
   retry(actor: string | null, taskId: string): Promise<{ sessionId: string; position: number }>;

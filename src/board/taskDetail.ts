@@ -48,6 +48,8 @@ export interface TaskDetail {
   /** The names of its environment variables; the values (often secrets) never leave the store. */
   envKeys: string[];
   createdAt: string;
+  /** The idempotency key it was submitted with (`CreateTaskInput.key`); absent: none. */
+  submitKey?: string;
   attempts: TaskAttemptDetail[];
 }
 

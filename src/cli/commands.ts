@@ -113,6 +113,11 @@ export const COMMANDS: readonly CommandDef[] = [
         help: 'environment of the run; repeatable',
         repeatable: true,
       },
+      {
+        flag: '--key',
+        value: '<key>',
+        help: "idempotency key: run again with it, the user's task it queued is answered, no second one",
+      },
       JSON_FLAG,
     ],
     logsToStdout: false,

@@ -74,13 +74,14 @@ function attemptLine(a: TaskAttemptDetail): string {
  * formatTaskDetail(detail).split('\n').slice(0, 5) // => ['tsk_1  fix it', '  user ann, created 2026-01-01T00:00:00.000Z', "  runs sh -c 'echo hi' in alpine:3.20, env TOKEN", '', 'attempts:']
  * formatTaskDetail(detail).split('\n')[5] // => '  1. failed (owner_lost), enqueued 2026-01-01T00:00:00.000Z, started 2026-01-01T00:00:00.000Z, finished 2026-01-01T00:00:00.000Z, on node-a@b1'
  * formatTaskDetail(detail).split('\n')[6] // => '  2. queued, position 3 in line, enqueued 2026-01-01T00:00:00.000Z'
+ * formatTaskDetail({ ...detail, submitKey: 'deploy-42' }).split('\n')[1] // => '  user ann, created 2026-01-01T00:00:00.000Z, key deploy-42'
  * ```
  */
 export function formatTaskDetail(detail: TaskDetail): string {
   const env = detail.envKeys.length === 0 ? '' : `, env ${detail.envKeys.join(' ')}`;
   return [
     `${detail.taskId}  ${detail.title}`,
-    `  user ${detail.userId}, created ${detail.createdAt}`,
+    `  user ${detail.userId}, created ${detail.createdAt}${detail.submitKey === undefined ? '' : `, key ${detail.submitKey}`}`,
     `  runs ${shellWords(detail.command)} in ${detail.image}${env}`,
     '',
     'attempts:',

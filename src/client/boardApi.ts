@@ -28,9 +28,14 @@ export class BoardApiError extends Error {
 
 /** The board API for one token. */
 export interface BoardApi {
+  /**
+   * `POST /api/tasks`; `input.key` goes as the `Idempotency-Key` header, so
+   * the same call made again after a lost answer gets the same task back
+   * (`replayed`) instead of a second run.
+   */
   createTask(
     input: CreateTaskInput,
-  ): Promise<{ taskId: string; sessionId: string; position: number }>;
+  ): Promise<{ taskId: string; sessionId: string; position: number; replayed?: boolean }>;
   cancel(taskId: string): Promise<void>;
   retry(taskId: string): Promise<{ sessionId: string; position: number }>;
   setUserCap(userId: string, maxRunning: number | null): Promise<void>;
@@ -56,7 +61,12 @@ export function createBoardApi(options: {
   fetch?: typeof globalThis.fetch;
 }): BoardApi {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  async function request(method: string, path: string, body?: unknown): Promise<Response> {
+  async function request(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<Response> {
     let res: Response;
     try {
       res = await doFetch(`${options.baseUrl}${path}`, {
@@ -64,6 +74,7 @@ export function createBoardApi(options: {
         headers: {
           authorization: `Bearer ${options.token}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...extra,
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
@@ -76,8 +87,13 @@ export function createBoardApi(options: {
     const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
     return new BoardApiError(res.status, e?.code ?? 'http', e?.message ?? res.statusText);
   }
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await request(method, path, body);
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra?: Record<string, string>,
+  ): Promise<T> {
+    const res = await request(method, path, body, extra);
     const text = await res.text();
     const json: unknown = text === '' ? undefined : JSON.parse(text);
     if (!res.ok) throw refusal(res, json);
@@ -85,7 +101,8 @@ export function createBoardApi(options: {
   }
   const id = encodeURIComponent;
   return {
-    createTask: (input) => call('POST', '/api/tasks', input),
+    createTask: ({ key, ...input }) =>
+      call('POST', '/api/tasks', input, key === undefined ? {} : { 'idempotency-key': key }),
     cancel: (taskId) => call('POST', `/api/tasks/${id(taskId)}/cancel`),
     retry: (taskId) => call('POST', `/api/tasks/${id(taskId)}/retry`),
     setUserCap: (userId, maxRunning) => call('PUT', `/api/users/${id(userId)}/cap`, { maxRunning }),

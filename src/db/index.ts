@@ -61,6 +61,7 @@ export {
   newId,
 } from './ids.js';
 export { TEXT_LIMITS } from './inputs.js';
+export { KEY_IN_USE, keyTakenBy } from './keyTakenBy.js';
 export {
   deposeLeader,
   holdLeaderLock,

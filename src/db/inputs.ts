@@ -46,3 +46,5 @@ export const skipTicks = z.array(tickNumber).max(10_000);
 /** Most changed sessions a tick's reply may carry (src/db/tickTypes.ts `changesMax`). */
 export const changesMax = z.number().int().min(0).max(100_000);
 export const spec = runSpecSchema;
+/** A caller's idempotency key for a submission, unique per user while its task is kept. */
+export { submitKey } from '../board/submitKey.js';

@@ -339,6 +339,24 @@ export const MIGRATIONS: readonly Migration[] = [
       orReplace(RT_TICK),
     ],
   },
+  {
+    // A submission's idempotency key, unique per user (src/db/sql/rtTickAppend.ts):
+    // a caller whose acknowledgement was lost (a node killed mid-request in
+    // a deploy, a load balancer's timeout) submits again with the same key
+    // and gets the task it already has instead of a second run. An older
+    // node sends no key and enqueues as before.
+    version: 23,
+    name: 'submit_keys',
+    statements: [
+      // A bounded repeat ({1,255}) in a Postgres regex costs ~70 µs a row;
+      // the length and an unbounded class, ~4.
+      `ALTER TABLE tasks ADD COLUMN submit_key text
+        CHECK (length(submit_key) BETWEEN 1 AND 255 AND submit_key ~ '^[\\x21-\\x7e]+$')`,
+      `CREATE UNIQUE INDEX tasks_user_submit_key_idx ON tasks (user_id, submit_key)
+        WHERE submit_key IS NOT NULL`,
+      orReplace(RT_TICK),
+    ],
+  },
 ];
 
 /** What `migrate` did. */

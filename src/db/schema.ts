@@ -37,6 +37,8 @@ export interface TasksTable {
   board_column: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The submitter's idempotency key (migration 23), unique per user; null: none given. */
+  submit_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SessionsTable {

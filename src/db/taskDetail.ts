@@ -71,6 +71,7 @@ export async function getTaskRecord(
     command: [...task.spec.command],
     envKeys: Object.keys(task.spec.env ?? {}).sort(),
     createdAt: task.createdAt.toISOString(),
+    ...(typeof row.submit_key === 'string' ? { submitKey: row.submit_key } : {}),
     attempts: sessions.map((s) => ({
       sessionId: s.id,
       attempt: s.attempt,

@@ -50,6 +50,7 @@ function outcomeFromJson(v: unknown, n: number, what: string): TickOutcome {
         task: o.task === null ? null : taskFromJson(o.task),
         position: position(o.position, `${what}.${n}.position`),
       };
+      if (o.replayed === true) out.replayed = true;
       if (o.next !== null && o.next !== undefined) {
         const next = asObject(o.next, `${what}.${n}.next`);
         out.next = {

@@ -238,6 +238,8 @@ export function tickPayload(input: TickInput): TickPayload {
           title: o.title,
           spec: o.spec,
           col: o.column ?? 'queued',
+          // Absent (null to the function) unless the caller gave one: the bytes of the common case stay as they were.
+          ...(o.key === undefined ? {} : { key: o.key }),
         });
         break;
     }

@@ -28,6 +28,13 @@ export interface TickEnqueue {
   spec: { image: string; command: readonly string[]; env?: Readonly<Record<string, string>> };
   /** The new card's column; default 'queued'. */
   column?: string;
+  /**
+   * The caller's idempotency key (`submitKey`, unique per user): when a task
+   * of this user already has it, nothing is queued and the outcome is that
+   * task's latest attempt, `replayed`, or `stale` with `key in use by
+   * <task id>` when that task was submitted with another title or spec.
+   */
+  key?: string;
 }
 
 /** A board retry: a new attempt of a finished task, at the back of its user's line. */
@@ -153,6 +160,8 @@ export type TickOutcome =
       position: number | null;
       /** finish with requeue: the new attempt. */
       next?: { session: Session; position: number };
+      /** An enqueue whose key named a task submitted before: that task, nothing new queued. */
+      replayed?: true;
     }
   /** The compare-and-set found another status or epoch. */
   | { ref: string; kind: 'stale'; actual: { status: string; epoch: number } }

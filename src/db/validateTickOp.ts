@@ -29,6 +29,7 @@ export const tickOpSchema = z.discriminatedUnion('op', [
     title: f.title,
     spec: f.spec,
     column,
+    key: f.submitKey.optional(),
   }),
   z.strictObject({
     op: z.literal('retry'),

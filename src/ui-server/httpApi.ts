@@ -11,6 +11,7 @@ import {
   type BoardCommands,
   isBoardCommandError,
 } from '../board/boardPort.js';
+import { submitKey } from '../board/submitKey.js';
 import { parseActivityQuery } from './activityRoute.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
@@ -37,6 +38,24 @@ const createTaskBody = z.strictObject({
   command: z.array(z.string().max(8192)).min(1).max(256),
   env: z.record(z.string().max(128), z.string().max(8192)).optional(),
 });
+
+/**
+ * The `Idempotency-Key` header of a submission, or undefined when absent;
+ * a malformed one is refused (400) before the body is read.
+ */
+function idempotencyKey(req: IncomingMessage): string | undefined {
+  const raw = req.headers['idempotency-key'];
+  if (raw === undefined) return undefined;
+  const parsed = submitKey.safeParse(raw);
+  if (!parsed.success) {
+    throw new UiRequestError(
+      400,
+      'bad_request',
+      'Idempotency-Key must be one header of 1-255 visible ASCII characters (no spaces)',
+    );
+  }
+  return parsed.data;
+}
 
 const setCapBody = z.strictObject({
   maxRunning: z.number().int().min(0).max(10_000).nullable(),
@@ -171,8 +190,17 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       if (principal.kind !== 'user') {
         throw new UiRequestError(403, 'forbidden', 'tasks belong to users: use a user token');
       }
+      const key = idempotencyKey(req);
       const body = await readJson(req, ctx.maxHttpBody, createTaskBody);
-      return send(res, 201, await ctx.commands.createTask(principal.userId, body));
+      const created = await ctx.commands.createTask(
+        principal.userId,
+        key === undefined ? body : { ...body, key },
+      );
+      // 201 for a new task; 200 when the key named one submitted before.
+      return send(res, created.replayed === true ? 200 : 201, {
+        ...created,
+        replayed: created.replayed === true,
+      });
     }
     case 'cancel':
       await ctx.commands.cancel(viewerOf(principalOf(req, ctx)), param);

@@ -5,23 +5,16 @@
  * the staleness window. A deploy of one node adopts its previous boot's
  * runs at once, however fresh that boot's last beat.
  */
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { createRuntime } from '../../src/actors/runtime.js';
 import * as heartbeat from '../../src/actors/runtimeHeartbeat.js';
-import type { Runtime } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { ownerBeat } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
-import { advanceAll, settleAll } from '../support/multiNode.js';
+import { advanceAll, nodesOfEachTest, settleAll } from '../support/multiNode.js';
 
-let h: TestRuntime | undefined;
-const others: Runtime[] = [];
-afterEach(async () => {
-  for (const r of others.splice(0)) r.kill();
-  await h?.close();
-  h = undefined;
-});
+const nodes = nodesOfEachTest();
 
 const RECONCILE = 60_000; // heartbeat every 20 s, stale after 3 missed beats (60 s)
 const agent = (seconds: number) => ({
@@ -31,6 +24,11 @@ const agent = (seconds: number) => ({
 });
 
 describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
+  /** Node A, the harness's, stopped after the test. */
+  const bootA = async () => {
+    nodes.h = await createTestRuntime({ db: getDb().db, nodeId: 'nodeA', reconcileMs: RECONCILE });
+    return nodes.h;
+  };
   const bootB = async (harness: TestRuntime, errors: unknown[]) => {
     const b = await createRuntime({
       db: getDb().db,
@@ -43,12 +41,12 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
       bootId: 'b1',
       onError: (e) => errors.push(e),
     });
-    others.push(b);
+    nodes.others.push(b);
     return b;
   };
 
   test('node B leaves node A alone while A beats, and adopts its runs once A has missed its beats', async () => {
-    h = await createTestRuntime({ db: getDb().db, nodeId: 'nodeA', reconcileMs: RECONCILE });
+    const h = await bootA();
     const a = h.runtime;
     const ids = [
       (await a.createTask('ann', agent(900))).sessionId,
@@ -95,7 +93,7 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
   });
 
   test('a deploy of one node adopts its previous boot at once, though that boot beat a moment ago', async () => {
-    h = await createTestRuntime({ db: getDb().db, nodeId: 'nodeA', reconcileMs: RECONCILE });
+    const h = await bootA();
     const { sessionId } = await h.runtime.createTask('ann', agent(120));
     await h.advance(19_000);
     const beat = await ownerBeat(getDb().db, { owner: 'nodeA@boot1' });
@@ -110,7 +108,7 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
   });
 
   test('a node that stops on purpose deletes its beat: another node adopts its runs at once', async () => {
-    h = await createTestRuntime({ db: getDb().db, nodeId: 'nodeA', reconcileMs: RECONCILE });
+    const h = await bootA();
     const { sessionId } = await h.runtime.createTask('ann', agent(120));
     await h.advance(5_000);
     const b = await bootB(h, []);
@@ -127,7 +125,7 @@ describeEachEngine('runtime: liveness from heartbeats', (getDb) => {
   });
 
   test("another node sees a node's earlier boot as gone as soon as that node has booted again", async () => {
-    h = await createTestRuntime({ db: getDb().db, nodeId: 'nodeA', reconcileMs: RECONCILE });
+    const h = await bootA();
     await h.runtime.createTask('ann', agent(120));
     await h.advance(5_000);
     const b = await bootB(h, []);

@@ -63,11 +63,33 @@ describe('submit and createTask', () => {
       taskId: task.id,
       sessionId: running.id,
       position: 3,
+      replayed: false,
     });
     expect(ops).toMatchObject([
       { op: 'enqueue', userId: 'alice', title: 't', spec: { image: 'i', command: ['c'] } },
     ]);
     expect(ops[0]).not.toHaveProperty('spec.env');
+    expect(ops[0]).not.toHaveProperty('key');
+  });
+
+  test('a key rides the op; a replay says so; a key in use is a conflict naming the task', async () => {
+    const replay = setup({
+      outcome: { ref: '1', kind: 'applied', session: running, task, position: 0, replayed: true },
+    });
+    await expect(
+      replay.c.createTask('alice', { title: 't', image: 'i', command: ['c'], key: 'k-1' }),
+    ).resolves.toEqual({ taskId: task.id, sessionId: running.id, position: 0, replayed: true });
+    expect(replay.ops).toMatchObject([{ op: 'enqueue', key: 'k-1' }]);
+    const taken = setup({
+      outcome: {
+        ref: '1',
+        kind: 'stale',
+        actual: { status: 'key in use by tsk_0123', epoch: 0 },
+      },
+    });
+    await expect(
+      taken.c.submit('alice', { title: 't', image: 'i', command: ['c'], key: 'k-1' }),
+    ).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('tsk_0123') });
   });
 
   test('a tick with no task is unavailable', async () => {

@@ -36,11 +36,16 @@ describe('against a real server', () => {
     expect(c.store.getSnapshot().context.userId).toBe('alice');
     const api = createBoardApi({ baseUrl: h.server.url, token: ALICE });
     for (let i = 0; i < 3; i++) await api.createTask(spec(`t${i}`));
-    await until(storeSub(c), () => cardsOf(c).length === 4, 'four cards');
+    // A key goes as the Idempotency-Key header: asked twice, one task.
+    const keyed = { ...spec('t2'), key: 'only-once' };
+    const [once, twice] = [await api.createTask(keyed), await api.createTask(keyed)];
+    expect([once.replayed, twice.replayed, twice.taskId]).toEqual([false, true, once.taskId]);
+    expect(h.board.calls.at(-1)?.args).toEqual([keyed]);
+    await until(storeSub(c), () => cardsOf(c).length === 5, 'five cards');
     expect(cardsOf(c)).toEqual(byTask(h.board.cards('alice')));
-    // Two runners: t1 and t2 hold them, t3 and t4 wait in line.
+    // Two runners: t1 and t2 hold them, t3, t4 and t5 wait in line.
     const queued = (id: string) => c.store.getSnapshot().context.cards[id]?.queued?.position;
-    expect([queued('t3'), queued('t4')]).toEqual([1, 2]);
+    expect([queued('t3'), queued('t4'), queued('t5')]).toEqual([1, 2, 3]);
   });
 
   it('reconnects after a drop and subscribes to its window again, catching up on missed changes', async () => {

@@ -62,9 +62,9 @@ async function measuredTick(db: Db, input: TickInput) {
 /** 20,000 finished jobs of other users, written as plain rows (not through ticks). */
 async function growHistory(db: Db): Promise<void> {
   await sql`
-    INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at)
+    INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at, submit_key)
     SELECT 'tsk_' || md5('h' || i), 'old-' || (i % 500), 'old job', '{"image":"x","command":["true"]}',
-      'done', now(), now()
+      'done', now(), now(), 'h' || i
     FROM generate_series(1, ${HISTORY}) AS i`.execute(db);
   await sql`
     INSERT INTO sessions (id, task_id, user_id, kind, status, attempt, enqueued_at, claimed_at,
@@ -89,6 +89,11 @@ async function growRunning(db: Db): Promise<void> {
     FROM generate_series(1, ${RUNNING}) AS i`.execute(db);
 }
 const RUNNING = 2_000;
+
+let keys = 0;
+/** Every other enqueue with a submission key: its lookup by (user, key) must stay a probe too. */
+const someKeyed = (userId: string, i: number): TickOp =>
+  i % 2 === 0 ? { ...enqueueOp(userId), key: `k${++keys}` } : enqueueOp(userId);
 
 describeEachEngine('tick reads, planned on empty tables', (getDb, engine) => {
   // Analyzed while empty or never analyzed: the planner's two views of an empty table.
@@ -122,7 +127,7 @@ describeEachEngine('tick reads, planned on empty tables', (getDb, engine) => {
         };
         // Plans made on empty tables: one tick with every phase, the first of this connection.
         if (analyzed) await sql`ANALYZE sessions, tasks, user_lines`.execute(db);
-        const a = enqueueOp('u-0');
+        const a = { ...enqueueOp('u-0'), key: 'first' };
         const b = enqueueOp('u-0');
         const first = await measuredTick(db, input([a, b], 1));
         const [g] = first.result.granted;
@@ -155,7 +160,7 @@ describeEachEngine('tick reads, planned on empty tables', (getDb, engine) => {
           const ops: TickOp[] = held.map((s, i) =>
             i === 0 ? requeueOp(s.id, s.epoch) : finishOp(s.id, s.epoch),
           );
-          for (let i = 0; i < BATCH; i++) ops.push(enqueueOp(`u-${i % USERS}`));
+          for (let i = 0; i < BATCH; i++) ops.push(someKeyed(`u-${i % USERS}`, i));
           const { result, reads } = await measuredTick(db, input(ops));
           held = result.granted.map((x) => x.session);
           return reads;
@@ -183,7 +188,7 @@ describeEachEngine('tick reads, planned on empty tables', (getDb, engine) => {
         // costing the same there).
         for (let i = 0; i < 8; i++) {
           const ops: TickOp[] = [];
-          for (let j = 0; j < 500; j++) ops.push(enqueueOp(`u-${j % USERS}`));
+          for (let j = 0; j < 500; j++) ops.push(someKeyed(`u-${j % USERS}`, j));
           await measuredTick(db, input(ops, 0));
         }
         for (let i = 0; i < 2; i++) await steady();

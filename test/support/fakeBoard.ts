@@ -124,15 +124,37 @@ export class FakeBoard implements BoardSource, BoardCommands {
   async createTask(userId: string, input: CreateTaskInput) {
     this.calls.push({ op: 'createTask', actor: userId, args: [input] });
     if (input.image === 'invalid') throw new BoardCommandError('invalid', 'image refused');
+    // A key names one task of its user, as the tick keeps it (rtTickAppend.ts).
+    const keyed = input.key === undefined ? undefined : this.keys.get(`${userId}\n${input.key}`);
+    if (keyed !== undefined) {
+      if (keyed.title !== input.title)
+        throw new BoardCommandError(
+          'conflict',
+          `key ${input.key} was submitted with another title`,
+        );
+      const card = this.get(keyed.taskId);
+      return {
+        taskId: card.taskId,
+        sessionId: card.sessionId,
+        position: card.queued?.position ?? 0,
+        replayed: true,
+      };
+    }
     const card = this.enqueue(userId, input);
+    if (input.key !== undefined)
+      this.keys.set(`${userId}\n${input.key}`, { taskId: card.taskId, title: input.title });
     this.settle([card.taskId]);
     const after = this.get(card.taskId);
     return {
       taskId: card.taskId,
       sessionId: card.sessionId,
       position: after.queued?.position ?? 0,
+      replayed: false,
     };
   }
+
+  /** Submission keys by user and key: the task each named, and its title. */
+  private readonly keys = new Map<string, { taskId: string; title: string }>();
 
   /**
    * Many tasks of one user at once with one settle (a long line for the
@@ -322,6 +344,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       command: [...input.command],
       envKeys: Object.keys(input.env ?? {}).sort(),
       createdAt: attempts[0]?.enqueuedAt ?? card.updatedAt,
+      ...(input.key === undefined ? {} : { submitKey: input.key }),
       attempts,
     };
   }

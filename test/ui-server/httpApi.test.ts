@@ -6,12 +6,19 @@ afterEach(async () => {
   await h?.server.close();
 });
 
-async function call(method: string, path: string, token: string | null, body?: unknown) {
+async function call(
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+  extra: Record<string, string> = {},
+) {
   const res = await fetch(`${h.server.url}${path}`, {
     method,
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...extra,
     },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
@@ -35,6 +42,25 @@ describe('tasks', () => {
     expect(created.map((r) => r.status)).toEqual([201, 201, 201]);
     expect(created.map((r) => (r.json as { position: number }).position)).toEqual([0, 0, 1]);
     expect(h.board.get('t3').userId).toBe('alice');
+  });
+
+  it('an Idempotency-Key names one task of its user: 201, then 200 with the same task', async () => {
+    h = await startHarness();
+    const key = { 'idempotency-key': 'order-4711' };
+    const first = await call('POST', '/api/tasks', ALICE, spec('once'), key);
+    const again = await call('POST', '/api/tasks', ALICE, spec('once'), key);
+    expect([first.status, again.status]).toEqual([201, 200]);
+    expect(first.json).toMatchObject({ replayed: false });
+    expect(again.json).toEqual({ ...(first.json as object), replayed: true });
+    const changed = await call('POST', '/api/tasks', ALICE, spec('other title'), key);
+    expect([changed.status, errorCode(changed)]).toEqual([409, 'conflict']);
+    const bob = await call('POST', '/api/tasks', BOB, spec('once'), key);
+    expect(bob.status).toBe(201);
+    for (const bad of ['two words', 'x'.repeat(256), 'naïve']) {
+      const r = await call('POST', '/api/tasks', ALICE, spec('x'), { 'idempotency-key': bad });
+      expect([r.status, errorCode(r)], bad).toEqual([400, 'bad_request']);
+    }
+    expect(h.board.calls.filter((c) => c.op === 'createTask').length).toBe(4);
   });
 
   it('rejects bad bodies with the failing field', async () => {

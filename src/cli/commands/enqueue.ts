@@ -5,7 +5,8 @@
  * next Reconciler pass of a node on the same Postgres, picks it up). Either
  * way it never refuses for lack of room: it answers with a place in line.
  */
-import { newId, ValidationError } from '../../db/index.js';
+import { submitKey } from '../../board/submitKey.js';
+import { keyTakenBy, newId, ValidationError } from '../../db/index.js';
 import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
@@ -37,6 +38,25 @@ export function parseEnvPairs(pairs: readonly string[]): Record<string, string> 
   return env;
 }
 
+/**
+ * The `--key` flag: absent, or a valid submission key.
+ *
+ * @example
+ * ```ts
+ * submitKeyFlag(undefined) // => undefined
+ * submitKeyFlag('nightly-2026-12-06') // => 'nightly-2026-12-06'
+ * submitKeyFlag('two words') // throws CLI_USAGE
+ * submitKeyFlag(true) // throws CLI_USAGE
+ * ```
+ */
+export function submitKeyFlag(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const parsed = submitKey.safeParse(value);
+  if (!parsed.success)
+    throw new CliError('CLI_USAGE', '--key: 1-255 visible ASCII characters (no spaces)');
+  return parsed.data;
+}
+
 export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const { config, flags, rest } = ctx;
   if (rest.length === 0) {
@@ -55,8 +75,15 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const envFlag = flags['--env'];
   const env = parseEnvPairs(Array.isArray(envFlag) ? envFlag : []);
   const input = { title, image, command: rest, ...(Object.keys(env).length > 0 ? { env } : {}) };
+  const key = submitKeyFlag(flags['--key']);
 
-  let result: { taskId: string; sessionId: string; position: number; via: string };
+  let result: {
+    taskId: string;
+    sessionId: string;
+    position: number;
+    replayed: boolean;
+    via: string;
+  };
   const route = commandRoute(config);
   if (route.kind === 'node') {
     const token = route.tokens.users[user];
@@ -66,14 +93,20 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
         `the running node has no token for user ${user}; its users are ${Object.keys(route.tokens.users).join(', ')} (add --users at start)`,
       );
     }
-    const created = await nodeRequest<{ taskId: string; sessionId: string; position: number }>(
+    const created = await nodeRequest<{
+      taskId: string;
+      sessionId: string;
+      position: number;
+      replayed?: boolean;
+    }>(
       route.url,
       token,
       'POST',
       '/api/tasks',
       input,
+      key === undefined ? {} : { 'idempotency-key': key },
     );
-    result = { ...created, via: `node at ${route.url}` };
+    result = { ...created, replayed: created.replayed === true, via: `node at ${route.url}` };
   } else {
     result = await withRows(ctx, { migrate: true }, async (db) => {
       // Through a tick like any node's write (with no grants for itself),
@@ -87,13 +120,22 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
           userId: user,
           title,
           spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
+          ...(key === undefined ? {} : { key }),
         });
+        const taken = keyTakenBy(outcome);
+        if (taken !== undefined) {
+          throw new CliError(
+            'CLI_CONFLICT',
+            `--key ${key} was submitted with another title or command: task ${taken}`,
+          );
+        }
         if (outcome.kind !== 'applied')
           throw new CliError('CLI_STORE', `the store did not take the task (${outcome.kind})`);
         return {
           taskId: outcome.session.taskId,
           sessionId: outcome.session.id,
           position: outcome.position ?? 0,
+          replayed: outcome.replayed === true,
           via: 'rows',
         };
       } catch (error) {
@@ -104,10 +146,13 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
       }
     });
   }
+  const place = result.replayed
+    ? `submitted before with this key, ${result.position > 0 ? placeInLine(result.position) : 'no longer waiting'}`
+    : placeInLine(result.position);
   ctx.io.stdout.write(
     flags['--json'] === true
       ? `${JSON.stringify(result)}\n`
-      : `${result.taskId} for ${user}: ${placeInLine(result.position)} (via ${result.via})\n`,
+      : `${result.taskId} for ${user}: ${place} (via ${result.via})\n`,
   );
   return EXIT.ok;
 }

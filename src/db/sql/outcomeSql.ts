@@ -7,6 +7,13 @@
 /** `applied`: the session id and whether the op touched the card (its task row is returned). */
 export const A = (sid: string, task: string) =>
   `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 'a', 'sid', ${sid}, 'tk', ${task})`;
+/**
+ * `applied` for an enqueue whose key named a task submitted before
+ * (rtTickAppend.ts): that task's latest attempt `sid`, with its task,
+ * marked replayed. Of the enqueue row `q`.
+ */
+export const REPLAYED = (sid: string) =>
+  `jsonb_build_object('o', q.ord, 'r', q.ref, 'k', 'a', 'sid', ${sid}, 'tk', true, 'rp', true)`;
 /** `stale`: the status and epoch found instead. */
 export const STALE = (status: string, epoch: string) =>
   `jsonb_build_object('o', x.ord, 'r', x.ref, 'k', 's', 'st', ${status}, 'ep', ${epoch})`;

@@ -116,11 +116,12 @@ ${GRANT_WRITES}    SELECT count(*), coalesce(json_agg(json_build_object('session
   ELSE
   WITH x AS (
     SELECT * FROM jsonb_to_recordset(v_out) AS x(o integer, r text, k text, sid text, tk boolean,
-      nid text, hr text, st text, ep integer, u text)
+      nid text, hr text, st text, ep integer, u text, rp boolean)
   ), ${ACTIVE_LINES}
   SELECT coalesce(json_agg(CASE x.k
       -- With a handle folded into this finish and applied with it (rtTick.ts), its ref.
-      WHEN 'a' THEN CASE WHEN x.hr IS NULL THEN ${APPLIED}) ELSE ${APPLIED}, 'handle', x.hr) END
+      WHEN 'a' THEN CASE WHEN x.rp THEN ${APPLIED}, 'replayed', true)
+        WHEN x.hr IS NULL THEN ${APPLIED}) ELSE ${APPLIED}, 'handle', x.hr) END
       WHEN 's' THEN json_build_object('ref', x.r, 'kind', 'stale',
         'actual', json_build_object('status', x.st, 'epoch', x.ep))
       WHEN 'c' THEN json_build_object('ref', x.r, 'kind', 'cap', 'line', ${lineJson('l', 'v_arr')})

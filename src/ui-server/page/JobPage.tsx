@@ -157,6 +157,12 @@ export function JobPage(props: {
         <dd>{detail.envKeys.length === 0 ? '–' : detail.envKeys.join(', ')}</dd>
         <dt>created</dt>
         <dd>{time(detail.createdAt)}</dd>
+        {detail.submitKey !== undefined && (
+          <>
+            <dt>submit key</dt>
+            <dd>{detail.submitKey}</dd>
+          </>
+        )}
       </dl>
       <p class="actions">
         {(column === 'queued' || column === 'running') && (

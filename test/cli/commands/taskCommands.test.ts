@@ -172,17 +172,60 @@ async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => bo
   }
 }
 
+/** `enqueue --json --key` as the CLI answers it. */
+async function enqueueKeyed(user: string, key: string, ...command: string[]) {
+  const r = await cli('enqueue', '--json', '--user', user, '--key', key, '--', ...command);
+  return { ...r, json: r.code === 0 ? JSON.parse(r.out) : undefined };
+}
+
+describe('enqueue --key on the rows', () => {
+  it('names one task: the same key again answers it (replayed), another command is a conflict (8)', async () => {
+    const first = await enqueueKeyed('kay', 'deploy-42', 'sleep', '600');
+    expect(first.code, first.err).toBe(0);
+    expect(first.json).toMatchObject({ replayed: false, via: 'rows' });
+    const again = await enqueueKeyed('kay', 'deploy-42', 'sleep', '600');
+    expect(again.json).toEqual({ ...first.json, replayed: true });
+    const text = await cli('enqueue', '--user', 'kay', '--key', 'deploy-42', '--', 'sleep', '600');
+    expect(text.out).toMatch(
+      new RegExp(
+        `^${first.json.taskId} for kay: submitted before with this key, queued, (next in line|position \\d+ in line) \\(via rows\\)\n$`,
+      ),
+    );
+    const shown = await cli('show', first.json.taskId);
+    expect(shown.out.split('\n')[1]).toMatch(/^ {2}user kay, created \S+, key deploy-42$/);
+    const other = await enqueueKeyed('kay', 'deploy-42', 'sleep', '1');
+    expect(other.code).toBe(8);
+    expect(other.err).toContain(first.json.taskId);
+    expect((await enqueueKeyed('kay', 'two words', 'true')).code).toBe(2);
+  });
+});
+
 describe('through a running node', () => {
   it('cancels a running attempt and retries it, with the same answers as the rows', async () => {
     const node = capture();
     const running = runCli(
-      ['start', '--port', '0', '--backend', 'simulated', '--users', 'ann,dee', '--data-dir', dir],
+      [
+        'start',
+        '--port',
+        '0',
+        '--backend',
+        'simulated',
+        '--users',
+        'ann,dee,kay',
+        '--data-dir',
+        dir,
+      ],
       node.io,
     );
     let viaNode = '';
     let taskId = '';
     try {
       await ready(node);
+      // A key the rows took before the node started names the same task through the node.
+      const before = await enqueueKeyed('kay', 'deploy-42', 'sleep', '600');
+      expect(before.json).toMatchObject({ replayed: true, via: expect.stringMatching(/^node at/) });
+      const changed = await enqueueKeyed('kay', 'deploy-42', 'sleep', '1');
+      expect([changed.code, changed.err]).toEqual([8, expect.stringContaining('409 conflict')]);
       taskId = await enqueue('dee', 'sleep', '600');
       await until(
         'the sleep to run',
