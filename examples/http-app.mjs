@@ -69,16 +69,32 @@ function reply(res, status, body) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
+/** @type {Record<string, number>} the runtime's command error codes as HTTP statuses */
+const ERROR_STATUS = { invalid: 422, conflict: 409 };
+
 const app = createServer((req, res) => {
   if (board.handleRequest(req, res)) return;
   const url = new URL(req.url ?? '/', 'http://app');
   const user = url.searchParams.get('user') ?? 'ann';
   if (req.method === 'POST' && url.pathname === '/jobs') {
+    // A client that lost the answer sends the same Idempotency-Key again and
+    // gets the job it already has (200) instead of a second run.
+    const key = req.headers['idempotency-key'];
     runtime
-      .submit(user, { title: 'hello', image: 'local', command: ['echo', `hello ${user}`] })
-      .then((created) => reply(res, 201, { taskId: created.task.id, position: created.position }))
+      .submit(user, {
+        title: 'hello',
+        image: 'local',
+        command: ['echo', `hello ${user}`],
+        ...(typeof key === 'string' ? { key } : {}),
+      })
+      .then((created) =>
+        reply(res, created.replayed ? 200 : 201, {
+          taskId: created.task.id,
+          position: created.position,
+        }),
+      )
       .catch((/** @type {Error & { code?: string }} */ error) =>
-        reply(res, error.code === 'invalid' ? 422 : 503, { error: error.message }),
+        reply(res, ERROR_STATUS[error.code ?? ''] ?? 503, { error: error.message }),
       );
     return;
   }

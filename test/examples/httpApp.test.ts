@@ -41,12 +41,19 @@ describe('examples/http-app.mjs', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
       const urls = JSON.parse(out.split('\n')[0] ?? '{}') as { app: string; board: string };
-      const created = await fetch(`${urls.app}/jobs?user=ann`, {
-        method: 'POST',
-        signal: AbortSignal.timeout(20_000),
-      });
+      const post = () =>
+        fetch(`${urls.app}/jobs?user=ann`, {
+          method: 'POST',
+          headers: { 'idempotency-key': 'hello-once' },
+          signal: AbortSignal.timeout(20_000),
+        });
+      const created = await post();
       expect(created.status).toBe(201);
       const { taskId } = (await created.json()) as { taskId: string };
+      // Sent again with the same key: the same job, not a second one.
+      const again = await post();
+      expect(again.status).toBe(200);
+      expect(((await again.json()) as { taskId: string }).taskId).toBe(taskId);
       let column = '';
       while (column !== 'done') {
         if (Date.now() > deadline) throw new Error(`job not done: ${column}`);

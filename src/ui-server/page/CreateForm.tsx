@@ -3,6 +3,11 @@
  * The user's create form. The command line is split as a shell splits words
  * (src/client/parseCommand.ts) and the argv it will run is shown as it is
  * typed; a line that needs a shell says so and cannot be sent.
+ *
+ * Each draft carries a submission key (docs/board-protocol.md, "Submitting
+ * again safely"): a double click, or a second click after an answer that
+ * never came, sends the same request with the same key and makes one task.
+ * Any edit, or a task made, starts a new draft with a new key.
  */
 import { useState } from 'preact/hooks';
 import type { CreateTaskInput } from '../../board/boardPort.js';
@@ -26,10 +31,22 @@ function Field(props: {
   );
 }
 
+/** A fresh draft's key: 128 random bits (getRandomValues works where randomUUID does not, on plain http). */
+function draftKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `form-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
 export function CreateForm(props: { onCreate: (input: CreateTaskInput) => Promise<unknown> }) {
-  const [title, setTitle] = useState('');
-  const [image, setImage] = useState('alpine:3');
-  const [line, setLine] = useState('echo hello');
+  const [title, setTitleOnly] = useState('');
+  const [image, setImageOnly] = useState('alpine:3');
+  const [line, setLineOnly] = useState('echo hello');
+  const [key, setKey] = useState(draftKey);
+  const edit = (set: (v: string) => void) => (v: string) => {
+    set(v);
+    setKey(draftKey());
+  };
+  const [setTitle, setImage, setLine] = [edit(setTitleOnly), edit(setImageOnly), edit(setLineOnly)];
   const parsed = parseCommandLine(line);
   return (
     <form
@@ -38,7 +55,7 @@ export function CreateForm(props: { onCreate: (input: CreateTaskInput) => Promis
       onSubmit={(e) => {
         e.preventDefault();
         if (!parsed.ok) return;
-        void props.onCreate({ title, image, command: parsed.argv }).then(
+        void props.onCreate({ title, image, command: parsed.argv, key }).then(
           () => setTitle(''),
           () => undefined,
         );

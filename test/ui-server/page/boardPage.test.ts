@@ -116,6 +116,25 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
     expect(await page.locator('#create button[type="submit"]').isDisabled()).toBe(true);
   });
 
+  it('sends one draft with one key: a double click makes one task', async () => {
+    await page.fill('input[name="command"]', 'echo twice');
+    await page.fill('input[name="title"]', 'twice');
+    await page.dblclick('#create button[type="submit"]');
+    await page.locator('article', { hasText: 'twice' }).waitFor({ timeout: STEP_MS });
+    const sent = h.board.calls
+      .filter((c) => c.op === 'createTask')
+      .map((c) => c.args[0] as { title: string; key?: string })
+      .filter((input) => input.title === 'twice');
+    expect(sent.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(sent.map((input) => input.key)).size).toBe(1);
+    expect(sent[0]?.key).toMatch(/^form-[0-9a-f]{32}$/);
+    expect(await page.locator('article', { hasText: 'twice' }).count()).toBe(1);
+    // The next draft has a key of its own.
+    await page.fill('input[name="title"]', 'twice');
+    await page.click('#create button[type="submit"]');
+    await page.locator('article', { hasText: 'twice' }).nth(1).waitFor({ timeout: STEP_MS });
+  });
+
   it('estimates when queued cards start and cancels from the card', async () => {
     await card('queued', 't3').locator('.eta', { hasText: 'starts' }).waitFor({ timeout: STEP_MS });
     await card('queued', 't3').locator('button.cancel').click();
