@@ -332,6 +332,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     isDead: () => dead,
     ending: () => end.ending(),
     onError: report,
+    onSubmitted: (outcome) => metrics.submitted(outcome),
   });
 
   const queries = runtimeQueries({

@@ -42,6 +42,8 @@ export interface RuntimeCommandsOptions {
   /** Who ended the runtime on purpose, once someone did. */
   ending(): RuntimeEnding | undefined;
   onError(error: unknown): void;
+  /** A submission was answered (for /metrics): queued, replayed by its key, or a key's conflict. */
+  onSubmitted?(outcome: 'queued' | 'replayed' | 'conflict'): void;
 }
 
 export type RuntimeCommands = Pick<
@@ -137,6 +139,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
       .catch(commandError);
     const taken = keyTakenBy(outcome);
     if (taken !== undefined) {
+      o.onSubmitted?.('conflict');
       throw new RuntimeCommandError(
         'conflict',
         `key ${JSON.stringify(input.key)} was submitted with another title or spec: task ${taken}`,
@@ -145,6 +148,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
     const done = appliedOr(outcome, 'task');
     if (done.task === null)
       throw new RuntimeCommandError('unavailable', 'the tick returned no task');
+    o.onSubmitted?.(done.replayed === true ? 'replayed' : 'queued');
     return {
       task: done.task,
       session: done.session,

@@ -75,6 +75,7 @@ export class RuntimeMetrics {
   private ticksFailed = 0;
   private grants = 0;
   private readonly downs: Record<string, number> = {};
+  private readonly submissions: Record<string, number> = {};
 
   /**
    * A session enqueued at `enqueuedAt` was granted at `now` (ms). A clock
@@ -118,6 +119,23 @@ export class RuntimeMetrics {
     this.downs[reason] = (this.downs[reason] ?? 0) + 1;
   }
 
+  /**
+   * A submission through this node was answered: a task queued, a key's
+   * task replayed, or a key in use with another request (a conflict).
+   *
+   * @example
+   * ```ts
+   * const m = new RuntimeMetrics();
+   * m.submitted('queued');
+   * m.submitted('replayed');
+   * m.submitted('queued');
+   * m.snapshot({ maxRunning: 1, running: 0, queued: 0, users: [] }).submissionsTotal // => { queued: 2, replayed: 1 }
+   * ```
+   */
+  submitted(outcome: 'queued' | 'replayed' | 'conflict'): void {
+    this.submissions[outcome] = (this.submissions[outcome] ?? 0) + 1;
+  }
+
   /** A supervisor of the tree restarts a child. */
   restarted(): void {
     this.restarts += 1;
@@ -140,6 +158,7 @@ export class RuntimeMetrics {
       ticksTotal: { ok: this.ticksOk, failed: this.ticksFailed },
       grantsTotal: this.grants,
       ownerDownsTotal: { ...this.downs },
+      submissionsTotal: { ...this.submissions },
       samplesDroppedTotal: { wait: this.waits.dropped, tick: this.ticks.dropped },
     };
   }

@@ -34,6 +34,12 @@ export interface BoardMetricsSnapshot {
   /** Other boots this node's liveness watch found gone, by reason (`beat_stale`, `lock_released`...). */
   ownerDownsTotal: Record<string, number>;
   /**
+   * Submissions through this node, by outcome: `queued`, `replayed` (a
+   * submission key named a task submitted before), `conflict` (a key in
+   * use with another request). Absent: the source does not count them.
+   */
+  submissionsTotal?: Record<string, number>;
+  /**
    * Samples dropped because too many waited for the next call (nobody
    * scrapes `/metrics`; src/actors/runtimeMetrics.ts keeps at most 100,000
    * per series): by series, `wait` or `tick`.

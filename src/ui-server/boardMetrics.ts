@@ -108,6 +108,12 @@ export function createBoardMetrics(
     labelNames: ['reason'],
     registers: [registry],
   });
+  const submissions = new Counter({
+    name: 'roundtable_submissions_total',
+    help: 'Submissions through this node, by outcome (queued, replayed by their key, conflict)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const dropped = new Counter({
     name: 'roundtable_metric_samples_dropped_total',
     help: 'Histogram samples dropped because too many waited for a scrape, by series',
@@ -162,6 +168,9 @@ export function createBoardMetrics(
       grants.inc(m.grantsTotal);
       ownerDowns.reset();
       for (const [reason, n] of Object.entries(m.ownerDownsTotal)) ownerDowns.inc({ reason }, n);
+      submissions.reset();
+      for (const [outcome, n] of Object.entries(m.submissionsTotal ?? {}))
+        submissions.inc({ outcome }, n);
       dropped.reset();
       for (const [series, n] of Object.entries(m.samplesDroppedTotal)) dropped.inc({ series }, n);
       const hub = hubStats();

@@ -78,6 +78,10 @@ describeEachEngine('runtime: submission keys', (getDb) => {
     expect(detail?.attempts.map((s) => s.status)).toEqual(['succeeded']);
     expect(detail?.submitKey).toBe('job-1');
     expect((await h.tasks()).length).toBe(2);
+    // /metrics of the two nodes together: two tasks queued, three answers replayed.
+    const counts = [a.metrics().submissionsTotal ?? {}, b.metrics().submissionsTotal ?? {}];
+    const sum = (outcome: string) => counts.reduce((n, c) => n + (c[outcome] ?? 0), 0);
+    expect([sum('queued'), sum('replayed'), sum('conflict')]).toEqual([2, 3, 0]);
     expect(h.errors).toEqual([]);
     expect(errors).toEqual([]);
   });

@@ -92,6 +92,23 @@ describe('submit and createTask', () => {
     ).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('tsk_0123') });
   });
 
+  test('each answered submission is counted by outcome', async () => {
+    const counted: string[] = [];
+    const onSubmitted = (outcome: string) => counted.push(outcome);
+    const input = { title: 't', image: 'i', command: ['c'], key: 'k' };
+    await setup({ onSubmitted }).c.submit('alice', input);
+    const replayed = { ref: '1', kind: 'applied', session: running, task, position: 0 } as const;
+    await setup({ onSubmitted, outcome: { ...replayed, replayed: true } }).c.submit('alice', input);
+    const stale = { ref: '1', kind: 'stale', actual: { status: 'key in use by tsk_9', epoch: 0 } };
+    await setup({ onSubmitted, outcome: stale as TickOutcome })
+      .c.submit('alice', input)
+      .catch(() => {});
+    await setup({ onSubmitted, submit: () => Promise.reject(new Error('ECONNRESET')) })
+      .c.submit('alice', input)
+      .catch(() => {});
+    expect(counted).toEqual(['queued', 'replayed', 'conflict']);
+  });
+
   test('a tick with no task is unavailable', async () => {
     const { c } = setup({
       outcome: { ref: '1', kind: 'applied', session: running, task: null, position: 0 },

@@ -36,6 +36,7 @@ test('per-user counts from the pool; totals only grow, and a snapshot is a copy'
     ticksTotal: { ok: 0, failed: 0 },
     grantsTotal: 0,
     ownerDownsTotal: {},
+    submissionsTotal: {},
     samplesDroppedTotal: { wait: 0, tick: 0 },
   });
   m.gaveUp('timeout');

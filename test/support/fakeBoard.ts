@@ -64,6 +64,11 @@ export class FakeBoard implements BoardSource, BoardCommands {
   ticksTotal = { ok: 0, failed: 0 };
   grantsTotal = 0;
   ownerDownsTotal: Record<string, number> = {};
+  /** createTask's answers by outcome, as the runtime counts them. */
+  submissionsTotal: Record<string, number> = {};
+  private countSubmission(outcome: 'queued' | 'replayed' | 'conflict'): void {
+    this.submissionsTotal[outcome] = (this.submissionsTotal[outcome] ?? 0) + 1;
+  }
   samplesDroppedTotal: Record<string, number> = {};
   /** Every command call, for assertions. */
   readonly calls: Array<{ op: string; actor: string | null; args: unknown[] }> = [];
@@ -127,6 +132,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
     // A key names one task of its user, as the tick keeps it (rtTickAppend.ts).
     const keyed = input.key === undefined ? undefined : this.keys.get(`${userId}\n${input.key}`);
     if (keyed !== undefined) {
+      this.countSubmission(keyed.title === input.title ? 'replayed' : 'conflict');
       if (keyed.title !== input.title)
         throw new BoardCommandError(
           'conflict',
@@ -141,6 +147,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       };
     }
     const card = this.enqueue(userId, input);
+    this.countSubmission('queued');
     if (input.key !== undefined)
       this.keys.set(`${userId}\n${input.key}`, { taskId: card.taskId, title: input.title });
     this.settle([card.taskId]);
@@ -311,6 +318,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       ticksTotal: { ...this.ticksTotal },
       grantsTotal: this.grantsTotal,
       ownerDownsTotal: { ...this.ownerDownsTotal },
+      submissionsTotal: { ...this.submissionsTotal },
       samplesDroppedTotal: { ...this.samplesDroppedTotal },
     };
   }

@@ -61,6 +61,13 @@ describe('tasks', () => {
       expect([r.status, errorCode(r)], bad).toEqual([400, 'bad_request']);
     }
     expect(h.board.calls.filter((c) => c.op === 'createTask').length).toBe(4);
+    const metrics = (await call('GET', '/metrics', ADMIN)).json as string;
+    for (const line of [
+      'roundtable_submissions_total{outcome="queued"} 2',
+      'roundtable_submissions_total{outcome="replayed"} 1',
+      'roundtable_submissions_total{outcome="conflict"} 1',
+    ])
+      expect(metrics).toContain(line);
   });
 
   it('rejects bad bodies with the failing field', async () => {
