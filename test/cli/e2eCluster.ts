@@ -12,9 +12,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../scripts/build.js';
 import type { Engine } from '../containers/docker/engine.js';
+import { killRunsUnder } from '../containers/local/localFixture.js';
 import { CliProcess, freePort, type LogRecord } from './cliProcess.js';
 
 /** A first start runs migrations (and, on PGlite, initdb): slow on a busy machine. */
@@ -232,6 +233,45 @@ export class E2eCluster {
     );
     if (errors.length > 0) throw new AggregateError(errors, 'e2e cluster teardown failed');
   }
+}
+
+/** Two local-backend nodes of one cluster, set once the file's `beforeAll` ran. */
+export interface TwoLocalNodes {
+  cluster: E2eCluster;
+  a: E2eNode;
+  b: E2eNode;
+}
+
+/** A local node's settings in the two-node suites: room for four runs, polls every 200 ms. */
+const LOCAL_NODE = { backend: 'local', caps: { maxRunning: 4, defaultUserCap: 4 }, pollMs: 200 };
+
+/**
+ * Two nodes named `names` on the local backend (`settings`, by default
+ * LOCAL_NODE), on a new database `dbName` of the server, made before the
+ * file's tests (nothing without a server: the suite skips) and closed after
+ * them: every process SIGKILLed, the runs still going under either data
+ * directory too (a failed test), the database dropped.
+ */
+export function twoLocalNodes(
+  dbName: string,
+  names: readonly [string, string],
+  settings: Record<string, unknown> = LOCAL_NODE,
+): TwoLocalNodes {
+  const nodes = {} as TwoLocalNodes;
+  beforeAll(async () => {
+    const server = serverUnlessSkipped();
+    if (server === undefined) return;
+    nodes.cluster = await E2eCluster.create(server, dbName);
+    nodes.a = await nodes.cluster.addNode(names[0], settings);
+    nodes.b = await nodes.cluster.addNode(names[1], settings);
+  });
+  afterAll(async () => {
+    if (nodes.cluster === undefined) return;
+    for (const p of nodes.cluster.processes) await p.kill();
+    for (const node of [nodes.a, nodes.b]) killRunsUnder(node.dataDir);
+    await nodes.cluster.close(SERVER ?? '');
+  });
+  return nodes;
 }
 
 /** A task created over the node's HTTP API as `user`. */

@@ -11,49 +11,27 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parseLocalHandle } from '../../src/containers/local/localHandle.js';
-import { isAlive, killRunsUnder, until } from '../containers/local/localFixture.js';
+import { isAlive, until } from '../containers/local/localFixture.js';
 import {
   adoptedRunSucceeds,
   countsItsStarts,
   createTaskOver,
   describeWithServer,
-  E2eCluster,
-  type E2eNode,
-  SERVER,
   STOP_MS,
   serverSkipNote,
-  serverUnlessSkipped,
   transition,
+  twoLocalNodes,
 } from './e2eCluster.js';
 
-let cluster: E2eCluster;
-let a: E2eNode;
-let b: E2eNode;
-
-const settings = { backend: 'local', caps: { maxRunning: 4, defaultUserCap: 4 }, pollMs: 200 };
-
-beforeAll(async () => {
-  const server = serverUnlessSkipped();
-  if (server === undefined) return;
-  cluster = await E2eCluster.create(server, 'rt_local_two');
-  a = await cluster.addNode('local-a', settings);
-  b = await cluster.addNode('local-b', settings);
-});
-
-afterAll(async () => {
-  if (cluster === undefined) return;
-  for (const p of cluster.processes) await p.kill();
-  // Runs still going (a failed test): each run's group, in both data directories.
-  for (const node of [a, b]) killRunsUnder(node.dataDir);
-  await cluster.close(SERVER ?? '');
-});
+const nodes = twoLocalNodes('rt_local_two', ['local-a', 'local-b']);
 
 describeWithServer(
   `two local nodes with their own data directories, one SIGKILLed mid-run${serverSkipNote}`,
   () => {
     it('the other node adopts the run from the dead node’s directory; the command ran once', async () => {
+      const { cluster, a, b } = nodes;
       const first = await cluster.startReady(a);
       const gate = join(cluster.dir, 'go');
       const starts = join(cluster.dir, 'starts');
