@@ -134,15 +134,32 @@ export class CliProcess {
   }
 }
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Ports this process has handed out, never handed out again. */
+const handedOut = new Set<number>();
+
+/** Whether 127.0.0.1:`port` can be listened on right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port nobody listens on right now, for a process the test starts later.
+ * Drawn at random below the kernel's ephemeral range (32768-60999 here):
+ * a port the kernel handed out for `listen(0)` and took back could go to an
+ * outgoing connection (every test talks to Postgres) before the node
+ * listened on it, and did (a rolling-deploy node's board: EADDRINUSE).
+ * Below that range only another test's draw can take it.
+ */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free port in 20000-31999 after 100 tries');
 }
