@@ -159,15 +159,20 @@ export function reconcilerLogic(options: ReconcilerOptions) {
     ...options,
     unobservedSince: options.unobservedSince ?? new Map<string, number>(),
   };
+  // A tick came during the running pass (the loop's `wanted` action): one
+  // more pass follows it at once, so this one may cut its prune short.
+  let wanted = false;
   return reconcileLoopMachine.provide({
     actors: {
       pass: fromPromise(async ({ input }) => {
+        wanted = false;
         const run = (lead?: AbortSignal) =>
           withPassDeadline(
             (deadline) =>
               reconcilePass(deps, {
                 ...input,
                 signal: lead === undefined ? deadline : AbortSignal.any([deadline, lead]),
+                wanted: () => wanted,
               }),
             { clock: options.clock, ms: options.passTimeoutMs },
           );
@@ -194,6 +199,9 @@ export function reconcilerLogic(options: ReconcilerOptions) {
       }),
     },
     actions: {
+      wanted: () => {
+        wanted = true;
+      },
       report: (_, params) => {
         // Neither is a fault of the pass: another node leads (the lock says so itself).
         if (

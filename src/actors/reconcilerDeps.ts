@@ -48,6 +48,8 @@ export interface ReconcilerDeps {
   onGiveUp(reason: string): void;
   /** Aborted when the pass is abandoned: each step stops before its next row. */
   signal?: AbortSignal;
+  /** Whether another pass was asked for since this one began (a long prune then stops early). */
+  passWanted?(): boolean;
   /**
    * When each run was first seen `unobservable`, kept across passes (the
    * Reconciler owns one); absent (step tests): every pass counts from 0.

@@ -75,15 +75,25 @@ export async function repairDispatch(
   return report;
 }
 
-/** Most tasks one pass prunes: a pass that has to catch up does it over several. */
-export const PRUNE_BATCHES_PER_PASS = 100;
+/**
+ * How long one pass goes on pruning while batches come back full, on the
+ * injected clock. A time, not a count of batches: a fixed 100 batches (of
+ * 100) a pass kept up with ~160 finished tasks a second at the default
+ * `reconcileMs`, however fast the store deletes; a batch takes ~10 ms
+ * (bench/results/history.md: ~8,000-10,000 tasks a second), so 5 s a pass
+ * keeps up with ~650-800 a second, and a faster store with more.
+ */
+export const PRUNE_PASS_MS = 5_000;
 
 /**
  * Step 5: finished work past its retention goes, a batch at a time, each
  * batch a short hold of the tick's lock of its own, so ticks wait for one
- * batch at most; at most PRUNE_BATCHES_PER_PASS batches, so a pass that
- * finds a long backlog (the first after an upgrade) leaves the rest to
- * the next passes instead of holding up the adoptions they start with.
+ * batch at most. It goes on while batches come back full, until
+ * PRUNE_PASS_MS have gone by, and stops before the next batch when a pass
+ * was asked for meanwhile (`deps.passWanted`: an owner's DOWN, whose
+ * adoptions must not wait behind a long backlog; that pass prunes on).
+ * The first pass after an upgrade over a long history works part of it
+ * off and leaves the rest to the passes after.
  * `batch`: the size the prune was asked for; fewer means none is left.
  */
 export async function pruneExpired(
@@ -92,7 +102,8 @@ export async function pruneExpired(
   batch = PRUNE_BATCH,
 ): Promise<PassReport> {
   if (deps.prune === undefined) return report;
-  for (let i = 0; i < PRUNE_BATCHES_PER_PASS; i++) {
+  const until = deps.now() + PRUNE_PASS_MS;
+  for (;;) {
     deps.signal?.throwIfAborted();
     let n: number;
     try {
@@ -104,7 +115,7 @@ export async function pruneExpired(
       break;
     }
     report.pruned += n;
-    if (n < batch) break;
+    if (n < batch || deps.now() >= until || deps.passWanted?.() === true) break;
   }
   return report;
 }
@@ -124,11 +135,16 @@ export async function pruneExpired(
  */
 export async function reconcilePass(
   deps: ReconcilerDeps,
-  options: { boot: boolean; signal?: AbortSignal },
+  options: { boot: boolean; signal?: AbortSignal; wanted?: () => boolean },
 ): Promise<PassReport> {
   const report = emptyReport();
-  // An abandoned pass (past its deadline) stops at the next step or row.
-  const d = options.signal === undefined ? deps : { ...deps, signal: options.signal };
+  // An abandoned pass (past its deadline) stops at the next step or row;
+  // one asked for meanwhile cuts a long prune short.
+  const d = {
+    ...deps,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.wanted === undefined ? {} : { passWanted: options.wanted }),
+  };
   if (options.boot) await recoverRepinned(d, report);
   options.signal?.throwIfAborted();
   await adoptOrphans(d, report);

@@ -5,7 +5,10 @@
  * arrives (tests and `runtime.reconcile()` send it, as Oban's `:rescue`).
  * Passes never overlap: a tick during a pass asks for one more pass after it.
  *
- * The pass itself is the provided `pass` actor; a failed pass is reported
+ * The pass itself is the provided `pass` actor; a tick that comes while it
+ * runs also runs the provided `wanted` action, so a pass can cut long,
+ * deferrable work short (the prune), since another pass follows at once.
+ * A failed pass is reported
  * through the provided `report` action and the loop goes on: a database
  * outage must not take the Reconciler, a permanent child, down with it.
  *
@@ -68,6 +71,7 @@ export const reconcileLoopMachine = setup({
   },
   actions: {
     report: (_: unknown, _params: { error: unknown }) => {},
+    wanted: () => {},
   },
   delays: { periodMs: ({ context }) => context.periodMs },
   guards: { ticked: ({ context }) => context.again },
@@ -98,11 +102,14 @@ export const reconcileLoopMachine = setup({
       entry: assign(({ context }) => ({ covered: context.waiting, waiting: [], again: false })),
       on: {
         'roundtable.reconciler.tick': {
-          actions: assign({
-            waiting: ({ context, event }) =>
-              event.id === undefined ? context.waiting : [...context.waiting, event.id],
-            again: true,
-          }),
+          actions: [
+            assign({
+              waiting: ({ context, event }) =>
+                event.id === undefined ? context.waiting : [...context.waiting, event.id],
+              again: true,
+            }),
+            'wanted',
+          ],
         },
       },
       invoke: {

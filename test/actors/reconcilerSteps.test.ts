@@ -1,21 +1,27 @@
 /**
- * Step 5 of the Reconciler's pass, the prune, against a counting fake: it
- * asks for batches until one comes back short, stops at its per-pass
- * budget, reports a failure without failing the pass, and stops when the
- * pass is abandoned. The prune itself is test/db/pruneFinished.test.ts;
+ * Step 5 of the Reconciler's pass, the prune, against a counting fake on a
+ * fake clock: it asks for batches until one comes back short, stops at its
+ * per-pass time (PRUNE_PASS_MS) and when another pass is wanted, reports a
+ * failure without failing the pass, and stops when the pass is abandoned. The prune itself is test/db/pruneFinished.test.ts;
  * the whole pass with real rows, test/actors/runtime.retention.test.ts.
  */
 import { expect, test } from 'vitest';
 import { emptyReport } from '../../src/actors/reconcilerDeps.js';
 import type { PassReport, ReconcilerDeps } from '../../src/actors/reconcilerSteps.js';
-import { PRUNE_BATCHES_PER_PASS, pruneExpired } from '../../src/actors/reconcilerSteps.js';
+import { PRUNE_PASS_MS, pruneExpired } from '../../src/actors/reconcilerSteps.js';
 
-/** Deps with only what step 5 reads: a prune handing out `left` tasks, `batch` at a time. */
-function pruning(left: number, batch: number, fail?: Error) {
+/**
+ * Deps with only what step 5 reads: a prune handing out `left` tasks,
+ * `batch` at a time, each batch taking `batchMs` on the fake clock.
+ */
+function pruning(left: number, batch: number, fail?: Error, batchMs = 10) {
   const calls = { prune: 0, errors: [] as unknown[] };
+  let now = 1_000_000;
   const deps = {
+    now: () => now,
     prune: async () => {
       calls.prune += 1;
+      now += batchMs;
       if (fail !== undefined) throw fail;
       const n = Math.min(batch, left);
       left -= n;
@@ -37,11 +43,28 @@ test('asks for batches until one comes back short', async () => {
   expect(even.calls.prune).toBe(3);
 });
 
-test('stops at its budget per pass, and the next pass goes on', async () => {
-  const { deps, calls } = pruning(10 * PRUNE_BATCHES_PER_PASS, 5);
-  expect((await pruneExpired(deps, emptyReport(), 5)).pruned).toBe(5 * PRUNE_BATCHES_PER_PASS);
-  expect(calls.prune).toBe(PRUNE_BATCHES_PER_PASS);
-  expect((await pruneExpired(deps, emptyReport(), 5)).pruned).toBe(5 * PRUNE_BATCHES_PER_PASS);
+test('goes on while batches come back full, for PRUNE_PASS_MS on the clock; the next pass goes on', async () => {
+  // 10 ms a batch: the pass asks for batches until PRUNE_PASS_MS have gone by.
+  const perPass = PRUNE_PASS_MS / 10;
+  const { deps, calls } = pruning(100 * 3 * perPass, 100);
+  expect((await pruneExpired(deps, emptyReport(), 100)).pruned).toBe(100 * perPass);
+  expect(calls.prune).toBe(perPass);
+  expect((await pruneExpired(deps, emptyReport(), 100)).pruned).toBe(100 * perPass);
+  // Slower batches: fewer of them in the same time.
+  const slow = pruning(1_000_000, 100, undefined, PRUNE_PASS_MS / 4);
+  expect((await pruneExpired(slow.deps, emptyReport(), 100)).pruned).toBe(400);
+});
+
+test('stops after the batch under way once another pass is wanted (that pass prunes on)', async () => {
+  const { deps, calls } = pruning(1_000_000, 100);
+  const wanted = { ...deps, passWanted: () => calls.prune >= 3 };
+  expect((await pruneExpired(wanted, emptyReport(), 100)).pruned).toBe(300);
+  expect(calls.prune).toBe(3);
+  // Wanted from the start: one batch still goes, so a busy loop never starves the prune.
+  const busy = pruning(1_000_000, 100);
+  expect(
+    (await pruneExpired({ ...busy.deps, passWanted: () => true }, emptyReport(), 100)).pruned,
+  ).toBe(100);
 });
 
 test('a failed batch is reported, not the pass failing', async () => {

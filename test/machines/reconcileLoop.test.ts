@@ -17,12 +17,18 @@ function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
   const clock = new SimulatedClock();
   const passes = new Calls<{ boot: boolean }, void>();
   const reported: unknown[] = [];
+  let wanted = 0;
   let inFlight = 0;
   let maxInFlight = 0;
   const base = passes.logic();
   const machine = reconcileLoopMachine.provide({
     actors: { pass: base },
-    actions: { report: (_, params) => void reported.push(params.error) },
+    actions: {
+      report: (_, params) => void reported.push(params.error),
+      wanted: () => {
+        wanted += 1;
+      },
+    },
   });
   const actor = createActor(machine, { clock, inspect, input: { periodMs: PERIOD } });
   const crashes: unknown[] = [];
@@ -44,6 +50,8 @@ function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
     pending,
     track,
     maxInFlight: () => maxInFlight,
+    /** Times the `wanted` action ran (a tick came during a pass). */
+    wanted: () => wanted,
     /** Answers the running pass (there must be exactly one). */
     async finish(error?: Error) {
       await settle();
@@ -125,6 +133,21 @@ describe('reconcile loop', () => {
     expect(ticks.map((t) => t.answer())).toEqual(Array(3).fill({ error: undefined }));
     expect(l.passes.count).toBe(2);
     expect(l.actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('a tick during a pass, and only then, runs the wanted action (the pass may cut a prune short)', async () => {
+    const l = startLoop();
+    await settle();
+    l.tick();
+    l.actor.send({ type: 'roundtable.reconciler.tick' });
+    expect(l.wanted()).toBe(2);
+    await l.finish();
+    // The pass the ticks asked for runs now; idle after it, a tick wants nothing of a pass.
+    await l.finish();
+    l.tick();
+    expect(l.wanted()).toBe(2);
+    await settle();
+    await l.finish();
   });
 
   it('a tick with no caller during a pass still asks for one more pass', async () => {
