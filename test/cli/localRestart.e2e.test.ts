@@ -151,7 +151,11 @@ describeWithServer(
         // The run dies without a marker, and the kernel gives its pid to another process.
         process.kill(-pid, 'SIGKILL');
         await until(() => (isAlive(-pid) ? undefined : true), 10_000);
-        expect(await spawnWithPid(pid, strays)).toBe(pid);
+        // On a busy machine another process may fork first and take the pid
+        // (a Postgres backend did once): a reuse by the kernel all the same,
+        // but not ours to watch.
+        const reused = await spawnWithPid(pid, strays);
+        if (reused === null && !isAlive(pid)) throw new Error(`could not reuse pid ${pid}`);
 
         const second = startNode();
         await second.waitFor((r) => r.msg === 'ready', UP_MS, 'second ready record');
@@ -163,8 +167,9 @@ describeWithServer(
           return rows[0];
         }, 60_000);
         expect(given).toEqual({ id: task.sessionId, failure_reason: 'container_replaced' });
-        // The process that got the pid is not ours: nothing signalled it.
-        expect(isAlive(pid)).toBe(true);
+        // The process that got the pid is not the run's: nothing signalled it
+        // (ours, the `sleep`, is still there; another's may end on its own).
+        if (reused === pid) expect(isAlive(pid)).toBe(true);
         second.signal('SIGINT');
         expect(await second.exitCode(STOP_MS)).toBe(0);
       },

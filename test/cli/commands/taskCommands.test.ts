@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/runCli.js';
 import { parseLocalHandle } from '../../../src/containers/local/localHandle.js';
 import { connect, newId, tick } from '../../../src/db/index.js';
+import { killRunGroup } from '../../containers/local/localFixture.js';
 import { type Captured, capture } from '../cliCapture.js';
 
 let dir: string;
@@ -292,6 +293,7 @@ describe('a run its node left behind', () => {
         handle: string | null;
       }>;
     let pid = 0;
+    let handle = '';
     try {
       const node = capture();
       const running = runCli(
@@ -316,7 +318,8 @@ describe('a run its node left behind', () => {
       }
       const [run] = await detail(taskId);
       expect(run).toMatchObject({ status: 'running', backend: 'local' });
-      pid = parseLocalHandle(run?.handle ?? '')?.pid ?? 0;
+      handle = run?.handle ?? '';
+      pid = parseLocalHandle(handle)?.pid ?? 0;
       expect(alive(pid)).toBe(true);
 
       const cancelled = await cliIn('cancel', taskId);
@@ -327,7 +330,7 @@ describe('a run its node left behind', () => {
       expect(alive(pid)).toBe(false);
       expect(await detail(taskId)).toMatchObject([{ status: 'cancelled' }]);
     } finally {
-      if (pid > 0 && alive(pid)) process.kill(-pid, 'SIGKILL');
+      if (handle !== '') killRunGroup(handle);
       rmSync(own, { recursive: true, force: true });
     }
   }, 90_000);

@@ -14,6 +14,8 @@ import {
   type LocalBackendOptions,
 } from '../../../src/containers/local/LocalBackend.js';
 import { parseLocalHandle } from '../../../src/containers/local/localHandle.js';
+import { sameProcess } from '../../../src/containers/local/observeLocalRun.js';
+import { hostProcessTable } from '../../../src/containers/local/processTable.js';
 import type { ContractFixture } from '../contract.js';
 import { busyboxCommands } from '../docker/realFixture.js';
 import { testNamespace } from '../testNamespace.js';
@@ -70,8 +72,12 @@ export async function spawnWithPid(pid: number, strays: number[]): Promise<numbe
     writeFileSync(NS_LAST_PID, String(pid - 1));
     const child = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
     child.unref();
-    if (child.pid !== undefined) strays.push(child.pid);
-    if (child.pid === pid) return pid;
+    if (child.pid === pid) {
+      strays.push(pid);
+      return pid;
+    }
+    // Killed now, while it is surely ours: a pid kept for the teardown could
+    // belong to another process by then.
     if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
   }
   return null;
@@ -124,6 +130,32 @@ export function localFixture(): LocalFixture {
 }
 
 /**
+ * Kills a run's process group, named by its handle, only while the group is
+ * still the run's, by the backend's own rule (LocalBackend.remove): its
+ * leader is the run's process (same start time, same boot), or gone with
+ * members left (a pid stays allocated while it names a live group). A bare
+ * `kill(-pid)` after the run ended hits whatever took the pid since: this
+ * teardown once SIGKILLed a Postgres backend that had (backends lead their
+ * own groups), and the shared server went through crash recovery under
+ * every other test. Whether it signalled the group.
+ */
+export function killRunGroup(handle: string): boolean {
+  const h = parseLocalHandle(handle);
+  if (h === null) return false;
+  const processes = hostProcessTable();
+  if (h.bootToken !== processes.bootToken) return false;
+  const leader = processes.identityOf(h.pid);
+  const ours = leader === null || leader.zombie ? isAlive(-h.pid) : sameProcess(h, processes);
+  if (!ours) return false;
+  try {
+    process.kill(-h.pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false; // gone meanwhile
+  }
+}
+
+/**
  * Kills the process group of every run still going under a node's data
  * directory (a re-queued attempt, a failed test), found by its record: the
  * teardown of the end-to-end suites, whose runs outlive the nodes by design.
@@ -134,7 +166,6 @@ export function killRunsUnder(dataDir: string, namespace = 'default'): void {
     const record = join(runs, session, 'run.json');
     if (!existsSync(record)) continue;
     const text = JSON.parse(readFileSync(record, 'utf8')) as { handle: string };
-    const pid = parseLocalHandle(text.handle)?.pid;
-    if (pid !== undefined && isAlive(-pid)) process.kill(-pid, 'SIGKILL');
+    killRunGroup(text.handle);
   }
 }
