@@ -22,6 +22,7 @@ import {
   canChoosePids,
   isAlive,
   killRunsUnder,
+  killStrays,
   spawnWithPid,
   until,
 } from '../containers/local/localFixture.js';
@@ -80,7 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (cluster === undefined) return;
   for (const p of cluster.processes) await p.kill();
-  for (const pid of strays) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  killStrays(strays);
   killRunsUnder(node.dataDir);
   await cluster.close(SERVER ?? '');
 });

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { formatLocalHandle, parseLocalHandle } from '../../../src/containers/local/localHandle.js';
 import { hostProcessTable } from '../../../src/containers/local/processTable.js';
 import { newSessionId } from '../contract.js';
-import { isAlive, killRunGroup, localFixture, until } from './localFixture.js';
+import { isAlive, killRunGroup, killStrays, localFixture, until } from './localFixture.js';
 
 const fx = localFixture();
 
@@ -56,5 +56,33 @@ describe('killRunGroup', () => {
     expect(killRunGroup(own)).toBe(true);
     await until(() => (isAlive(pid) ? undefined : true), 5_000);
     await fx.backend.remove({ sessionId, handle });
+  });
+});
+
+describe('killStrays', () => {
+  it('kills a stray that is still a child of this process, never another process', async () => {
+    // A child that starts a grandchild: the grandchild's parent is the shell, not us.
+    const child = spawn('sh', ['-c', 'sleep 600 & echo $!; wait'], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const line = await new Promise<string>((resolve) =>
+      child.stdout.once('data', (b: Buffer) => resolve(b.toString())),
+    );
+    const grandchild = Number(line.trim());
+    const pid = child.pid ?? 0;
+    try {
+      killStrays([grandchild]);
+      expect(isAlive(grandchild)).toBe(true);
+      killStrays([pid]);
+      await until(
+        () =>
+          isAlive(pid) && child.exitCode === null && child.signalCode === null ? undefined : true,
+        5_000,
+      );
+      expect(child.signalCode).toBe('SIGKILL');
+    } finally {
+      if (isAlive(-pid)) process.kill(-pid, 'SIGKILL');
+    }
   });
 });

@@ -95,7 +95,7 @@ export function localFixture(): LocalFixture {
   };
   afterAll(() => {
     for (const b of backends) b.close();
-    for (const pid of strays) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    killStrays(strays);
     rmSync(baseDir, { recursive: true, force: true });
   });
   const fx: LocalFixture = {
@@ -127,6 +127,25 @@ export function localFixture(): LocalFixture {
     };
   }
   return fx;
+}
+
+/**
+ * Kills the processes a test started outside any backend (`strays`) that
+ * are still this process's children. A stray a test killed itself was
+ * reaped, and its pid may belong to anything by the teardown (a Postgres
+ * backend, say): the parent is what says it is still ours.
+ */
+export function killStrays(strays: readonly number[]): void {
+  for (const pid of strays) {
+    let parent: number | null = null;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      continue; // gone
+    }
+    if (parent === process.pid) process.kill(pid, 'SIGKILL');
+  }
 }
 
 /**
