@@ -2,6 +2,7 @@
  * The Reconciler's step 2: running sessions whose owner is gone, adopted or
  * failed and re-queued, in batches (see `adoptOrphans`).
  */
+
 import { adoptMany, listRunning, type Session } from '../db/index.js';
 import { recoveryAction, recoveryFailReason } from '../machines/recoveryPolicy.js';
 import { inWaves } from './inWaves.js';
@@ -181,7 +182,7 @@ async function fenceOrphans(
   const want = orphans.flatMap((s, i) => (dead[i] ? [{ s, found: unrecorded[i] }] : []));
   if (want.length === 0) return [];
   deps.signal?.throwIfAborted();
-  const { adopted } = await adoptMany(deps.db, {
+  const { adopted, limits } = await adoptMany(deps.db, {
     sessions: want.map(({ s, found }) => ({
       sessionId: s.id,
       epoch: s.epoch,
@@ -199,7 +200,9 @@ async function fenceOrphans(
     now: new Date(deps.now()),
   });
   const fenced = new Map(adopted.map((s) => [s.id, s]));
-  await eachLimited(adopted, ORPHAN_CONCURRENCY, (s) => deps.runAdopted(s));
+  await eachLimited(adopted, ORPHAN_CONCURRENCY, (s) =>
+    deps.runAdopted(s, limits.get(s.id) ?? null),
+  );
   return orphans.flatMap((s, i) => (fenced.has(s.id) ? [i] : []));
 }
 

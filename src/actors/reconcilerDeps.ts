@@ -39,9 +39,10 @@ export interface ReconcilerDeps {
   liveRunners(): ReadonlySet<string>;
   /**
    * Starts a TaskRunner for a run this pass fenced (`adoptMany`): it goes on
-   * from `session`, the fenced row (no-op when the session has a runner).
+   * from `session`, the fenced row (no-op when the session has a runner),
+   * with its task's time limit (null: none).
    */
-  runAdopted(session: Session): Promise<void>;
+  runAdopted(session: Session, timeLimitMs: number | null): Promise<void>;
   /** Stops a session's TaskRunner, if any (its row was moved on under it). */
   stopRunner(sessionId: string): void;
   onError(error: unknown): void;

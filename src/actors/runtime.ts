@@ -251,7 +251,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     track,
     liveRunners: ours,
     // After the board has its cards: an adopted run's output goes onto its card from the first line.
-    runAdopted: (s) => boardLoaded.then(() => starter.adoptFenced(s)),
+    runAdopted: (s, limitMs) => boardLoaded.then(() => starter.adoptFenced(s, limitMs)),
     submit: (op) => dispatcher.submit(op),
     repair: () => repairDispatch(db),
     vacuum: () => vacuumDispatch(db),

@@ -135,6 +135,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
           ...(input.env ? { env: input.env } : {}),
         },
         ...(input.key === undefined ? {} : { key: input.key }),
+        ...(input.timeLimitMs === undefined ? {} : { timeLimitMs: input.timeLimitMs }),
       })
       .catch(commandError);
     const taken = keyTakenBy(outcome);

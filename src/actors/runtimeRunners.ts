@@ -11,6 +11,19 @@ import { AlreadyStartedError, NotFoundError } from '../supervisor/errors.js';
 import type { Supervisor } from '../supervisor/Supervisor.js';
 import type { taskRunnerLogic } from './taskRunner.js';
 
+/** A grant as the runner's first step takes it: the rows, and the task's time limit (null or absent: none). */
+export interface Granted {
+  session: Session;
+  task: Task;
+  limitMs?: number | null;
+}
+
+/** A row the Reconciler fenced for this boot, with its task's time limit (null: none). */
+export interface Fenced {
+  session: Session;
+  limitMs: number | null;
+}
+
 export interface RunnerStarterOptions {
   runners(): Supervisor | undefined;
   logic: ReturnType<typeof taskRunnerLogic>;
@@ -19,24 +32,24 @@ export interface RunnerStarterOptions {
 }
 
 export class RunnerStarter {
-  /** Rows a tick granted, taken once by the runner's first step. */
-  private readonly grants = new Map<string, { session: Session; task: Task }>();
-  /** Rows the Reconciler fenced for this boot, taken once by the adopting runner. */
-  private readonly fenced = new Map<string, Session>();
+  /** Rows a tick granted (with the task's time limit), taken once by the runner's first step. */
+  private readonly grants = new Map<string, Granted>();
+  /** Rows the Reconciler fenced for this boot (with their time limits), taken once by the adopting runner. */
+  private readonly fenced = new Map<string, Fenced>();
   /** The epoch each session's latest runner here was started at: the grant's or the fenced row's. */
   private readonly epochs = new Map<string, number>();
 
   constructor(private readonly o: RunnerStarterOptions) {}
 
   /** The granted rows of `sessionId`, once. */
-  take(sessionId: string): { session: Session; task: Task } | undefined {
+  take(sessionId: string): Granted | undefined {
     const g = this.grants.get(sessionId);
     this.grants.delete(sessionId);
     return g;
   }
 
   /** The row the Reconciler fenced for `sessionId`, once. */
-  takeFenced(sessionId: string): Session | undefined {
+  takeFenced(sessionId: string): Fenced | undefined {
     const s = this.fenced.get(sessionId);
     this.fenced.delete(sessionId);
     return s;
@@ -98,7 +111,7 @@ export class RunnerStarter {
   }
 
   /** A tick granted `grant.session` to this node: its runner starts the run. */
-  granted(grant: { session: Session; task: Task }): Promise<void> {
+  granted(grant: Granted): Promise<void> {
     this.grants.set(grant.session.id, grant);
     if (!this.has(grant.session.id)) this.epochs.set(grant.session.id, grant.session.epoch);
     return this.start(grant.session, 'granted').finally(() => {
@@ -115,8 +128,8 @@ export class RunnerStarter {
    * the run comes back here). Left running, it would hold the slot at the
    * old epoch and the fenced row would get no runner.
    */
-  adoptFenced(session: Session): Promise<void> {
-    this.fenced.set(session.id, session);
+  adoptFenced(session: Session, limitMs: number | null): Promise<void> {
+    this.fenced.set(session.id, { session, limitMs });
     this.epochs.set(session.id, session.epoch);
     return this.start(session, 'adopt', true).finally(() => {
       // Taken by the runner's first step by now, or it never started.

@@ -13,6 +13,7 @@ import type { RunRef } from '../containers/ContainerBackend.js';
 import { isContainerError } from '../containers/ContainerError.js';
 import { adopt, getSession, type Session, StaleStatusError } from '../db/index.js';
 import type { TickFinish, TickHandle } from '../db/tickTypes.js';
+import { timeLimitsOf } from '../db/timeLimit.js';
 import type { ContainerRunError } from '../machines/containerRunTypes.js';
 import {
   type AdoptResult,
@@ -26,6 +27,7 @@ import { DispatchUnavailableError } from './dispatcher.js';
 import { retryTransient } from './retryTransient.js';
 import { runnerContainerRun } from './runnerContainerRun.js';
 import { finishFor } from './runnerFinish.js';
+import { msLeft, timedOutFinish } from './runTimeLimit.js';
 import {
   alive,
   answerWith,
@@ -33,6 +35,7 @@ import {
   RUN_ENDED,
   type RunState,
   type TaskRunnerDeps,
+  tell,
 } from './taskRunnerDeps.js';
 
 export type { StartFailure } from './runnerFinish.js';
@@ -62,6 +65,8 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   /** Each session's run, begun by its runner's first step. */
   const runs = new Map<string, RunState>();
   const close = (run: RunState) => {
+    run.disarmLimit?.();
+    run.disarmLimit = null;
     run.abort.abort(RUN_ENDED);
     if (runs.get(run.sessionId) === run) runs.delete(run.sessionId);
   };
@@ -107,16 +112,85 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     return 'finished';
   };
 
-  const loadRow = async (run: RunState, start: 'granted' | 'adopt'): Promise<RunnerRow> => {
+  /**
+   * Past its time limit (src/actors/runTimeLimit.ts): the run is failed as
+   * `timed_out` with the output read so far, then stopped as a cancel stops
+   * it. A run that ended meanwhile wins the compare-and-set: nothing more.
+   */
+  const expire = async (run: RunState, runner: AnyActorRef): Promise<void> => {
+    const s = run.row;
+    if (s === undefined || run.abort.signal.aborted) return;
+    const handle = run.handle ?? s.handle;
+    const output =
+      handle === null
+        ? null
+        : await backend.readOutput(ref(s.id, handle)).catch((error: unknown) => {
+            deps.onError(error);
+            return null;
+          });
+    const result = await submit(timedOutFinish(run.row ?? s, output));
+    if (result.kind !== 'applied') return;
+    deps.onRows(result.session, result.task);
+    // Stopped as a cancel stops it: the container goes, the slot is released.
+    tell<TaskRunnerEvent>(runner, { type: 'roundtable.runner.cancel' });
+  };
+
+  /** Sets the run's time-limit timer of `limitMs` from its grant, unless one is set or it ended. */
+  const armLimit = (run: RunState, runner: AnyActorRef, limitMs: number): void => {
+    const s = run.row;
+    if (s === undefined || run.abort.signal.aborted || run.disarmLimit !== null) return;
+    const timer = deps.clock.setTimeout(
+      () => {
+        run.disarmLimit = null;
+        void deps.track(expire(run, runner)).catch(deps.onError);
+      },
+      msLeft(s.claimedAt, limitMs, deps.clock.now()),
+    );
+    run.disarmLimit = () => deps.clock.clearTimeout(timer);
+  };
+  /**
+   * Once the run holds its row: its limit as the grant or the fence said
+   * (no limit, the common case, costs nothing), or, for an incarnation that
+   * nobody told (a runner restarted after a crash), as the store says.
+   */
+  const armSoon = (run: RunState, runner: AnyActorRef): void => {
+    const known = run.limitMs;
+    if (known === null) return;
+    if (known !== undefined) {
+      armLimit(run, runner, known);
+      return;
+    }
+    const s = run.row;
+    if (s === undefined) return;
+    void deps
+      .track(retry(() => timeLimitsOf(db, [s.id]), run.abort.signal))
+      .then((limits) => {
+        run.limitMs = limits.get(s.id) ?? null;
+        if (run.limitMs !== null) armLimit(run, runner, run.limitMs);
+      })
+      .catch((error: unknown) => {
+        // A run whose runner ended meanwhile needs no limit.
+        if (!run.abort.signal.aborted) deps.onError(error);
+      });
+  };
+
+  const loadRow = async (
+    run: RunState,
+    start: 'granted' | 'adopt',
+    runner: AnyActorRef,
+  ): Promise<RunnerRow> => {
     const grant = deps.grantOf(run.sessionId);
     if (grant !== undefined) {
       run.row = grant.session;
+      run.limitMs = grant.limitMs ?? null;
       run.spec = grant.task;
+      armSoon(run, runner);
       return { kind: 'run' };
     }
     const fenced = deps.fencedOf?.(run.sessionId);
     if (fenced !== undefined) {
-      run.prefenced = fenced;
+      run.prefenced = fenced.session;
+      run.limitMs = fenced.limitMs;
       return { kind: 'adopt' };
     }
     const s = await retry(() => getSession(db, run.sessionId), run.abort.signal);
@@ -128,18 +202,22 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
   };
 
   /** A row this boot fenced: the runner holds its slot and shows it. */
-  const took = (run: RunState, fenced: Session, holder: Watchable): AdoptResult => {
+  const took = (run: RunState, fenced: Session, holder: Watchable & AnyActorRef): AdoptResult => {
     // Cancelled while the CAS was out: the cancel's own CAS decides the row;
     // this runner is gone and must not hold anything.
     if (run.abort.signal.aborted) return { kind: 'gone' };
     run.row = fenced;
     if (fenced.handle !== null) run.handle = fenced.handle;
     slots.hold(fenced.id, fenced.epoch, holder);
+    armSoon(run, holder);
     deps.onRows(fenced);
     return { kind: 'adopted', handle: fenced.handle, startedAt: fenced.startedAt };
   };
 
-  const adoptRun = async (sessionId: string, holder: Watchable): Promise<AdoptResult> => {
+  const adoptRun = async (
+    sessionId: string,
+    holder: Watchable & AnyActorRef,
+  ): Promise<AdoptResult> => {
     const run = runOf(sessionId);
     const { signal } = run.abort;
     const pre = run.prefenced;
@@ -179,7 +257,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
         const run = begin(p.sessionId, self);
         answer<RunnerRow, TaskRunnerEvent>(
           self,
-          () => loadRow(run, p.start),
+          () => loadRow(run, p.start, self),
           (output) => ({ type: 'roundtable.runner.loadRow.done', output }),
           (error) => ({ type: 'roundtable.runner.loadRow.error', error }),
         );

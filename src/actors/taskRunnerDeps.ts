@@ -41,12 +41,12 @@ export interface TaskRunnerDeps {
    */
   onRows(session: Session, task?: Task | null, outputShown?: boolean): void;
   /** The rows a tick granted this session with, taken once; else undefined (a restart, an adoption). */
-  grantOf(sessionId: string): { session: Session; task: Task } | undefined;
+  grantOf(sessionId: string): { session: Session; task: Task; limitMs?: number | null } | undefined;
   /**
    * The row the Reconciler already fenced for this boot (a batched adopt),
    * taken once: the runner goes on from it with no read and no CAS of its own.
    */
-  fencedOf?(sessionId: string): Session | undefined;
+  fencedOf?(sessionId: string): { session: Session; limitMs: number | null } | undefined;
   /**
    * Whether this boot may fence the owner now on `session`'s row: its own
    * row, or an owner the liveness decision says is gone. Default: yes.
@@ -100,6 +100,14 @@ export interface RunState {
   followed: boolean;
   /** The output finalize stores on the row (as the backend read it, uncut by us). */
   output: RunOutput | undefined;
+  /**
+   * The task's time limit as the grant or the Reconciler's batch said (null:
+   * none); undefined when nobody told this incarnation (a runner restarted
+   * after a crash), which then reads it.
+   */
+  limitMs: number | null | undefined;
+  /** Clears the run's time-limit timer (src/actors/runTimeLimit.ts), while one is set. */
+  disarmLimit: (() => void) | null;
 }
 
 /** A fresh run of `sessionId`: nothing learned yet. */
@@ -116,6 +124,8 @@ export function newRun(sessionId: string): RunState {
     unfollow: null,
     followed: false,
     output: undefined,
+    limitMs: undefined,
+    disarmLimit: null,
   };
 }
 

@@ -128,6 +128,13 @@ export interface CreateTaskInput {
    * is a `conflict`. A key is free again once its task is pruned (retention).
    */
   key?: string;
+  /**
+   * How long a run of the task may hold its runner, in ms (1 s to ~24.8
+   * days), counted from its grant: past it the run is failed as `timed_out`
+   * (its output so far kept) and stopped, and its slot goes to the next in
+   * line. Every attempt has the same limit. Absent: none.
+   */
+  timeLimitMs?: number;
 }
 
 /**

@@ -50,6 +50,8 @@ export interface TaskDetail {
   createdAt: string;
   /** The idempotency key it was submitted with (`CreateTaskInput.key`); absent: none. */
   submitKey?: string;
+  /** How long a run of it may hold its runner, in ms (`CreateTaskInput.timeLimitMs`); absent: no limit. */
+  timeLimitMs?: number;
   attempts: TaskAttemptDetail[];
 }
 

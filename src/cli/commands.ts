@@ -118,6 +118,11 @@ export const COMMANDS: readonly CommandDef[] = [
         value: '<key>',
         help: "idempotency key: run again with it, the user's task it queued is answered, no second one",
       },
+      {
+        flag: '--time-limit',
+        value: '<duration>',
+        help: 'fail the run as timed_out and stop it after this long (90s, 30m, 2h, 1d; default: none)',
+      },
       JSON_FLAG,
     ],
     logsToStdout: false,

@@ -3,7 +3,9 @@
  * `TaskDetail` the node's `GET /api/tasks/:id` answers and the rows give),
  * one line per attempt with why it ended. Pure.
  */
+
 import type { TaskAttemptDetail, TaskDetail } from '../board/boardPort.js';
+import { formatTimeLimit } from '../board/formatTimeLimit.js';
 import { placeInLine } from './placeInLine.js';
 
 /**
@@ -75,13 +77,14 @@ function attemptLine(a: TaskAttemptDetail): string {
  * formatTaskDetail(detail).split('\n')[5] // => '  1. failed (owner_lost), enqueued 2026-01-01T00:00:00.000Z, started 2026-01-01T00:00:00.000Z, finished 2026-01-01T00:00:00.000Z, on node-a@b1'
  * formatTaskDetail(detail).split('\n')[6] // => '  2. queued, position 3 in line, enqueued 2026-01-01T00:00:00.000Z'
  * formatTaskDetail({ ...detail, submitKey: 'deploy-42' }).split('\n')[1] // => '  user ann, created 2026-01-01T00:00:00.000Z, key deploy-42'
+ * formatTaskDetail({ ...detail, timeLimitMs: 1_800_000 }).split('\n')[1] // => '  user ann, created 2026-01-01T00:00:00.000Z, time limit 30m'
  * ```
  */
 export function formatTaskDetail(detail: TaskDetail): string {
   const env = detail.envKeys.length === 0 ? '' : `, env ${detail.envKeys.join(' ')}`;
   return [
     `${detail.taskId}  ${detail.title}`,
-    `  user ${detail.userId}, created ${detail.createdAt}${detail.submitKey === undefined ? '' : `, key ${detail.submitKey}`}`,
+    `  user ${detail.userId}, created ${detail.createdAt}${detail.submitKey === undefined ? '' : `, key ${detail.submitKey}`}${detail.timeLimitMs === undefined ? '' : `, time limit ${formatTimeLimit(detail.timeLimitMs)}`}`,
     `  runs ${shellWords(detail.command)} in ${detail.image}${env}`,
     '',
     'attempts:',

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { type Session, toSession } from './rows.js';
+import { limitOfRow } from './timeLimit.js';
 import type { Db } from './transaction.js';
 
 /** Most sessions one statement fences (its arrays stay a few kilobytes). */
@@ -52,6 +53,8 @@ export interface AdoptManyResult {
   adopted: Session[];
   /** Sessions whose row was no longer (running, expected epoch). */
   stale: string[];
+  /** The time limits of the adopted runs' tasks that have one (migration 24), by session id. */
+  limits: Map<string, number>;
 }
 
 /**
@@ -61,7 +64,7 @@ export interface AdoptManyResult {
  */
 export async function adoptMany(db: Db, input: AdoptManyInput): Promise<AdoptManyResult> {
   const i = parseOrThrow(adoptManyInput, input, '');
-  if (i.sessions.length === 0) return { adopted: [], stale: [] };
+  if (i.sessions.length === 0) return { adopted: [], stale: [], limits: new Map() };
   const ids = i.sessions.map((s) => s.sessionId);
   const epochs = i.sessions.map((s) => s.epoch);
   const backends = i.sessions.map((s) => s.found?.backend ?? null);
@@ -94,8 +97,13 @@ export async function adoptMany(db: Db, input: AdoptManyInput): Promise<AdoptMan
       SELECT u.id, 'running', 'running', ${reason}::text, ${i.owner}::text, u.epoch, u.updated_at
         FROM u
     )
-    SELECT * FROM u`.execute(db);
+    -- Each run's time limit rides along: its adopter keeps counting it, with no read of its own.
+    SELECT u.*, (SELECT t.time_limit_ms FROM tasks t WHERE t.id = u.task_id) AS time_limit_ms
+      FROM u`.execute(db);
   const adopted = rows.rows.map(toSession);
+  const limits = new Map<string, number>();
+  for (const r of rows.rows as { id: string; time_limit_ms: number | null }[])
+    if (r.time_limit_ms !== null) limits.set(r.id, limitOfRow(r.id, r.time_limit_ms));
   const fenced = new Set(adopted.map((s) => s.id));
-  return { adopted, stale: ids.filter((id) => !fenced.has(id)) };
+  return { adopted, stale: ids.filter((id) => !fenced.has(id)), limits };
 }

@@ -48,3 +48,4 @@ export const changesMax = z.number().int().min(0).max(100_000);
 export const spec = runSpecSchema;
 /** A caller's idempotency key for a submission, unique per user while its task is kept. */
 export { submitKey } from '../board/submitKey.js';
+export { timeLimitMs } from '../board/timeLimit.js';

@@ -15,6 +15,7 @@ import { LEAN_HOT_PATH } from './sql/leanHotPath.js';
 import { RT_PLACE, RT_STATE_ROW } from './sql/rtPlace.js';
 import { RT_REPAIR } from './sql/rtRepair.js';
 import { RT_TICK } from './sql/rtTick.js';
+import { MAX_TIME_LIMIT_MS, MIN_TIME_LIMIT_MS } from './timeLimit.js';
 
 /** One schema step. Never edit a released one: add a new version instead. */
 export interface Migration {
@@ -354,6 +355,20 @@ export const MIGRATIONS: readonly Migration[] = [
         CHECK (length(submit_key) BETWEEN 1 AND 255 AND submit_key ~ '^[\\x21-\\x7e]+$')`,
       `CREATE UNIQUE INDEX tasks_user_submit_key_idx ON tasks (user_id, submit_key)
         WHERE submit_key IS NOT NULL`,
+      orReplace(RT_TICK),
+    ],
+  },
+  {
+    // A run's time limit (src/actors/runTimeLimit.ts): a run that holds its
+    // runner longer than its task allows is failed as `timed_out` and
+    // stopped, so a hung agent cannot hold a user's slot for ever. Counted
+    // from the grant. An older node neither sends nor enforces one (the
+    // grant's pair carries it beside the rows, which keep their shape).
+    version: 24,
+    name: 'run_time_limits',
+    statements: [
+      `ALTER TABLE tasks ADD COLUMN time_limit_ms integer
+        CHECK (time_limit_ms BETWEEN ${MIN_TIME_LIMIT_MS} AND ${MAX_TIME_LIMIT_MS})`,
       orReplace(RT_TICK),
     ],
   },

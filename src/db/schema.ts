@@ -39,6 +39,8 @@ export interface TasksTable {
   updated_at: Timestamp;
   /** The submitter's idempotency key (migration 23), unique per user; null: none given. */
   submit_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How long a run of the task may hold its runner (migration 24); null: no limit. */
+  time_limit_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface SessionsTable {

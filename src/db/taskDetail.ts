@@ -72,6 +72,7 @@ export async function getTaskRecord(
     envKeys: Object.keys(task.spec.env ?? {}).sort(),
     createdAt: task.createdAt.toISOString(),
     ...(typeof row.submit_key === 'string' ? { submitKey: row.submit_key } : {}),
+    ...(typeof row.time_limit_ms === 'number' ? { timeLimitMs: row.time_limit_ms } : {}),
     attempts: sessions.map((s) => ({
       sessionId: s.id,
       attempt: s.attempt,

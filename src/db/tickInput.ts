@@ -240,6 +240,7 @@ export function tickPayload(input: TickInput): TickPayload {
           col: o.column ?? 'queued',
           // Absent (null to the function) unless the caller gave one: the bytes of the common case stay as they were.
           ...(o.key === undefined ? {} : { key: o.key }),
+          ...(o.timeLimitMs === undefined ? {} : { limit_ms: o.timeLimitMs }),
         });
         break;
     }

@@ -15,6 +15,7 @@ import type { RunSpec } from './runSpec.js';
 import type { BackendKind, SessionKind, SessionStatus } from './schema.js';
 import { LINE_COLUMNS, SESSION_COLUMNS, TASK_COLUMNS } from './sql/rowJson.js';
 import type { ChangedSession, StoredTail, UserLine } from './tickTypes.js';
+import { limitOfPair } from './timeLimit.js';
 
 type Row = Record<string, unknown>;
 
@@ -202,11 +203,14 @@ function pairFromJson(x: unknown): { session: Session; task: Task; row: Row } {
   return { session: sessionFromJson(row.session), task: taskFromJson(row.task), row };
 }
 
-/** `{ session, task }` pairs (grants, owned). */
-export function pairsFromJson(v: unknown, what: string): { session: Session; task: Task }[] {
+/** `{ session, task, limitMs }` pairs (grants, owned): `limitMs`, the task's time limit, or null. */
+export function pairsFromJson(
+  v: unknown,
+  what: string,
+): { session: Session; task: Task; limitMs: number | null }[] {
   return arrayOf(v, what, (x) => {
-    const { session, task } = pairFromJson(x);
-    return { session, task };
+    const { session, task, row } = pairFromJson(x);
+    return { session, task, limitMs: limitOfPair(row) };
   });
 }
 

@@ -35,6 +35,8 @@ export interface TickEnqueue {
    * <task id>` when that task was submitted with another title or spec.
    */
   key?: string;
+  /** How long a run of the task may hold its runner, in ms (`timeLimitMs`); absent: no limit. */
+  timeLimitMs?: number;
 }
 
 /** A board retry: a new attempt of a finished task, at the back of its user's line. */
@@ -195,9 +197,9 @@ export interface TickResult {
   /** One per op, with the op's `ref`; `tick()` returns them in op order. */
   outcomes: TickOutcome[];
   /** Sessions granted to `owner` in this tick, in grant order, with their tasks (the spec to run). */
-  granted: { session: Session; task: Task }[];
+  granted: { session: Session; task: Task; limitMs?: number | null }[];
   /** With `resync`: every session running under `owner`. */
-  owned?: { session: Session; task: Task }[];
+  owned?: { session: Session; task: Task; limitMs?: number | null }[];
   /** Running sessions and room over every node after this tick. */
   running: number;
   /**

@@ -30,6 +30,7 @@ export const tickOpSchema = z.discriminatedUnion('op', [
     spec: f.spec,
     column,
     key: f.submitKey.optional(),
+    timeLimitMs: f.timeLimitMs.optional(),
   }),
   z.strictObject({
     op: z.literal('retry'),

@@ -12,6 +12,7 @@ import {
   isBoardCommandError,
 } from '../board/boardPort.js';
 import { submitKey } from '../board/submitKey.js';
+import { timeLimitMs } from '../board/timeLimit.js';
 import { parseActivityQuery } from './activityRoute.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
@@ -37,6 +38,7 @@ const createTaskBody = z.strictObject({
   image: z.string().min(1).max(255),
   command: z.array(z.string().max(8192)).min(1).max(256),
   env: z.record(z.string().max(128), z.string().max(8192)).optional(),
+  timeLimitMs: timeLimitMs.optional(),
 });
 
 /**

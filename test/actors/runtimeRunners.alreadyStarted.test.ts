@@ -23,17 +23,17 @@ const session = { id: 'ses_1', userId: 'ann' } as Parameters<RunnerStarter['adop
 describe('RunnerStarter, two starters racing for one session', () => {
   it('takes the supervisor saying the runner started already as the race lost, not a failure', async () => {
     await expect(
-      starterFailingWith(new AlreadyStartedError('ses_1')).adoptFenced(session),
+      starterFailingWith(new AlreadyStartedError('ses_1')).adoptFenced(session, null),
     ).resolves.toBeUndefined();
   });
 
   it('still fails on any other start error, including one only named like it', async () => {
     await expect(
-      starterFailingWith(new NotFoundError('ses_1')).adoptFenced(session),
+      starterFailingWith(new NotFoundError('ses_1')).adoptFenced(session, null),
     ).rejects.toThrow(NotFoundError);
     const lookalike = Object.assign(new Error('already started: ses_1'), {
       code: 'ALREADY_STARTED',
     });
-    await expect(starterFailingWith(lookalike).adoptFenced(session)).rejects.toBe(lookalike);
+    await expect(starterFailingWith(lookalike).adoptFenced(session, null)).rejects.toBe(lookalike);
   });
 });

@@ -45,20 +45,20 @@ describe('RunnerStarter, a runner the fence moved out', () => {
   it('replaces a live runner of the session with one that goes on from the fenced row', async () => {
     for (const status of ['running', 'restarting'] as const) {
       const w = world(status);
-      await w.starter.adoptFenced(session);
+      await w.starter.adoptFenced(session, null);
       expect(w.calls).toEqual(['terminate ses_1', 'start ses_1 adopt']);
     }
   });
 
   it('starts one when there is none, and takes a child gone meanwhile as nothing to stop', async () => {
     const none = world(undefined);
-    await none.starter.adoptFenced(session);
+    await none.starter.adoptFenced(session, null);
     expect(none.calls).toEqual(['start ses_1 adopt']);
     const gone = world('running', () => Promise.reject(new NotFoundError('ses_1')));
-    await gone.starter.adoptFenced(session);
+    await gone.starter.adoptFenced(session, null);
     expect(gone.calls).toEqual(['terminate ses_1', 'start ses_1 adopt']);
     const broken = world('running', () => Promise.reject(new Error('mailbox closed')));
-    await expect(broken.starter.adoptFenced(session)).rejects.toThrow('mailbox closed');
+    await expect(broken.starter.adoptFenced(session, null)).rejects.toThrow('mailbox closed');
     expect(broken.calls).toEqual(['terminate ses_1']);
   });
 
@@ -88,7 +88,7 @@ describe('RunnerStarter, a runner the fence moved out', () => {
   it('leaves alone a runner whose session is being fenced back to this boot, and one that ended', async () => {
     let release: () => void = () => {};
     const w = world('running', () => new Promise<void>((r) => (release = r)));
-    const adopting = w.starter.adoptFenced({ ...session, epoch: 6 });
+    const adopting = w.starter.adoptFenced({ ...session, epoch: 6 }, null);
     expect(w.starter.startEpoch('ses_1')).toBe(6);
     expect(await w.starter.stopFencedOut('ses_1', 9, () => 4)).toBeUndefined();
     release();

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { adoptMany, MAX_ADOPT_BATCH } from '../../src/db/adoptMany.js';
 import { ValidationError } from '../../src/db/errors.js';
@@ -45,6 +46,22 @@ describeEachEngine('adoptMany', (getDb, engine) => {
         epoch: 2,
       });
     }
+  });
+
+  it('hands back the time limits of the adopted runs that have one, with no read of their own', async () => {
+    const { db } = getDb();
+    const now = steppingClock();
+    const ids = await running(db, 3, 'dead@1', now);
+    const [limited] = ids;
+    await sql`UPDATE tasks SET time_limit_ms = 60000
+      WHERE id = (SELECT task_id FROM sessions WHERE id = ${limited})`.execute(db);
+    const { adopted, limits } = await adoptMany(db, {
+      sessions: ids.map((sessionId) => ({ sessionId, epoch: 1 })),
+      owner: 'alive@2',
+      now: now(),
+    });
+    expect(adopted).toHaveLength(3);
+    expect(limits).toEqual(new Map([[limited, 60_000]]));
   });
 
   it('records the run found by name on a row with no handle, and never overwrites a recorded one', async () => {
@@ -150,6 +167,7 @@ describeEachEngine('adoptMany', (getDb, engine) => {
     expect(await adoptMany(db, { sessions: [], owner: 'a@1', now: new Date() })).toEqual({
       adopted: [],
       stale: [],
+      limits: new Map(),
     });
   });
 

@@ -353,6 +353,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       envKeys: Object.keys(input.env ?? {}).sort(),
       createdAt: attempts[0]?.enqueuedAt ?? card.updatedAt,
       ...(input.key === undefined ? {} : { submitKey: input.key }),
+      ...(input.timeLimitMs === undefined ? {} : { timeLimitMs: input.timeLimitMs }),
       attempts,
     };
   }

@@ -86,6 +86,23 @@ describe('tasks', () => {
     expect([notJson.status, errorCode(notJson)]).toEqual([400, 'bad_json']);
   });
 
+  it('a time limit in the body reaches the command; one out of bounds is a 400 naming it', async () => {
+    h = await startHarness();
+    const limited = await call('POST', '/api/tasks', ALICE, {
+      ...spec('x'),
+      timeLimitMs: 1_800_000,
+    });
+    expect(limited.status).toBe(201);
+    const last = h.board.calls.at(-1);
+    expect(last?.args[0]).toMatchObject({ timeLimitMs: 1_800_000 });
+    for (const bad of [999, 1.5, '30m', 2_147_483_648]) {
+      const r = await call('POST', '/api/tasks', ALICE, { ...spec('y'), timeLimitMs: bad });
+      expect([r.status, errorCode(r)], String(bad)).toEqual([400, 'bad_request']);
+      expect((r.json as { error: { message: string } }).error.message).toMatch(/^timeLimitMs/);
+    }
+    expect(h.board.calls.filter((c) => c.op === 'createTask').length).toBe(1);
+  });
+
   it('rejects a body over maxHttpBody with 413', async () => {
     h = await startHarness({ maxHttpBody: 256 });
     const big = await call('POST', '/api/tasks', ALICE, { ...spec('x'), title: 'y'.repeat(1000) });

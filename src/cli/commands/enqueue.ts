@@ -6,6 +6,7 @@
  * way it never refuses for lack of room: it answers with a place in line.
  */
 import { submitKey } from '../../board/submitKey.js';
+import { timeLimitMs } from '../../board/timeLimit.js';
 import { keyTakenBy, newId, ValidationError } from '../../db/index.js';
 import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
@@ -57,6 +58,36 @@ export function submitKeyFlag(value: unknown): string | undefined {
   return parsed.data;
 }
 
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * The `--time-limit` flag: absent, or a duration with its unit (`ms`, `s`,
+ * `m`, `h`, `d`) within a time limit's bounds (1 s to ~24.8 days), in ms.
+ *
+ * @example
+ * ```ts
+ * timeLimitFlag(undefined) // => undefined
+ * timeLimitFlag('30m') // => 1800000
+ * timeLimitFlag('90s') // => 90000
+ * timeLimitFlag('1.5h') // => 5400000
+ * timeLimitFlag('2d') // => 172800000
+ * timeLimitFlag('30') // throws CLI_USAGE
+ * timeLimitFlag('500ms') // throws CLI_USAGE
+ * timeLimitFlag('30d') // throws CLI_USAGE
+ * ```
+ */
+export function timeLimitFlag(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const m = typeof value === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(value) : null;
+  const usage = (why: string) =>
+    new CliError('CLI_USAGE', `--time-limit ${String(value)}: ${why}, e.g. 90s, 30m, 2h, 1d`);
+  if (m === null) throw usage('a number and a unit (ms, s, m, h, d)');
+  const ms = Math.round(Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]);
+  const parsed = timeLimitMs.safeParse(ms);
+  if (!parsed.success) throw usage('between 1s and ~24.8 days');
+  return parsed.data;
+}
+
 export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const { config, flags, rest } = ctx;
   if (rest.length === 0) {
@@ -74,7 +105,14 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const image = typeof flags['--image'] === 'string' ? flags['--image'] : DEFAULT_IMAGE;
   const envFlag = flags['--env'];
   const env = parseEnvPairs(Array.isArray(envFlag) ? envFlag : []);
-  const input = { title, image, command: rest, ...(Object.keys(env).length > 0 ? { env } : {}) };
+  const limit = timeLimitFlag(flags['--time-limit']);
+  const input = {
+    title,
+    image,
+    command: rest,
+    ...(Object.keys(env).length > 0 ? { env } : {}),
+    ...(limit === undefined ? {} : { timeLimitMs: limit }),
+  };
   const key = submitKeyFlag(flags['--key']);
 
   let result: {
@@ -121,6 +159,7 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
           title,
           spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
           ...(key === undefined ? {} : { key }),
+          ...(limit === undefined ? {} : { timeLimitMs: limit }),
         });
         const taken = keyTakenBy(outcome);
         if (taken !== undefined) {

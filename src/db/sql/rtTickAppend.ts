@@ -10,7 +10,7 @@ import { A, byKey, NF, REPLAYED, STALE } from './outcomeSql.js';
 
 /** An enqueue op's fields as `jsonb_to_recordset` reads them (`key` null when not given). */
 const ENQUEUE_COLUMNS = `ord integer, ref text, task_id text, session_id text,
-        user_id text, title text, spec jsonb, col text, key text`;
+        user_id text, title text, spec jsonb, col text, key text, limit_ms integer`;
 
 /**
  * An enqueue op `x` with what its ids find: its session (`ex_*`), and
@@ -35,8 +35,8 @@ const CREATED_AND_BY_IDS = `SELECT coalesce(jsonb_agg(jsonb_build_object('ord', 
 const PLAIN_ENQUEUES = `    WITH q AS (
       SELECT y.*, y.ex_task IS NULL AND NOT y.task_taken AS fresh FROM (SELECT ${byIdsLookup()}) y
     ), ti AS (
-      INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at)
-      SELECT q.task_id, q.user_id, q.title, q.spec, q.col, v_now, v_now FROM q WHERE q.fresh
+      INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at, time_limit_ms)
+      SELECT q.task_id, q.user_id, q.title, q.spec, q.col, v_now, v_now, q.limit_ms FROM q WHERE q.fresh
     )
     ${CREATED_AND_BY_IDS} END)
     INTO v_rows, v_o FROM q;`;
@@ -61,8 +61,8 @@ const KEYED_ENQUEUES = `    WITH q0 AS MATERIALIZED (
         (first_value(q1.title) OVER w = q1.title AND first_value(q1.spec) OVER w = q1.spec) AS lead_same
       FROM q1 WINDOW w AS (PARTITION BY q1.open, q1.user_id, q1.key ORDER BY q1.ord)
     ), ti AS (
-      INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at, submit_key)
-      SELECT q.task_id, q.user_id, q.title, q.spec, q.col, v_now, v_now, q.key FROM q WHERE q.fresh
+      INSERT INTO tasks (id, user_id, title, run_spec, board_column, created_at, updated_at, submit_key, time_limit_ms)
+      SELECT q.task_id, q.user_id, q.title, q.spec, q.col, v_now, v_now, q.key, q.limit_ms FROM q WHERE q.fresh
     )
     ${CREATED_AND_BY_IDS}
         WHEN q.key_task IS NOT NULL AND q.key_same AND q.key_sid IS NOT NULL THEN ${REPLAYED('q.key_sid')}

@@ -56,7 +56,7 @@ export const GRANT_AND_REPLY = `  -- Grants: the first free eligible users by (h
   -- users can beat the free-th key (each chosen user's head is at or before it).
   v_free := least(v_want, v_gcap - v_running);
   IF v_free > 0 THEN
-${GRANT_WRITES}    SELECT count(*), coalesce(json_agg(json_build_object('session', ${sessionJson('g', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
+${GRANT_WRITES}    SELECT count(*), coalesce(json_agg(json_build_object('session', ${sessionJson('g', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')}, 'limit', t.time_limit_ms)
         ORDER BY g.turn, g.join_seq), '[]'), coalesce(array_agg(g.id), '{}'),
       coalesce((SELECT bool_or(lu.over) FROM lu), false)
     INTO v_n, v_granted, v_gids, v_over FROM g CROSS JOIN LATERAL ${byKey('tasks', 'g.task_id')} t;
@@ -142,7 +142,7 @@ ${GRANT_WRITES}    SELECT count(*), coalesce(json_agg(json_build_object('session
   -- ticks after it: what those ticks changed rides along, so the caller
   -- needs no read of its own for them (the feed, src/actors/runtimeFeed.ts).
   IF coalesce((p->>'resync')::boolean, false) THEN
-    SELECT coalesce(json_agg(json_build_object('session', ${sessionJson('s', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')})
+    SELECT coalesce(json_agg(json_build_object('session', ${sessionJson('s', 'v_arr')}, 'task', ${taskJson('t', 'v_arr')}, 'limit', t.time_limit_ms)
         ORDER BY s.claimed_at, s.id), '[]')
       INTO v_owned
       FROM sessions s CROSS JOIN LATERAL ${byKey('tasks', 's.task_id')} t

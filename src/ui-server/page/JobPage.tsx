@@ -13,6 +13,7 @@ import type {
   TaskAttemptDetail,
   TaskDetail,
 } from '../../board/boardPort.js';
+import { formatTimeLimit } from '../../board/formatTimeLimit.js';
 import type { BoardApi } from '../../client/boardApi.js';
 import type { CardActions } from './CardView.js';
 import { OutputBox } from './OutputBox.js';
@@ -161,6 +162,12 @@ export function JobPage(props: {
           <>
             <dt>submit key</dt>
             <dd>{detail.submitKey}</dd>
+          </>
+        )}
+        {detail.timeLimitMs !== undefined && (
+          <>
+            <dt>time limit</dt>
+            <dd>{formatTimeLimit(detail.timeLimitMs)}</dd>
           </>
         )}
       </dl>

@@ -201,6 +201,31 @@ describe('enqueue --key on the rows', () => {
   });
 });
 
+describe('enqueue --time-limit on the rows', () => {
+  it('stores the limit on the task, shows it, and refuses one without a unit or out of bounds', async () => {
+    const r = await cli(
+      'enqueue',
+      '--json',
+      '--user',
+      'tim',
+      '--time-limit',
+      '30m',
+      '--',
+      'sleep',
+      '600',
+    );
+    expect(r.code, r.err).toBe(0);
+    const { taskId } = JSON.parse(r.out) as { taskId: string };
+    const shown = await cli('show', taskId);
+    expect(shown.out.split('\n')[1]).toMatch(/^ {2}user tim, created \S+, time limit 30m$/);
+    for (const bad of ['30', '500ms', '25d', 'soon']) {
+      const refused = await cli('enqueue', '--user', 'tim', '--time-limit', bad, '--', 'true');
+      expect(refused.code, bad).toBe(2);
+      expect(refused.err).toContain('--time-limit');
+    }
+  });
+});
+
 describe('through a running node', () => {
   it('cancels a running attempt and retries it, with the same answers as the rows', async () => {
     const node = capture();

@@ -210,6 +210,7 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
       ...spec('job page'),
       env: { API_KEY: 'never-shown', MODE: 'ci' },
       key: 'order-4711',
+      timeLimitMs: 1_800_000,
     });
     const job = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await job.goto(`${h.server.url}/#token=${BOB}`);
@@ -222,6 +223,7 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
     expect(await section.locator('dd.argv-full').textContent()).toBe('["echo","job page"]');
     expect(await section.textContent()).toContain('API_KEY, MODE');
     expect(await section.textContent()).toContain('submit keyorder-4711');
+    expect(await section.textContent()).toContain('time limit30m');
     expect(await section.textContent()).not.toContain('never-shown');
     // Bob's cap is the global 2 and t4 holds one runner: this one waits or runs; make it run.
     h.board.finish('t4', 0);

@@ -1,0 +1,60 @@
+/**
+ * A run's time limit, kept by the node that holds the run. The timer runs on
+ * the injected clock from the grant's time (`claimed_at`, the moment the run
+ * took its runner), so a runner restarted after a crash, or a run adopted by
+ * another node after a deploy, counts from the same instant: the limit is the
+ * run's, not the process's. Past it, the run is failed as `timed_out` with its
+ * output so far (a compare-and-set at the run's epoch, through the tick, so
+ * its slot goes to the next in line in the same commit), then stopped as a
+ * cancel stops it: the runner's `cancelling` state removes the container and
+ * releases the slot. A run that ended meanwhile wins the compare-and-set and
+ * nothing is stopped.
+ */
+import { TIMED_OUT } from '../board/timeLimit.js';
+import type { RunOutput } from '../containers/ContainerBackend.js';
+import type { Session } from '../db/index.js';
+import type { TickFinish } from '../db/tickTypes.js';
+
+/**
+ * How long a run granted at `claimedAt` has left of `limitMs` at `now` (ms
+ * since the epoch), never less than 0. A row with no grant time (a write
+ * outside ticks) counts from `now`.
+ *
+ * @example
+ * ```ts
+ * msLeft(new Date(10_000), 60_000, 40_000) // => 30000
+ * msLeft(new Date(10_000), 60_000, 90_000) // => 0
+ * msLeft(null, 60_000, 40_000) // => 60000
+ * ```
+ */
+export function msLeft(claimedAt: Date | null, limitMs: number, now: number): number {
+  const from = claimedAt === null ? now : claimedAt.getTime();
+  return Math.max(0, from + limitMs - now);
+}
+
+/**
+ * The finish of a run past its limit: failed as `timed_out`, with the output
+ * read so far (null: none could be read). Not recoverable by the user: run
+ * again as it is, it would most likely time out again (as `exit_code`).
+ *
+ * @example
+ * ```ts
+ * timedOutFinish({ id: 's1', epoch: 3 } as Session, null).reason // => 'timed_out'
+ * timedOutFinish({ id: 's1', epoch: 3 } as Session, null).epoch // => 3
+ * timedOutFinish({ id: 's1', epoch: 3 } as Session, { text: 'step 1\n', totalBytes: 7, truncated: false }).output?.text // => 'step 1\n'
+ * ```
+ */
+export function timedOutFinish(s: Session, output: RunOutput | null): Omit<TickFinish, 'ref'> {
+  return {
+    op: 'finish',
+    sessionId: s.id,
+    epoch: s.epoch,
+    status: 'failed',
+    exitCode: null,
+    reason: TIMED_OUT,
+    userRecoverable: false,
+    output,
+    column: 'failed',
+    requeue: null,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * A task's time limit (`CreateTaskInput.timeLimitMs`) on a runtime over the
+ * simulated cluster and a virtual clock: a run past it is failed as
+ * `timed_out` with its output so far, its container goes, and its slot goes
+ * to the next in line; a run inside it is untouched; a run adopted after a
+ * deploy keeps counting from its grant, not from the adoption; a retry has
+ * the same limit.
+ */
+import { sql } from 'kysely';
+import { expect, test } from 'vitest';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { describeEachEngine } from '../support/databases.js';
+
+const agent = (seconds: number, timeLimitMs?: number) => ({
+  title: `agent ${seconds}s`,
+  image: 'runner:v1',
+  command: ['agent', String(seconds)],
+  ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+});
+
+describeEachEngine('runtime: time limits', (getDb) => {
+  /**
+   * At 30 s into a run with a 60 s limit: still running a second before the
+   * limit, failed as timed_out and its container gone a second after.
+   */
+  const timesOutAt60s = async (t: TestRuntime, sessionId: string) => {
+    await t.advance(29_000);
+    expect((await t.sessions()).find((s) => s.id === sessionId)?.status).toBe('running');
+    await t.advance(2_000);
+    expect((await t.sessions()).find((s) => s.id === sessionId)).toMatchObject({
+      status: 'failed',
+      failureReason: 'timed_out',
+    });
+    expect(t.cluster.serviceOf(sessionId)).toBeUndefined();
+  };
+
+  /** A runtime of one runner for `body`, closed after it whatever happens. */
+  const withRuntime = async (body: (t: TestRuntime) => Promise<void>) => {
+    const t = await createTestRuntime({
+      db: getDb().db,
+      caps: { maxRunning: 1, defaultUserCap: 1 },
+      pollMs: 5_000,
+    });
+    try {
+      await body(t);
+      expect(t.errors).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  };
+
+  test('past its limit a run fails as timed_out with its output so far; its slot goes to the next', () =>
+    withRuntime(async (t) => {
+      const slow = await t.runtime.createTask('ann', agent(600, 60_000));
+      const next = await t.runtime.createTask('ann', agent(5));
+      await t.advance(59_000);
+      expect((await t.sessions()).find((s) => s.id === slow.sessionId)?.status).toBe('running');
+      expect(t.cluster.serviceOf(slow.sessionId)).toBeDefined();
+
+      await t.advance(2_000);
+      const rows = await t.sessions();
+      const timedOut = rows.find((s) => s.id === slow.sessionId);
+      expect(timedOut).toMatchObject({
+        status: 'failed',
+        failureReason: 'timed_out',
+        exitCode: null,
+        userRecoverable: false,
+      });
+      expect(rows.find((s) => s.id === next.sessionId)?.status).toBe('running');
+      // The output it wrote before the limit is stored, and shown on its card.
+      const { rows: out } = await sql<{ text: string }>`
+        SELECT text FROM session_outputs WHERE session_id = ${slow.sessionId}`.execute(getDb().db);
+      expect(out[0]?.text).toContain('[agent] reading the task description');
+      const card = t.board().find((c) => c.sessionId === slow.sessionId);
+      expect(card?.status).toBe('failed');
+      // Its container is gone; the next run's is there.
+      expect(t.cluster.serviceOf(slow.sessionId)).toBeUndefined();
+      expect(t.cluster.serviceOf(next.sessionId)).toBeDefined();
+      await t.advance(10_000);
+      expect((await t.sessions()).find((s) => s.id === next.sessionId)?.status).toBe('succeeded');
+    }));
+
+  test('a run inside its limit is untouched, and no limit is none', () =>
+    withRuntime(async (t) => {
+      const quick = await t.runtime.createTask('ann', agent(30, 60_000));
+      await t.advance(31_000);
+      const free = await t.runtime.createTask('ann', agent(120));
+      await t.advance(125_000);
+      const rows = await t.sessions();
+      expect(rows.find((s) => s.id === quick.sessionId)?.status).toBe('succeeded');
+      expect(rows.find((s) => s.id === free.sessionId)?.status).toBe('succeeded');
+    }));
+
+  test('adopted after a deploy, a run keeps counting from its grant; a retry has the same limit', () =>
+    withRuntime(async (t) => {
+      const slow = await t.runtime.createTask('ann', agent(600, 60_000));
+      await t.advance(30_000);
+      await t.deploy();
+      expect(t.runtime.liveRunners()).toEqual([slow.sessionId]);
+      await timesOutAt60s(t, slow.sessionId);
+
+      // The retry's attempt is granted now and times out a limit later.
+      const retried = await t.runtime.retry(null, slow.taskId);
+      await t.advance(59_000);
+      const second = (await t.sessions()).find((s) => s.id === retried.sessionId);
+      expect(second?.status).toBe('running');
+      await t.advance(2_000);
+      expect((await t.sessions()).find((s) => s.id === retried.sessionId)).toMatchObject({
+        status: 'failed',
+        failureReason: 'timed_out',
+        attempt: 2,
+      });
+    }));
+
+  test('a runner that crashed and restarted reads its limit and keeps counting from the grant', () =>
+    withRuntime(async (t) => {
+      const slow = await t.runtime.createTask('ann', agent(600, 60_000));
+      await t.advance(30_000);
+      const runners = t.runtime.root.childSupervisor('taskRunners');
+      if (runners === undefined) throw new Error('no runners');
+      // Killed: its transient supervisor restarts it; the new incarnation was
+      // told no limit by any grant or fence, and adopts its own run.
+      await runners.exitChild(slow.sessionId, 'kill');
+      await t.settle();
+      expect(t.runtime.liveRunners()).toEqual([slow.sessionId]);
+      await timesOutAt60s(t, slow.sessionId);
+    }));
+
+  test('a limit out of bounds is refused at submit', () =>
+    withRuntime(async (t) => {
+      await expect(t.runtime.createTask('ann', agent(5, 999))).rejects.toMatchObject({
+        code: 'invalid',
+      });
+      expect(await t.sessions()).toEqual([]);
+    }));
+});
