@@ -4,7 +4,9 @@
  * its holder), its board, engine gate and metrics, and the starter that
  * spawns one runner per granted or fenced session under `taskRunners`.
  */
+
 import type { AnyActorRef } from 'xstate';
+import { TIMED_OUT } from '../board/timeLimit.js';
 import type { Session } from '../db/index.js';
 import type { Supervisor } from '../supervisor/index.js';
 import type { RuntimeMetrics } from './runtimeMetrics.js';
@@ -66,6 +68,7 @@ export function nodeRunners(r: NodeRunnersOptions): RunnerStarter {
     mayAdopt: (s) => r.mayAdopt(s),
     onStartFailure: (error, session) => engine.startFailed(error, session),
     onRequeued: (reason) => r.metrics.gaveUp(reason),
+    onTimedOut: () => r.metrics.gaveUp(TIMED_OUT),
     onError: r.report,
     track: (work) => r.track(work),
   });

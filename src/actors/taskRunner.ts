@@ -131,6 +131,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     const result = await submit(timedOutFinish(run.row ?? s, output));
     if (result.kind !== 'applied') return;
     deps.onRows(result.session, result.task);
+    deps.onTimedOut?.();
     // Stopped as a cancel stops it: the container goes, the slot is released.
     tell<TaskRunnerEvent>(runner, { type: 'roundtable.runner.cancel' });
   };

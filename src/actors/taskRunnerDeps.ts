@@ -56,6 +56,8 @@ export interface TaskRunnerDeps {
   onStartFailure(error: ContainerRunError, session: Session): StartFailure;
   /** A give-up or a start failure queued a new attempt (counted for /metrics). */
   onRequeued(reason: string): void;
+  /** A run was failed at its time limit (counted for /metrics as a give-up, `timed_out`). */
+  onTimedOut?(): void;
   /** Errors that must be seen but must not crash the runner (a failed removal). */
   onError(error: unknown): void;
   /** Counts in-flight I/O, so the harness knows when the system is settled. */

@@ -73,6 +73,7 @@ describeEachEngine('runtime: time limits', (getDb) => {
       expect(out[0]?.text).toContain('[agent] reading the task description');
       const card = t.board().find((c) => c.sessionId === slow.sessionId);
       expect(card?.status).toBe('failed');
+      expect(t.runtime.metrics().giveUpsTotal).toEqual({ timed_out: 1 });
       // Its container is gone; the next run's is there.
       expect(t.cluster.serviceOf(slow.sessionId)).toBeUndefined();
       expect(t.cluster.serviceOf(next.sessionId)).toBeDefined();

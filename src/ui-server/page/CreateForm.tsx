@@ -8,10 +8,17 @@
  * again safely"): a double click, or a second click after an answer that
  * never came, sends the same request with the same key and makes one task.
  * Any edit, or a task made, starts a new draft with a new key.
+ *
+ * A time limit may be chosen (docs/board-protocol.md, "Time limits"): a run
+ * that holds its runner longer is failed as timed_out and stopped.
  */
 import { useState } from 'preact/hooks';
 import type { CreateTaskInput } from '../../board/boardPort.js';
+import { formatTimeLimit } from '../../board/formatTimeLimit.js';
 import { parseCommandLine } from '../../client/parseCommand.js';
+
+/** The limits the form offers, in ms; '' is none. */
+const TIME_LIMITS = [600_000, 1_800_000, 3_600_000, 21_600_000, 86_400_000];
 
 function Field(props: {
   name: string;
@@ -41,12 +48,18 @@ export function CreateForm(props: { onCreate: (input: CreateTaskInput) => Promis
   const [title, setTitleOnly] = useState('');
   const [image, setImageOnly] = useState('alpine:3');
   const [line, setLineOnly] = useState('echo hello');
+  const [limit, setLimitOnly] = useState('');
   const [key, setKey] = useState(draftKey);
   const edit = (set: (v: string) => void) => (v: string) => {
     set(v);
     setKey(draftKey());
   };
-  const [setTitle, setImage, setLine] = [edit(setTitleOnly), edit(setImageOnly), edit(setLineOnly)];
+  const [setTitle, setImage, setLine, setLimit] = [
+    edit(setTitleOnly),
+    edit(setImageOnly),
+    edit(setLineOnly),
+    edit(setLimitOnly),
+  ];
   const parsed = parseCommandLine(line);
   return (
     <form
@@ -55,7 +68,8 @@ export function CreateForm(props: { onCreate: (input: CreateTaskInput) => Promis
       onSubmit={(e) => {
         e.preventDefault();
         if (!parsed.ok) return;
-        void props.onCreate({ title, image, command: parsed.argv, key }).then(
+        const timeLimit = limit === '' ? {} : { timeLimitMs: Number(limit) };
+        void props.onCreate({ title, image, command: parsed.argv, key, ...timeLimit }).then(
           () => setTitle(''),
           () => undefined,
         );
@@ -73,6 +87,19 @@ export function CreateForm(props: { onCreate: (input: CreateTaskInput) => Promis
         aria-describedby="argv"
         onInput={(e) => setLine(e.currentTarget.value)}
       />
+      <select
+        name="time limit"
+        aria-label="time limit"
+        value={limit}
+        onChange={(e) => setLimit(e.currentTarget.value)}
+      >
+        <option value="">no time limit</option>
+        {TIME_LIMITS.map((ms) => (
+          <option key={ms} value={String(ms)}>
+            {`limit ${formatTimeLimit(ms)}`}
+          </option>
+        ))}
+      </select>
       <button type="submit" disabled={!parsed.ok}>
         create
       </button>

@@ -133,6 +133,19 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
     await page.fill('input[name="title"]', 'twice');
     await page.click('#create button[type="submit"]');
     await page.locator('article', { hasText: 'twice' }).nth(1).waitFor({ timeout: STEP_MS });
+    expect(sent[0]).not.toHaveProperty('timeLimitMs');
+  });
+
+  it('sends the time limit chosen in the form', async () => {
+    await page.fill('input[name="title"]', 'bounded');
+    await page.selectOption('#create select[name="time limit"]', { label: 'limit 30m' });
+    await page.click('#create button[type="submit"]');
+    await page.locator('article', { hasText: 'bounded' }).waitFor({ timeout: STEP_MS });
+    const sent = h.board.calls
+      .filter((c) => c.op === 'createTask')
+      .map((c) => c.args[0] as { title: string; timeLimitMs?: number })
+      .find((input) => input.title === 'bounded');
+    expect(sent?.timeLimitMs).toBe(1_800_000);
   });
 
   it('estimates when queued cards start and cancels from the card', async () => {
