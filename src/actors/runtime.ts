@@ -333,6 +333,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ending: () => end.ending(),
     onError: report,
     onSubmitted: (outcome) => metrics.submitted(outcome),
+    defaultTimeLimitMs: o.defaultTimeLimitMs ?? null,
   });
 
   const queries = runtimeQueries({

@@ -44,6 +44,8 @@ export interface RuntimeCommandsOptions {
   onError(error: unknown): void;
   /** A submission was answered (for /metrics): queued, replayed by its key, or a key's conflict. */
   onSubmitted?(outcome: 'queued' | 'replayed' | 'conflict'): void;
+  /** The time limit of a submission that gives none (`defaultTimeLimitMs`); null or absent: none. */
+  defaultTimeLimitMs?: number | null;
 }
 
 export type RuntimeCommands = Pick<
@@ -120,8 +122,13 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
     return last;
   };
 
+  /** The submission's own limit, else the node's default, else none. */
+  const limitOf = (input: { timeLimitMs?: number }): number | null =>
+    input.timeLimitMs ?? o.defaultTimeLimitMs ?? null;
+
   const submit: Runtime['submit'] = async (userId, input): Promise<CreatedTask> => {
     alive();
+    const limit = limitOf(input);
     const outcome = await o
       .submit({
         op: 'enqueue',
@@ -135,7 +142,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
           ...(input.env ? { env: input.env } : {}),
         },
         ...(input.key === undefined ? {} : { key: input.key }),
-        ...(input.timeLimitMs === undefined ? {} : { timeLimitMs: input.timeLimitMs }),
+        ...(limit === null ? {} : { timeLimitMs: limit }),
       })
       .catch(commandError);
     const taken = keyTakenBy(outcome);

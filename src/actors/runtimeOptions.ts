@@ -4,9 +4,11 @@
  * backend have no default; a library user's runtime is
  * `createRuntime({ db, backend })` (docs/library.md).
  */
+
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { timeLimitMs } from '../board/timeLimit.js';
 import { didYouMean } from '../common/didYouMean.js';
 import { firstIssue } from '../common/firstIssue.js';
 import { systemClock } from '../supervisor/clock.js';
@@ -85,6 +87,7 @@ const schema = z.object({
   adoptBudgetMs: ms.optional(),
   reconcileMs: ms.optional(),
   retentionMs: ms.nullable().optional(),
+  defaultTimeLimitMs: timeLimitMs.nullable().optional(),
   nodeId: name.optional(),
   bootId: name.optional(),
   runnerImage: z.string().min(1).max(255).optional(),
@@ -152,6 +155,8 @@ export type ResolvedRuntimeOptions = Omit<
  * const base = { db: {}, backend }
  * resolveRuntimeOptions(base).reconcileMs // => 60000
  * resolveRuntimeOptions(base).retentionMs // => 604800000
+ * resolveRuntimeOptions({ ...base, defaultTimeLimitMs: 3600000 }).defaultTimeLimitMs // => 3600000
+ * resolveRuntimeOptions({ ...base, defaultTimeLimitMs: 10 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, retentionMs: null }).retentionMs // => null
  * resolveRuntimeOptions({ ...base, retentionMs: undefined }).retentionMs // => 604800000
  * resolveRuntimeOptions({ ...base, retentionMs: 0 }) // throws RuntimeOptionError

@@ -78,6 +78,14 @@ export interface RuntimeOptions {
    */
   retentionMs?: number | null;
   /**
+   * The time limit of a task submitted through this node without one
+   * (`CreateTaskInput.timeLimitMs`, 1,000 to 2,147,483,647 ms): an
+   * operator's bound on how long any run may hold a runner. Stored on the
+   * task at submission, so it holds on whichever node runs it. `null`
+   * (default): none.
+   */
+  defaultTimeLimitMs?: number | null;
+  /**
    * This machine's stable name (e.g. the host name). The owner written on
    * rows is `${nodeId}@${bootId}`: a new boot is a new owner, so a deploy
    * makes every run of the previous boot an orphan the Reconciler can see.

@@ -3,8 +3,10 @@
  * setting is reached from the command line and the environment is the table
  * of cliSettings.ts.
  */
+
 import { z } from 'zod';
 import { defaultNodeId } from '../actors/runtimeOptions.js';
+import { timeLimitMs } from '../board/timeLimit.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_PATTERN } from '../containers/namespace.js';
 import { MAX_STALE_AFTER_MS } from '../db/nodeHeartbeats.js';
 
@@ -57,6 +59,12 @@ export const cliConfigSchema = z.strictObject({
    * attempt ended leaves the board and its rows are deleted. 0: for ever.
    */
   retentionMs: z.number().int().min(0),
+  /**
+   * The time limit of a task submitted without one (ms; 1,000 to
+   * 2,147,483,647): any run holding a runner longer fails as `timed_out`.
+   * 0: none.
+   */
+  defaultTimeLimitMs: z.union([z.literal(0), timeLimitMs], '0 (none), or 1000 to 2147483647'),
   /** One Reconciler at a time over every node: `auto` is on for a Postgres server. */
   reconcileLock: z.enum(['auto', 'on', 'off']),
   /** Each boot's liveness lock: `off`, or `pooler: 'transaction'`, leaves the heartbeat rows alone. */
@@ -110,6 +118,7 @@ export function cliDefaults(): CliConfig {
     adoptBudgetMs: 15 * 60 * 1000,
     reconcileMs: 60_000,
     retentionMs: 7 * 24 * 60 * 60 * 1000,
+    defaultTimeLimitMs: 0,
     reconcileLock: 'auto',
     bootLock: 'auto',
     shutdownMs: 15_000,

@@ -181,6 +181,14 @@ export const SETTINGS: readonly Setting[] = [
     help: 'how long finished work is kept: past it, a task whose every attempt ended leaves the board and its rows (sessions, history, output) are deleted; 0 keeps it for ever (604800000 is 7 days)',
   },
   {
+    key: 'defaultTimeLimitMs',
+    flag: '--default-time-limit-ms',
+    env: 'ROUNDTABLE_DEFAULT_TIME_LIMIT_MS',
+    kind: 'int',
+    group: 'node',
+    help: 'time limit of a task submitted without one: a run holding its runner longer fails as timed_out and is stopped; 0 (default) is none (21600000 is 6 hours)',
+  },
+  {
     key: 'reconcileLock',
     flag: '--reconcile-lock',
     env: 'ROUNDTABLE_RECONCILE_LOCK',

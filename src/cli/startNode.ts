@@ -222,6 +222,7 @@ export async function startNode(
       adoptBudgetMs: config.adoptBudgetMs,
       reconcileMs: config.reconcileMs,
       retentionMs: retention(config),
+      defaultTimeLimitMs: config.defaultTimeLimitMs === 0 ? null : config.defaultTimeLimitMs,
       ...liveness(config, store),
       nodeId: config.nodeId,
       ...(config.runnerImage ? { runnerImage: config.runnerImage } : {}),

@@ -65,6 +65,8 @@ export interface TestRuntimeOptions {
   localMax?: number;
   /** Passed to `createRuntime`: how long finished work is kept (`null`: for ever). */
   retentionMs?: number | null;
+  /** Passed to `createRuntime`: the time limit of a task submitted without one. */
+  defaultTimeLimitMs?: number | null;
   /** Errors the runtime reports; default: collected in `errors`. */
   onError?: (error: unknown) => void;
 }
@@ -166,6 +168,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       ...(o.dispatchPollMs === undefined ? {} : { dispatchPollMs: o.dispatchPollMs }),
       ...(o.localMax === undefined ? {} : { localMax: o.localMax }),
       ...(o.retentionMs === undefined ? {} : { retentionMs: o.retentionMs }),
+      ...(o.defaultTimeLimitMs === undefined ? {} : { defaultTimeLimitMs: o.defaultTimeLimitMs }),
       onError: o.onError ?? ((e) => errors.push(e)),
     });
     await settle();

@@ -127,6 +127,32 @@ describeEachEngine('runtime: time limits', (getDb) => {
       await timesOutAt60s(t, slow.sessionId);
     }));
 
+  test("a node's defaultTimeLimitMs bounds a task submitted without a limit; a task's own wins", async () => {
+    const t = await createTestRuntime({
+      db: getDb().db,
+      caps: { maxRunning: 2, defaultUserCap: 2 },
+      defaultTimeLimitMs: 60_000,
+    });
+    try {
+      const bare = await t.runtime.createTask('ann', agent(600));
+      const own = await t.runtime.createTask('ann', agent(600, 120_000));
+      await t.advance(61_000);
+      let rows = await t.sessions();
+      expect(rows.find((s) => s.id === bare.sessionId)).toMatchObject({
+        status: 'failed',
+        failureReason: 'timed_out',
+      });
+      expect(rows.find((s) => s.id === own.sessionId)?.status).toBe('running');
+      expect((await t.runtime.taskDetail(null, bare.taskId))?.timeLimitMs).toBe(60_000);
+      await t.advance(60_000);
+      rows = await t.sessions();
+      expect(rows.find((s) => s.id === own.sessionId)?.failureReason).toBe('timed_out');
+      expect(t.errors).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
   test('a limit out of bounds is refused at submit', () =>
     withRuntime(async (t) => {
       await expect(t.runtime.createTask('ann', agent(5, 999))).rejects.toMatchObject({

@@ -115,6 +115,16 @@ describe('resolveConfig', () => {
     expect(negative.message).toMatch(/^--retention-ms: retentionMs /);
   });
 
+  it('takes the default time limit from --default-time-limit-ms or the env, 0 (none) by default', () => {
+    expect(resolveConfig({}).config.defaultTimeLimitMs).toBe(0);
+    const flag = resolveConfig({ flags: { '--default-time-limit-ms': '21600000' } });
+    expect(flag.config.defaultTimeLimitMs).toBe(21_600_000);
+    const env = resolveConfig({ env: { ROUNDTABLE_DEFAULT_TIME_LIMIT_MS: '60000' } });
+    expect(env.config.defaultTimeLimitMs).toBe(60_000);
+    const short = errorOf(() => resolveConfig({ flags: { '--default-time-limit-ms': '999' } }));
+    expect(short.message).toMatch(/^--default-time-limit-ms: defaultTimeLimitMs /);
+  });
+
   it('ignores empty variables (an unset DOCKER_HOST in a compose file)', () => {
     expect(resolveConfig({ env: { DOCKER_HOST: '' } }).config.dockerHost).toBeUndefined();
   });

@@ -105,7 +105,11 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const image = typeof flags['--image'] === 'string' ? flags['--image'] : DEFAULT_IMAGE;
   const envFlag = flags['--env'];
   const env = parseEnvPairs(Array.isArray(envFlag) ? envFlag : []);
+  // Through a node, the node applies its own default to a task without a
+  // limit; on the rows, this command applies the same setting's.
   const limit = timeLimitFlag(flags['--time-limit']);
+  const rowsLimit =
+    limit ?? (config.defaultTimeLimitMs === 0 ? undefined : config.defaultTimeLimitMs);
   const input = {
     title,
     image,
@@ -159,7 +163,7 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
           title,
           spec: { image, command: rest, ...(input.env ? { env: input.env } : {}) },
           ...(key === undefined ? {} : { key }),
-          ...(limit === undefined ? {} : { timeLimitMs: limit }),
+          ...(rowsLimit === undefined ? {} : { timeLimitMs: rowsLimit }),
         });
         const taken = keyTakenBy(outcome);
         if (taken !== undefined) {

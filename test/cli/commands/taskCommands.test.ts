@@ -218,6 +218,11 @@ describe('enqueue --time-limit on the rows', () => {
     const { taskId } = JSON.parse(r.out) as { taskId: string };
     const shown = await cli('show', taskId);
     expect(shown.out.split('\n')[1]).toMatch(/^ {2}user tim, created \S+, time limit 30m$/);
+    // Without the flag, on the rows: the node setting's default (env here), as `start` applies it.
+    const c = capture({ ROUNDTABLE_DEFAULT_TIME_LIMIT_MS: '3600000' });
+    expect(await runCli(['enqueue', '--data-dir', dir, '--json', '--', 'true'], c.io)).toBe(0);
+    const byDefault = JSON.parse(c.out()) as { taskId: string };
+    expect((await cli('show', byDefault.taskId)).out.split('\n')[1]).toMatch(/, time limit 1h$/);
     for (const bad of ['30', '500ms', '25d', 'soon']) {
       const refused = await cli('enqueue', '--user', 'tim', '--time-limit', bad, '--', 'true');
       expect(refused.code, bad).toBe(2);
