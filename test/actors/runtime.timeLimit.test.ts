@@ -8,8 +8,13 @@
  */
 import { sql } from 'kysely';
 import { expect, test } from 'vitest';
+import { createRuntime } from '../../src/actors/runtime.js';
+import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
+import { advanceAll, nodesOfEachTest } from '../support/multiNode.js';
+
+const nodes = nodesOfEachTest();
 
 const agent = (seconds: number, timeLimitMs?: number) => ({
   title: `agent ${seconds}s`,
@@ -151,6 +156,48 @@ describeEachEngine('runtime: time limits', (getDb) => {
     } finally {
       await t.close();
     }
+  });
+
+  test('two nodes: a limit is on the task, so the node that runs it enforces what the submitting node set', async () => {
+    // A runs everything; B takes submissions only (localMax 0) and has a default limit.
+    nodes.h = await createTestRuntime({
+      db: getDb().db,
+      nodeId: 'nodeA',
+      caps: { maxRunning: 2, defaultUserCap: 2 },
+    });
+    const errors: unknown[] = [];
+    const b = await createRuntime({
+      db: getDb().db,
+      backend: new SimulatedBackend(nodes.h.cluster),
+      clock: nodes.h.clock,
+      caps: { maxRunning: 2, defaultUserCap: 2 },
+      localMax: 0,
+      defaultTimeLimitMs: 60_000,
+      nodeId: 'nodeB',
+      bootId: 'b1',
+      onError: (e) => errors.push(e),
+    });
+    nodes.others.push(b);
+    await b.booted;
+    const a = nodes.h.runtime;
+    const viaB = await b.createTask('ann', agent(600));
+    const viaA = await a.createTask('ann', agent(90));
+    await advanceAll(nodes.h, [a, b], 1_000);
+    expect(new Set(a.liveRunners())).toEqual(new Set([viaB.sessionId, viaA.sessionId]));
+    await advanceAll(nodes.h, [a, b], 60_000);
+    const rows = await nodes.h.sessions();
+    // B's default, written on the task, is what A enforced; A's own submission has none.
+    expect(rows.find((s) => s.id === viaB.sessionId)).toMatchObject({
+      status: 'failed',
+      failureReason: 'timed_out',
+      owner: expect.stringMatching(/^nodeA@/),
+    });
+    expect(rows.find((s) => s.id === viaA.sessionId)?.status).toBe('running');
+    await advanceAll(nodes.h, [a, b], 30_000);
+    expect((await nodes.h.sessions()).find((s) => s.id === viaA.sessionId)?.status).toBe(
+      'succeeded',
+    );
+    expect([...nodes.h.errors, ...errors]).toEqual([]);
   });
 
   test('a limit out of bounds is refused at submit', () =>
