@@ -3,10 +3,14 @@
  * failed and re-queued, in batches (see `adoptOrphans`).
  */
 
+import { MIN_TIME_LIMIT_MS } from '../board/timeLimit.js';
 import { adoptMany, listRunning, type Session } from '../db/index.js';
 import { recoveryAction, recoveryFailReason } from '../machines/recoveryPolicy.js';
+import { eachLimited } from './eachLimited.js';
 import { inWaves } from './inWaves.js';
+import { OverdueRunTakenNotice, overdueRuns } from './overdueRuns.js';
 import { emptyReport, type PassReport, type ReconcilerDeps, recover } from './reconcilerDeps.js';
+import { overdue } from './runTimeLimit.js';
 import { findUnrecorded, type UnrecordedRun } from './unrecordedRun.js';
 
 /**
@@ -26,6 +30,16 @@ import { findUnrecorded, type UnrecordedRun } from './unrecordedRun.js';
  * each fenced run gets its TaskRunner, which starts from the fenced row with
  * no read or write of its own. A node's two hundred runs cost two
  * statements, not a thousand.
+ *
+ * A live owner's run past its time limit by more than OVERDUE_GRACE_MS
+ * (src/actors/runTimeLimit.ts) is adopted too, where the backend can adopt
+ * it and its container is there: its owner does not enforce the limit (a
+ * node of a version before time limits, in a rolling deploy), so this boot
+ * fences it, the owner's heartbeat sweep stops its runner (`fencedOut`),
+ * and the runner started here finds the limit past and times the run out
+ * with its output. Only runs old enough to be overdue under the smallest
+ * limit have their limits read: one statement, and none while every run is
+ * younger than that.
  */
 export async function adoptOrphans(
   deps: ReconcilerDeps,
@@ -41,6 +55,10 @@ export async function adoptOrphans(
   const done: Array<'adopted' | 'failed' | undefined> = new Array(rows.length);
   const gone = ownersGone(deps);
   const toAdopt: number[] = [];
+  // Live owners' runs old enough to be past a limit (`late`), and of those
+  // the ones adopted because they are (`overdueIds`: their ids and limits).
+  const late: number[] = [];
+  const overdueIds = new Map<string, number>();
   // Runs found by name for rows with no handle, by row index: their fence records the handle.
   const found = new Map<number, UnrecordedRun>();
   // The fail-and-re-queue writes are not awaited row by row: they wait in
@@ -60,7 +78,10 @@ export async function adoptOrphans(
     // lost its lock meanwhile), and must not keep the row from recovery
     // when that owner dies in turn (its fenced row replaces the runner).
     if (s.owner === deps.owner && (live.has(s.id) || startingHere(deps, s, startedAt))) return;
-    if (!(await gone(s.owner))) return;
+    if (!(await gone(s.owner))) {
+      if (overdue(s.claimedAt, MIN_TIME_LIMIT_MS, startedAt)) late.push(i);
+      return;
+    }
     // A row with no handle may still have a run going: its owner died
     // between start and the handle's write. Looked for by name, never re-queued blind.
     const unrecorded = s.handle === null ? await findUnrecorded(deps.backend, s.id) : undefined;
@@ -100,6 +121,10 @@ export async function adoptOrphans(
   const written = await Promise.allSettled(writes);
   const firstError = [decisions, ...written].find((r) => r?.status === 'rejected');
   if (firstError?.status === 'rejected') throw firstError.reason;
+  for (const [i, limitMs] of await overdueRuns(deps, rows, late, startedAt)) {
+    toAdopt.push(i);
+    overdueIds.set((rows[i] as Session).id, limitMs);
+  }
   for (let from = 0; from < toAdopt.length; from += ADOPT_BATCH) {
     deps.signal?.throwIfAborted();
     const batch = toAdopt.slice(from, from + ADOPT_BATCH);
@@ -107,11 +132,17 @@ export async function adoptOrphans(
       deps,
       batch.map((i) => rows[i] as Session),
       batch.map((i) => found.get(i)),
+      overdueIds,
     ))
       done[batch[i] as number] = 'adopted';
   }
   rows.forEach((s, i) => {
-    if (done[i] !== undefined) report[done[i]].push(s.id);
+    if (done[i] === undefined) return;
+    report[done[i]].push(s.id);
+    const limitMs = overdueIds.get(s.id);
+    if (limitMs === undefined) return;
+    report.overdue.push(s.id);
+    deps.onError(new OverdueRunTakenNotice(s.id, s.owner, limitMs));
   });
   return report;
 }
@@ -170,15 +201,17 @@ function ownersGone(deps: ReconcilerDeps): (owner: string | null) => Promise<boo
 /**
  * Fences `orphans` in one statement and starts their runners; the indexes
  * (into `orphans`) of the runs adopted. Their owners are judged again first,
- * fresh: an owner that came back since the decisions keeps its runs.
+ * fresh: an owner that came back since the decisions keeps its runs, unless
+ * the run is overdue (`overdueIds`), which is taken from a live owner.
  */
 async function fenceOrphans(
   deps: ReconcilerDeps,
   orphans: Session[],
   unrecorded: ReadonlyArray<UnrecordedRun | undefined>,
+  overdueIds: ReadonlyMap<string, number>,
 ): Promise<number[]> {
   const gone = ownersGone(deps);
-  const dead = await Promise.all(orphans.map((s) => gone(s.owner)));
+  const dead = await Promise.all(orphans.map((s) => (overdueIds.has(s.id) ? true : gone(s.owner))));
   const want = orphans.flatMap((s, i) => (dead[i] ? [{ s, found: unrecorded[i] }] : []));
   if (want.length === 0) return [];
   deps.signal?.throwIfAborted();
@@ -228,25 +261,3 @@ const ORPHAN_CONCURRENCY = 64;
 const RECOVER_WAVE = 500;
 /** Orphans fenced by one statement. */
 export const ADOPT_BATCH = 250;
-
-/** Runs `fn` over `items`, at most `limit` at a time; rejects with the first error. */
-async function eachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        await fn(items[i] as T, i);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}

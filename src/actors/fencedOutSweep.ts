@@ -22,7 +22,7 @@ export class RunnerFencedOutNotice extends Error {
     readonly rowEpoch: number,
   ) {
     super(
-      `${sessionId}: another node took this run (epoch ${heldEpoch} -> ${rowEpoch}) while this boot could not prove it was alive; its runner here is stopped, its container left to the new owner`,
+      `${sessionId}: another node took this run (epoch ${heldEpoch} -> ${rowEpoch}): this boot could not prove it was alive, or the run went on past its time limit here; its runner here is stopped, its container left to the new owner`,
     );
   }
 }

@@ -62,6 +62,8 @@ export interface ReconcilerDeps {
 export interface PassReport {
   repinned: string[];
   adopted: string[];
+  /** Of `adopted`, the runs taken from a live owner past their time limit (src/actors/runTimeLimit.ts `overdue`). */
+  overdue: string[];
   failed: string[];
   removedHandles: string[];
   /** Dispatch counters step 4 found wrong and repaired (should stay empty). */
@@ -73,6 +75,7 @@ export interface PassReport {
 export const emptyReport = (): PassReport => ({
   repinned: [],
   adopted: [],
+  overdue: [],
   failed: [],
   removedHandles: [],
   repaired: [],

@@ -33,6 +33,32 @@ export function msLeft(claimedAt: Date | null, limitMs: number, now: number): nu
 }
 
 /**
+ * How long past its limit a run is left to the node that holds it before
+ * the Reconciler takes it from that node to time it out (`overdue`). The
+ * holder's own timer fires at the limit, then reads the output and sends
+ * the finish: seconds, through an engine's deadlines. A run still running
+ * a minute later is one its holder does not time out: a node of a version
+ * before time limits, in a rolling deploy, or one whose timer is lost.
+ */
+export const OVERDUE_GRACE_MS = 60_000;
+
+/**
+ * Whether a run granted at `claimedAt` is past `limitMs` by more than
+ * OVERDUE_GRACE_MS at `now`. A row with no grant time (a write outside
+ * ticks) is never overdue: its holder counts from when it first saw it.
+ *
+ * @example
+ * ```ts
+ * overdue(new Date(0), 60_000, 120_000) // => false
+ * overdue(new Date(0), 60_000, 120_001) // => true
+ * overdue(null, 60_000, 10 ** 12) // => false
+ * ```
+ */
+export function overdue(claimedAt: Date | null, limitMs: number, now: number): boolean {
+  return claimedAt !== null && now - claimedAt.getTime() > limitMs + OVERDUE_GRACE_MS;
+}
+
+/**
  * The finish of a run past its limit: failed as `timed_out`, with the output
  * read so far (null: none could be read). Not recoverable by the user: run
  * again as it is, it would most likely time out again (as `exit_code`).

@@ -3,12 +3,15 @@
  * once per owner, fenced a batch per statement (the statement count does not
  * grow with the runs), and handed to their runners as fenced rows; an owner
  * that comes back before the fence keeps its runs, a live one is never
- * looked at, and a row that moved on is left alone.
+ * looked at, and a row that moved on is left alone. A live owner's run
+ * past its time limit by more than the grace is the exception: taken from
+ * it to be timed out here (src/actors/overdueRuns.ts).
  */
 import { type KyselyPlugin, sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { ADOPT_BATCH, adoptOrphans } from '../../src/actors/adoptOrphans.js';
 import type { ReconcilerDeps } from '../../src/actors/reconcilerDeps.js';
+import { OVERDUE_GRACE_MS } from '../../src/actors/runTimeLimit.js';
 import type { ContainerBackend, Observation } from '../../src/containers/ContainerBackend.js';
 import { createTasksWithSessions, getSession, type Session } from '../../src/db/index.js';
 import type { Db } from '../../src/db/transaction.js';
@@ -204,5 +207,81 @@ describeEachEngine('Reconciler step 2: batched adoption', (getDb) => {
     expect(failed.find(([id]) => id === far)?.[1]).toMatch(
       /^owner_lost: the run could not be observed/,
     );
+  });
+
+  /** Grants `ids` at `at` and gives their tasks `limits` (null: none), as ticks would have. */
+  async function granted(db: Db, ids: string[], at: string, limits: Array<number | null>) {
+    await db
+      .updateTable('sessions')
+      .set({ claimed_at: new Date(at) })
+      .where('id', 'in', ids)
+      .execute();
+    for (const [i, id] of ids.entries())
+      await sql`UPDATE tasks SET time_limit_ms = ${limits[i] ?? null}
+        WHERE id = (SELECT task_id FROM sessions WHERE id = ${id})`.execute(db);
+  }
+
+  it("a live owner's run past its time limit by more than the grace is taken to be timed out; inside the grace, without a limit, or without its container, it is left", async () => {
+    const { db } = getDb();
+    const ids = (await runs(db, 4, 'before-limits@1', steppingClock())) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    const [past, inGrace, noLimit, noContainer] = ids;
+    // The pass runs at 12:00; each was granted an hour before.
+    const hour = 3_600_000;
+    await granted(db, ids, '2026-07-14T11:00:00Z', [
+      hour - OVERDUE_GRACE_MS - 1,
+      hour - OVERDUE_GRACE_MS,
+      null,
+      1_000,
+    ]);
+    const t = deps(db, () => true);
+    const observe = t.deps.backend.observe.bind(t.deps.backend);
+    t.deps.backend = {
+      ...t.deps.backend,
+      observe: async (ref) =>
+        ref.sessionId === noContainer
+          ? { presence: 'absent', containerStartedAt: null, marker: null }
+          : observe(ref),
+    } as ContainerBackend;
+    const notices: unknown[] = [];
+    t.deps.onError = (e) => notices.push(e);
+    const told: Array<[string, number | null]> = [];
+    t.deps.runAdopted = async (s, limitMs) => {
+      told.push([s.id, limitMs]);
+    };
+    const report = await adoptOrphans(t.deps);
+    expect(report).toMatchObject({ adopted: [past], overdue: [past], failed: [] });
+    // Its runner here is told the limit, which is past: it times the run out at once.
+    expect(told).toEqual([[past, hour - OVERDUE_GRACE_MS - 1]]);
+    expect(await getSession(db, past)).toMatchObject({ owner: 'new@2', epoch: 2 });
+    expect(notices).toEqual([
+      expect.objectContaining({
+        code: 'OVERDUE_RUN_TAKEN',
+        sessionId: past,
+        owner: 'before-limits@1',
+      }),
+    ]);
+    for (const id of [inGrace, noLimit, noContainer])
+      expect(await getSession(db, id)).toMatchObject({ owner: 'before-limits@1', epoch: 1 });
+  });
+
+  it("no limit is read while every live owner's run is younger than the smallest limit and the grace; a backend that cannot adopt takes none", async () => {
+    const { db } = getDb();
+    const ids = await runs(db, 3, 'live@1', steppingClock());
+    await granted(db, ids, '2026-07-14T11:59:00Z', [1_000, 1_000, 1_000]);
+    const c = counted(db);
+    const t = deps(c.db, () => true);
+    expect(await adoptOrphans(t.deps)).toMatchObject({ adopted: [], overdue: [] });
+    // listRunning alone.
+    expect(c.statements()).toBe(1);
+
+    await granted(db, ids, '2026-07-14T11:00:00Z', [1_000, 1_000, 1_000]);
+    t.deps.backend = { ...t.deps.backend, adoptable: false } as ContainerBackend;
+    expect(await adoptOrphans(t.deps)).toMatchObject({ adopted: [], overdue: [] });
+    for (const id of ids) expect(await getSession(db, id)).toMatchObject({ epoch: 1 });
   });
 });

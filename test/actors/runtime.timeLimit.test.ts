@@ -4,10 +4,13 @@
  * `timed_out` with its output so far, its container goes, and its slot goes
  * to the next in line; a run inside it is untouched; a run adopted after a
  * deploy keeps counting from its grant, not from the adoption; a retry has
- * the same limit.
+ * the same limit; a run its holder does not time out (a node from before
+ * time limits, in a rolling deploy) is taken by another node's Reconciler
+ * past the grace and timed out there.
  */
 import { sql } from 'kysely';
 import { expect, test } from 'vitest';
+import { OVERDUE_GRACE_MS } from '../../src/actors/runTimeLimit.js';
 import { createRuntime } from '../../src/actors/runtime.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
@@ -158,8 +161,12 @@ describeEachEngine('runtime: time limits', (getDb) => {
     }
   });
 
-  test('two nodes: a limit is on the task, so the node that runs it enforces what the submitting node set', async () => {
-    // A runs everything; B takes submissions only (localMax 0) and has a default limit.
+  /**
+   * Two nodes on the test's store, one cluster and one clock: A (the
+   * harness, `nodes.h`) runs everything; B (`localMax` 0, with `b`'s
+   * options) runs nothing of its own. B's reports land in `errors`.
+   */
+  const twoNodes = async (bOptions: { defaultTimeLimitMs?: number }) => {
     nodes.h = await createTestRuntime({
       db: getDb().db,
       nodeId: 'nodeA',
@@ -172,20 +179,25 @@ describeEachEngine('runtime: time limits', (getDb) => {
       clock: nodes.h.clock,
       caps: { maxRunning: 2, defaultUserCap: 2 },
       localMax: 0,
-      defaultTimeLimitMs: 60_000,
+      ...bOptions,
       nodeId: 'nodeB',
       bootId: 'b1',
       onError: (e) => errors.push(e),
     });
     nodes.others.push(b);
     await b.booted;
-    const a = nodes.h.runtime;
+    return { h: nodes.h, a: nodes.h.runtime, b, errors };
+  };
+
+  test('two nodes: a limit is on the task, so the node that runs it enforces what the submitting node set', async () => {
+    // A runs everything; B takes submissions only (localMax 0) and has a default limit.
+    const { h, a, b, errors } = await twoNodes({ defaultTimeLimitMs: 60_000 });
     const viaB = await b.createTask('ann', agent(600));
     const viaA = await a.createTask('ann', agent(90));
-    await advanceAll(nodes.h, [a, b], 1_000);
+    await advanceAll(h, [a, b], 1_000);
     expect(new Set(a.liveRunners())).toEqual(new Set([viaB.sessionId, viaA.sessionId]));
-    await advanceAll(nodes.h, [a, b], 60_000);
-    const rows = await nodes.h.sessions();
+    await advanceAll(h, [a, b], 60_000);
+    const rows = await h.sessions();
     // B's default, written on the task, is what A enforced; A's own submission has none.
     expect(rows.find((s) => s.id === viaB.sessionId)).toMatchObject({
       status: 'failed',
@@ -193,11 +205,45 @@ describeEachEngine('runtime: time limits', (getDb) => {
       owner: expect.stringMatching(/^nodeA@/),
     });
     expect(rows.find((s) => s.id === viaA.sessionId)?.status).toBe('running');
-    await advanceAll(nodes.h, [a, b], 30_000);
-    expect((await nodes.h.sessions()).find((s) => s.id === viaA.sessionId)?.status).toBe(
-      'succeeded',
-    );
-    expect([...nodes.h.errors, ...errors]).toEqual([]);
+    await advanceAll(h, [a, b], 30_000);
+    expect((await h.sessions()).find((s) => s.id === viaA.sessionId)?.status).toBe('succeeded');
+    expect([...h.errors, ...errors]).toEqual([]);
+  });
+
+  test("two nodes: a run whose holder does not time it out is taken past the grace by the other node's Reconciler and timed out there", async () => {
+    // A runs everything; B takes no runs of its own (localMax 0) but reconciles.
+    const { h, a, b, errors } = await twoNodes({});
+    const slow = await a.createTask('ann', agent(3_600));
+    await advanceAll(h, [a, b], 1_000);
+    expect(a.liveRunners()).toEqual([slow.sessionId]);
+    // A node from before time limits: its runner was told of none. The task
+    // has one now, as a newer node would have written it at submission.
+    await sql`UPDATE tasks SET time_limit_ms = 60000 WHERE id = ${slow.taskId}`.execute(getDb().db);
+
+    // A does not time it out; B leaves it to A for the grace.
+    await advanceAll(h, [a, b], 60_000 + OVERDUE_GRACE_MS - 2_000);
+    expect((await h.sessions()).find((s) => s.id === slow.sessionId)).toMatchObject({
+      status: 'running',
+      owner: expect.stringMatching(/^nodeA@/),
+    });
+    // Past it, B's next pass (a Reconciler period at most) takes it and times it out.
+    await advanceAll(h, [a, b], 2_000 + 60_000);
+    expect((await h.sessions()).find((s) => s.id === slow.sessionId)).toMatchObject({
+      status: 'failed',
+      failureReason: 'timed_out',
+      owner: 'nodeB@b1',
+    });
+    const { rows: out } = await sql<{ text: string }>`
+      SELECT text FROM session_outputs WHERE session_id = ${slow.sessionId}`.execute(getDb().db);
+    expect(out[0]?.text).toContain('[agent] reading the task description');
+    expect(h.cluster.serviceOf(slow.sessionId)).toBeUndefined();
+    // A's runner is stopped (fenced out at its next beat) and holds no slot.
+    await advanceAll(h, [a, b], 30_000);
+    expect(a.liveRunners()).toEqual([]);
+    expect(b.liveRunners()).toEqual([]);
+    expect(b.metrics().giveUpsTotal).toEqual({ timed_out: 1 });
+    expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['OVERDUE_RUN_TAKEN']);
+    expect(h.errors.map((e) => (e as { code?: string }).code)).toEqual(['RUNNER_FENCED_OUT']);
   });
 
   test('a limit out of bounds is refused at submit', () =>

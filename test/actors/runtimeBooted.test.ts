@@ -6,6 +6,7 @@ import { RuntimeStoppedError } from '../../src/actors/runtimeExit.js';
 const report = (n: number): PassReport => ({
   repinned: [],
   adopted: Array.from({ length: n }, (_, i) => `ses_${i}`),
+  overdue: [],
   failed: [],
   removedHandles: [],
   repaired: [],
