@@ -9,6 +9,7 @@
  * the runner started here finds the limit past and times the run out with
  * its output (src/actors/runTimeLimit.ts).
  */
+import { formatTimeLimit } from '../board/formatTimeLimit.js';
 import type { Session } from '../db/index.js';
 import { timeLimitsOf } from '../db/timeLimit.js';
 import { eachLimited } from './eachLimited.js';
@@ -25,7 +26,7 @@ export class OverdueRunTakenNotice extends Error {
     readonly limitMs: number,
   ) {
     super(
-      `${sessionId}: still running on ${owner ?? '(no owner)'} more than ${OVERDUE_GRACE_MS / 1000} s past its time limit of ${limitMs} ms (a node that does not enforce time limits?); taken to time it out here`,
+      `${sessionId}: still running on ${owner ?? '(no owner)'} more than ${formatTimeLimit(OVERDUE_GRACE_MS)} past its time limit (${formatTimeLimit(limitMs)}): that node does not time it out (a version before time limits?); taken to time it out here`,
     );
   }
 }

@@ -263,6 +263,7 @@ describeEachEngine('Reconciler step 2: batched adoption', (getDb) => {
         code: 'OVERDUE_RUN_TAKEN',
         sessionId: past,
         owner: 'before-limits@1',
+        limitMs: hour - OVERDUE_GRACE_MS - 1,
       }),
     ]);
     for (const id of [inGrace, noLimit, noContainer])
