@@ -31,8 +31,8 @@ import { findUnrecorded, type UnrecordedRun } from './unrecordedRun.js';
  * no read or write of its own. A node's two hundred runs cost two
  * statements, not a thousand.
  *
- * A live owner's run past its time limit by more than OVERDUE_GRACE_MS
- * (src/actors/runTimeLimit.ts) is adopted too, where the backend can adopt
+ * A live owner's run past its time limit by more than `deps.overdueGraceMs`
+ * (src/actors/runTimeLimit.ts `overdueGraceMs`) is adopted too, where the backend can adopt
  * it and its container is there: its owner does not enforce the limit (a
  * node of a version before time limits, in a rolling deploy), so this boot
  * fences it, the owner's heartbeat sweep stops its runner (`fencedOut`),
@@ -79,7 +79,9 @@ export async function adoptOrphans(
     // when that owner dies in turn (its fenced row replaces the runner).
     if (s.owner === deps.owner && (live.has(s.id) || startingHere(deps, s, startedAt))) return;
     if (!(await gone(s.owner))) {
-      if (overdue(s.claimedAt, MIN_TIME_LIMIT_MS, startedAt)) late.push(i);
+      const grace = deps.overdueGraceMs;
+      if (grace !== undefined && overdue(s.claimedAt, MIN_TIME_LIMIT_MS, startedAt, grace))
+        late.push(i);
       return;
     }
     // A row with no handle may still have a run going: its owner died
@@ -142,7 +144,7 @@ export async function adoptOrphans(
     const limitMs = overdueIds.get(s.id);
     if (limitMs === undefined) return;
     report.overdue.push(s.id);
-    deps.onError(new OverdueRunTakenNotice(s.id, s.owner, limitMs));
+    deps.onError(new OverdueRunTakenNotice(s.id, s.owner, limitMs, deps.overdueGraceMs ?? 0));
   });
   return report;
 }

@@ -1,7 +1,8 @@
 /**
  * The Reconciler's backstop for time limits (step 2, adoptOrphans.ts): a
- * live owner's run past its limit by more than OVERDUE_GRACE_MS is one its
- * owner does not time out. In a rolling deploy that is a node of a version
+ * live owner's run past its limit by more than the grace (`overdueGraceMs`:
+ * the owner's own output read and finish deadlines) is one its owner does
+ * not time out. In a rolling deploy that is a node of a version
  * before time limits, granted a task a newer node accepted with one; it
  * would hold its user's slot for as long as the agent hangs. Such a run is
  * adopted like a dead owner's: this boot fences it, the owner's heartbeat
@@ -14,7 +15,7 @@ import type { Session } from '../db/index.js';
 import { timeLimitsOf } from '../db/timeLimit.js';
 import { eachLimited } from './eachLimited.js';
 import type { ReconcilerDeps } from './reconcilerDeps.js';
-import { OVERDUE_GRACE_MS, overdue } from './runTimeLimit.js';
+import { overdue } from './runTimeLimit.js';
 
 /** A live owner's run was taken past its time limit, to time it out here: for the logs. */
 export class OverdueRunTakenNotice extends Error {
@@ -24,9 +25,10 @@ export class OverdueRunTakenNotice extends Error {
     readonly sessionId: string,
     readonly owner: string | null,
     readonly limitMs: number,
+    readonly graceMs: number,
   ) {
     super(
-      `${sessionId}: still running on ${owner ?? '(no owner)'} more than ${formatTimeLimit(OVERDUE_GRACE_MS)} past its time limit (${formatTimeLimit(limitMs)}): that node does not time it out (a version before time limits?); taken to time it out here`,
+      `${sessionId}: still running on ${owner ?? '(no owner)'} more than ${formatTimeLimit(graceMs)} past its time limit (${formatTimeLimit(limitMs)}): that node does not time it out (a version before time limits?); taken to time it out here`,
     );
   }
 }
@@ -47,7 +49,8 @@ export async function overdueRuns(
   now: number,
 ): Promise<Map<number, number>> {
   const taken = new Map<number, number>();
-  if (late.length === 0 || !deps.backend.adoptable) return taken;
+  const grace = deps.overdueGraceMs;
+  if (late.length === 0 || !deps.backend.adoptable || grace === undefined) return taken;
   deps.signal?.throwIfAborted();
   const limits = await timeLimitsOf(
     deps.db,
@@ -56,7 +59,7 @@ export async function overdueRuns(
   const past = late.filter((i) => {
     const s = rows[i] as Session;
     const ms = limits.get(s.id);
-    return ms !== undefined && s.handle !== null && overdue(s.claimedAt, ms, now);
+    return ms !== undefined && s.handle !== null && overdue(s.claimedAt, ms, now, grace);
   });
   await eachLimited(past, OBSERVE_CONCURRENCY, async (i) => {
     deps.signal?.throwIfAborted();

@@ -33,6 +33,12 @@ export interface ReconcilerDeps {
   owner: string;
   now: () => number;
   liveness: OwnerLiveness;
+  /**
+   * How long past its time limit a live owner's run is left to that owner
+   * (src/actors/runTimeLimit.ts `overdueGraceMs`); absent: such runs are
+   * left to their owners.
+   */
+  overdueGraceMs?: number;
   /** Image the boot sweep re-pins every run to; none: step 1 has nothing to do. */
   runnerImage?: string | undefined;
   /** Sessions with a live TaskRunner in this boot. */

@@ -34,28 +34,41 @@ export function msLeft(claimedAt: Date | null, limitMs: number, now: number): nu
 
 /**
  * How long past its limit a run is left to the node that holds it before
- * the Reconciler takes it from that node to time it out (`overdue`). The
- * holder's own timer fires at the limit, then reads the output and sends
- * the finish: seconds, through an engine's deadlines. A run still running
- * a minute later is one its holder does not time out: a node of a version
- * before time limits, in a rolling deploy, or one whose timer is lost.
- */
-export const OVERDUE_GRACE_MS = 60_000;
-
-/**
- * Whether a run granted at `claimedAt` is past `limitMs` by more than
- * OVERDUE_GRACE_MS at `now`. A row with no grant time (a write outside
- * ticks) is never overdue: its holder counts from when it first saw it.
+ * the Reconciler takes it from that node to time it out (`overdue`): the
+ * holder's own timer fires at the limit, then reads the output (within the
+ * container I/O deadline) and sends the finish (within the store's
+ * deadline). Past both, it is not going to: a node of a version before
+ * time limits, in a rolling deploy, or one whose timer is lost. With the
+ * defaults (120 s and 60 s), three minutes.
  *
  * @example
  * ```ts
- * overdue(new Date(0), 60_000, 120_000) // => false
- * overdue(new Date(0), 60_000, 120_001) // => true
- * overdue(null, 60_000, 10 ** 12) // => false
+ * overdueGraceMs({ ioTimeoutMs: 120_000, storeDeadlineMs: 60_000 }) // => 180000
  * ```
  */
-export function overdue(claimedAt: Date | null, limitMs: number, now: number): boolean {
-  return claimedAt !== null && now - claimedAt.getTime() > limitMs + OVERDUE_GRACE_MS;
+export function overdueGraceMs(o: { ioTimeoutMs: number; storeDeadlineMs: number }): number {
+  return o.ioTimeoutMs + o.storeDeadlineMs;
+}
+
+/**
+ * Whether a run granted at `claimedAt` is past `limitMs` by more than
+ * `graceMs` at `now`. A row with no grant time (a write outside ticks) is
+ * never overdue: its holder counts from when it first saw it.
+ *
+ * @example
+ * ```ts
+ * overdue(new Date(0), 60_000, 120_000, 60_000) // => false
+ * overdue(new Date(0), 60_000, 120_001, 60_000) // => true
+ * overdue(null, 60_000, 10 ** 12, 60_000) // => false
+ * ```
+ */
+export function overdue(
+  claimedAt: Date | null,
+  limitMs: number,
+  now: number,
+  graceMs: number,
+): boolean {
+  return claimedAt !== null && now - claimedAt.getTime() > limitMs + graceMs;
 }
 
 /**

@@ -31,6 +31,7 @@ import { cancelRunnersCancelledElsewhere, sweepFencedOut } from './fencedOutSwee
 import { reconcilerLogic, requestPass } from './reconciler.js';
 import { emptyReport } from './reconcilerDeps.js';
 import { runnerPoolMachine } from './runnerPool.js';
+import { overdueGraceMs } from './runTimeLimit.js';
 import { BootSignal } from './runtimeBooted.js';
 import { runtimeCommands } from './runtimeCommands.js';
 import { beatOnce, heartbeatLogic, staleAfterMs } from './runtimeHeartbeat.js';
@@ -241,6 +242,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     owner,
     now,
     liveness,
+    overdueGraceMs: overdueGraceMs(o),
     runnerImage: o.runnerImage,
     lock: o.reconcileLock,
     leader,

@@ -149,7 +149,12 @@ export interface RuntimeOptions {
    * when `bootLock` can hold a lock (a Postgres server), off otherwise.
    */
   reconcileLock?: boolean;
-  /** Deadline of every container I/O call made by a run. Default 120 000. */
+  /**
+   * Deadline of every container I/O call made by a run. Default 120 000.
+   * With `storeDeadlineMs`, how long a live owner's run past its time limit
+   * is left to that owner before this node's Reconciler takes it
+   * (src/actors/runTimeLimit.ts `overdueGraceMs`).
+   */
   ioTimeoutMs?: number;
   /**
    * XState inspection: an observer given to every actor in the tree, or an

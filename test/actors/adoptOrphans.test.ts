@@ -11,7 +11,6 @@ import { type KyselyPlugin, sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { ADOPT_BATCH, adoptOrphans } from '../../src/actors/adoptOrphans.js';
 import type { ReconcilerDeps } from '../../src/actors/reconcilerDeps.js';
-import { OVERDUE_GRACE_MS } from '../../src/actors/runTimeLimit.js';
 import type { ContainerBackend, Observation } from '../../src/containers/ContainerBackend.js';
 import { createTasksWithSessions, getSession, type Session } from '../../src/db/index.js';
 import type { Db } from '../../src/db/transaction.js';
@@ -63,6 +62,9 @@ function counted(db: Db): { db: Db; statements: () => number } {
   return { db: db.withPlugin(plugin), statements: () => n };
 }
 
+/** How long past its limit a live owner's run is left to it, in these tests. */
+const OVERDUE_GRACE_MS = 60_000;
+
 function deps(db: Db, alive: (owner: string, call: number) => boolean) {
   const adopted: Session[] = [];
   let calls = 0;
@@ -85,6 +87,7 @@ function deps(db: Db, alive: (owner: string, call: number) => boolean) {
     poke: () => {},
     owner: 'new@2',
     now: () => Date.parse('2026-07-14T12:00:00Z'),
+    overdueGraceMs: OVERDUE_GRACE_MS,
     liveness: {
       isAlive: async (owner) => {
         calls += 1;
@@ -264,13 +267,14 @@ describeEachEngine('Reconciler step 2: batched adoption', (getDb) => {
         sessionId: past,
         owner: 'before-limits@1',
         limitMs: hour - OVERDUE_GRACE_MS - 1,
+        graceMs: OVERDUE_GRACE_MS,
       }),
     ]);
     for (const id of [inGrace, noLimit, noContainer])
       expect(await getSession(db, id)).toMatchObject({ owner: 'before-limits@1', epoch: 1 });
   });
 
-  it("no limit is read while every live owner's run is younger than the smallest limit and the grace; a backend that cannot adopt takes none", async () => {
+  it("no limit is read while every live owner's run is younger than the smallest limit and the grace; without a grace, or on a backend that cannot adopt, none is taken", async () => {
     const { db } = getDb();
     const ids = await runs(db, 3, 'live@1', steppingClock());
     await granted(db, ids, '2026-07-14T11:59:00Z', [1_000, 1_000, 1_000]);
@@ -281,6 +285,9 @@ describeEachEngine('Reconciler step 2: batched adoption', (getDb) => {
     expect(c.statements()).toBe(1);
 
     await granted(db, ids, '2026-07-14T11:00:00Z', [1_000, 1_000, 1_000]);
+    const { overdueGraceMs: _, ...noGrace } = t.deps;
+    expect(await adoptOrphans(noGrace)).toMatchObject({ adopted: [], overdue: [] });
+    expect(c.statements()).toBe(2);
     t.deps.backend = { ...t.deps.backend, adoptable: false } as ContainerBackend;
     expect(await adoptOrphans(t.deps)).toMatchObject({ adopted: [], overdue: [] });
     for (const id of ids) expect(await getSession(db, id)).toMatchObject({ epoch: 1 });

@@ -10,7 +10,6 @@
  */
 import { sql } from 'kysely';
 import { expect, test } from 'vitest';
-import { OVERDUE_GRACE_MS } from '../../src/actors/runTimeLimit.js';
 import { createRuntime } from '../../src/actors/runtime.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
@@ -166,7 +165,11 @@ describeEachEngine('runtime: time limits', (getDb) => {
    * harness, `nodes.h`) runs everything; B (`localMax` 0, with `b`'s
    * options) runs nothing of its own. B's reports land in `errors`.
    */
-  const twoNodes = async (bOptions: { defaultTimeLimitMs?: number }) => {
+  const twoNodes = async (bOptions: {
+    defaultTimeLimitMs?: number;
+    ioTimeoutMs?: number;
+    storeDeadlineMs?: number;
+  }) => {
     nodes.h = await createTestRuntime({
       db: getDb().db,
       nodeId: 'nodeA',
@@ -211,8 +214,11 @@ describeEachEngine('runtime: time limits', (getDb) => {
   });
 
   test("two nodes: a run whose holder does not time it out is taken past the grace by the other node's Reconciler and timed out there", async () => {
-    // A runs everything; B takes no runs of its own (localMax 0) but reconciles.
-    const { h, a, b, errors } = await twoNodes({});
+    // A runs everything; B takes no runs of its own (localMax 0) but
+    // reconciles, and leaves a run past its limit to its owner for its own
+    // container and store deadlines (overdueGraceMs): 30 s + 30 s here.
+    const OVERDUE_GRACE_MS = 60_000;
+    const { h, a, b, errors } = await twoNodes({ ioTimeoutMs: 30_000, storeDeadlineMs: 30_000 });
     const slow = await a.createTask('ann', agent(3_600));
     await advanceAll(h, [a, b], 1_000);
     expect(a.liveRunners()).toEqual([slow.sessionId]);
