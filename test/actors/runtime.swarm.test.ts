@@ -2,11 +2,14 @@
  * The runtime end to end on a real Docker Swarm engine (issues 6 and 7):
  * PGlite in memory, the SwarmBackend, the real clock. The harness scenarios
  * in runtime.scenarios.test.ts prove the same things on the simulated
- * cluster; this file proves the simulation did not flatter the real engine.
+ * cluster; this file proves the simulation did not flatter the real engine,
+ * and that a second live node can take a run its holder lets pass its time
+ * limit and time it out (src/actors/overdueRuns.ts).
  *
  * Without an engine the suite is reported skipped with the reason in its
  * title; with CI=true a missing engine is a failure.
  */
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../../src/db/connect.js';
 import { type Db, listSessionEvents } from '../../src/db/index.js';
@@ -221,6 +224,66 @@ if (engine.ok) {
         return !left.includes(`rt-${sessionId}`) && !left.includes(`rt-${retry.id}`);
       });
       expect([...first.errors, ...second.errors]).toEqual([]);
+    });
+
+    it('a run its live holder does not time out (a node from before time limits) is taken by a second node past the grace and timed out there', {
+      timeout: 90_000,
+    }, async () => {
+      // A beats every second (a third of its Reconciler period), so the
+      // sweep after each beat stops a runner fenced out of its run soon.
+      const a = await boot({ node: { reconcileMs: 3_000 } });
+      // B, another machine (its own nodeId: not a later boot of A's), runs
+      // nothing of its own and reconciles every second; it leaves a run past
+      // its limit to its holder for its own deadlines (5 s + 1 s).
+      const b = await boot({
+        node: {
+          nodeId: 'swarm-test-b',
+          localMax: 0,
+          reconcileMs: 1_000,
+          ioTimeoutMs: 5_000,
+          storeDeadlineMs: 1_000,
+        },
+      });
+      const { taskId, sessionId } = await a.runtime.createTask(
+        'alice',
+        task('hangs', 'echo started; sleep 600'),
+      );
+      const running = await waitForSession(
+        db,
+        taskId,
+        'attempt 1 running in its service',
+        (s) => s.status === 'running' && s.handle !== null,
+      );
+      // A stands for a node from before time limits: its runner was told of
+      // none. The task has one now, as a newer node wrote it at submission.
+      await sql`UPDATE tasks SET time_limit_ms = 1000 WHERE id = ${taskId}`.execute(db);
+      // Inside the grace the run is A's: still running, A's epoch.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await sessionsOf(db, taskId)).at(-1)).toMatchObject({
+        status: 'running',
+        owner: running.owner,
+        epoch: running.epoch,
+      });
+      const s = await waitForSession(db, taskId, 'timed out by B', finished, 40_000);
+      expect(s).toMatchObject({
+        id: sessionId,
+        status: 'failed',
+        failureReason: 'timed_out',
+        owner: expect.stringMatching(/^swarm-test-b@boot/),
+      });
+      expect(s.epoch).toBe(running.epoch + 1);
+      // B read what the run printed before it removed the service.
+      const { rows } = await sql<{ text: string }>`
+        SELECT text FROM session_outputs WHERE session_id = ${sessionId}`.execute(db);
+      expect(rows[0]?.text).toContain('started');
+      await waitFor('its service removed', async () =>
+        (await handles()).includes(running.handle as string) ? undefined : true,
+      );
+      expect(b.errors).toEqual([expect.objectContaining({ code: 'OVERDUE_RUN_TAKEN', sessionId })]);
+      // A's runner learns it lost the run at A's next beat and ends, its slot given back.
+      await waitFor("A's runner gone", () => a.runtime.liveRunners().length === 0, 30_000);
+      expect(a.errors).toEqual([expect.objectContaining({ code: 'RUNNER_FENCED_OUT', sessionId })]);
+      expect(b.runtime.liveRunners()).toEqual([]);
     });
 
     it('cancelling a running task removes its service', async () => {

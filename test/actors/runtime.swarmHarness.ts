@@ -7,7 +7,7 @@
 import type Docker from 'dockerode';
 import { type InspectionEvent, isMachineSnapshot } from 'xstate';
 import { createRuntime } from '../../src/actors/runtime.js';
-import type { Runtime } from '../../src/actors/runtimeTypes.js';
+import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
 import { SwarmBackend } from '../../src/containers/docker/SwarmBackend.js';
 import { namespaceFilter } from '../../src/containers/namespace.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
@@ -54,7 +54,18 @@ let boots = 0;
 
 export async function bootNode(
   db: Db,
-  options: { adoptBudgetMs?: number; pollMs?: number } = {},
+  options: {
+    adoptBudgetMs?: number;
+    pollMs?: number;
+    /**
+     * A second live node's own settings. The defaults suit one node booted
+     * after another: the same `nodeId`, so each boot replaces the last (a deploy).
+     */
+    node?: Pick<
+      RuntimeOptions,
+      'nodeId' | 'localMax' | 'reconcileMs' | 'ioTimeoutMs' | 'storeDeadlineMs'
+    >;
+  } = {},
 ): Promise<SwarmNode> {
   boots += 1;
   const errors: unknown[] = [];
@@ -86,6 +97,7 @@ export async function bootNode(
     bootId: `boot${boots}`,
     inspect,
     onError: (error) => errors.push(error),
+    ...options.node,
   });
   let killed = false;
   return {
