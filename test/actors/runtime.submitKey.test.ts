@@ -6,12 +6,10 @@
  * is a conflict; a key is free again once retention pruned its task.
  */
 import { expect, test } from 'vitest';
-import { createRuntime } from '../../src/actors/runtime.js';
 import { RuntimeCommandError } from '../../src/actors/runtimeTypes.js';
-import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { createTestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
-import { advanceAll, nodesOfEachTest, settleAll } from '../support/multiNode.js';
+import { advanceAll, bootBeside, nodesOfEachTest, settleAll } from '../support/multiNode.js';
 
 const nodes = nodesOfEachTest();
 
@@ -33,20 +31,14 @@ describeEachEngine('runtime: submission keys', (getDb) => {
       retentionMs: RETENTION,
       caps: { maxRunning: 1, defaultUserCap: 1 },
     });
-    const errors: unknown[] = [];
-    const b = await createRuntime({
+    const { runtime: b, errors } = await bootBeside(nodes, nodes.h, {
       db: getDb().db,
-      backend: new SimulatedBackend(nodes.h.cluster),
-      clock: nodes.h.clock,
       caps: { maxRunning: 1, defaultUserCap: 1 },
       reconcileMs: MINUTE,
       retentionMs: RETENTION,
       nodeId: 'nodeB',
       bootId: 'b1',
-      onError: (e) => errors.push(e),
     });
-    nodes.others.push(b);
-    await b.booted;
     return { h: nodes.h, a: nodes.h.runtime, b, errors };
   };
 

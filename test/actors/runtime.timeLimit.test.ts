@@ -10,11 +10,9 @@
  */
 import { sql } from 'kysely';
 import { expect, test } from 'vitest';
-import { createRuntime } from '../../src/actors/runtime.js';
-import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
-import { advanceAll, nodesOfEachTest } from '../support/multiNode.js';
+import { advanceAll, bootBeside, nodesOfEachTest } from '../support/multiNode.js';
 
 const nodes = nodesOfEachTest();
 
@@ -175,20 +173,14 @@ describeEachEngine('runtime: time limits', (getDb) => {
       nodeId: 'nodeA',
       caps: { maxRunning: 2, defaultUserCap: 2 },
     });
-    const errors: unknown[] = [];
-    const b = await createRuntime({
+    const { runtime: b, errors } = await bootBeside(nodes, nodes.h, {
       db: getDb().db,
-      backend: new SimulatedBackend(nodes.h.cluster),
-      clock: nodes.h.clock,
       caps: { maxRunning: 2, defaultUserCap: 2 },
       localMax: 0,
       ...bOptions,
       nodeId: 'nodeB',
       bootId: 'b1',
-      onError: (e) => errors.push(e),
     });
-    nodes.others.push(b);
-    await b.booted;
     return { h: nodes.h, a: nodes.h.runtime, b, errors };
   };
 

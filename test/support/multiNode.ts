@@ -4,7 +4,9 @@
  * settling every node after each timer.
  */
 import { afterEach } from 'vitest';
-import type { Runtime } from '../../src/actors/runtimeTypes.js';
+import { createRuntime } from '../../src/actors/runtime.js';
+import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
+import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import type { TestRuntime } from '../../src/testing/index.js';
 
 /** Waits until no node has I/O in flight for a few turns of the loop (30 s real-time deadline). */
@@ -46,4 +48,28 @@ export function nodesOfEachTest(): { h: TestRuntime | undefined; others: Runtime
     nodes.h = undefined;
   });
   return nodes;
+}
+
+/**
+ * Boots another machine's node beside the harness `h`: the same store,
+ * simulated cluster and clock, `options` for the rest (its `nodeId` must
+ * differ from the harness's, or it would be a later boot of the same
+ * machine). Its reports land in `errors`; it is killed after the test with
+ * `nodes.others`. Resolves once its boot pass is done.
+ */
+export async function bootBeside(
+  nodes: { others: Runtime[] },
+  h: TestRuntime,
+  options: Omit<RuntimeOptions, 'backend' | 'clock' | 'onError'>,
+): Promise<{ runtime: Runtime; errors: unknown[] }> {
+  const errors: unknown[] = [];
+  const runtime = await createRuntime({
+    ...options,
+    backend: new SimulatedBackend(h.cluster),
+    clock: h.clock,
+    onError: (e) => errors.push(e),
+  });
+  nodes.others.push(runtime);
+  await runtime.booted;
+  return { runtime, errors };
 }
