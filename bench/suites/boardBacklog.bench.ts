@@ -53,6 +53,7 @@ function rowsOf(jobs: number): Row[] {
       column: 'queued',
       createdAt: at(i),
       updatedAt: at(i),
+      timeLimitMs: null,
     };
     const running = {
       ...queued,

@@ -144,7 +144,7 @@ async function jsCost(h: DbHandle) {
     for (let i = 0; i < 50; i++)
       for (const p of arrayPairs) {
         sessionFromJson(p.session);
-        taskFromJson(p.task);
+        taskFromJson(p.task, null);
       }
     leanUs.push(((performance.now() - t0) * 1000) / (50 * batch));
     t0 = performance.now();

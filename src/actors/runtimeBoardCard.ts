@@ -85,6 +85,28 @@ export function isNewer(prev: Session, next: Session): boolean {
 export const byBoardOrder = (a: BoardEntry, b: BoardEntry): number =>
   a.task.createdAt.getTime() - b.task.createdAt.getTime() || (a.task.id < b.task.id ? -1 : 1);
 
+/**
+ * A running card's times: since its grant (the claim), and until its time
+ * limit stops it, counted from the same instant the runner counts from.
+ *
+ * @example
+ * ```ts
+ * const s = { claimedAt: new Date('2026-12-07T10:00:00Z'), updatedAt: new Date('2026-12-07T10:00:01Z') } as never;
+ * runningSince(s, 1_800_000) // => { since: '2026-12-07T10:00:00.000Z', until: '2026-12-07T10:30:00.000Z' }
+ * runningSince(s, null) // => { since: '2026-12-07T10:00:00.000Z', until: null }
+ * ```
+ */
+export function runningSince(
+  s: Pick<Session, 'claimedAt' | 'updatedAt'>,
+  timeLimitMs: number | null,
+): { since: string; until: string | null } {
+  const since = s.claimedAt ?? s.updatedAt;
+  return {
+    since: since.toISOString(),
+    until: timeLimitMs === null ? null : new Date(since.getTime() + timeLimitMs).toISOString(),
+  };
+}
+
 /** The card of `e`, at `position` when it is queued. */
 export function toCard(e: BoardEntry, position: number | null): RuntimeCard {
   const s = e.session;
@@ -99,7 +121,7 @@ export function toCard(e: BoardEntry, position: number | null): RuntimeCard {
     status: s.status,
     queued:
       s.status === 'queued' ? { position: position ?? 1, since: s.enqueuedAt.toISOString() } : null,
-    running: s.status === 'running' ? { since: (s.claimedAt ?? s.updatedAt).toISOString() } : null,
+    running: s.status === 'running' ? runningSince(s, e.task.timeLimitMs) : null,
     failure:
       s.status === 'failed'
         ? { reason: s.failureReason ?? 'unknown', recoverable: s.userRecoverable }
@@ -107,6 +129,7 @@ export function toCard(e: BoardEntry, position: number | null): RuntimeCard {
     exitCode: s.exitCode,
     lastOutput: lines.slice(-CARD_OUTPUT_LINES),
     previous: e.previous,
+    timeLimitMs: e.task.timeLimitMs,
     updatedAt: new Date(Math.max(s.updatedAt.getTime(), e.task.updatedAt.getTime())).toISOString(),
   };
 }

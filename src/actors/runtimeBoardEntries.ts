@@ -142,15 +142,15 @@ export function endedBefore(
  * @example
  * ```ts
  * const at = new Date(0)
- * const summary = { id: 't', userId: 'u', title: 'x', column: 'done', createdAt: at, updatedAt: at }
+ * const summary = { id: 't', userId: 'u', title: 'x', column: 'done', createdAt: at, updatedAt: at, timeLimitMs: null }
  * withoutSpec({ ...summary, spec: { image: 'i', command: ['c'] } }) // => summary
  * withoutSpec(summary) === summary // => true
  * ```
  */
 export function withoutSpec(task: TaskSummary | Task): TaskSummary {
   if (!('spec' in task)) return task;
-  const { id, userId, title, column, createdAt, updatedAt } = task;
-  return { id, userId, title, column, createdAt, updatedAt };
+  const { id, userId, title, column, createdAt, updatedAt, timeLimitMs } = task;
+  return { id, userId, title, column, createdAt, updatedAt, timeLimitMs };
 }
 
 /**
@@ -160,9 +160,11 @@ export function withoutSpec(task: TaskSummary | Task): TaskSummary {
  * @example
  * ```ts
  * const at = new Date(0)
- * const t = { id: 't', userId: 'u', title: 'x', column: 'done', createdAt: at, updatedAt: at }
+ * const t = { id: 't', userId: 'u', title: 'x', column: 'done', createdAt: at, updatedAt: at, timeLimitMs: null }
  * sameTask(t, { ...t, spec: { image: 'i', command: ['c'] } }) // => true
  * sameTask(t, { ...t, column: 'queued', updatedAt: new Date(1) }) // => false
+ * // A limit written on its own (only ever by hand: a task's limit is set when it is queued).
+ * sameTask(t, { ...t, timeLimitMs: 60_000 }) // => false
  * ```
  */
 export function sameTask(a: TaskSummary, b: TaskSummary): boolean {
@@ -171,6 +173,7 @@ export function sameTask(a: TaskSummary, b: TaskSummary): boolean {
     (a.id === b.id &&
       a.updatedAt.getTime() === b.updatedAt.getTime() &&
       a.column === b.column &&
-      a.title === b.title)
+      a.title === b.title &&
+      a.timeLimitMs === b.timeLimitMs)
   );
 }

@@ -51,6 +51,7 @@ const CARD_TASK_COLUMNS = [
   'board_column',
   'created_at',
   'updated_at',
+  'time_limit_ms',
 ] as const;
 
 /** A task and its latest attempt, or undefined when either is missing. */

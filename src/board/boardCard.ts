@@ -20,7 +20,9 @@ export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'can
  *   `position` is 1-based within the global line (1 = next to be granted);
  *   0 means the pool has just granted it a runner and the claim is being
  *   written (the row still says queued): the page shows it as starting.
- * - `running` is non-null exactly when the session holds a runner.
+ * - `running` is non-null exactly when the session holds a runner; its
+ *   `until` is when the run will be stopped at its task's time limit
+ *   (`since` plus `timeLimitMs`), null when the task has none.
  * - `failure` is non-null exactly when `status` is `failed`.
  * - `lastOutput` holds at most {@link CARD_OUTPUT_LINES} lines of at most
  *   {@link CARD_LINE_CHARS} characters; a cut line ends with `…`.
@@ -36,7 +38,8 @@ export interface BoardCard {
   attempt: number;
   status: SessionStatus;
   queued: { position: number; since: string } | null;
-  running: { since: string } | null;
+  /** `until`: absent from an older node's card (before time limits reached the board). */
+  running: { since: string; until?: string | null } | null;
   failure: { reason: string; recoverable: boolean } | null;
   exitCode: number | null;
   lastOutput: string[];
@@ -47,6 +50,11 @@ export interface BoardCard {
    * why it runs again). Absent or null on a first attempt.
    */
   previous?: { attempt: number; reason: string } | null;
+  /**
+   * How long each run of the task may hold a runner (ms), null for no
+   * limit. Absent from an older node's card.
+   */
+  timeLimitMs?: number | null;
 }
 
 /** Most output lines a card carries; the full log lives elsewhere. */

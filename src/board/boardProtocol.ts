@@ -39,12 +39,13 @@ export const boardCardSchema = z.object({
   attempt: z.int(),
   status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
   queued: z.nullable(z.object({ position: z.int(), since: iso })),
-  running: z.nullable(z.object({ since: iso })),
+  running: z.nullable(z.object({ since: iso, until: z.optional(z.nullable(iso)) })),
   failure: z.nullable(z.object({ reason: z.string(), recoverable: z.boolean() })),
   exitCode: z.nullable(z.int()),
   lastOutput: z.array(z.string()),
   updatedAt: iso,
   previous: z.optional(z.nullable(z.object({ attempt: z.int(), reason: z.string() }))),
+  timeLimitMs: z.optional(z.nullable(z.int())),
 });
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -121,12 +121,13 @@ const card: Check<BoardCard> = object({
   attempt: int,
   status: oneOf(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
   queued: nullable(object({ position: int, since: iso })),
-  running: nullable(object({ since: iso })),
+  running: nullable(object({ since: iso, until: optional(nullable(iso)) })),
   failure: nullable(object({ reason: str, recoverable: bool })),
   exitCode: nullable(int),
   lastOutput: arrayOf(str),
   updatedAt: iso,
   previous: optional(nullable(object({ attempt: int, reason: str }))),
+  timeLimitMs: optional(nullable(int)),
 });
 
 const counts = object({ queued: int, running: int, done: int, failed: int });

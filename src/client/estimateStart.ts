@@ -27,12 +27,23 @@ export interface StartEstimateInput {
   maxRunning: number;
   /** Caps of the users whose cards are known; absent or null: only the global cap. */
   userCaps: Readonly<Record<string, number | null>>;
-  /** Runs holding a runner that the viewer can see, with when they started. */
-  running: ReadonlyArray<{ userId: string; since: number }>;
+  /**
+   * Runs holding a runner that the viewer can see, with when they started
+   * and, for a task with a time limit, when that limit stops them.
+   */
+  running: ReadonlyArray<{ userId: string; since: number; until?: number | null }>;
   /** Runs holding a runner that the viewer cannot see (the pool's count minus `running`). */
   runningUnseen: number;
-  /** The queued cards the viewer can see; positions are 1-based (0: being started). */
-  queued: ReadonlyArray<{ taskId: string; userId: string; position: number }>;
+  /**
+   * The queued cards the viewer can see; positions are 1-based (0: being
+   * started). `limitMs`: the task's time limit, the longest its run can take.
+   */
+  queued: ReadonlyArray<{
+    taskId: string;
+    userId: string;
+    position: number;
+    limitMs?: number | null;
+  }>;
   /** Durations of recently finished runs. */
   recentDurations: readonly number[];
 }
@@ -105,6 +116,9 @@ class FreeTimes {
  * estimateStarts({ ...base, maxRunning: 1, queued: queued.slice(0, 3), recentDurations: [0, 0, 0, 60_000, 60_000] }) // => { t1: 0, t2: 24000, t3: 48000 }
  * // Only instant runs seen so far, one going for 20 s: it is expected to go on as long again.
  * estimateStarts({ ...base, maxRunning: 1, queued: queued.slice(0, 1), running: [{ userId: 'bob', since: -20_000 }], recentDurations: [0, 0] }) // => { t1: 20000 }
+ * // A time limit bounds a run: one going stops by its until, one waiting takes at most its limit.
+ * estimateStarts({ ...base, maxRunning: 1, queued: queued.slice(0, 1), running: [{ userId: 'bob', since: -45_000, until: 5_000 }] }) // => { t1: 5000 }
+ * estimateStarts({ ...base, maxRunning: 1, queued: [{ taskId: 'a', userId: 'ann', position: 1, limitMs: 10_000 }, { taskId: 'b', userId: 'bob', position: 2 }] }) // => { a: 0, b: 10000 }
  * ```
  */
 export function estimateStarts(input: StartEstimateInput): Record<string, number> {
@@ -123,7 +137,9 @@ export function estimateStarts(input: StartEstimateInput): Record<string, number
   let held = 0;
   for (const r of input.running) {
     if (held === maxRunning) break;
-    const end = now + remaining(Math.max(0, now - r.since));
+    const expected = now + remaining(Math.max(0, now - r.since));
+    // Past its limit and not yet stopped (the runner is reading its output): any moment.
+    const end = r.until == null ? expected : Math.max(now, Math.min(expected, r.until));
     free.push(end);
     ends.set(r.userId, [...(ends.get(r.userId) ?? []), end]);
     held += 1;
@@ -152,8 +168,9 @@ export function estimateStarts(input: StartEstimateInput): Record<string, number
     let start = free.pop();
     const mine = (ends.get(card.userId) ?? []).sort((a, b) => a - b);
     if (cap != null && mine.length >= cap) start = Math.max(start, mine[mine.length - cap]!);
-    free.push(start + typical);
-    ends.set(card.userId, [...mine, start + typical]);
+    const end = start + (card.limitMs == null ? typical : Math.min(typical, card.limitMs));
+    free.push(end);
+    ends.set(card.userId, [...mine, end]);
     out[card.taskId] = Math.max(0, start - now);
     position = card.position + 1;
   }

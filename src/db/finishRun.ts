@@ -68,7 +68,8 @@ export async function finishRun(
       WHERE tasks.id = u.task_id AND tasks.user_id = u.user_id
       RETURNING tasks.id AS t_id, tasks.user_id AS t_user_id, tasks.title AS t_title,
                 tasks.run_spec AS t_run_spec, tasks.board_column AS t_board_column,
-                tasks.created_at AS t_created_at, tasks.updated_at AS t_updated_at
+                tasks.created_at AS t_created_at, tasks.updated_at AS t_updated_at,
+                tasks.time_limit_ms AS t_time_limit_ms
     )
     SELECT u.*, t.* FROM u LEFT JOIN t ON true`.execute(db);
   const row = result.rows[0];
@@ -94,6 +95,7 @@ export async function finishRun(
     board_column: row.t_board_column,
     created_at: row.t_created_at,
     updated_at: row.t_updated_at,
+    time_limit_ms: row.t_time_limit_ms,
   });
   return { session, task };
 }

@@ -372,6 +372,16 @@ export const MIGRATIONS: readonly Migration[] = [
       orReplace(RT_TICK),
     ],
   },
+  {
+    // Every task a tick's reply carries (a change for the other nodes' boards,
+    // an enqueue's or a finish's outcome) has its time limit beside its row,
+    // as a grant's had since 24: a board shows when a running card will be
+    // stopped, on every node. Beside, not in the row: an older node checks a
+    // row's array by its length, and ignores a key it does not know.
+    version: 25,
+    name: 'tick_limits_beside_tasks',
+    statements: [orReplace(RT_TICK)],
+  },
 ];
 
 /** What `migrate` did. */

@@ -6,6 +6,7 @@
  */
 import type { Selectable } from 'kysely';
 import { z } from 'zod';
+import { MAX_TIME_LIMIT_MS, MIN_TIME_LIMIT_MS } from '../board/timeLimit.js';
 import { CorruptRowError } from './errors.js';
 import { type RunSpec, runSpecSchema } from './runSpec.js';
 import type {
@@ -26,6 +27,8 @@ export interface Task {
   column: string;
   createdAt: Date;
   updatedAt: Date;
+  /** Migration 24: how long each run may hold a runner, in ms; null for no limit. */
+  timeLimitMs: number | null;
 }
 
 /**
@@ -105,6 +108,7 @@ const taskRow = z.object({
   board_column: z.string(),
   created_at: date,
   updated_at: date,
+  time_limit_ms: int.min(MIN_TIME_LIMIT_MS).max(MAX_TIME_LIMIT_MS).nullable(),
 });
 
 /** A task row without its run spec: what the board reads (`toTaskSummary`). */
@@ -176,6 +180,7 @@ function summaryOf(r: z.output<typeof taskSummaryRow>): TaskSummary {
     column: r.board_column,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    timeLimitMs: r.time_limit_ms,
   };
 }
 

@@ -69,6 +69,8 @@ async function insertTasks(
       column: i.column ?? DEFAULT_COLUMN,
       createdAt: i.now,
       updatedAt: i.now,
+      // Tasks queued here carry none: a limit comes with a tick's enqueue.
+      timeLimitMs: null,
     };
     const session: Session = {
       id: newId('session'),

@@ -18,6 +18,7 @@ import {
   taskFromJson,
 } from './tickReply.js';
 import type { TickInput, TickOutcome, TickResult } from './tickTypes.js';
+import { limitOfPair } from './timeLimit.js';
 import type { Db } from './transaction.js';
 
 type Row = Record<string, unknown>;
@@ -47,7 +48,7 @@ function outcomeFromJson(v: unknown, n: number, what: string): TickOutcome {
         ref,
         kind: 'applied',
         session: sessionFromJson(o.session),
-        task: o.task === null ? null : taskFromJson(o.task),
+        task: o.task === null ? null : taskFromJson(o.task, limitOfPair(o)),
         position: position(o.position, `${what}.${n}.position`),
       };
       if (o.replayed === true) out.replayed = true;

@@ -149,8 +149,11 @@ function runSpec(r: Fields): RunSpec {
   return { image, command: command as string[], env: env as Record<string, string> };
 }
 
-/** A `tasks` row as JSON -> `Task`. */
-export function taskFromJson(v: unknown): Task {
+/**
+ * A `tasks` row as JSON -> `Task`, with the time limit sent beside it
+ * (`limitOfPair`): the row's array keeps the shape older nodes check.
+ */
+export function taskFromJson(v: unknown, timeLimitMs: number | null): Task {
   const r = new Fields('tasks', rowOf('tasks', v, TASK_COLUMNS));
   // Spelled out, not a spread of the summary: one object per grant.
   return {
@@ -161,6 +164,7 @@ export function taskFromJson(v: unknown): Task {
     column: r.str('board_column'),
     createdAt: r.date('created_at'),
     updatedAt: r.date('updated_at'),
+    timeLimitMs,
   };
 }
 
@@ -169,11 +173,11 @@ export function taskFromJson(v: unknown): Task {
  * null when the reader asked for none, and unused when an older function
  * sent it anyway, so it is not kept (nor checked: nothing reads it).
  */
-export function taskSummaryFromJson(v: unknown): TaskSummary {
-  return summaryOf(new Fields('tasks', rowOf('tasks', v, TASK_COLUMNS)));
+export function taskSummaryFromJson(v: unknown, timeLimitMs: number | null): TaskSummary {
+  return summaryOf(new Fields('tasks', rowOf('tasks', v, TASK_COLUMNS)), timeLimitMs);
 }
 
-function summaryOf(r: Fields): TaskSummary {
+function summaryOf(r: Fields, timeLimitMs: number | null): TaskSummary {
   return {
     id: r.id,
     userId: r.str('user_id'),
@@ -181,6 +185,7 @@ function summaryOf(r: Fields): TaskSummary {
     column: r.str('board_column'),
     createdAt: r.date('created_at'),
     updatedAt: r.date('updated_at'),
+    timeLimitMs,
   };
 }
 
@@ -198,19 +203,19 @@ export function lineFromJson(v: unknown): UserLine {
   };
 }
 
-function pairFromJson(x: unknown): { session: Session; task: Task; row: Row } {
-  const row = asRow('rt_tick', x);
-  return { session: sessionFromJson(row.session), task: taskFromJson(row.task), row };
-}
-
 /** `{ session, task, limitMs }` pairs (grants, owned): `limitMs`, the task's time limit, or null. */
 export function pairsFromJson(
   v: unknown,
   what: string,
 ): { session: Session; task: Task; limitMs: number | null }[] {
   return arrayOf(v, what, (x) => {
-    const { session, task, row } = pairFromJson(x);
-    return { session, task, limitMs: limitOfPair(row) };
+    const row = asRow('rt_tick', x);
+    const limitMs = limitOfPair(row);
+    return {
+      session: sessionFromJson(row.session),
+      task: taskFromJson(row.task, limitMs),
+      limitMs,
+    };
   });
 }
 
@@ -230,7 +235,7 @@ export function changesFromJson(v: unknown, what: string): ChangedSession[] {
     const row = asRow('rt_tick', x);
     const out: ChangedSession = {
       session: sessionFromJson(row.session),
-      task: taskSummaryFromJson(row.task),
+      task: taskSummaryFromJson(row.task, limitOfPair(row)),
     };
     if ('output' in row) out.output = storedTailFromJson(row.output);
     return out;

@@ -17,8 +17,10 @@ export {
 } from '../board/timeLimit.js';
 
 /**
- * The limit a grant's pair carries beside its rows (`limit`): null when the
- * task has none, or when an older function sent no such key.
+ * The limit a reply carries beside a task's row (`limit`: a grant's pair,
+ * a change, an outcome with its task): null when the task has none, or
+ * when an older function sent no such key. The row itself keeps the
+ * array shape older nodes check by length.
  *
  * @example
  * ```ts
@@ -30,7 +32,7 @@ export {
  */
 export function limitOfPair(pair: Readonly<Record<string, unknown>>): number | null {
   const v = pair.limit;
-  return v === undefined || v === null ? null : limitOfRow('(grant)', v);
+  return v === undefined || v === null ? null : limitOfRow('(reply)', v);
 }
 
 /** A `time_limit_ms` read back: a whole number of ms within the bounds, or the row is corrupt. */

@@ -6,7 +6,8 @@
  * deploy keeps counting from its grant, not from the adoption; a retry has
  * the same limit; a run its holder does not time out (a node from before
  * time limits, in a rolling deploy) is taken by another node's Reconciler
- * past the grace and timed out there.
+ * past the grace and timed out there. Every node's board says until when a
+ * running card may go.
  */
 import { sql } from 'kysely';
 import { expect, test } from 'vitest';
@@ -191,6 +192,20 @@ describeEachEngine('runtime: time limits', (getDb) => {
     const viaA = await a.createTask('ann', agent(90));
     await advanceAll(h, [a, b], 1_000);
     expect(new Set(a.liveRunners())).toEqual(new Set([viaB.sessionId, viaA.sessionId]));
+    // Both boards say until when each run may go: B's from the change feed, A's from its grants.
+    const granted = new Map((await h.sessions()).map((s) => [s.id, s.claimedAt?.getTime()]));
+    const limitOf = (s: { sessionId: string }) => granted.get(s.sessionId)! + 60_000;
+    for (const node of [a, b]) {
+      const cards = new Map(node.cards(null).map((c) => [c.sessionId, c]));
+      expect(cards.get(viaB.sessionId)).toMatchObject({
+        timeLimitMs: 60_000,
+        running: { until: new Date(limitOf(viaB)).toISOString() },
+      });
+      expect(cards.get(viaA.sessionId)).toMatchObject({
+        timeLimitMs: null,
+        running: { until: null },
+      });
+    }
     await advanceAll(h, [a, b], 60_000);
     const rows = await h.sessions();
     // B's default, written on the task, is what A enforced; A's own submission has none.

@@ -13,6 +13,7 @@ const task: Task = {
   column: 'queued',
   createdAt: at(0),
   updatedAt: at(0),
+  timeLimitMs: null,
 };
 const row = (over: Partial<Session>): Session => queuedSession({ taskId: task.id, ...over });
 

@@ -149,6 +149,7 @@ test('held rows: every read shows what applying each row at once shows (property
           column,
           createdAt: at(TASKS.indexOf(id)),
           updatedAt: at(clock),
+          timeLimitMs: null,
         });
         const endOptions = (opt: number): ApplyOptions =>
           opt === 0

@@ -25,13 +25,32 @@ test('a running card: its lines with the unfinished one cut, the later of its tw
     column: 'running',
     status: 'running',
     queued: null,
-    running: { since: e.session.claimedAt?.toISOString() },
+    running: { since: e.session.claimedAt?.toISOString(), until: null },
     failure: null,
     updatedAt: '2027-01-01T00:00:00.000Z',
+    timeLimitMs: null,
   });
   expect(c.lastOutput.slice(0, 2)).toEqual(['a', 'b']);
   expect(c.lastOutput[2]).toBe(card.cutLine(e.partial));
   expect(c.lastOutput[2]?.length).toBeLessThan(e.partial.length);
+});
+
+test('a running card with a time limit says until when; queued, it carries the limit alone', () => {
+  const e = entry(1);
+  const limited = { ...e, task: { ...e.task, timeLimitMs: 90_000 } };
+  const since = e.session.claimedAt as Date;
+  expect(card.toCard(limited, null)).toMatchObject({
+    running: {
+      since: since.toISOString(),
+      until: new Date(since.getTime() + 90_000).toISOString(),
+    },
+    timeLimitMs: 90_000,
+  });
+  const queued = {
+    ...limited,
+    session: { ...e.session, status: 'queued' as const, claimedAt: null },
+  };
+  expect(card.toCard(queued, 2)).toMatchObject({ running: null, timeLimitMs: 90_000 });
 });
 
 test('a queued card has a place (1 when unknown); a failed one its reason; only the last lines are kept', () => {

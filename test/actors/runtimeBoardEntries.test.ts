@@ -14,6 +14,7 @@ const task = (id: string, userId = 'u1'): Task => ({
   column: 'queued',
   createdAt: at(0),
   updatedAt: at(0),
+  timeLimitMs: null,
 });
 const queued = (taskId: string, turn: number, userId = 'u1') =>
   queuedSession({ id: `${taskId}_s`, taskId, userId, turn, joinSeq: 0 });
@@ -111,6 +112,7 @@ test('a card keeps its task without the run spec, whatever the row it came with'
     column: 'queued',
     createdAt: at(0),
     updatedAt: at(0),
+    timeLimitMs: null,
   });
   expect('spec' in (e.get('t1')?.task ?? {})).toBe(false);
   // A later version of the task (a retry moved its column) replaces it, still without the spec.

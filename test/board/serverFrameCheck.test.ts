@@ -22,12 +22,18 @@ const card = fc
       attempt: int,
       status: fc.constantFrom('queued', 'running', 'succeeded', 'failed', 'cancelled'),
       queued: fc.option(fc.record({ position: int, since: iso })),
-      running: fc.option(fc.record({ since: iso })),
+      running: fc.option(
+        fc.record(
+          { since: iso, until: fc.option(iso, { nil: null }) },
+          { requiredKeys: ['since'] },
+        ),
+      ),
       failure: fc.option(fc.record({ reason: fc.string(), recoverable: fc.boolean() })),
       exitCode: fc.option(int),
       lastOutput: fc.array(fc.string(), { maxLength: 3 }),
       updatedAt: iso,
       previous: fc.option(fc.record({ attempt: int, reason: fc.string() })),
+      timeLimitMs: fc.option(int),
     },
     { requiredKeys: ['taskId', 'userId', 'title', 'column', 'sessionId', 'attempt', 'status'] },
   )

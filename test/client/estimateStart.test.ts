@@ -53,6 +53,30 @@ describe('estimateStarts', () => {
     },
   );
 
+  test.prop(
+    [
+      input,
+      fc.array(fc.option(fc.integer({ min: -60_000, max: 900_000 })), {
+        minLength: 26,
+        maxLength: 26,
+      }),
+    ],
+    {
+      numRuns: 300,
+    },
+  )('a time limit, on a run going or one waiting, never makes anyone start later', (i, limits) => {
+    const base = estimateStarts(i);
+    const limited = estimateStarts({
+      ...i,
+      running: i.running.map((r, n) => ({ ...r, until: limits[n] ?? null })),
+      queued: i.queued.map((q, n) => {
+        const ms = limits[6 + n];
+        return { ...q, limitMs: ms == null ? null : Math.max(1_000, ms) };
+      }),
+    });
+    for (const q of i.queued) expect(limited[q.taskId]).toBeLessThanOrEqual(base[q.taskId]! + 1e-6);
+  });
+
   test.prop([input], { numRuns: 300 })('another runner never makes anyone start later', (i) => {
     const base = estimateStarts({ ...i, userCaps: {} });
     const more = estimateStarts({ ...i, userCaps: {}, maxRunning: i.maxRunning + 1 });

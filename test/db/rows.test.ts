@@ -55,6 +55,7 @@ describe('row readers', () => {
       board_column: 'queued',
       created_at: at,
       updated_at: at,
+      time_limit_ms: 60_000,
     };
     const summary = toTaskSummary(row);
     expect(summary).toEqual({
@@ -64,10 +65,16 @@ describe('row readers', () => {
       column: 'queued',
       createdAt: at,
       updatedAt: at,
+      timeLimitMs: 60_000,
     });
     expect('spec' in summary).toBe(false);
+    expect(toTaskSummary({ ...row, time_limit_ms: null }).timeLimitMs).toBeNull();
     expect(corruptField(() => toTaskSummary({ ...row, title: 7 }))).toBe('title');
     expect(corruptField(() => toTaskSummary({ ...row, updated_at: 'soon' }))).toBe('updated_at');
+    for (const bad of [999, 1_500.5, '60000', undefined])
+      expect(corruptField(() => toTaskSummary({ ...row, time_limit_ms: bad }))).toBe(
+        'time_limit_ms',
+      );
   });
 
   it('validate event rows', () => {

@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { readChanges } from '../../src/db/dispatchReads.js';
+import { TASK_COLUMNS } from '../../src/db/sql/rowJson.js';
 import { parseTickReply } from '../../src/db/tick.js';
 import { tickPayload } from '../../src/db/tickInput.js';
 import type { TickInput } from '../../src/db/tickTypes.js';
@@ -87,6 +88,9 @@ describeEachEngine('tick reply rows', (getDb) => {
     // As arrays either way; the spec's slot is null for this node, filled for the older one.
     expect(mine.changes).toHaveLength(1);
     expect(mine.changes[0]?.task[3]).toBeNull();
+    // The time limit rides beside the row (migration 25), whose length an older node checks.
+    expect(mine.changes[0]?.task).toHaveLength(TASK_COLUMNS.length);
+    expect(mine.changes[0]).toHaveProperty('limit', null);
     expect(older.changes[0]?.task[3]).toEqual(long.spec);
     // Parsed, both are the same summary, with no spec kept.
     const parsed = parseTickReply(mine).changes?.[0]?.task;

@@ -6,6 +6,7 @@
  */
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
+import { readChanges } from '../../src/db/dispatchReads.js';
 import { tick } from '../../src/db/tick.js';
 import type { TickEnqueue } from '../../src/db/tickTypes.js';
 import * as timeLimit from '../../src/db/timeLimit.js';
@@ -13,7 +14,7 @@ import { limitOfPair, timeLimitsOf } from '../../src/db/timeLimit.js';
 import { validateTickOp } from '../../src/db/validateTickOp.js';
 import { describeEachEngine } from '../support/databases.js';
 import { runDocExamples } from '../support/docExamples.js';
-import { enqueueOp, expectConsistent, ticker } from './tickFixtures.js';
+import { appliedOf, enqueueOp, expectConsistent, finishOp, ticker } from './tickFixtures.js';
 
 runDocExamples(new URL('../../src/db/timeLimit.ts', import.meta.url), timeLimit);
 
@@ -56,6 +57,35 @@ describeEachEngine('tick: time limits', (getDb) => {
     );
     expect(await timeLimitsOf(db, [])).toEqual(new Map());
     await expectConsistent(db);
+  });
+
+  it('every task a reply carries has its limit beside its row: outcomes, grants, finishes, changes', async () => {
+    const { db } = getDb();
+    const t = ticker(db, { defaultUserCap: 5 });
+    const seen = await t([]);
+    const a = limited('ida', 90_000);
+    const b = enqueueOp('ida');
+    const queued = await t([a, b]);
+    expect(appliedOf(queued, a.ref).task?.timeLimitMs).toBe(90_000);
+    expect(appliedOf(queued, b.ref).task?.timeLimitMs).toBeNull();
+    const granted = await t([], { want: 2 });
+    expect(granted.granted.map((g) => g.task.timeLimitMs)).toEqual([90_000, null]);
+    const [ga, gb] = granted.granted;
+    const fa = finishOp(ga!.session.id, ga!.session.epoch);
+    const fb = finishOp(gb!.session.id, gb!.session.epoch);
+    const finished = await t([fa, fb]);
+    expect(appliedOf(finished, fa.ref).task?.timeLimitMs).toBe(90_000);
+    expect(appliedOf(finished, fb.ref).task?.timeLimitMs).toBeNull();
+    // Another node's view: its tick's changes and the feed's read.
+    const other = await t([], { owner: 'node-b@boot1', since: seen.tick });
+    const read = await readChanges(db, seen.tick);
+    for (const changes of [other.changes ?? [], read.sessions])
+      expect(new Map(changes.map((c) => [c.task.id, c.task.timeLimitMs]))).toEqual(
+        new Map([
+          [a.taskId, 90_000],
+          [b.taskId, null],
+        ]),
+      );
   });
 
   it('a limit out of bounds is refused by the op schema and by the store', async () => {

@@ -80,15 +80,32 @@ describe('a task with and without its run spec', () => {
     column: 'queued',
     createdAt: new Date(at),
     updatedAt: new Date(at),
+    timeLimitMs: null,
   };
 
   it('a change row reads as the summary, spec or not; a grant needs its spec', () => {
     const spec = { image: 'alpine:3', command: ['true'] };
-    expect(taskSummaryFromJson(task(null))).toEqual(summary);
-    expect(taskSummaryFromJson(task(spec))).toEqual(summary);
-    expect(taskFromJson(task(spec))).toEqual({ ...summary, spec });
-    expect(() => taskFromJson(task(null))).toThrow(/run_spec/);
+    expect(taskSummaryFromJson(task(null), null)).toEqual(summary);
+    expect(taskSummaryFromJson(task(spec), null)).toEqual(summary);
+    expect(taskFromJson(task(spec), null)).toEqual({ ...summary, spec });
+    expect(() => taskFromJson(task(null), null)).toThrow(/run_spec/);
     const [change] = changesFromJson([{ session: row(), task: task(null) }], 'changes');
     expect(change?.task).toEqual(summary);
+  });
+
+  it("a change's task takes the limit sent beside its row; a bad one is a corrupt row", () => {
+    const [limited, none] = changesFromJson(
+      [
+        { session: row(), task: task(null), limit: 60_000 },
+        { session: row(), task: task(null), limit: null },
+      ],
+      'changes',
+    );
+    expect(limited?.task).toEqual({ ...summary, timeLimitMs: 60_000 });
+    expect(none?.task).toEqual(summary);
+    for (const limit of ['soon', 999, 1.5e3 + 0.5])
+      expect(() =>
+        changesFromJson([{ session: row(), task: task(null), limit }], 'changes'),
+      ).toThrow(CorruptRowError);
   });
 });

@@ -54,6 +54,7 @@ export function runningRows(n: number): { task: Task; session: Session } {
       column: 'running',
       createdAt: at(n),
       updatedAt: at(n),
+      timeLimitMs: null,
     },
     session: {
       id: `session_${n}`,

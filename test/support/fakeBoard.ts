@@ -190,6 +190,7 @@ export class FakeBoard implements BoardSource, BoardCommands {
       exitCode: null,
       lastOutput: [],
       updatedAt: this.iso(),
+      timeLimitMs: input.timeLimitMs ?? null,
     };
     this.cardsById.set(card.taskId, card);
     this.inputs.set(card.taskId, input);
@@ -512,7 +513,13 @@ export class FakeBoard implements BoardSource, BoardCommands {
         column: 'running',
         status: 'running',
         queued: null,
-        running: { since },
+        running: {
+          since,
+          until:
+            card.timeLimitMs == null
+              ? null
+              : new Date(Date.parse(since) + card.timeLimitMs).toISOString(),
+        },
         updatedAt: since,
       });
       changed.add(id);

@@ -46,11 +46,14 @@ export function changedSessions(
     (until === null ? '' : ` AND ${CHANGED_TICK} <= ${until}`) +
     (skip === null ? '' : ` AND NOT (${CHANGED_TICK} = ANY (${skip}))`);
   const tail = outputTailSql('o', tailChars ?? 'NULL');
-  const pair = `'session', ${sessionJson('ls', asArray)}, 'task', ${taskChangeJson('t', asArray, withSpec)}`;
+  // The limit beside the task's row, not in it: older nodes check a row's
+  // array by its length (src/db/tickReply.ts rowOf).
+  const pair = `'session', ${sessionJson('ls', asArray)}, 'task', ${taskChangeJson('t', asArray, withSpec)}, 'limit', t.time_limit_ms`;
   const item =
     tailChars === null
       ? `json_build_object(${pair})`
-      : `CASE WHEN ls.status NOT IN ('queued', 'running') THEN json_build_object(${pair}, 'output', (
+      : // A tick that sent no tail size (its variable null) gets none: no output key.
+        `CASE WHEN ${tailChars} IS NOT NULL AND ls.status NOT IN ('queued', 'running') THEN json_build_object(${pair}, 'output', (
           SELECT json_build_object('t', ${tail.tail}, 'w', ${tail.whole})
           FROM session_outputs o WHERE o.session_id = ls.id)) ELSE json_build_object(${pair}) END`;
   return `(SELECT coalesce(json_agg(${item} ORDER BY ls.enqueued_at, ls.id), '[]')

@@ -210,6 +210,7 @@ BEGIN
         CASE WHEN e.first AND v_early AND k.fin AND x.requeue_id IS NULL THEN json_build_object(
           'ref', x.ref, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
           'task', (SELECT ${taskJson('t', 'v_arr')} FROM tasks t WHERE t.id = s.task_id LIMIT 1),
+          'limit', (SELECT t.time_limit_ms FROM tasks t WHERE t.id = s.task_id LIMIT 1),
           'position', NULL, 'next', NULL, 'handle', CASE WHEN k.hk THEN x.h_ref END) END AS d
       FROM jsonb_to_recordset(p->'finishes') AS x(ord integer, ref text, session_id text, epoch integer,
         status text, requeue_id text, h_ord integer, h_ref text, h_backend text, h_handle text,

@@ -12,6 +12,7 @@ import { TICK_CHANNEL } from './tickChannel.js';
 /** An `applied` outcome's object, open for one more key (the reply below closes it). */
 const APPLIED = `json_build_object('ref', x.r, 'kind', 'applied', 'session', ${sessionJson('s', 'v_arr')},
         'task', CASE WHEN x.tk THEN ${taskJson('t', 'v_arr')} END,
+        'limit', CASE WHEN x.tk THEN t.time_limit_ms END,
         'position', CASE WHEN s.status = 'queued' THEN sp.pos WHEN s.id = ANY (v_gids) THEN 0 END,
         'next', CASE WHEN n.id IS NOT NULL THEN json_build_object('session', ${sessionJson('n', 'v_arr')},
           'position', CASE WHEN n.status = 'queued' THEN np.pos WHEN n.id = ANY (v_gids) THEN 0 END) END`;

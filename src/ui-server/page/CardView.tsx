@@ -6,9 +6,13 @@
  */
 import { Component } from 'preact';
 import type { BoardCard } from '../../board/boardPort.js';
+import { formatTimeLimit } from '../../board/formatTimeLimit.js';
 import { formatStartsIn } from '../../client/estimateStart.js';
 import { OutputBox } from './OutputBox.js';
-import { Elapsed } from './ticker.js';
+import { Elapsed, Left } from './ticker.js';
+
+const limitWords = (ms: number | null | undefined) =>
+  ms == null ? '' : `time limit ${formatTimeLimit(ms)}: `;
 
 /** What a card's buttons do; each reports its own failure. */
 export interface CardActions {
@@ -39,9 +43,20 @@ function Meta({ card }: { card: BoardCard }) {
     );
   }
   if (card.running) {
+    const until = card.running.until;
     return (
       <div class="meta">
         running for <Elapsed iso={card.running.since} />
+        {until != null && (
+          // The time limit stops the run at `until`: say how long it has.
+          <span
+            class="limit"
+            title={`${limitWords(card.timeLimitMs)}stopped at ${new Date(until).toLocaleTimeString()}`}
+          >
+            {' · '}
+            <Left iso={until} />
+          </span>
+        )}
         {attempt}
       </div>
     );

@@ -61,6 +61,28 @@ export function span(ms: number): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
+/**
+ * How long until `iso` (a running card's time limit), in whole seconds; once
+ * past, the run is being stopped (its runner reads its output first).
+ *
+ * @example
+ * ```ts
+ * const at = Date.parse('2026-12-07T10:30:00Z')
+ * left('2026-12-07T10:30:00Z', at - 185_500) // => '3m 5s left'
+ * left('2026-12-07T10:30:00Z', at) // => 'stopping at its time limit'
+ * left('2026-12-07T10:30:00Z', at + 4_000) // => 'stopping at its time limit'
+ * ```
+ */
+export function left(iso: string, now: number): string {
+  const ms = Date.parse(iso) - now;
+  return ms <= 0 ? 'stopping at its time limit' : `${span(Math.floor(ms / 1000) * 1000)} left`;
+}
+
+/** How long until `iso`, kept current. */
+export function Left({ iso }: { iso: string }) {
+  return <>{left(iso, useNow())}</>;
+}
+
 /** How long since `iso`, kept current. */
 export function Elapsed({ iso }: { iso: string }) {
   return <>{since(iso, useNow())}</>;

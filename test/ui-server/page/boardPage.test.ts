@@ -284,4 +284,25 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
     await admin.locator('section.job a.inspect').waitFor({ timeout: STEP_MS });
     await admin.close();
   });
+
+  it('shows how long a running card has left of its time limit', async () => {
+    // Bob's run ends (his retried job); Alice is at her cap, so Carol's limited task takes the runner.
+    for (const c of h.board.cards('bob')) if (c.column === 'running') h.board.finish(c.taskId, 0);
+    const { taskId } = await h.board.createTask('carol', {
+      ...spec('limited run'),
+      timeLimitMs: 90_000,
+    });
+    expect(h.board.get(taskId).column).toBe('running');
+    const admin = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await admin.goto(`${h.server.url}/#token=${ADMIN}`);
+    const limit = admin.locator(`article[data-task-id="${taskId}"] .meta .limit`);
+    await limit.waitFor({ timeout: STEP_MS });
+    expect(await limit.textContent()).toMatch(/^ · 1m [0-2]\ds left$/);
+    expect(await limit.getAttribute('title')).toMatch(/^time limit 90s: stopped at /);
+    // Alice's run has no limit, and says nothing of one.
+    expect(await admin.locator('article[data-task-id="t2"] .meta').textContent()).toMatch(
+      /^running for \S+$/,
+    );
+    await admin.close();
+  });
 });
