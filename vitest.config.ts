@@ -1,18 +1,34 @@
 import { availableParallelism } from 'node:os';
 import { defaultClientConditions, defaultServerConditions } from 'vite';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { pureTestFiles } from './test/support/sharedProcessFiles.js';
 
 // The repository's own tests import the package by name (`roundtable`,
 // `roundtable/testing`, ...) and run on the .ts sources: the `source` export
 // condition (package.json) comes before `default`, which points at dist/.
 const conditions = ['source'];
 
+// Pure files share worker processes (test/support/sharedProcessFiles.ts
+// says which, and why); every other file gets a fresh one.
+const INCLUDE = ['test/**/*.test.ts', 'examples/**/*.test.ts'];
+const shared = pureTestFiles(import.meta.dirname, ['test']);
+
 export default defineConfig({
   resolve: { conditions: [...conditions, ...defaultClientConditions] },
   ssr: { resolve: { conditions: [...conditions, ...defaultServerConditions] } },
   test: {
     // examples/: the suites docs/library.md shows an application writing, run as they are.
-    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    projects: [
+      { extends: true, test: { name: 'shared', include: shared, isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: 'isolated',
+          include: INCLUDE,
+          exclude: [...configDefaults.exclude, ...shared],
+        },
+      },
+    ],
     // The default output, then what was skipped and why, then the slowest files.
     reporters: [
       'default',
