@@ -46,7 +46,26 @@ export function endReason(
   return a.failureReason ?? a.events.at(-1)?.reason ?? null;
 }
 
-function attemptLine(a: TaskAttemptDetail): string {
+/**
+ * When a running attempt's time limit stops it: its grant plus the limit;
+ * null when it is not running or has no limit.
+ *
+ * @example
+ * ```ts
+ * stopsAt({ status: 'running', claimedAt: '2026-01-01T00:00:00.000Z' }, 1_800_000) // => '2026-01-01T00:30:00.000Z'
+ * stopsAt({ status: 'running', claimedAt: '2026-01-01T00:00:00.000Z' }, undefined) // => null
+ * stopsAt({ status: 'succeeded', claimedAt: '2026-01-01T00:00:00.000Z' }, 1_800_000) // => null
+ * ```
+ */
+export function stopsAt(
+  a: Pick<TaskAttemptDetail, 'status' | 'claimedAt'>,
+  limitMs: number | undefined,
+): string | null {
+  if (a.status !== 'running' || a.claimedAt === null || limitMs === undefined) return null;
+  return new Date(Date.parse(a.claimedAt) + limitMs).toISOString();
+}
+
+function attemptLine(a: TaskAttemptDetail, limitMs: number | undefined): string {
   const why = endReason(a);
   // A queued attempt says its place, as `enqueue` does ("queued, position 3 in line").
   const status =
@@ -61,6 +80,8 @@ function attemptLine(a: TaskAttemptDetail): string {
     ...(a.finishedAt === null ? [] : [`finished ${a.finishedAt}`]),
     ...(a.node === null ? [] : [`on ${a.node}`]),
   ];
+  const stops = stopsAt(a, limitMs);
+  if (stops !== null) parts.push(`stopped at its time limit ${stops} unless done before`);
   return `  ${parts.join(', ')}`;
 }
 
@@ -78,6 +99,8 @@ function attemptLine(a: TaskAttemptDetail): string {
  * formatTaskDetail(detail).split('\n')[6] // => '  2. queued, position 3 in line, enqueued 2026-01-01T00:00:00.000Z'
  * formatTaskDetail({ ...detail, submitKey: 'deploy-42' }).split('\n')[1] // => '  user ann, created 2026-01-01T00:00:00.000Z, key deploy-42'
  * formatTaskDetail({ ...detail, timeLimitMs: 1_800_000 }).split('\n')[1] // => '  user ann, created 2026-01-01T00:00:00.000Z, time limit 30m'
+ * const running = { ...queued, status: 'running', position: null, claimedAt: at, startedAt: at, node: 'node-a@b1' };
+ * formatTaskDetail({ ...detail, attempts: [running], timeLimitMs: 1_800_000 }).split('\n')[5] // => '  2. running, enqueued 2026-01-01T00:00:00.000Z, started 2026-01-01T00:00:00.000Z, on node-a@b1, stopped at its time limit 2026-01-01T00:30:00.000Z unless done before'
  * ```
  */
 export function formatTaskDetail(detail: TaskDetail): string {
@@ -88,6 +111,8 @@ export function formatTaskDetail(detail: TaskDetail): string {
     `  runs ${shellWords(detail.command)} in ${detail.image}${env}`,
     '',
     'attempts:',
-    ...(detail.attempts.length === 0 ? ['  (none)'] : detail.attempts.map(attemptLine)),
+    ...(detail.attempts.length === 0
+      ? ['  (none)']
+      : detail.attempts.map((a) => attemptLine(a, detail.timeLimitMs))),
   ].join('\n');
 }

@@ -17,6 +17,7 @@ import { formatTimeLimit } from '../../board/formatTimeLimit.js';
 import type { BoardApi } from '../../client/boardApi.js';
 import type { CardActions } from './CardView.js';
 import { OutputBox } from './OutputBox.js';
+import { Left } from './ticker.js';
 
 /** Lines fetched per page of stored output. */
 const PAGE_LINES = 500;
@@ -167,7 +168,16 @@ export function JobPage(props: {
         {detail.timeLimitMs !== undefined && (
           <>
             <dt>time limit</dt>
-            <dd>{formatTimeLimit(detail.timeLimitMs)}</dd>
+            <dd>
+              {formatTimeLimit(detail.timeLimitMs)}
+              {card?.running?.until != null && (
+                // The run going now: how long the limit gives it.
+                <span class="limit">
+                  {' · '}
+                  <Left iso={card.running.until} />
+                </span>
+              )}
+            </dd>
           </>
         )}
       </dl>

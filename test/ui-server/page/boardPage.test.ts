@@ -242,6 +242,8 @@ describe.skipIf(skipReason !== null)('board page behaviour in chromium', () => {
     h.board.finish('t4', 0);
     for (let i = 1; i <= 700; i += 1) h.board.output(taskId, `out ${i}`);
     await section.locator('pre', { hasText: 'out 700' }).waitFor({ timeout: STEP_MS });
+    // Running: the limit says how long it gives the run.
+    expect(await section.locator('dd .limit').textContent()).toMatch(/^ · 29m \d+s left$/);
     expect(await section.textContent()).toContain('live: the last 20 lines');
     h.board.finish(taskId, 1);
     await section
