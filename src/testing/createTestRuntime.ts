@@ -115,6 +115,17 @@ async function emptyTables(db: Db): Promise<void> {
     .execute(db);
 }
 
+/**
+ * Resolves once `node` has no I/O in flight, or after `timeoutMs` of real
+ * time: a killed node starts nothing new, so what is left only settles.
+ */
+export async function drained(node: Pick<Runtime, 'busy'>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (node.busy() > 0 && Date.now() < deadline) {
+    await new Promise<void>((resolve) => setTimeout(resolve, 1));
+  }
+}
+
 /** Rounds of the event loop allowed for one settle before it is called a hang. */
 const SETTLE_ROUNDS = 5_000;
 
@@ -148,6 +159,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   const errors: unknown[] = [];
   let boots = 0;
   let runtime: Runtime;
+  const killed: Runtime[] = [];
 
   const boot = async (runnerImage?: string) => {
     boots += 1;
@@ -219,6 +231,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     async deploy(deployOptions = {}) {
       // Like a replaced app container: no shutdown, no cleanup, no last writes.
       runtime.kill();
+      killed.push(runtime);
       return boot(deployOptions.runnerImage);
     },
     async sessions() {
@@ -244,6 +257,10 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     execLog: (sessionId) => cluster.execLog(sessionId),
     async close() {
       runtime.kill();
+      // A killed node's statements already sent still run: wait for them
+      // (this boot's and every one a deploy killed), so the caller's
+      // teardown (a TRUNCATE, a DROP) does not race them.
+      for (const node of [...killed, runtime]) await drained(node, o.settleTimeoutMs);
       await connected?.close();
     },
   };

@@ -20,7 +20,7 @@ import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBacken
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
 import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
-import { advanceAll } from '../support/multiNode.js';
+import { advanceAll, killAll } from '../support/multiNode.js';
 
 const CAPS = { maxRunning: 3, defaultUserCap: 1 };
 const POLL_MS = 100;
@@ -29,7 +29,7 @@ const USERS = ['ann', 'bob', 'cat', 'dan', 'eve'];
 let h: TestRuntime | undefined;
 const others: Runtime[] = [];
 afterEach(async () => {
-  for (const r of others.splice(0)) r.kill();
+  await killAll(others.splice(0));
   await h?.close();
   h = undefined;
 });
@@ -46,7 +46,7 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
     it(`${nodeCount} node(s): caps, the newcomer bound, exact positions on every board`, async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(arrival, { minLength: 4, maxLength: 14 }), async (script) => {
-          for (const r of others.splice(0)) r.kill();
+          await killAll(others.splice(0));
           await h?.close();
           h = await createTestRuntime({
             db: getDb().db,

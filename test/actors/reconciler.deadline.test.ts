@@ -12,6 +12,7 @@ import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBacken
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
 import { TestClock } from '../../src/testing/TestClock.js';
 import { describeEachEngine } from '../support/databases.js';
+import { killAll } from '../support/multiNode.js';
 
 /** Waits for real I/O until `done()`; a deadline, not a sleep. */
 async function until(done: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
@@ -90,8 +91,8 @@ describe('withPassDeadline', () => {
 
 describeEachEngine('Reconciler pass deadlines on a runtime', (getDb) => {
   let rt: Runtime | undefined;
-  afterEach(() => {
-    rt?.kill();
+  afterEach(async () => {
+    if (rt) await killAll([rt]);
     rt = undefined;
   });
 

@@ -11,12 +11,12 @@ import type { Runtime } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
-import { advanceAll, settleAll } from '../support/multiNode.js';
+import { advanceAll, killAll, settleAll } from '../support/multiNode.js';
 
 let h: TestRuntime | undefined;
 const others: Runtime[] = [];
 afterEach(async () => {
-  for (const r of others.splice(0)) r.kill();
+  await killAll(others.splice(0));
   await h?.close();
   h = undefined;
 });

@@ -12,14 +12,14 @@ import type { RunRef } from '../../src/containers/ContainerBackend.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
 import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
-import { advanceAll } from '../support/multiNode.js';
+import { advanceAll, killAll } from '../support/multiNode.js';
 import { pgliteStore } from '../support/pgliteRuntimes.js';
 
 const store = pgliteStore();
 let h: TestRuntime | undefined;
 let b: Runtime | undefined;
 afterEach(async () => {
-  b?.kill();
+  if (b) await killAll([b]);
   b = undefined;
   await h?.close();
   h = undefined;

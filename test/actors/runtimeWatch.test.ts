@@ -15,7 +15,7 @@ import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBacken
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { TestClock } from '../../src/testing/TestClock.js';
 import { describeEachEngine } from '../support/databases.js';
-import { advanceAll, settleAll } from '../support/multiNode.js';
+import { advanceAll, killAll, settleAll } from '../support/multiNode.js';
 
 const LINGER = 1_000;
 
@@ -247,7 +247,7 @@ describeEachEngine('a node nobody watches is not told of full ticks', (getDb) =>
   let h: TestRuntime | undefined;
   let b: Runtime | undefined;
   afterEach(async () => {
-    b?.kill();
+    if (b) await killAll([b]);
     b = undefined;
     await h?.close();
     h = undefined;

@@ -7,6 +7,7 @@ import { afterEach } from 'vitest';
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
+import { drained } from '../../src/testing/createTestRuntime.js';
 import type { TestRuntime } from '../../src/testing/index.js';
 
 /** Waits until no node has I/O in flight for a few turns of the loop (30 s real-time deadline). */
@@ -37,13 +38,23 @@ export async function advanceAll(
 }
 
 /**
+ * Kills `nodes` as a deploy would, then waits (30 s real-time deadline) until
+ * the statements they had already sent are done: the next test's TRUNCATE
+ * takes every table's lock and would deadlock with a tick still running.
+ */
+export async function killAll(nodes: readonly Pick<Runtime, 'kill' | 'busy'>[]): Promise<void> {
+  for (const r of nodes) r.kill();
+  for (const r of nodes) await drained(r, 30_000);
+}
+
+/**
  * A test's harness (`h`) and the nodes it boots beside it (`others`):
  * after each test the others are killed and the harness closed.
  */
 export function nodesOfEachTest(): { h: TestRuntime | undefined; others: Runtime[] } {
   const nodes: { h: TestRuntime | undefined; others: Runtime[] } = { h: undefined, others: [] };
   afterEach(async () => {
-    for (const r of nodes.others.splice(0)) r.kill();
+    await killAll(nodes.others.splice(0));
     await nodes.h?.close();
     nodes.h = undefined;
   });

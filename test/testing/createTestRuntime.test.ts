@@ -35,4 +35,15 @@ describe('createTestRuntime', () => {
     expect(h.errors).toEqual([]);
     await h.close();
   });
+
+  test('close() returns once the killed node has no statement in flight', async () => {
+    h = await createTestRuntime({ pglite });
+    const answer = h.runtime.createTask('alice', agent(30)).catch((e: unknown) => e);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const runtime = h.runtime;
+    expect(runtime.busy()).toBeGreaterThan(0);
+    await h.close();
+    expect(runtime.busy()).toBe(0);
+    await answer;
+  });
 });
