@@ -126,6 +126,9 @@ export async function drained(node: Pick<Runtime, 'busy'>, timeoutMs: number): P
   }
 }
 
+/** Real time `close()` waits for a killed node's I/O in flight: a statement takes milliseconds. */
+const CLOSE_DRAIN_MS = 5_000;
+
 /** Rounds of the event loop allowed for one settle before it is called a hang. */
 const SETTLE_ROUNDS = 5_000;
 
@@ -260,7 +263,9 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       // A killed node's statements already sent still run: wait for them
       // (this boot's and every one a deploy killed), so the caller's
       // teardown (a TRUNCATE, a DROP) does not race them.
-      for (const node of [...killed, runtime]) await drained(node, o.settleTimeoutMs);
+      // A call a test left hanging on purpose (an engine stalled in virtual
+      // time) never ends: hence a short deadline, not the settle timeout.
+      for (const node of [...killed, runtime]) await drained(node, CLOSE_DRAIN_MS);
       await connected?.close();
     },
   };

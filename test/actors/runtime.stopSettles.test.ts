@@ -96,6 +96,12 @@ test('reconcile() during a pass that hangs on the engine rejects when the runtim
     ok: true,
     value: { kind: 'stopped' },
   });
+  // The pass's engine call still stalls in virtual time: end it, so that
+  // close() finds nothing in flight instead of waiting out its deadline.
+  const end = h.clock.now() + 60 * 60_000;
+  while (h.clock.fireNext(end)) await turns(1);
+  await turns();
+  expect(h.runtime.busy()).toBe(0);
 });
 
 test('booted of a runtime stopped before its boot pass rejects with RuntimeStoppedError', async () => {

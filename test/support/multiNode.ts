@@ -38,13 +38,13 @@ export async function advanceAll(
 }
 
 /**
- * Kills `nodes` as a deploy would, then waits (30 s real-time deadline) until
+ * Kills `nodes` as a deploy would, then waits (5 s real-time deadline) until
  * the statements they had already sent are done: the next test's TRUNCATE
  * takes every table's lock and would deadlock with a tick still running.
  */
 export async function killAll(nodes: readonly Pick<Runtime, 'kill' | 'busy'>[]): Promise<void> {
   for (const r of nodes) r.kill();
-  for (const r of nodes) await drained(r, 30_000);
+  for (const r of nodes) await drained(r, 5_000);
 }
 
 /**
