@@ -7,7 +7,7 @@ import { afterEach } from 'vitest';
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime, RuntimeOptions } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
-import { drained } from '../../src/testing/createTestRuntime.js';
+import { drained, KILLED_NODE_DRAIN_MS } from '../../src/testing/createTestRuntime.js';
 import type { TestRuntime } from '../../src/testing/index.js';
 
 /** Waits until no node has I/O in flight for a few turns of the loop (30 s real-time deadline). */
@@ -38,13 +38,13 @@ export async function advanceAll(
 }
 
 /**
- * Kills `nodes` as a deploy would, then waits (5 s real-time deadline) until
+ * Kills `nodes` as a deploy would, then waits (`KILLED_NODE_DRAIN_MS` of real time at most) until
  * the statements they had already sent are done: the next test's TRUNCATE
  * takes every table's lock and would deadlock with a tick still running.
  */
 export async function killAll(nodes: readonly Pick<Runtime, 'kill' | 'busy'>[]): Promise<void> {
   for (const r of nodes) r.kill();
-  for (const r of nodes) await drained(r, 5_000);
+  for (const r of nodes) await drained(r, KILLED_NODE_DRAIN_MS);
 }
 
 /**
