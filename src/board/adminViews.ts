@@ -30,10 +30,13 @@ export interface ActivitySeries {
   failed: number[];
 }
 
-/** Sessions by user and status, cap overrides, and the head of the line. */
+/** Sessions by user and status, cap overrides, the enforced caps, and the head of the line. */
 export interface LineStatusView {
   counts: Array<{ userId: string; status: string; n: number }>;
   caps: Array<{ userId: string; maxRunning: number }>;
+  /** The caps the last tick applied; null before the first tick. */
+  enforced?: { globalCap: number; defaultUserCap: number } | null;
+  /** The first queued sessions in grant order: the i-th has position i + 1. */
   head: Array<{ userId: string; taskId: string; title: string; attempt: number; since: string }>;
 }
 

@@ -1,10 +1,18 @@
 /**
  * One op through a tick of the CLI's own, for a command that writes the
- * rows with no node running: owner `cli`, no grants for itself, the caps as
- * configured (the same settings `start` reads). The tick decides it like
- * any node's write: a place in line, a compare-and-set, one commit.
+ * rows with no node running: owner `cli`, no grants for itself. The tick
+ * decides it like any node's write: a place in line, a compare-and-set, one
+ * commit.
+ *
+ * A tick writes its caps into the dispatch state, and this one grants
+ * nothing, so it sends the caps already in force: `enqueue` run with none of
+ * the nodes' cap flags must not change what `status` shows or which lines
+ * the next `grantable` notice counts as eligible. Only before any tick (a
+ * fresh store) are the configured caps (the settings `start` reads) the
+ * ones written. Caps are a node's setting: every granting tick applies its
+ * own before it grants, so a stale pair here never lets a grant through.
  */
-import { type Db, type TickOp, type TickOutcome, tick } from '../db/index.js';
+import { type Db, readEnforcedCaps, type TickOp, type TickOutcome, tick } from '../db/index.js';
 import type { CliConfig } from './cliConfig.js';
 import { CliError } from './exitCodes.js';
 
@@ -13,11 +21,12 @@ export async function rowsTick(
   config: Pick<CliConfig, 'caps'>,
   op: TickOp,
 ): Promise<TickOutcome> {
+  const inForce = await readEnforcedCaps(db);
   const done = await tick(db, {
     owner: 'cli',
     now: new Date(),
-    globalCap: config.caps.maxRunning,
-    defaultUserCap: config.caps.defaultUserCap,
+    globalCap: inForce?.globalCap ?? config.caps.maxRunning,
+    defaultUserCap: inForce?.defaultUserCap ?? config.caps.defaultUserCap,
     want: 0,
     ops: [op],
   });

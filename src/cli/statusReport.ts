@@ -34,7 +34,7 @@ export interface StatusReport {
   queued: number;
   running: number;
   users: UserStatus[];
-  /** The first sessions in line, in dispatch order (empty when the source does not know). */
+  /** The first sessions in line, in the order the ticks grant them (empty when the source does not know). */
   head: LineEntry[];
 }
 
@@ -86,13 +86,30 @@ export function summarize(
   };
 }
 
-/** The report from the rows `readLineStatus` reads (here, or by a running node). Pure. */
+/**
+ * The report from the rows `readLineStatus` reads (here, or by a running
+ * node). The caps shown are those the ticks enforce, from the rows; this
+ * process's own configuration (`configured`) only stands in before the first
+ * tick, since `status` is often run with none of the nodes' flags. Pure.
+ *
+ * @example
+ * ```ts
+ * const rows = { counts: [{ userId: 'ann', status: 'queued', n: 1 }], caps: [], enforced: { globalCap: 2, defaultUserCap: 1 }, head: [] }
+ * const r = fromLineStatus('rows', rows, { maxRunning: 4, defaultUserCap: 2 })
+ * [r.maxRunning, r.users[0]?.cap] // => [2, 1]
+ * fromLineStatus('rows', { ...rows, enforced: null }, { maxRunning: 4, defaultUserCap: 2 }).maxRunning // => 4
+ * ```
+ */
 export function fromLineStatus(
   source: string,
   rows: LineStatusRows,
-  defaults: { maxRunning: number; defaultUserCap: number },
+  configured: { maxRunning: number; defaultUserCap: number },
 ): StatusReport {
   const caps = new Map(rows.caps.map((c) => [c.userId, c.maxRunning]));
+  const defaults =
+    rows.enforced == null
+      ? configured
+      : { maxRunning: rows.enforced.globalCap, defaultUserCap: rows.enforced.defaultUserCap };
   return {
     ...summarize(source, rows.counts, caps, defaults),
     head: rows.head.map((r, i) => ({ position: i + 1, ...r })),

@@ -29,6 +29,36 @@ export async function currentTick(db: Db): Promise<number> {
   return tickOf(rows[0]?.tick ?? 0);
 }
 
+/** The caps a tick last wrote (dispatch_state). */
+export interface EnforcedCaps {
+  globalCap: number;
+  defaultUserCap: number;
+}
+
+/**
+ * The caps in force: those the last tick that changed anything applied
+ * (every granting tick applies its own first, so these are what the grants
+ * obey when the nodes are configured alike). Null before any tick wrote
+ * them: tick 0 holds the migration's placeholders, which no node set.
+ */
+export async function readEnforcedCaps(db: Db): Promise<EnforcedCaps | null> {
+  const { rows } = await sql<{ tick: string; global_cap: unknown; default_user_cap: unknown }>`
+    SELECT tick, global_cap, default_user_cap FROM dispatch_state`.execute(db);
+  const row = rows[0];
+  if (row === undefined || tickOf(row.tick) === 0) return null;
+  return {
+    globalCap: capOf(row.global_cap, 'global_cap'),
+    defaultUserCap: capOf(row.default_user_cap, 'default_user_cap'),
+  };
+}
+
+function capOf(n: unknown, column: string): number {
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+    throw new CorruptRowError('dispatch_state', 'id', column);
+  }
+  return n;
+}
+
 /** What changed after a tick: the board's feed (NOTIFY says when, this says what). */
 export interface DispatchChanges {
   /** The tick this read is exact as of; pass it as `sinceTick` next time. */

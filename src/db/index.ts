@@ -42,9 +42,11 @@ export type { ListenTimers } from './dedicatedClient.js';
 export {
   currentTick,
   type DispatchChanges,
+  type EnforcedCaps,
   positionsOf,
   type RepairResult,
   readChanges,
+  readEnforcedCaps,
   readLines,
   repairDispatch,
   repairDispatchReport,
@@ -123,7 +125,6 @@ export {
   listSessionEvents,
   listSessionEventsForUser,
   listSessionsForTask,
-  queuePosition,
   sessionStates,
 } from './sessionQueries.js';
 export {

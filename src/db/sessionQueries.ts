@@ -65,12 +65,17 @@ export async function listSessionsForTask(db: Db, taskId: string): Promise<Sessi
 
 const listQueuedOptions = z.strictObject({
   limit: z.number().int().min(1).optional(),
-  /** Keyset cursor: only sessions strictly after this one in dispatch order. */
+  /** Keyset cursor: only sessions strictly after this one in submission order. */
   after: z.strictObject({ enqueuedAt: f.now, id: f.sessionId }).optional(),
 });
 export type ListQueuedOptions = z.input<typeof listQueuedOptions>;
 
-/** Queued sessions in dispatch order: (enqueued_at, id). */
+/**
+ * Queued sessions in submission order, (enqueued_at, id), with a keyset
+ * cursor: a scan of the queue (the boot's, a repair's, a benchmark's). Not
+ * the order grants take (round robin by turn, docs/runner-pool.md): for
+ * that, `readLineStatus`'s head and `positionsOf`.
+ */
 export async function listQueued(db: Db, options: ListQueuedOptions = {}): Promise<Session[]> {
   const o = parseOrThrow(listQueuedOptions, options, 'options');
   let query = db.selectFrom('sessions').selectAll().where('status', '=', 'queued');
@@ -81,22 +86,6 @@ export async function listQueued(db: Db, options: ListQueuedOptions = {}): Promi
   query = query.orderBy('enqueued_at').orderBy('id');
   if (o.limit !== undefined) query = query.limit(o.limit);
   return (await query.execute()).map(toSession);
-}
-
-/**
- * 1-based place of a queued session in dispatch order (rule 4: a queue that
- * never rejects must show where you stand); null once it is no longer queued.
- */
-export async function queuePosition(db: Db, sessionId: string): Promise<number | null> {
-  const session = await getSession(db, sessionId);
-  if (session.status !== 'queued') return null;
-  const row = await db
-    .selectFrom('sessions')
-    .select(sql<string>`count(*)`.as('ahead'))
-    .where('status', '=', 'queued')
-    .where(sql<boolean>`(enqueued_at, id) < (${session.enqueuedAt}, ${session.id})`)
-    .executeTakeFirstOrThrow();
-  return Number(row.ahead) + 1;
 }
 
 const listRunningOptions = z.strictObject({ owner: f.name.optional(), userId: f.name.optional() });

@@ -21,6 +21,13 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * Every command opens the PGlite directory afresh (1-4 s under CI's load),
+ * and a test here runs up to a dozen: the default 30 s was met with ~1 s to
+ * spare on a loaded machine, and once not at all.
+ */
+const COMMANDS_MS = 90_000;
+
 /** Runs one command on the test's directory; its exit code, stdout and stderr. */
 async function cli(
   command: string,
@@ -46,7 +53,7 @@ async function attempts(
   return JSON.parse(r.out).attempts;
 }
 
-describe('on the rows, with no node running', () => {
+describe('on the rows, with no node running', { timeout: COMMANDS_MS }, () => {
   it('a task in a store not created yet does not exist (7), and nothing is created', async () => {
     for (const command of ['show', 'cancel', 'retry']) {
       const r = await cli(command, 'tsk_nothing');
@@ -179,7 +186,7 @@ async function enqueueKeyed(user: string, key: string, ...command: string[]) {
   return { ...r, json: r.code === 0 ? JSON.parse(r.out) : undefined };
 }
 
-describe('enqueue --key on the rows', () => {
+describe('enqueue --key on the rows', { timeout: COMMANDS_MS }, () => {
   it('names one task: the same key again answers it (replayed), another command is a conflict (8)', async () => {
     const first = await enqueueKeyed('kay', 'deploy-42', 'sleep', '600');
     expect(first.code, first.err).toBe(0);
@@ -201,7 +208,7 @@ describe('enqueue --key on the rows', () => {
   });
 });
 
-describe('enqueue --time-limit on the rows', () => {
+describe('enqueue --time-limit on the rows', { timeout: COMMANDS_MS }, () => {
   it('stores the limit on the task, shows it, and refuses one without a unit or out of bounds', async () => {
     const r = await cli(
       'enqueue',
