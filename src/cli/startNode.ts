@@ -8,12 +8,13 @@ import { createRuntime } from '../actors/runtime.js';
 import type { TickNotifications } from '../actors/runtimeFeed.js';
 import type { Runtime, RuntimeCard } from '../actors/runtimeTypes.js';
 import type { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
-import type { DbHandle } from '../db/index.js';
+import { type DbHandle, readEnforcedCaps } from '../db/index.js';
 import { systemClock } from '../supervisor/clock.js';
 import type { UiServer } from '../ui-server/createUiServer.js';
 import { createInspector } from '../ui-server/inspector/createInspector.js';
 import { BackgroundLog } from './backgroundLog.js';
 import { type BoardTokens, loadBoardTokens } from './boardTokens.js';
+import { capsNotice } from './capsInForce.js';
 import type { CliConfig } from './cliConfig.js';
 import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
@@ -195,6 +196,8 @@ export async function startNode(
       );
     // Probed: createRuntime need not ask again.
     const store: DbHandle = { ...connected, probeSession: null };
+    const notice = capsNotice(await readEnforcedCaps(store.db), config.caps);
+    if (notice !== null) logger.warn({ caps: config.caps }, notice);
     const before = await readStatus(store.db, 'rows', config.caps);
     if (before.queued + before.running > 0) {
       logger.info(

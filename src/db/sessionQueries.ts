@@ -1,7 +1,9 @@
 /**
- * Reads over sessions and their history. The queue's order is
- * (enqueued_at, id): ties on the clock break by id, so every node sees the
- * same order. Each hot query here is served by a partial index (see
+ * Reads over sessions and their history. A scan of the queue goes in
+ * submission order, (enqueued_at, id): ties on the clock break by id, so
+ * every node sees the same order. The order grants take is the ticks'
+ * (turn, join number; docs/runner-pool.md), read by dispatchReads.ts and
+ * lineStatus.ts. Each hot query here is served by a partial index (see
  * migrations.ts); reads a user triggers take the user id and filter in SQL.
  */
 import { sql } from 'kysely';

@@ -2,6 +2,7 @@
 import * as backgroundLog from '../../src/cli/backgroundLog.js';
 import * as banner from '../../src/cli/banner.js';
 import * as boardTokens from '../../src/cli/boardTokens.js';
+import * as capsInForce from '../../src/cli/capsInForce.js';
 import * as cliLogger from '../../src/cli/cliLogger.js';
 import * as enqueue from '../../src/cli/commands/enqueue.js';
 import * as demoPlan from '../../src/cli/demoPlan.js';
@@ -22,6 +23,7 @@ const src = (path: string) => new URL(`../../src/cli/${path}`, import.meta.url);
 runDocExamples(src('backgroundLog.ts'), backgroundLog);
 runDocExamples(src('banner.ts'), banner);
 runDocExamples(src('boardTokens.ts'), boardTokens);
+runDocExamples(src('capsInForce.ts'), capsInForce);
 runDocExamples(src('cliLogger.ts'), cliLogger);
 runDocExamples(src('commands/enqueue.ts'), enqueue);
 runDocExamples(src('demoPlan.ts'), demoPlan);

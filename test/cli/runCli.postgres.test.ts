@@ -194,5 +194,40 @@ if (SERVER === undefined && !CI) {
       expect([report.queued, report.running]).toEqual([0, 0]);
       expect(report.users.map((u: { succeeded: number }) => u.succeeded)).toEqual([1, 1, 1]);
     }, 90_000);
+
+    it('a node started with other caps than those in force says so, and status then shows its caps, not its own defaults', async () => {
+      // The node above left its caps (the defaults, 4 and 2) in force.
+      const node = capture();
+      const running = runCli(
+        ['start', '--port', '0', '--max-running', '3', '--user-cap', '1', ...flags()],
+        node.io,
+      );
+      const deadline = Date.now() + 60_000;
+      try {
+        while (!node.out().includes('"msg":"ready"')) {
+          if (Date.now() > deadline) throw new Error(`no ready record: ${node.err()}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(node.out()).toContain(
+          'the caps in force are 4 runners, 2 per user; this node grants under 3 runners, 1 per user',
+        );
+        // `status` with none of the node's flags: the caps its ticks wrote.
+        for (;;) {
+          const s = capture();
+          expect(await runCli(['status', '--json', '--database-url', url], s.io)).toBe(0);
+          const report = JSON.parse(s.out());
+          if (report.maxRunning === 3) {
+            expect(report.users.map((u: { cap: number }) => u.cap)).toEqual([1, 1, 1]);
+            break;
+          }
+          if (Date.now() > deadline)
+            throw new Error(`status never showed the node's caps: ${s.out()}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        node.signal('SIGINT');
+        expect(await running).toBe(0);
+      }
+    }, 90_000);
   });
 }

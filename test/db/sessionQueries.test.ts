@@ -103,6 +103,12 @@ describeEachEngine('session queries', (getDb) => {
         `SELECT * FROM sessions WHERE status = 'queued' ORDER BY enqueued_at, id LIMIT 10`,
       ),
     ).toContain('sessions_queued_dispatch_idx');
+    // The head of one user's line, as readLineStatus's lateral reads it.
+    expect(
+      await plan(
+        `SELECT * FROM sessions WHERE user_id = 'u10' AND status = 'queued' AND turn IS NOT NULL ORDER BY turn LIMIT 5`,
+      ),
+    ).toContain('sessions_queued_line_idx');
     expect(
       await plan(`SELECT * FROM sessions WHERE status = 'running' AND owner_node = 'node-1'`),
     ).toContain('sessions_running_owner_idx');
