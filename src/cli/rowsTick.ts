@@ -1,18 +1,25 @@
 /**
  * One op through a tick of the CLI's own, for a command that writes the
- * rows with no node running: owner `cli`, no grants for itself. The tick
+ * rows with no node running: owner `cli` (CLI_TICK_OWNER), no grants for itself. The tick
  * decides it like any node's write: a place in line, a compare-and-set, one
  * commit.
  *
  * A tick writes its caps into the dispatch state, and this one grants
  * nothing, so it sends the caps already in force: `enqueue` run with none of
  * the nodes' cap flags must not change what `status` shows or which lines
- * the next `grantable` notice counts as eligible. Only before any tick (a
- * fresh store) are the configured caps (the settings `start` reads) the
- * ones written. Caps are a node's setting: every granting tick applies its
+ * the next `grantable` notice counts as eligible. Only until a node has
+ * ticked (a store no node ran on yet) are the configured caps (the settings
+ * `start` reads) the ones written. Caps are a node's setting: every granting tick applies its
  * own before it grants, so a stale pair here never lets a grant through.
  */
-import { type Db, readEnforcedCaps, type TickOp, type TickOutcome, tick } from '../db/index.js';
+import {
+  CLI_TICK_OWNER,
+  type Db,
+  readEnforcedCaps,
+  type TickOp,
+  type TickOutcome,
+  tick,
+} from '../db/index.js';
 import type { CliConfig } from './cliConfig.js';
 import { CliError } from './exitCodes.js';
 
@@ -23,7 +30,7 @@ export async function rowsTick(
 ): Promise<TickOutcome> {
   const inForce = await readEnforcedCaps(db);
   const done = await tick(db, {
-    owner: 'cli',
+    owner: CLI_TICK_OWNER,
     now: new Date(),
     globalCap: inForce?.globalCap ?? config.caps.maxRunning,
     defaultUserCap: inForce?.defaultUserCap ?? config.caps.defaultUserCap,

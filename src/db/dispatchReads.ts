@@ -35,17 +35,28 @@ export interface EnforcedCaps {
   defaultUserCap: number;
 }
 
+/** The owner of a tick the CLI sends when no node answers for its store (src/cli/rowsTick.ts). */
+export const CLI_TICK_OWNER = 'cli';
+
 /**
  * The caps in force: those the last tick that changed anything applied
  * (every granting tick applies its own first, so these are what the grants
- * obey when the nodes are configured alike). Null before any tick wrote
- * them: tick 0 holds the migration's placeholders, which no node set.
+ * obey when the nodes are configured alike). Null until a node has ticked:
+ * tick 0 holds the migration's placeholders, and the CLI's own ticks on a
+ * store no node has run on write the CLI's settings, which no node set.
  */
 export async function readEnforcedCaps(db: Db): Promise<EnforcedCaps | null> {
-  const { rows } = await sql<{ tick: string; global_cap: unknown; default_user_cap: unknown }>`
-    SELECT tick, global_cap, default_user_cap FROM dispatch_state`.execute(db);
+  const { rows } = await sql<{
+    tick: string;
+    global_cap: unknown;
+    default_user_cap: unknown;
+    by_node: boolean;
+  }>`
+    SELECT s.tick, s.global_cap, s.default_user_cap,
+      EXISTS (SELECT 1 FROM dispatch_ticks k WHERE k.owner <> ${CLI_TICK_OWNER}) AS by_node
+    FROM dispatch_state s`.execute(db);
   const row = rows[0];
-  if (row === undefined || tickOf(row.tick) === 0) return null;
+  if (row === undefined || tickOf(row.tick) === 0 || row.by_node !== true) return null;
   return {
     globalCap: capOf(row.global_cap, 'global_cap'),
     defaultUserCap: capOf(row.default_user_cap, 'default_user_cap'),

@@ -40,6 +40,7 @@ export {
 } from './connectOptions.js';
 export type { ListenTimers } from './dedicatedClient.js';
 export {
+  CLI_TICK_OWNER,
   currentTick,
   type DispatchChanges,
   type EnforcedCaps,

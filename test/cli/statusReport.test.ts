@@ -35,10 +35,13 @@ describeEachEngine('`status` from the rows', (getDb) => {
     expect(formatStatus(report)).toContain('line: 3 waiting, 1 of 1 runners held');
   });
 
-  it('keeps the caps in force when the CLI writes the rows, and uses its own only on a fresh store', async () => {
+  it('keeps the caps in force when the CLI writes the rows, and uses its own only until a node has ticked', async () => {
     const { db } = getDb();
-    await rowsTick(db, { caps: configured }, enqueueOp('ann'));
-    expect(await readEnforcedCaps(db)).toEqual({ globalCap: 4, defaultUserCap: 2 });
+    // A store no node has run on: the CLI's settings are written, but they
+    // are nobody's caps in force (a node starting with others is not warned).
+    await rowsTick(db, { caps: { maxRunning: 5, defaultUserCap: 2 } }, enqueueOp('ann'));
+    expect(await readEnforcedCaps(db)).toBeNull();
+    expect((await readStatus(db, 'rows', configured)).maxRunning).toBe(4);
     const node = ticker(db, { globalCap: 6, defaultUserCap: 3 });
     await node([]);
     await node([enqueueOp('bo')]);
