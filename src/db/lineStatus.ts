@@ -27,7 +27,22 @@ export interface LineStatusRows {
   head: Array<{ userId: string; taskId: string; title: string; attempt: number; since: string }>;
 }
 
+/**
+ * The rows in one snapshot (a read-only repeatable-read transaction, or the
+ * caller's): the counts, the caps and the head agree as of one tick. As
+ * separate statements, a tick committed between two of them split them (the
+ * counts saying three waiting, the head listing two).
+ */
 export async function readLineStatus(db: Db, headSize: number): Promise<LineStatusRows> {
+  if (db.isTransaction) return readIn(db, headSize);
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute((tx) => readIn(tx, headSize));
+}
+
+async function readIn(db: Db, headSize: number): Promise<LineStatusRows> {
   const counts = await db
     .selectFrom('sessions')
     .select(['user_id', 'status', sql<string>`count(*)`.as('n')])

@@ -1,11 +1,11 @@
-import { sql } from 'kysely';
+import { type KyselyPlugin, sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { positionsOf } from '../../src/db/dispatchReads.js';
 import { readLineStatus } from '../../src/db/lineStatus.js';
-import { describeEachEngine } from '../support/databases.js';
+import { describeEachEngine, raceTest } from '../support/databases.js';
 import { enqueueOp, queueOrder, requeueOp, ticker } from './tickFixtures.js';
 
-describeEachEngine('the rows `status` counts', (getDb) => {
+describeEachEngine('the rows `status` counts', (getDb, engine) => {
   it('lists the head of the line in grant order, each entry at the place every board shows', async () => {
     const { db } = getDb();
     const tick = ticker(db, { globalCap: 1, defaultUserCap: 1 });
@@ -46,6 +46,44 @@ describeEachEngine('the rows `status` counts', (getDb) => {
       ),
     ).toEqual((await queueOrder(db)).slice(0, 4));
   });
+
+  raceTest(engine)(
+    'reads counts, caps and head in one snapshot: a tick committed between them changes neither',
+    async () => {
+      const { db, connectAnother } = getDb();
+      const tick = ticker(db, { globalCap: 0, defaultUserCap: 1 });
+      await tick([enqueueOp('ann', 'a1'), enqueueOp('ann', 'a2')]);
+      const other = await connectAnother();
+      try {
+        const another = ticker(other.db, { globalCap: 0, defaultUserCap: 1 });
+        // Another node's tick commits right after the status's first read answers.
+        let ticked = false;
+        const tickAfterFirstRead: KyselyPlugin = {
+          transformQuery: (args) => args.node,
+          transformResult: async (args) => {
+            if (!ticked) {
+              ticked = true;
+              await another([enqueueOp('bo', 'b1'), enqueueOp('bo', 'b2')]);
+            }
+            return args.result;
+          },
+        };
+        const status = await readLineStatus(db.withPlugin(tickAfterFirstRead), 5);
+        expect(ticked).toBe(true);
+        expect(status.counts).toEqual([{ userId: 'ann', status: 'queued', n: 2 }]);
+        expect(status.head.map((e) => e.title)).toEqual(['a1', 'a2']);
+        // The tick did commit: the next read sees it.
+        expect((await readLineStatus(db, 5)).head.map((e) => e.title)).toEqual([
+          'a1',
+          'b1',
+          'a2',
+          'b2',
+        ]);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 
   it('gives the caps the ticks enforce, and none before a tick wrote them', async () => {
     const { db } = getDb();
