@@ -34,7 +34,7 @@ export interface ActivitySeries {
 export interface LineStatusView {
   counts: Array<{ userId: string; status: string; n: number }>;
   caps: Array<{ userId: string; maxRunning: number }>;
-  /** The caps the last tick applied; null before the first tick. */
+  /** The caps the last tick applied; null until a node has ticked. */
   enforced?: { globalCap: number; defaultUserCap: number } | null;
   /** The first queued sessions in grant order: the i-th has position i + 1. */
   head: Array<{ userId: string; taskId: string; title: string; attempt: number; since: string }>;

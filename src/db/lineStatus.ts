@@ -14,9 +14,9 @@ export interface LineStatusRows {
   caps: Array<{ userId: string; maxRunning: number }>;
   /**
    * The caps the last tick applied (`dispatch_state`): what the grants obey,
-   * whatever the reader was configured with. Null before the first tick
-   * that wrote them; absent in the answer of a node from before this field
-   * (a rolling deploy), when `status` falls back to its own settings.
+   * whatever the reader was configured with. Null until a node has ticked
+   * (`readEnforcedCaps`); absent in the answer of a node from before this
+   * field (a rolling deploy), when `status` falls back to its own settings.
    */
   enforced?: EnforcedCaps | null;
   /**
