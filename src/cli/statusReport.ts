@@ -31,6 +31,12 @@ export interface LineEntry {
 export interface StatusReport {
   source: string;
   maxRunning: number;
+  /**
+   * Where `maxRunning` and the users' default caps come from: `nodes`, the
+   * caps the nodes' ticks enforce; `settings`, this command's own, since no
+   * node has ticked on this store yet (absent: `settings`).
+   */
+  capsFrom?: 'nodes' | 'settings';
   queued: number;
   running: number;
   users: UserStatus[];
@@ -96,8 +102,9 @@ export function summarize(
  * ```ts
  * const rows = { counts: [{ userId: 'ann', status: 'queued', n: 1 }], caps: [], enforced: { globalCap: 2, defaultUserCap: 1 }, head: [] }
  * const r = fromLineStatus('rows', rows, { maxRunning: 4, defaultUserCap: 2 })
- * [r.maxRunning, r.users[0]?.cap] // => [2, 1]
- * fromLineStatus('rows', { ...rows, enforced: null }, { maxRunning: 4, defaultUserCap: 2 }).maxRunning // => 4
+ * [r.maxRunning, r.users[0]?.cap, r.capsFrom] // => [2, 1, 'nodes']
+ * const before = fromLineStatus('rows', { ...rows, enforced: null }, { maxRunning: 4, defaultUserCap: 2 })
+ * [before.maxRunning, before.capsFrom] // => [4, 'settings']
  * ```
  */
 export function fromLineStatus(
@@ -112,6 +119,7 @@ export function fromLineStatus(
       : { maxRunning: rows.enforced.globalCap, defaultUserCap: rows.enforced.defaultUserCap };
   return {
     ...summarize(source, rows.counts, caps, defaults),
+    capsFrom: rows.enforced == null ? 'settings' : 'nodes',
     head: rows.head.map((r, i) => ({ position: i + 1, ...r })),
   };
 }
@@ -131,10 +139,11 @@ export async function readStatus(
  * @example
  * ```ts
  * const head = [{ position: 1, userId: 'ann', taskId: 'tsk_1', title: 'fix it', attempt: 2, since: '2026-01-01T00:00:00.000Z' }]
- * const r = { source: 'rows', maxRunning: 4, queued: 2, running: 1, users: [{ userId: 'ann', queued: 2, running: 1, cap: 2, succeeded: null, failed: 0, cancelled: 0 }], head }
+ * const r = { source: 'rows', maxRunning: 4, capsFrom: 'nodes', queued: 2, running: 1, users: [{ userId: 'ann', queued: 2, running: 1, cap: 2, succeeded: null, failed: 0, cancelled: 0 }], head }
  * formatStatus(r).split('\n').slice(0, 4) // => ['source: rows', 'line: 2 waiting, 1 of 4 runners held', '', 'user  waiting  running  cap  succeeded  failed  cancelled']
  * formatStatus(r).split('\n')[4] // => 'ann         2        1    2          -       0          0'
  * formatStatus(r).split('\n').slice(5) // => ['', 'next in line:', '  1. ann  fix it  (tsk_1, attempt 2, since 2026-01-01T00:00:00.000Z)']
+ * formatStatus({ ...r, capsFrom: 'settings' }).split('\n')[1] // => 'line: 2 waiting, 1 of 4 runners held (caps: this command’s settings, no node has run here yet)'
  * ```
  */
 export function formatStatus(report: StatusReport): string {
@@ -156,7 +165,10 @@ export function formatStatus(report: StatusReport): string {
       .join('  ');
   return [
     `source: ${report.source}`,
-    `line: ${report.queued} waiting, ${report.running} of ${report.maxRunning} runners held`,
+    `line: ${report.queued} waiting, ${report.running} of ${report.maxRunning} runners held` +
+      (report.capsFrom === 'nodes'
+        ? ''
+        : ' (caps: this command’s settings, no node has run here yet)'),
     '',
     line(header),
     ...(rows.length === 0 ? ['(no sessions yet)'] : rows.map(line)),

@@ -22,7 +22,7 @@ describeEachEngine('`status` from the rows', (getDb) => {
     expect(bo).toMatchObject({ kind: 'applied', position: 2 });
 
     const report = await readStatus(db, 'rows', configured);
-    expect(report.maxRunning).toBe(1);
+    expect([report.maxRunning, report.capsFrom]).toEqual([1, 'nodes']);
     expect(report.users.map((u) => [u.userId, u.cap, u.queued, u.running])).toEqual([
       ['ann', 1, 2, 1],
       ['bo', 1, 1, 0],
@@ -41,7 +41,11 @@ describeEachEngine('`status` from the rows', (getDb) => {
     // are nobody's caps in force (a node starting with others is not warned).
     await rowsTick(db, { caps: { maxRunning: 5, defaultUserCap: 2 } }, enqueueOp('ann'));
     expect(await readEnforcedCaps(db)).toBeNull();
-    expect((await readStatus(db, 'rows', configured)).maxRunning).toBe(4);
+    const before = await readStatus(db, 'rows', configured);
+    expect([before.maxRunning, before.capsFrom]).toEqual([4, 'settings']);
+    expect(formatStatus(before)).toContain(
+      '0 of 4 runners held (caps: this command’s settings, no node has run here yet)',
+    );
     const node = ticker(db, { globalCap: 6, defaultUserCap: 3 });
     await node([]);
     await node([enqueueOp('bo')]);
