@@ -5,6 +5,9 @@
  * wait is bounded.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -14,12 +17,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('examples/http-app.mjs', () => {
   it('submits on request, serves the board, and stops on SIGTERM with exit 0', async () => {
+    // The runs' directory is the test's, removed after (the app makes one of its own otherwise).
+    const runs = mkdtempSync(join(tmpdir(), 'rt-app-runs-'));
     const child = spawn(
       process.execPath,
       ['--conditions=source', '--import', 'tsx', 'examples/http-app.mjs'],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', PORT: '0' },
+        env: { PATH: process.env.PATH ?? '', PORT: '0', APP_RUNS_DIR: runs },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -97,6 +102,7 @@ describe('examples/http-app.mjs', () => {
       expect(out).toContain('stopped');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(runs, { recursive: true, force: true });
     }
   }, 240_000);
 });
