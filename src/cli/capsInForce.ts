@@ -7,10 +7,8 @@
  * mistake does not, and nothing else would say so.
  */
 
-export interface Caps {
-  maxRunning: number;
-  defaultUserCap: number;
-}
+import type { EnforcedCaps } from '../db/index.js';
+import type { CliConfig } from './cliConfig.js';
 
 /**
  * The warning a starting node logs when its caps are not those in force
@@ -24,8 +22,8 @@ export interface Caps {
  * ```
  */
 export function capsNotice(
-  inForce: { globalCap: number; defaultUserCap: number } | null,
-  configured: Caps,
+  inForce: EnforcedCaps | null,
+  configured: CliConfig['caps'],
 ): string | null {
   if (inForce === null) return null;
   if (
