@@ -6,7 +6,7 @@
  */
 import { createRuntime } from '../actors/runtime.js';
 import type { TickNotifications } from '../actors/runtimeFeed.js';
-import type { Runtime, RuntimeCard } from '../actors/runtimeTypes.js';
+import type { Runtime } from '../actors/runtimeTypes.js';
 import type { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
 import { type DbHandle, readEnforcedCaps } from '../db/index.js';
 import { systemClock } from '../supervisor/clock.js';
@@ -15,10 +15,11 @@ import { createInspector } from '../ui-server/inspector/createInspector.js';
 import { BackgroundLog } from './backgroundLog.js';
 import { type BoardTokens, loadBoardTokens } from './boardTokens.js';
 import { capsNotice } from './capsInForce.js';
-import type { CliConfig } from './cliConfig.js';
 import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
+import { logCards, logSupervision } from './nodeLogs.js';
+import { liveness, retention } from './nodeOptions.js';
 import { type BackendDecision, openBackend } from './openBackend.js';
 import { describeStore, openStore, sessionRefusal, storeErrorsTo } from './openStore.js';
 import { readStatus } from './statusReport.js';
@@ -29,107 +30,6 @@ import { withProgress } from './withProgress.js';
 const UI_READY_MS = 30_000;
 /** How long `start` waits for the first Reconciler pass before it goes on without it. */
 const BOOT_SWEEP_MS = 60_000;
-
-/**
- * The runtime's retention from the CLI's: 0 keeps finished work for ever.
- *
- * @example
- * ```ts
- * retention({ retentionMs: 3600000 }) // => 3600000
- * retention({ retentionMs: 0 }) // => null
- * ```
- */
-export function retention(config: Pick<CliConfig, 'retentionMs'>): number | null {
-  return config.retentionMs === 0 ? null : config.retentionMs;
-}
-
-/** The heartbeat options that make a node's beat vouch for `deadAfterMs`: five beats. */
-function beatWindow(deadAfterMs: number): {
-  heartbeatMs: number;
-  heartbeatStaleBeats: number;
-} {
-  return { heartbeatMs: Math.max(1, Math.round(deadAfterMs / 5)), heartbeatStaleBeats: 5 };
-}
-
-/**
- * Watching the beats when no boot holds a lock: the rows read every tenth of
- * the window, between 250 ms and a second.
- */
-function beatsWatch(deadAfterMs: number) {
-  return {
-    watchBeats: true,
-    ...beatWindow(deadAfterMs),
-    livenessPollMs: Math.min(1_000, Math.max(250, Math.round(deadAfterMs / 10))),
-  };
-}
-
-/**
- * Behind a transaction pooler no boot holds a lock, so a death is a beat
- * gone stale, watched for on the rows: by default beats every 2 s, stale
- * after 5 (10 s, so a thread held a few seconds by a large board load or a
- * long collection still beats in time), the rows read every second. Without
- * the watch a death waited for the next periodic pass, up to `reconcileMs`
- * (a minute) after three default beats (another minute).
- */
-export const POOLED_DEAD_AFTER_MS = 10_000;
-
-/** The runtime's liveness options as `liveness` gives them. */
-export type LivenessOptions<S> = {
-  bootLock?: S;
-  reconcileLock?: boolean;
-  watchBeats?: boolean;
-  heartbeatMs?: number;
-  heartbeatStaleBeats?: number;
-  livenessPollMs?: number;
-};
-
-/**
- * The cluster-liveness options: each boot's lock on a Postgres server (off
- * behind a pooler), the one-Reconciler lock, which PGlite's single
- * connection cannot take, nor a transaction pooler's borrowed one hold, and
- * the beats' window (`--dead-after-ms`). A node with no lock to be judged by
- * (behind a pooler, or `--boot-lock off` with a window given) is watched on
- * its beats; each row carries its own window, so nodes that differ in it
- * (a rolling deploy that changes it) judge each other right.
- *
- * @example
- * ```ts
- * const base = { bootLock: 'auto', reconcileLock: 'auto', pooler: 'none' } as const;
- * const server = { engine: 'postgres' } as const;
- * liveness(base, server) // => { bootLock: server }
- * liveness({ ...base, deadAfterMs: 30000 }, server) // => { bootLock: server, heartbeatMs: 6000, heartbeatStaleBeats: 5 }
- * liveness({ ...base, pooler: 'transaction' }, server).heartbeatMs // => 2000
- * liveness({ ...base, pooler: 'transaction', deadAfterMs: 30000 }, server).heartbeatMs // => 6000
- * liveness({ ...base, bootLock: 'off', deadAfterMs: 5000 }, server) // => { watchBeats: true, heartbeatMs: 1000, heartbeatStaleBeats: 5, livenessPollMs: 500 }
- * liveness({ ...base, bootLock: 'off' }, server) // => {}
- * ```
- */
-export function liveness<S extends Pick<DbHandle, 'engine'>>(
-  config: Pick<CliConfig, 'bootLock' | 'reconcileLock' | 'pooler' | 'deadAfterMs'>,
-  store: S,
-): LivenessOptions<S> {
-  if (config.reconcileLock === 'on' && store.engine === 'pglite')
-    throw new CliError(
-      'CLI_CONFIG',
-      '--reconcile-lock on needs a Postgres server (PGlite has one connection: a node on it is alone)',
-    );
-  const dead = config.deadAfterMs;
-  if (config.pooler === 'transaction') {
-    // Taken on a pooled server connection, the lock would outlive its node
-    // there and no Reconciler would run again anywhere.
-    if (config.reconcileLock === 'on')
-      throw new CliError(
-        'CLI_CONFIG',
-        '--reconcile-lock on cannot work behind a transaction pooler: a session lock stays on the pooled server connection that took it (leave it auto: every node runs its passes, whose writes are compare-and-sets)',
-      );
-    return { reconcileLock: false, ...beatsWatch(dead ?? POOLED_DEAD_AFTER_MS) };
-  }
-  const reconcileLock =
-    config.reconcileLock === 'auto' ? {} : { reconcileLock: config.reconcileLock === 'on' };
-  if (config.bootLock === 'off') return { ...reconcileLock, ...(dead ? beatsWatch(dead) : {}) };
-  // The lock sees a crash at once; the beats are the backstop for a wedged node.
-  return { bootLock: store, ...reconcileLock, ...(dead ? beatWindow(dead) : {}) };
-}
 
 /** The store's LISTEN as the runtime's feed asks for it (the handle's other parts stay here). */
 function listenOn(store: DbHandle): TickNotifications {
@@ -333,54 +233,6 @@ export async function startNode(
 /** The runtime as the board's commands, its health saying which backend runs the work and why. */
 function withBackendHealth(runtime: Runtime, backend: BackendDecision): Runtime {
   return { ...runtime, health: () => ({ ...runtime.health(), backend }) };
-}
-
-/** One info line per card that changes column or status: the terminal tells the board's story. */
-function logCards(runtime: Runtime, ctx: CommandContext): void {
-  const last = new Map<string, string>();
-  for (const card of runtime.cards(null)) last.set(card.taskId, stateOf(card));
-  const log = ctx.logger.child({ component: 'board' });
-  // Passive: a log, not a screen (the node is not watched for it).
-  runtime.subscribe(
-    (card) => {
-      const now = stateOf(card);
-      const before = last.get(card.taskId);
-      if (before === now) return;
-      last.set(card.taskId, now);
-      log.info(
-        {
-          task: card.taskId,
-          user: card.userId,
-          attempt: card.attempt,
-          ...(card.queued ? { position: card.queued.position } : {}),
-          ...(card.failure ? { reason: card.failure.reason } : {}),
-          ...(card.exitCode !== null ? { exit: card.exitCode } : {}),
-        },
-        `${card.title}: ${before ?? 'new'} → ${now}`,
-      );
-    },
-    {
-      passive: true,
-      // Past retention: the card left the board, and the log's memory of it goes too.
-      onRemoved: (taskIds) => {
-        for (const id of taskIds) last.delete(id);
-      },
-    },
-  );
-}
-
-function stateOf(card: RuntimeCard): string {
-  return card.status === 'queued' ? 'queued' : card.status;
-}
-
-function logSupervision(runtime: Runtime, ctx: CommandContext): void {
-  const log = ctx.logger.child({ component: 'supervisor' });
-  runtime.onSupervisorEvent((event) => {
-    if (event.type === 'roundtable.child.restarting') log.warn(event, 'restarting a child');
-    else if (event.type === 'roundtable.supervisor.intensity_reached')
-      log.error(event, 'restart intensity reached');
-    else log.debug(event, event.type);
-  });
 }
 
 /**

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/exitCodes.js';
-import * as startNode from '../../src/cli/startNode.js';
-import { liveness } from '../../src/cli/startNode.js';
+import * as nodeOptions from '../../src/cli/nodeOptions.js';
+import { liveness } from '../../src/cli/nodeOptions.js';
 import { runDocExamples } from '../support/docExamples.js';
 
 const server = { engine: 'postgres' as const };
@@ -82,4 +82,4 @@ describe('liveness', () => {
   });
 });
 
-runDocExamples(new URL('../../src/cli/startNode.ts', import.meta.url), startNode);
+runDocExamples(new URL('../../src/cli/nodeOptions.ts', import.meta.url), nodeOptions);
