@@ -38,7 +38,9 @@ export function spawnLocalRun(
   spec: RunSpec,
   o: LocalSpawner,
 ): { run: LocalRun; handle: string; startedAt: Date } {
-  const [file, ...args] = wrapperArgv(spec.command);
+  // The wrapper's `sh` by its absolute path: looked up on the run's PATH,
+  // which the task may set, it could make the run impossible to start.
+  const [, ...args] = wrapperArgv(spec.command);
   const name = handleFor(sessionId);
   const dir = o.files.dirOf(sessionId);
   const tracker = new RunTracker(name);
@@ -53,9 +55,9 @@ export function spawnLocalRun(
   try {
     // detached: setsid(), so the run is its own session and process group and
     // no terminal signal (Ctrl-C on the node) reaches it; stdio to /dev/null.
-    child = spawn(file as string, args, {
+    child = spawn('/bin/sh', args, {
       cwd: o.files.workDirOf(sessionId),
-      env: { ...o.baseEnv, ...wrapperEnv(sessionId, spec.env, dir) },
+      env: runEnv(o.baseEnv, wrapperEnv(sessionId, spec.env, dir)),
       stdio: 'ignore',
       detached: true,
     });
@@ -66,6 +68,9 @@ export function spawnLocalRun(
   }
   const pid = child.pid;
   if (pid === undefined) {
+    // A spawn that fails (no such directory, no process left to fork) says
+    // why in an 'error' event on a later turn: unheard, it would end the node.
+    child.on('error', () => undefined);
     follower.close();
     o.files.remove(sessionId);
     throw new ContainerError('engine', `could not run ${name}: no process was created`);
@@ -101,4 +106,27 @@ export function spawnLocalRun(
       );
   });
   return { run: { child, tracker, follower }, handle, startedAt };
+}
+
+/**
+ * The run's environment: the host's base, then the task's and the
+ * wrapper's. A task's PATH comes first, with the host's after it, so that
+ * the wrapper's own tools (`tee`, `cat`, `mv`) are found whatever the task
+ * sets and its exit marker is always written.
+ *
+ * @example
+ * ```ts
+ * runEnv({ PATH: '/usr/bin:/bin', HOME: '/root' }, { PATH: '/opt/x', A: '1' }) // => { PATH: '/opt/x:/usr/bin:/bin', HOME: '/root', A: '1' }
+ * runEnv({ PATH: '/usr/bin' }, { A: '1' }) // => { PATH: '/usr/bin', A: '1' }
+ * runEnv({}, { PATH: '/opt/x' }) // => { PATH: '/opt/x' }
+ * ```
+ */
+export function runEnv(
+  base: Readonly<Record<string, string>>,
+  run: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const env = { ...base, ...run };
+  if (run.PATH !== undefined && base.PATH !== undefined && base.PATH !== '')
+    env.PATH = run.PATH === '' ? base.PATH : `${run.PATH}:${base.PATH}`;
+  return env;
 }
