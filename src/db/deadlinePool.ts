@@ -8,7 +8,7 @@
  */
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
-import { toDbTimeoutError } from './transientErrors.js';
+import { connectFailed, toDbTimeoutError } from './transientErrors.js';
 
 /**
  * Wraps `pool` for kysely's `PostgresDialect`. `end()` ends the pool.
@@ -25,7 +25,7 @@ export function deadlinePool(pool: pg.Pool): PostgresPool {
       try {
         client = await pool.connect();
       } catch (error) {
-        throw toDbTimeoutError(error) ?? error;
+        throw toDbTimeoutError(error) ?? connectFailed(error);
       }
       return deadlineClient(client);
     },

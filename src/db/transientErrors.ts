@@ -81,12 +81,40 @@ const TRANSIENT_DRIVER_MESSAGES = [
 ];
 
 /**
+ * Errors raised while opening a connection for a query (pg-pool's
+ * `connect`), whatever their SQLSTATE. The server was reachable before and
+ * refuses sessions for now: "database is not currently accepting
+ * connections" (55000, a database closed by `ALLOW_CONNECTIONS false`, whose
+ * code other statements share), a database being renamed (3D000), a role's
+ * login switched off. Retried with backoff and a deadline like a refused
+ * socket; crashing the actor instead cannot make the server take sessions.
+ */
+const connectFailures = new WeakSet<object>();
+
+/**
+ * Marks `error` as a failure to open a connection (see `connectFailures`)
+ * and returns it unchanged: callers that branch on its `code` still can.
+ *
+ * @example
+ * ```ts
+ * isTransientDbError(Object.assign(new Error('not accepting connections'), { code: '55000' })) // => false
+ * isTransientDbError(connectFailed(Object.assign(new Error('not accepting connections'), { code: '55000' }))) // => true
+ * connectFailed(Object.assign(new Error('x'), { code: '55000' })).code // => '55000'
+ * ```
+ */
+export function connectFailed<E>(error: E): E {
+  if (typeof error === 'object' && error !== null) connectFailures.add(error);
+  return error;
+}
+
+/**
  * True when `error` (or any `cause` / `AggregateError` member under it) is a
  * condition worth retrying with backoff: the server refused, reset or ended
  * the connection; it is shutting down or starting (57P01, 57P02, 57P03); a
  * deadline passed (`DbTimeoutError`, 57014, 55P03, 25P03, "Query read
  * timeout", the pool's connection timeout); two transactions collided (40001,
- * 40P01); or it has no connection slot left (53300). Anything else (a syntax
+ * 40P01); it has no connection slot left (53300); or it refused to open a
+ * connection for now (`connectFailed`). Anything else (a syntax
  * error, a constraint violation, a `DbError` of this module) is a bug or a
  * decision, and retrying would only repeat it.
  *
@@ -105,6 +133,7 @@ export function isTransientDbError(error: unknown): boolean {
 export function transientReason(error: unknown, depth = 0): string | undefined {
   if (depth > 8 || typeof error !== 'object' || error === null) return undefined;
   if (error instanceof DbTimeoutError) return `timeout (${error.kind})`;
+  if (connectFailures.has(error)) return `could not open a connection${codeOf(error)}`;
   const { code, message, cause, errors } = error as {
     code?: unknown;
     message?: unknown;
@@ -126,6 +155,11 @@ export function transientReason(error: unknown, depth = 0): string | undefined {
     }
   }
   return transientReason(cause, depth + 1);
+}
+
+function codeOf(error: object): string {
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' ? ` (${code})` : '';
 }
 
 /**

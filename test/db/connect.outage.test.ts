@@ -165,4 +165,25 @@ describeWithPrivatePostgres('connect [private postgres server]', (getServer) => 
     expect(isTransientDbError(error)).toBe(true);
     await untilAnswers(db);
   });
+
+  it('a database that takes no sessions for now (55000 at connect) is an outage, not a bug', async () => {
+    await sql`CREATE DATABASE closing`.execute(main.db);
+    const url = new URL(getServer().url);
+    url.pathname = '/closing';
+    const { db } = await open({ databaseUrl: url.toString(), poolMax: 1 });
+    await sql`SELECT 1`.execute(db);
+    await sql`ALTER DATABASE closing ALLOW_CONNECTIONS false`.execute(main.db);
+    await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'closing'`.execute(
+      main.db,
+    );
+    // The pooled connection dies first (57P01 or a closed socket); the new
+    // one is refused with 55000, which other statements share as a code.
+    const seen: unknown[] = [];
+    for (let i = 0; i < 5 && !seen.some((e) => (e as { code?: unknown }).code === '55000'); i++)
+      seen.push(await rejection(sql`SELECT 1`.execute(db)));
+    expect(seen.map((e) => (e as { code?: unknown }).code)).toContain('55000');
+    for (const error of seen) expect(isTransientDbError(error), String(error)).toBe(true);
+    await sql`ALTER DATABASE closing ALLOW_CONNECTIONS true`.execute(main.db);
+    await untilAnswers(db);
+  });
 });
