@@ -125,11 +125,6 @@ export class Dispatcher {
     return this.held.get(sessionId);
   }
 
-  /** Ids of the sessions held now. */
-  heldIds(): IterableIterator<string> {
-    return this.held.keys();
-  }
-
   /** Sessions held now. */
   holding(): number {
     return this.held.size;

@@ -130,10 +130,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     report,
     track,
   });
-  /** Sessions this boot runs or is about to (granted, runner starting): the Reconciler leaves them be. */
+  /**
+   * Sessions this boot runs or is about to (granted, runner starting): the
+   * Reconciler leaves them be. Not every session the dispatcher counts as
+   * held: one whose runner is gone with no DOWN to release it (it crashed
+   * before it held, under a supervisor that then gave up on it) would keep
+   * its slot for ever; left out, step 2 adopts its run again.
+   */
   const ours = (): Set<string> => {
     const live = starter.live();
-    for (const id of dispatcher.heldIds()) live.add(id);
+    for (const id of starter.starting()) live.add(id);
     return live;
   };
 

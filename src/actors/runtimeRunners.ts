@@ -55,6 +55,11 @@ export class RunnerStarter {
     return s;
   }
 
+  /** Sessions whose runner is being started: granted or fenced here, not yet taken by its first step. */
+  starting(): IterableIterator<string> {
+    return [...this.grants.keys(), ...this.fenced.keys()].values();
+  }
+
   /** Sessions with a runner that has not ended. */
   live(): Set<string> {
     return new Set(

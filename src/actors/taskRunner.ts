@@ -181,6 +181,14 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     runner: AnyActorRef,
   ): Promise<RunnerRow> => {
     const grant = deps.grantOf(run.sessionId);
+    // A resync hands back every row this boot runs (src/actors/dispatcher.ts);
+    // one with a handle began its run under a runner here that is gone
+    // since (its supervisor gave up on it): go on with that run, fenced
+    // anew, never start the command a second time.
+    if (grant !== undefined && grant.session.handle !== null) {
+      if (grant.limitMs !== undefined) run.limitMs = grant.limitMs;
+      return { kind: 'adopt' };
+    }
     if (grant !== undefined) {
       run.row = grant.session;
       run.limitMs = grant.limitMs ?? null;

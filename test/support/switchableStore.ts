@@ -2,8 +2,10 @@
  * A store a test can take down and bring back without a server: the same
  * Kysely (PGlite or a pool) with a plugin that fails every query while the
  * switch is down, with the error a server that is gone gives
- * (`ECONNREFUSED`, which `isTransientDbError` calls a condition). Queries
- * already past the plugin finish normally, as on a real outage.
+ * (`ECONNREFUSED`, which `isTransientDbError` calls a condition), or, taken
+ * down as `'fault'`, an error no retry is for (`XX000`, which crashes the
+ * actor that meets it). Queries already past the plugin finish normally, as
+ * on a real outage.
  *
  * @example
  * ```ts
@@ -19,8 +21,8 @@ import type { Db } from '../../src/db/index.js';
 
 export interface SwitchableStore {
   readonly db: Db;
-  /** Every query from now on fails (`ECONNREFUSED`). */
-  down(): void;
+  /** Every query from now on fails: `ECONNREFUSED`, or with `'fault'` an internal error (`XX000`). */
+  down(kind?: 'outage' | 'fault'): void;
   up(): void;
   readonly isDown: boolean;
   /** Queries refused while down. */
@@ -29,11 +31,14 @@ export interface SwitchableStore {
 
 export function switchableStore(db: Db): SwitchableStore {
   let isDown = false;
+  let kind: 'outage' | 'fault' = 'outage';
   let refused = 0;
   const plugin: KyselyPlugin = {
     transformQuery(args) {
       if (isDown) {
         refused += 1;
+        if (kind === 'fault')
+          throw Object.assign(new Error('internal error (test store fault)'), { code: 'XX000' });
         throw Object.assign(new Error('connect ECONNREFUSED (test store down)'), {
           code: 'ECONNREFUSED',
         });
@@ -44,7 +49,8 @@ export function switchableStore(db: Db): SwitchableStore {
   };
   return {
     db: db.withPlugin(plugin),
-    down() {
+    down(as = 'outage') {
+      kind = as;
       isDown = true;
     },
     up() {
