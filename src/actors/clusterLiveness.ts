@@ -73,8 +73,11 @@ export interface ClusterLivenessOptions {
   bootLock?: BootLockPort | undefined;
   /** Without a lock to hold, watch the heartbeat rows anyway (a transaction pooler). */
   watchBeats?: boolean;
-  /** Another boot turned dead (once per boot). */
-  onDown(owner: string, reason: DeathReason): void;
+  /**
+   * Another boot turned dead (once per boot). `atStart`: it was dead at
+   * this watch's first look already, gone before this boot came up.
+   */
+  onDown(owner: string, reason: DeathReason, atStart: boolean): void;
   /** This boot's own lock changed state. */
   onSelf(state: SelfLock): void;
   onError(error: unknown): void;
@@ -103,6 +106,8 @@ export class ClusterLiveness implements OwnerLiveness {
   private begun = 0;
   private readonly seenHeld = new Set<string>();
   private readonly downed = new Set<string>();
+  /** Boots already dead at this watch's first reading: gone before this boot came up. */
+  private readonly goneAtStart = new Set<string>();
   /** Every other boot this watch has seen a row of: a row that vanishes is a DOWN too. */
   private readonly known = new Set<string>();
   private timer: unknown = null;
@@ -132,7 +137,10 @@ export class ClusterLiveness implements OwnerLiveness {
     }
     // The boots alive now are seen holding their locks before this one
     // judges anyone: a death right after this boot started is a DOWN too.
-    await this.o.track(this.read()).catch(this.o.onError);
+    const first = await this.o.track(this.read()).catch(this.o.onError);
+    if (first !== undefined)
+      for (const owner of this.known)
+        if (this.verdict(owner, first).owner === 'dead') this.goneAtStart.add(owner);
     this.arm();
   }
 
@@ -308,12 +316,15 @@ export class ClusterLiveness implements OwnerLiveness {
     for (const owner of this.known) {
       const v = this.verdict(owner, r);
       // Back (its lock taken again): a later death is a new DOWN.
-      if (v.owner === 'alive') this.downed.delete(owner);
+      if (v.owner === 'alive') {
+        this.downed.delete(owner);
+        this.goneAtStart.delete(owner);
+      }
       if (v.owner !== 'dead' || this.downed.has(owner)) continue;
       this.downed.add(owner);
       // A pruned row is forgotten once reported.
       if (!r.beats.has(owner)) this.known.delete(owner);
-      this.o.onDown(owner, v.reason);
+      this.o.onDown(owner, v.reason, this.goneAtStart.has(owner));
     }
   }
 }

@@ -40,6 +40,8 @@ export class OwnerDownNotice extends Error {
   constructor(
     readonly owner: string,
     readonly reason: DeathReason,
+    /** It was gone before this boot came up (the first reading found it dead): old news. */
+    readonly atStart = false,
   ) {
     super(`${owner} is gone (${reason}): its runs are adopted or re-queued now`);
   }
@@ -97,9 +99,9 @@ export async function startClusterLiveness(o: ClusterWiringOptions): Promise<{
     staleAfterMs: o.staleAfterMs,
     bootLock: o.bootLock,
     watchBeats: o.watchBeats === true,
-    onDown(owner, reason) {
+    onDown(owner, reason, atStart) {
       if (o.isDead()) return;
-      (o.onNotice ?? o.onError)(new OwnerDownNotice(owner, reason));
+      (o.onNotice ?? o.onError)(new OwnerDownNotice(owner, reason, atStart));
       tick();
     },
     onSelf(state) {

@@ -28,6 +28,7 @@ export { OwnerDownNotice, RuntimeListenerError };
  * ```ts
  * backgroundRecord(new OwnerDownNotice('b@1', 'no_beat')).level // => 'info'
  * backgroundRecord(new OwnerDownNotice('b@1', 'lock_released')).level // => 'warn'
+ * backgroundRecord(new OwnerDownNotice('b@1', 'replaced', true)).level // => 'info'
  * backgroundRecord(new Error('boom')).msg // => 'background error'
  * ```
  */
@@ -37,6 +38,15 @@ export function backgroundRecord(error: unknown): {
   msg: string;
 } {
   if (error instanceof OwnerDownNotice) {
+    // Found dead at this boot's first look: its death was news to the nodes
+    // that saw it happen; every later start would repeat it for as long as
+    // its row is kept (100 stale windows).
+    if (error.atStart)
+      return {
+        level: 'info',
+        fields: { owner: error.owner, reason: error.reason },
+        msg: 'a boot gone before this one started: runs it left are adopted or queued again',
+      };
     return error.reason === 'no_beat'
       ? {
           level: 'info',

@@ -38,6 +38,8 @@ function world(withLock: boolean, periodMs?: () => number) {
   });
   const errors: unknown[] = [];
   const downs: Array<[string, DeathReason]> = [];
+  /** Each DOWN's `atStart`: dead at the watch's first reading already. */
+  const atStart: boolean[] = [];
   const options: ClusterLivenessOptions = {
     db,
     owner: ME,
@@ -46,7 +48,10 @@ function world(withLock: boolean, periodMs?: () => number) {
     pollMs: POLL_MS,
     staleAfterMs: 60_000,
     bootLock: withLock ? { holdBootLock: async () => heldLock } : undefined,
-    onDown: (owner, reason) => downs.push([owner, reason]),
+    onDown: (owner, reason, start) => {
+      downs.push([owner, reason]);
+      atStart.push(start);
+    },
     onSelf: () => {},
     onError: (e) => errors.push(e),
     track: (work) => work,
@@ -60,7 +65,7 @@ function world(withLock: boolean, periodMs?: () => number) {
       await new Promise((r) => setImmediate(r));
     expect(clock.pending()).toBe(1);
   };
-  return { clock, state, seen, errors, downs, cluster, poll };
+  return { clock, state, seen, errors, downs, atStart, cluster, poll };
 }
 
 it('each poll is one statement, reading the rows and pg_locks together', async () => {
@@ -183,4 +188,25 @@ it('looks as often as its period says now (a follower less often), and reads afr
     await new Promise((r) => setImmediate(r));
   await w.poll();
   w.cluster.kill();
+});
+
+it('a boot already dead at the first reading is a DOWN said as old news; one that dies later is not', async () => {
+  const w = world(true);
+  // The peer's row is there, its lock gone: it died before this boot came up.
+  w.state.held.delete(bootLockKey(PEER));
+  await w.cluster.start();
+  await w.poll();
+  expect(w.downs).toEqual([[PEER, 'lock_released']]);
+  expect(w.atStart).toEqual([true]);
+  // Back, then dead again while this boot watches: news.
+  w.state.held.add(bootLockKey(PEER));
+  await w.poll();
+  w.state.held.delete(bootLockKey(PEER));
+  await w.poll();
+  expect(w.downs).toEqual([
+    [PEER, 'lock_released'],
+    [PEER, 'lock_released'],
+  ]);
+  expect(w.atStart).toEqual([true, false]);
+  await w.cluster.stop();
 });
