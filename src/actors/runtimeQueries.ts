@@ -12,6 +12,8 @@ import {
   getTaskRecord,
   readActivity,
   readLineStatus,
+  readOutputPage,
+  readOutputPieces,
   runningByOwner,
 } from '../db/index.js';
 import type { ClusterNode } from './clusterLiveness.js';
@@ -52,6 +54,8 @@ export type RuntimeQueries = Pick<
   | 'sessionOutput'
   | 'taskDetail'
   | 'taskOutput'
+  | 'taskOutputPage'
+  | 'taskOutputBytes'
   | 'metrics'
   | 'health'
   | 'clusterNodes'
@@ -93,6 +97,10 @@ export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
     sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
     taskDetail: (actor, taskId) => getTaskRecord(db, { actor, taskId }),
     taskOutput: (actor, taskId, sessionId) => getTaskOutput(db, { actor, taskId, sessionId }),
+    taskOutputPage: (actor, taskId, sessionId, range) =>
+      readOutputPage(db, { actor, taskId, sessionId }, range),
+    taskOutputBytes: (actor, taskId, sessionId) =>
+      readOutputPieces(db, { actor, taskId, sessionId }),
     metrics: () => q.metrics.snapshot(q.pool()),
     health: () => ({
       engine: q.engine.available() ? 'available' : 'unavailable',

@@ -17,6 +17,7 @@ import {
   type BoardSource,
   type Column,
   type CreateTaskInput,
+  type OutputPage,
   type PoolSnapshot,
   type TaskDetail,
 } from '../board/boardPort.js';
@@ -26,6 +27,7 @@ import type {
   Db,
   LeaderState,
   LineStatusRows,
+  OutputPageRange,
   Session,
   SessionOutput,
   Task,
@@ -290,6 +292,22 @@ export interface Runtime extends BoardSource, BoardCommands {
     taskId: string,
     sessionId: string,
   ): Promise<SessionOutput | null>;
+  /**
+   * One page of that output (src/db/outputPages.ts): reads the stored
+   * pieces that hold the page, never the whole output; or null.
+   */
+  taskOutputPage(
+    actor: string | null,
+    taskId: string,
+    sessionId: string,
+    range: OutputPageRange,
+  ): Promise<OutputPage | null>;
+  /** That output whole, in parts of at most 1 MiB read one at a time; or null. */
+  taskOutputBytes(
+    actor: string | null,
+    taskId: string,
+    sessionId: string,
+  ): Promise<AsyncIterable<Uint8Array> | null>;
   /**
    * Resolves with the first successful boot pass's report (the board
    * reloaded after it); a failed boot pass is retried by the Reconciler's

@@ -23,7 +23,7 @@ import type {
 } from './adminViews.js';
 import type { BoardCard } from './boardCard.js';
 import type { BoardMetricsSnapshot, PoolSnapshot } from './poolSnapshot.js';
-import type { StoredOutput, TaskDetail } from './taskDetail.js';
+import type { OutputPage, StoredOutput, TaskDetail } from './taskDetail.js';
 
 export type * from './adminViews.js';
 export {
@@ -177,6 +177,26 @@ export interface BoardCommands {
     taskId: string,
     sessionId: string,
   ): Promise<StoredOutput | null>;
+  /**
+   * One page of that output, reading only what the page needs (lines `from`
+   * on, or the last `count`; docs/board-protocol.md); null when none.
+   * Optional: without it a page is cut from `taskOutput`'s whole text.
+   */
+  taskOutputPage?(
+    actor: string | null,
+    taskId: string,
+    sessionId: string,
+    range: { from: number | undefined; count: number },
+  ): Promise<OutputPage | null>;
+  /**
+   * That output whole, as UTF-8 in bounded parts read one at a time (a
+   * download); null when none. Optional: without it `taskOutput` is sent.
+   */
+  taskOutputBytes?(
+    actor: string | null,
+    taskId: string,
+    sessionId: string,
+  ): Promise<AsyncIterable<Uint8Array> | null>;
   /**
    * The node's container engine as its last start or probe found it; shown
    * on `/healthz` and the board. Optional: a source with no engine omits it.

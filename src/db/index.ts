@@ -96,6 +96,15 @@ export {
   runningByOwner,
   setWatching,
 } from './nodeHeartbeats.js';
+export { OUTPUT_CHUNK_BYTES } from './outputChunkBytes.js';
+export {
+  DOWNLOAD_PIECES_PER_READ,
+  MAX_OUTPUT_PAGE_BYTES,
+  type OutputPageRange,
+  type OutputRef,
+  readOutputPage,
+  readOutputPieces,
+} from './outputPages.js';
 export {
   MAX_PRUNE_BATCH,
   PRUNE_BATCH,

@@ -123,6 +123,22 @@ export interface SessionOutputsTable {
    */
   tail: ColumnType<string | null, string | null | undefined, string | null>;
   tail_whole: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  /**
+   * Lines of `text` and its size in bytes of UTF-8, written by the insert's
+   * trigger (migration 26) with its pieces; null in rows written before
+   * until a page of them is first read.
+   */
+  line_count: ColumnType<number | null, never, never>;
+  text_bytes: ColumnType<number | null, never, never>;
+}
+
+/** Migration 26: an output's bytes in pieces, each with the newlines before it. */
+export interface SessionOutputChunksTable {
+  session_id: string;
+  seq: number;
+  /** bigint; pg returns int8 as a string. */
+  lines_before: ColumnType<string | number, never, never>;
+  body: ColumnType<Uint8Array, never, never>;
 }
 
 /** Migration 4: one user's line in the dispatch order (docs/data.md, Dispatch). */
@@ -184,6 +200,7 @@ export interface Database {
   user_caps: UserCapsTable;
   node_heartbeats: NodeHeartbeatsTable;
   session_outputs: SessionOutputsTable;
+  session_output_chunks: SessionOutputChunksTable;
   user_lines: UserLinesTable;
   dispatch_state: DispatchStateTable;
   dispatch_ticks: DispatchTicksTable;

@@ -100,6 +100,23 @@ export async function getTaskRecord(
   };
 }
 
+/**
+ * The output row of `sessionId` if it is an attempt of `taskId` that
+ * `actor` may see (null: the admin): the filter every job read of an
+ * output shares, before its columns are chosen.
+ */
+export function taskOutputRow(
+  db: Db,
+  i: { actor: string | null; taskId: string; sessionId: string },
+) {
+  const q = db
+    .selectFrom('session_outputs as o')
+    .innerJoin('sessions as s', 's.id', 'o.session_id')
+    .where('o.session_id', '=', i.sessionId)
+    .where('s.task_id', '=', i.taskId);
+  return i.actor === null ? q : q.where('s.user_id', '=', i.actor);
+}
+
 /** The stored output of `sessionId`, an attempt of `taskId`, as `actor` may see it; or null. */
 export async function getTaskOutput(
   db: Db,
@@ -107,13 +124,8 @@ export async function getTaskOutput(
 ): Promise<SessionOutput | null> {
   if (!wellFormed(f.taskId, input.taskId) || !wellFormed(f.sessionId, input.sessionId)) return null;
   const i = parseOrThrow(outputInput, input, '');
-  let q = db
-    .selectFrom('session_outputs as o')
-    .innerJoin('sessions as s', 's.id', 'o.session_id')
+  const row = await taskOutputRow(db, i)
     .select(['o.session_id', 'o.text', 'o.total_bytes', 'o.truncated', 'o.created_at'])
-    .where('o.session_id', '=', i.sessionId)
-    .where('s.task_id', '=', i.taskId);
-  if (i.actor !== null) q = q.where('s.user_id', '=', i.actor);
-  const row = await q.executeTakeFirst();
+    .executeTakeFirst();
   return row === undefined ? null : toSessionOutput(row);
 }

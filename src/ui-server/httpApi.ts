@@ -21,13 +21,14 @@ import { readJson, send } from './httpJson.js';
 import { matchRoute } from './httpRoutes.js';
 import {
   jobReads,
-  outputPage,
   parsePageQuery,
   type RouteRefusal,
+  readPage,
   sendDownload,
 } from './jobRoutes.js';
 import { UiRequestError } from './listenerGuard.js';
 import { healthFlags } from './nodeHealth.js';
+import { type OutputReadGate, OutputReadLimitError } from './outputReadGate.js';
 import { chartEngineScript, PAGE_CSP, PAGE_HTML, pageScript } from './pageBundle.js';
 import type { UiServerLogger } from './uiServerOptions.js';
 
@@ -73,6 +74,8 @@ export interface HttpApiContext {
   stats: BoardStats;
   authenticate(token: string): Principal | null;
   maxHttpBody: number;
+  /** Output reads in flight per user (`maxOutputReadsPerUser`). */
+  outputReads: OutputReadGate;
   connections(): number;
   logger: UiServerLogger;
 }
@@ -86,6 +89,19 @@ function principalOf(req: IncomingMessage, ctx: HttpApiContext): Principal {
     });
   }
   return principal;
+}
+
+/** A place among the principal's output reads in flight, or 429. */
+function enterOutputRead(gate: OutputReadGate, principal: Principal): () => void {
+  try {
+    return gate.enter(principal.kind === 'admin' ? '' : `user:${principal.userId}`);
+  } catch (err) {
+    if (!(err instanceof OutputReadLimitError)) throw err;
+    throw new UiRequestError(429, err.code, err.message, {
+      cause: err,
+      headers: { 'retry-after': '1' },
+    });
+  }
 }
 
 function requireAdmin(principal: Principal): void {
@@ -173,19 +189,27 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
     case 'download': {
       const reads = jobReads(ctx.commands);
       if ('status' in reads) return refuse(reads);
-      const viewer = viewerOf(principalOf(req, ctx));
+      const principal = principalOf(req, ctx);
       const query = parsePageQuery(new URL(req.url ?? '/', 'http://localhost').searchParams);
       if ('status' in query) return refuse(query);
-      const output = await reads.taskOutput(viewer, param, second);
-      if (output === null) {
-        return refuse({
-          status: 404,
-          code: 'not_found',
-          message: `no stored output for ${second}`,
-        });
+      const target = { viewer: viewerOf(principal), taskId: param, sessionId: second };
+      const release = enterOutputRead(ctx.outputReads, principal);
+      try {
+        const page =
+          r.name === 'download'
+            ? await sendDownload(res, ctx.commands, target)
+            : await readPage(ctx.commands, target, query);
+        if (page === false || page === null) {
+          return refuse({
+            status: 404,
+            code: 'not_found',
+            message: `no stored output for ${second}`,
+          });
+        }
+        return page === true ? undefined : send(res, 200, page);
+      } finally {
+        release();
       }
-      if (r.name === 'download') return sendDownload(res, param, second, output);
-      return send(res, 200, outputPage(second, output, query.from, query.count));
     }
     case 'create': {
       const principal = principalOf(req, ctx);

@@ -74,20 +74,79 @@ export function downloadName(taskId: string, sessionId: string): string {
   return `${taskId}-${sessionId}.log`.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
 
-/** Sends a whole output as a text download. */
-export function sendDownload(
+/** Which attempt's output a route reads, as whom (null: the admin). */
+export interface OutputTarget {
+  viewer: string | null;
+  taskId: string;
+  sessionId: string;
+}
+
+/**
+ * A page of the output: from the port's paged read when it has one (it
+ * reads only what the page needs), else cut from the whole text. Null when
+ * there is no such output.
+ */
+export async function readPage(
+  commands: BoardCommands,
+  t: OutputTarget,
+  range: { from: number | undefined; count: number },
+): Promise<OutputPage | null> {
+  if (commands.taskOutputPage !== undefined) {
+    return commands.taskOutputPage(t.viewer, t.taskId, t.sessionId, range);
+  }
+  const output = await commands.taskOutput?.(t.viewer, t.taskId, t.sessionId);
+  return output == null ? null : outputPage(t.sessionId, output, range.from, range.count);
+}
+
+/** Resolves when `res` may take more, or has closed (a client that left). */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
+ * Sends the whole output as a text download, part by part as the port
+ * reads it (at most 1 MiB a read), waiting for the socket to take each
+ * part: neither the store nor the thread is held for the whole output, and
+ * a slow reader holds no more than a part in memory. False when there is
+ * no such output (nothing is sent).
+ */
+export async function sendDownload(
   res: ServerResponse,
-  taskId: string,
-  sessionId: string,
-  output: StoredOutput,
-): void {
+  commands: BoardCommands,
+  t: OutputTarget,
+): Promise<boolean> {
+  let parts: AsyncIterable<Uint8Array> | null;
+  if (commands.taskOutputBytes !== undefined) {
+    parts = await commands.taskOutputBytes(t.viewer, t.taskId, t.sessionId);
+  } else {
+    const output = await commands.taskOutput?.(t.viewer, t.taskId, t.sessionId);
+    parts = output == null ? null : wholeText(output);
+  }
+  if (parts === null) return false;
   res.writeHead(200, {
     'content-type': 'text/plain; charset=utf-8',
-    'content-disposition': `attachment; filename="${downloadName(taskId, sessionId)}"`,
+    'content-disposition': `attachment; filename="${downloadName(t.taskId, t.sessionId)}"`,
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
   });
-  res.end(output.text);
+  for await (const part of parts) {
+    if (res.destroyed) break;
+    if (!res.write(part)) await drained(res);
+  }
+  res.end();
+  return true;
+}
+
+async function* wholeText(output: StoredOutput): AsyncIterable<Uint8Array> {
+  yield Buffer.from(output.text, 'utf8');
 }
 
 /** The port's job reads, or a refusal when the source has none. */

@@ -26,6 +26,7 @@ import {
   requestPath,
   UiRequestError,
 } from './listenerGuard.js';
+import { OutputReadGate } from './outputReadGate.js';
 import { chartEngineScript, pageScript } from './pageBundle.js';
 import { resolveUiServerOptions, type UiServerOptions } from './uiServerOptions.js';
 
@@ -112,6 +113,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
   const limiter = new ConnectionLimiter(limits);
+  const outputReads = new OutputReadGate(limits.maxOutputReadsPerUser);
   let closing = false;
 
   const serve = guardRequest((req, res) => {
@@ -122,6 +124,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
       stats,
       authenticate,
       maxHttpBody: limits.maxHttpBody,
+      outputReads,
       connections: () => hub.stats().connections,
       logger,
     });

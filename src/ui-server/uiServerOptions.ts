@@ -47,6 +47,12 @@ export const UI_SERVER_DEFAULTS = {
   subscribeBurst: 10,
   /** Steady subscribes per second one user may send, over all their sockets. */
   subscribePerSecond: 2,
+  /**
+   * Output reads (a page or a download of a stored output) one user may have
+   * in flight, the admin counted as one user; the next gets 429
+   * `too_many_output_reads` (src/ui-server/outputReadGate.ts).
+   */
+  maxOutputReadsPerUser: 2,
 } as const;
 
 /** The server's limits; every field optional in the options. */

@@ -43,7 +43,9 @@ describeEachEngine('migration 4 backfill', (getDb) => {
     await setUserCap(db, { userId: 'erin', maxRunning: 3, now: now() });
 
     expect(await migrate(db)).toMatchObject({
-      applied: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25],
+      applied: [
+        4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+      ],
     });
 
     // bob's oldest queued row is b2 (b1 runs), after alice's a1: alice joins first.
@@ -118,7 +120,7 @@ describeEachEngine('migration 5 (lean hot path)', (getDb) => {
     const { db } = getDb();
     const { a1, b1 } = await storeAt(db, 4);
     expect(await migrate(db)).toMatchObject({
-      applied: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25],
+      applied: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26],
     });
     const { rows: fks } = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_constraint
@@ -146,7 +148,7 @@ describeEachEngine('migration 7 (derived history)', (getDb) => {
     const { a1, a2, b1, b2 } = await storeAt(db, 6);
     const since = await currentTick(db);
     expect(await migrate(db)).toMatchObject({
-      applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25],
+      applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26],
     });
 
     const t = ticker(db, { defaultUserCap: 1 });

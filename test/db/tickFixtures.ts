@@ -152,6 +152,9 @@ export async function expectConsistent(db: Db): Promise<void> {
     SELECT o.session_id, 'output without session' FROM session_outputs o
       WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = o.session_id)
     UNION ALL
+    SELECT DISTINCT c.session_id, 'output piece without output' FROM session_output_chunks c
+      WHERE NOT EXISTS (SELECT 1 FROM session_outputs o WHERE o.session_id = c.session_id)
+    UNION ALL
     -- The derived history (migration 7): every tick a row names was logged, in transition order.
     SELECT s.id, 'tick not logged' FROM sessions s
       CROSS JOIN LATERAL (VALUES (s.queued_tick), (s.claimed_tick), (s.ended_tick)) v(t)

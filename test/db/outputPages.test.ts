@@ -1,0 +1,174 @@
+import {
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  sql,
+  type UnknownRow,
+} from 'kysely';
+import { expect, it } from 'vitest';
+import { OUTPUT_CHUNK_BYTES } from '../../src/db/outputChunkBytes.js';
+import { readOutputPage, readOutputPieces } from '../../src/db/outputPages.js';
+import { finishWithOutput } from '../../src/db/sessionOutputs.js';
+import { claim } from '../../src/db/sessionTransitions.js';
+import type { Db } from '../../src/db/transaction.js';
+import { describeEachEngine } from '../support/databases.js';
+import { enqueue, steppingClock } from './fixtures.js';
+
+/** Counts the bytes of every byte column and text column the store answers with. */
+class BytesRead implements KyselyPlugin {
+  bytes = 0;
+  queries = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    this.queries += 1;
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    for (const row of args.result.rows) {
+      for (const v of Object.values(row)) {
+        if (v instanceof Uint8Array) this.bytes += v.byteLength;
+        else if (typeof v === 'string') this.bytes += Buffer.byteLength(v);
+      }
+    }
+    return args.result;
+  }
+}
+
+/** 400,000 numbered lines (~3 MB): enough pieces that a whole read shows. */
+const LINES = 400_000;
+const lineOf = (i: number) => `line ${i} ${'é'.repeat(i % 3)}`;
+const BIG = `${Array.from({ length: LINES }, (_, i) => lineOf(i)).join('\n')}\n`;
+
+async function finished(db: Db, userId: string, text: string) {
+  const now = steppingClock();
+  const { task, session } = await enqueue(db, userId, now());
+  await claim(db, { sessionId: session.id, epoch: 0, owner: 'node-a', now: now() });
+  await finishWithOutput(
+    db,
+    { sessionId: session.id, epoch: 1, status: 'succeeded', exitCode: 0, now: now() },
+    { text, totalBytes: Buffer.byteLength(text), truncated: false },
+  );
+  return { actor: userId, taskId: task.id, sessionId: session.id };
+}
+
+async function pieceCount(db: Db, sessionId: string): Promise<number> {
+  const row = await db
+    .selectFrom('session_output_chunks')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('session_id', '=', sessionId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+describeEachEngine('output pages', (getDb) => {
+  it('pages a large output exactly: at an offset, the last page, beyond the end', async () => {
+    const { db } = getDb();
+    const ref = await finished(db, 'alice', BIG);
+    const at = await readOutputPage(db, ref, { from: 123_456, count: 3 });
+    expect(at).toEqual({
+      sessionId: ref.sessionId,
+      from: 123_456,
+      lines: [lineOf(123_456), lineOf(123_457), lineOf(123_458)],
+      totalLines: LINES,
+      totalBytes: Buffer.byteLength(BIG),
+      truncated: false,
+    });
+    expect((await readOutputPage(db, ref, { from: 0, count: 2 }))?.lines).toEqual([
+      lineOf(0),
+      lineOf(1),
+    ]);
+    const last = await readOutputPage(db, ref, { from: undefined, count: 4 });
+    expect([last?.from, last?.lines]).toEqual([
+      LINES - 4,
+      [lineOf(LINES - 4), lineOf(LINES - 3), lineOf(LINES - 2), lineOf(LINES - 1)],
+    ]);
+    const end = await readOutputPage(db, ref, { from: LINES - 2, count: 10 });
+    expect(end?.lines).toEqual([lineOf(LINES - 2), lineOf(LINES - 1)]);
+    expect((await readOutputPage(db, ref, { from: LINES, count: 10 }))?.lines).toEqual([]);
+    expect((await readOutputPage(db, ref, { from: LINES + 50, count: 1 }))?.from).toBe(LINES + 50);
+    // Every line of a piece's edge, and a page across pieces, read whole.
+    const wide = await readOutputPage(db, ref, { from: 1000, count: 5000 });
+    expect(wide?.lines).toEqual(Array.from({ length: 5000 }, (_, i) => lineOf(1000 + i)));
+    // Another user reads nothing, as if there were none.
+    expect(await readOutputPage(db, { ...ref, actor: 'bob' }, { from: 0, count: 1 })).toBeNull();
+    expect(await readOutputPage(db, { ...ref, actor: null }, { from: 7, count: 1 })).toMatchObject({
+      lines: [lineOf(7)],
+    });
+  });
+
+  it('reads a bounded amount for a page, never the text', async () => {
+    const { db } = getDb();
+    const ref = await finished(db, 'alice', BIG);
+    const probe = new BytesRead();
+    const watched = db.withPlugin(probe);
+    for (const range of [
+      { from: 300_000, count: 1 },
+      { from: undefined, count: 1 },
+      { from: 0, count: 1 },
+    ]) {
+      probe.bytes = 0;
+      probe.queries = 0;
+      await readOutputPage(watched, ref, range);
+      // A piece to find the line, a few to read it: never the ~3 MB text.
+      expect(probe.bytes).toBeLessThanOrEqual(3 * OUTPUT_CHUNK_BYTES + 200);
+      expect(probe.queries).toBeLessThanOrEqual(4);
+    }
+  });
+
+  it('bounds a page by bytes: a long line is cut, a last page keeps the lines at the end', async () => {
+    const { db } = getDb();
+    const long = 'x'.repeat(300_000);
+    const ref = await finished(db, 'alice', `a\n${long}\nb\nc\n${long}y`);
+    const budget = 100_000;
+    const cut = await readOutputPage(db, ref, { from: 0, count: 10 }, budget);
+    expect(cut?.lines).toEqual(['a']);
+    const alone = await readOutputPage(db, ref, { from: 1, count: 10 }, budget);
+    expect(alone?.lines).toEqual([`${'x'.repeat(budget)}…`]);
+    expect((await readOutputPage(db, ref, { from: 2, count: 2 }, budget))?.lines).toEqual([
+      'b',
+      'c',
+    ]);
+    const last = await readOutputPage(db, ref, { from: undefined, count: 3 }, budget);
+    expect([last?.from, last?.lines]).toEqual([4, [`${'x'.repeat(budget)}…`]]);
+    const lastSmall = await readOutputPage(db, ref, { from: undefined, count: 5 }, 400_000);
+    expect([lastSmall?.from, lastSmall?.lines.length]).toEqual([2, 3]);
+    const empty = await finished(db, 'alice', '');
+    expect(await readOutputPage(db, empty, { from: undefined, count: 5 })).toMatchObject({
+      from: 0,
+      lines: [],
+      totalLines: 0,
+    });
+  });
+
+  it('downloads the whole output in bounded parts', async () => {
+    const { db } = getDb();
+    const ref = await finished(db, 'alice', BIG);
+    const parts = await readOutputPieces(db, ref, 8);
+    const seen: Buffer[] = [];
+    for await (const part of parts ?? []) seen.push(part);
+    expect(Math.max(...seen.map((p) => p.length))).toBeLessThanOrEqual(8 * OUTPUT_CHUNK_BYTES);
+    expect(Buffer.concat(seen).toString('utf8')).toBe(BIG);
+    expect(await readOutputPieces(db, { ...ref, actor: 'bob' })).toBeNull();
+  });
+
+  it('indexes an output written before migration 26 when a page of it is first read', async () => {
+    const { db } = getDb();
+    await sql`ALTER TABLE session_outputs DISABLE TRIGGER session_outputs_index`.execute(db);
+    let ref: Awaited<ReturnType<typeof finished>>;
+    try {
+      ref = await finished(db, 'alice', 'one\ntwo\nthree');
+    } finally {
+      await sql`ALTER TABLE session_outputs ENABLE TRIGGER session_outputs_index`.execute(db);
+    }
+    expect(await readOutputPage(db, ref, { from: undefined, count: 2 })).toMatchObject({
+      from: 1,
+      lines: ['two', 'three'],
+      totalLines: 3,
+    });
+    expect(await pieceCount(db, ref.sessionId)).toBe(1);
+    // Deleting the output (the retention prune) deletes its pieces.
+    await db.deleteFrom('session_outputs').where('session_id', '=', ref.sessionId).execute();
+    expect(await pieceCount(db, ref.sessionId)).toBe(0);
+  });
+});
