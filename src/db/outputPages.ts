@@ -62,7 +62,7 @@ function safeInt(value: string | number | null, table: string, row: string, colu
   return n;
 }
 
-/** The row, indexed first if it was written before migration 26 (its one whole read). */
+/** The row, indexed first if no page of it was read before (its one whole read). */
 async function outputHead(db: Db, ref: OutputRef): Promise<OutputHead | null> {
   if (!outputRef.safeParse(ref).success) return null;
   const i = parseOrThrow(outputRef, ref, '');
@@ -80,7 +80,7 @@ async function outputHead(db: Db, ref: OutputRef): Promise<OutputHead | null> {
         textBytes: safeInt(row.text_bytes, 'session_outputs', row.session_id, 'text_bytes'),
       };
     }
-    await sql`SELECT rt_index_old_output(${i.sessionId})`.execute(db);
+    await sql`SELECT rt_index_output(${i.sessionId})`.execute(db);
   }
   throw new CorruptRowError('session_outputs', i.sessionId, 'line_count');
 }

@@ -1,11 +1,10 @@
 /**
  * Migration 26: an output's bytes in pieces (`session_output_chunks`), each
- * with the count of newlines before it, written by a trigger on every
- * `session_outputs` insert, so a page of the output reads the few pieces it
- * needs (src/db/outputPages.ts) instead of the whole text. A trigger, not
- * the writers: the tick's finish, `finishRun` and `finishWithOutput`, and a
- * node of an older version, all index what they write, with no change to
- * what they send.
+ * with the count of newlines before it, so a page of the output reads the
+ * few pieces it needs (src/db/outputPages.ts) instead of the whole text.
+ * Written when a page of the output is first read, not when it is
+ * inserted: the insert rides the tick that finishes the run, under the lock
+ * every node's tick waits for, and most outputs are never paged at all.
  */
 import { OUTPUT_CHUNK_BYTES } from '../outputChunkBytes.js';
 
@@ -41,20 +40,12 @@ BEGIN
   RETURN v_newlines + CASE WHEN v_len > 0 AND get_byte(v_bytes, v_len - 1) <> 10 THEN 1 ELSE 0 END;
 END $$`;
 
-/** Indexes an output as it is inserted: its pieces, `line_count` and `text_bytes`. */
-export const RT_OUTPUT_INDEX = `CREATE FUNCTION rt_output_index() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  NEW.line_count := rt_output_chunks(NEW.session_id, NEW.text);
-  NEW.text_bytes := octet_length(NEW.text);
-  RETURN NEW;
-END $$`;
-
 /**
- * Indexes one row written before migration 26, once, when a page of it is
- * first read (the only read of its whole text); a row already indexed is
- * left alone, so two first readers at once index it once.
+ * Indexes one output, once, when a page of it is first read (the only read
+ * of its whole text); a row already indexed is left alone, so two first
+ * readers at once index it once.
  */
-export const RT_INDEX_OLD_OUTPUT = `CREATE FUNCTION rt_index_old_output(p_session text)
+export const RT_INDEX_OUTPUT = `CREATE FUNCTION rt_index_output(p_session text)
 RETURNS void LANGUAGE sql AS $$
   UPDATE session_outputs SET line_count = rt_output_chunks(session_id, text),
     text_bytes = octet_length(text)
@@ -82,11 +73,8 @@ export const OUTPUT_CHUNKS_SCHEMA: readonly string[] = [
   `ALTER TABLE session_outputs ADD COLUMN line_count integer CHECK (line_count >= 0),
     ADD COLUMN text_bytes integer CHECK (text_bytes >= 0)`,
   RT_OUTPUT_CHUNKS,
-  RT_OUTPUT_INDEX,
-  RT_INDEX_OLD_OUTPUT,
+  RT_INDEX_OUTPUT,
   RT_OUTPUT_CHUNKS_DROP,
-  `CREATE TRIGGER session_outputs_index BEFORE INSERT ON session_outputs
-    FOR EACH ROW EXECUTE FUNCTION rt_output_index()`,
   `CREATE TRIGGER session_outputs_drop_chunks AFTER DELETE ON session_outputs
     REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION rt_output_chunks_drop()`,
 ];

@@ -16,6 +16,7 @@ import type {
 import { formatTimeLimit } from '../../board/formatTimeLimit.js';
 import type { BoardApi } from '../../client/boardApi.js';
 import type { CardActions } from './CardView.js';
+import { linesBefore } from './linesBefore.js';
 import { OutputBox } from './OutputBox.js';
 import { Left } from './ticker.js';
 
@@ -61,13 +62,14 @@ function StoredOutput(props: {
   if (missing) return <p class="meta">no output stored for this attempt</p>;
   if (page === null) return <p class="meta">loading output…</p>;
   const earlier = () => {
-    const from = Math.max(0, page.from - PAGE_LINES);
-    api
-      .outputPage(taskId, sessionId, from, page.from - from)
-      .then(
-        (older) => setPage({ ...page, from: older.from, lines: [...older.lines, ...page.lines] }),
-        report,
-      );
+    linesBefore(
+      (from, count) => api.outputPage(taskId, sessionId, from, count),
+      page.from,
+      PAGE_LINES,
+    ).then((older) => {
+      if (older !== null)
+        setPage({ ...page, from: older.from, lines: [...older.lines, ...page.lines] });
+    }, report);
   };
   const download = () =>
     api.outputFile(taskId, sessionId).then((blob) => {
