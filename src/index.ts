@@ -55,6 +55,12 @@ export {
 export { createUiServer, type UiServer } from './ui-server/createUiServer.js';
 export { createInspector } from './ui-server/inspector/createInspector.js';
 export {
+  capConnections,
+  httpServerOptions,
+  LISTENER_LIMIT_KEYS,
+  type ListenerLimits,
+} from './ui-server/listenerLimits.js';
+export {
   type MountedUiServer,
   type MountOptions,
   mountUiServer,

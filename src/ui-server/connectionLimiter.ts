@@ -9,6 +9,7 @@
  * No I/O: the server asks before the upgrade and releases when the socket
  * closes.
  */
+import { AddressSlots, type Release, releaseOnce } from './addressSlots.js';
 import type { Principal } from './authenticate.js';
 import { UiRequestError } from './listenerGuard.js';
 
@@ -34,29 +35,8 @@ export const CONNECTION_REFUSALS = {
   unavailable: 503,
 } as const;
 
-/** A place taken: give it back once, when the socket is gone. Idempotent. */
-export type Release = () => void;
-
 const refuse = (code: keyof typeof CONNECTION_REFUSALS, message: string) =>
   new UiRequestError(CONNECTION_REFUSALS[code], code, message);
-
-/**
- * The address a client is counted under: IPv4-mapped IPv6 (`::ffff:10.0.0.1`)
- * is the IPv4 address, so one client is one key whichever way it arrived.
- *
- * @example
- * ```ts
- * addressKey('::ffff:10.0.0.1') // => '10.0.0.1'
- * addressKey('::1') // => '::1'
- * addressKey(undefined) // => 'unknown'
- * ```
- */
-export function addressKey(remoteAddress: string | undefined): string {
-  if (remoteAddress === undefined || remoteAddress === '') return 'unknown';
-  return remoteAddress.startsWith('::ffff:') && remoteAddress.includes('.')
-    ? remoteAddress.slice('::ffff:'.length)
-    : remoteAddress;
-}
 
 /**
  * Counts open sockets.
@@ -73,11 +53,13 @@ export function addressKey(remoteAddress: string | undefined): string {
  */
 export class ConnectionLimiter {
   private readonly perUser = new Map<string, number>();
-  private readonly perAddress = new Map<string, number>();
+  private readonly perAddress: AddressSlots;
   private users = 0;
   private admins = 0;
 
-  constructor(private readonly caps: ConnectionCaps) {}
+  constructor(private readonly caps: ConnectionCaps) {
+    this.perAddress = new AddressSlots(caps.maxConnectionsPerAddress);
+  }
 
   /** Takes a place for one socket, or says why not (nothing is counted then). */
   admit(principal: Principal, remoteAddress: string | undefined): Release | UiRequestError {
@@ -90,30 +72,30 @@ export class ConnectionLimiter {
         );
       }
       this.admins += 1;
-      return once(() => {
+      return releaseOnce(() => {
         this.admins -= 1;
       });
     }
-    const address = addressKey(remoteAddress);
     if ((this.perUser.get(principal.userId) ?? 0) >= caps.maxConnectionsPerUser) {
       return refuse(
         'too_many_user_connections',
         `this user has ${caps.maxConnectionsPerUser} sockets open`,
       );
     }
-    if ((this.perAddress.get(address) ?? 0) >= caps.maxConnectionsPerAddress) {
+    if (this.perAddress.full(remoteAddress)) {
       return refuse(
         'too_many_address_connections',
         `this address has ${caps.maxConnectionsPerAddress} sockets open`,
       );
     }
     if (this.users >= caps.maxConnections) return refuse('unavailable', 'too many connections');
+    // Not full, checked above: the take cannot fail.
+    const releaseAddress = this.perAddress.take(remoteAddress);
     bump(this.perUser, principal.userId, 1);
-    bump(this.perAddress, address, 1);
     this.users += 1;
-    return once(() => {
+    return releaseOnce(() => {
+      releaseAddress?.();
       bump(this.perUser, principal.userId, -1);
-      bump(this.perAddress, address, -1);
       this.users -= 1;
     });
   }
@@ -124,18 +106,9 @@ export class ConnectionLimiter {
   }
 }
 
-// Keys at zero are deleted, so the maps hold only users and addresses with sockets.
+// Keys at zero are deleted, so the map holds only users with sockets.
 function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;
   if (n <= 0) map.delete(key);
   else map.set(key, n);
-}
-
-function once(fn: () => void): Release {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
 }

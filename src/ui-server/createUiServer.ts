@@ -2,11 +2,13 @@
  * The UI server: the board's handlers (mountUiServer.ts) on Node's http
  * server of their own, one port for the page, the API and the sockets. Both
  * listeners are guarded: no request can throw out of them and end the
- * process (listenerGuard.ts).
+ * process (listenerGuard.ts), and the listener's connections are capped and
+ * given deadlines to send their requests (listenerLimits.ts).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Inspector } from './inspector/createInspector.js';
+import { capConnections, httpServerOptions } from './listenerLimits.js';
 import { createBoardCore } from './mountUiServer.js';
 import type { UiServerOptions } from './uiServerOptions.js';
 
@@ -38,9 +40,10 @@ export async function createUiServer(
   },
 ): Promise<UiServer> {
   // The core validates port and host too, so a bad one is a UiServerConfigError before any listen.
-  const { serve, upgrade, mounted, logger } = await createBoardCore(options);
+  const { serve, upgrade, mounted, logger, limits } = await createBoardCore(options);
   const { port: listenPort, host: listenHost } = options;
-  const server = createServer(serve);
+  const server = createServer(httpServerOptions(limits), serve);
+  capConnections(server, limits, logger);
   server.on('upgrade', upgrade);
   await new Promise<void>((resolve, rejectListen) => {
     server.once('error', rejectListen);

@@ -26,11 +26,22 @@ import {
   requestPath,
   UiRequestError,
 } from './listenerGuard.js';
+import { LISTENER_LIMIT_KEYS } from './listenerLimits.js';
 import { OutputReadGate } from './outputReadGate.js';
 import { chartEngineScript, pageScript } from './pageBundle.js';
-import { resolveUiServerOptions, type UiServerOptions } from './uiServerOptions.js';
+import {
+  resolveUiServerOptions,
+  UiServerConfigError,
+  type UiServerLimits,
+  type UiServerLogger,
+  type UiServerOptions,
+} from './uiServerOptions.js';
 
-/** Options of a board with no listener of its own: those of `createUiServer` but `port` and `host`. */
+/**
+ * Options of a board with no listener of its own: those of `createUiServer`
+ * but `port`, `host` and the listener's limits (`LISTENER_LIMIT_KEYS`, which
+ * `mountUiServer` refuses: they are the app's server's to apply).
+ */
 export type MountOptions = Omit<UiServerOptions, 'port' | 'host'> & {
   /** Mounts the inspector (docs/inspector.md): `/inspect`, its script, the admin topic `/inspect/ws`. */
   inspector?: Inspector;
@@ -60,8 +71,9 @@ export interface BoardCore {
   serve(req: IncomingMessage, res: ServerResponse): void;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   mounted: MountedUiServer;
-  /** The options as resolved, for the listener's own logging. */
-  logger: { error(obj: object, msg: string): void };
+  /** The options as resolved, for the listener's own logging and limits. */
+  logger: UiServerLogger;
+  limits: UiServerLimits;
 }
 
 /** The path, or null for a target that is not one (the app's to answer). */
@@ -186,7 +198,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
       return closed;
     },
   };
-  return { serve, upgrade: guardedUpgrade, mounted, logger };
+  return { serve, upgrade: guardedUpgrade, mounted, logger, limits };
 }
 
 /**
@@ -200,5 +212,13 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
  * ```
  */
 export async function mountUiServer(options: MountOptions): Promise<MountedUiServer> {
+  // Silently ignored, they would promise a protection the app's server does not have.
+  const listenerKey = LISTENER_LIMIT_KEYS.find((k) => options.limits?.[k] !== undefined);
+  if (listenerKey !== undefined) {
+    throw new UiServerConfigError(
+      `limits.${listenerKey}`,
+      "a mounted board has no listener: give the app's server httpServerOptions and capConnections (listenerLimits.ts)",
+    );
+  }
   return (await createBoardCore(options)).mounted;
 }

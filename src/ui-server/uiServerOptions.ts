@@ -53,6 +53,32 @@ export const UI_SERVER_DEFAULTS = {
    * `too_many_output_reads` (src/ui-server/outputReadGate.ts).
    */
   maxOutputReadsPerUser: 2,
+  /**
+   * Open TCP connections to the listener in all, of every kind (requests
+   * still arriving, idle keep-alives, WebSockets); beyond it a new one is
+   * closed as it is accepted. Above the WebSocket caps, and well under the
+   * process's open-file limit, so the store, the engine and the logs always
+   * have descriptors left.
+   */
+  maxTcpConnections: 12_000,
+  /**
+   * Open TCP connections from one remote address; the next is answered 429
+   * `too_many_address_connections` and closed. Below `maxTcpConnections`, so
+   * one address cannot take every place.
+   */
+  maxTcpConnectionsPerAddress: 256,
+  /**
+   * How long a client may take to send a request's headers, counted from
+   * the connection's start (or the previous answer's end); then 408 and
+   * closed, so a client trickling headers cannot hold a connection for long.
+   */
+  headersTimeoutMs: 10_000,
+  /**
+   * How long a client may take to send a whole request, body included; at
+   * least `headersTimeoutMs`. Answers, downloads and WebSockets are not
+   * bounded by it.
+   */
+  requestTimeoutMs: 30_000,
 } as const;
 
 /** The server's limits; every field optional in the options. */
@@ -194,6 +220,18 @@ export function resolveUiServerOptions(
   const limits: UiServerLimits = { ...UI_SERVER_DEFAULTS };
   for (const [k, v] of Object.entries(options.limits ?? {})) {
     if (v !== undefined) limits[k as keyof UiServerLimits] = v;
+  }
+  if (limits.maxTcpConnectionsPerAddress >= limits.maxTcpConnections) {
+    throw new UiServerConfigError(
+      'limits.maxTcpConnectionsPerAddress',
+      `must be below maxTcpConnections (${limits.maxTcpConnections}), or one address can take every connection`,
+    );
+  }
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new UiServerConfigError(
+      'limits.headersTimeoutMs',
+      `must be at most requestTimeoutMs (${limits.requestTimeoutMs})`,
+    );
   }
   return {
     source: options.source,

@@ -48,6 +48,18 @@ describe('resolveUiServerOptions', () => {
     ],
     [{ ...base, source: {} }, /option source: must implement BoardSource/],
     [{ ...base, commands: { createTask() {} } }, /option commands/],
+    [
+      { ...base, limits: { maxTcpConnections: 100, maxTcpConnectionsPerAddress: 100 } },
+      /limits\.maxTcpConnectionsPerAddress: must be below maxTcpConnections \(100\)/,
+    ],
+    [
+      { ...base, limits: { maxTcpConnectionsPerAddress: 12_000 } },
+      /limits\.maxTcpConnectionsPerAddress: must be below maxTcpConnections \(12000\)/,
+    ],
+    [
+      { ...base, limits: { headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 } },
+      /limits\.headersTimeoutMs: must be at most requestTimeoutMs \(1000\)/,
+    ],
   ])('rejects %#', (options, message) => {
     expect(() => resolve(options)).toThrow(message);
     try {
