@@ -198,7 +198,11 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
       const task = await taskFor(actor, taskId);
       const last = await latestSession(taskId);
       if (last.status !== 'failed' && last.status !== 'cancelled') {
-        throw new RuntimeCommandError('conflict', `task ${taskId} is not finished`);
+        // Worded as the CLI's own retry words it, so the answer is the same through a node.
+        throw new RuntimeCommandError(
+          'conflict',
+          `task ${taskId} is ${last.status}: only a failed or cancelled task is retried`,
+        );
       }
       const outcome = await o
         .submit({

@@ -21,7 +21,7 @@ export const EXIT = {
   stopTimeout: 6,
   /** The task a command named does not exist. */
   notFound: 7,
-  /** The task is not in a state the command applies to (cancel a finished one, retry one not finished). */
+  /** The task is not in a state the command applies to (cancel a finished one, retry one that neither failed nor was cancelled). */
   conflict: 8,
   /** A second Ctrl-C while stopping: ended at once, without waiting. */
   interrupted: 130,

@@ -222,13 +222,17 @@ describe('retry', () => {
     ]);
   });
 
-  test('an unfinished task is a conflict', async () => {
-    const { c } = setup();
-    await expect(c.retry('alice', task.id)).rejects.toMatchObject({
-      code: 'conflict',
-      message: `task ${task.id} is not finished`,
-    });
-  });
+  test.each(['queued', 'running', 'succeeded'] as const)(
+    'a %s task is a conflict that says so, and nothing is submitted',
+    async (status) => {
+      const { c, ops } = setup({ sessions: [{ ...running, status }] });
+      await expect(c.retry('alice', task.id)).rejects.toMatchObject({
+        code: 'conflict',
+        message: `task ${task.id} is ${status}: only a failed or cancelled task is retried`,
+      });
+      expect(ops).toEqual([]);
+    },
+  );
 });
 
 test('setUserCap: a cap outcome is the answer; a store that does not answer is unavailable', async () => {
