@@ -26,7 +26,7 @@ import {
   readPage,
   sendDownload,
 } from './jobRoutes.js';
-import { UiRequestError } from './listenerGuard.js';
+import { requestUrl, UiRequestError } from './listenerGuard.js';
 import { healthFlags } from './nodeHealth.js';
 import { type OutputReadGate, OutputReadLimitError } from './outputReadGate.js';
 import { chartEngineScript, PAGE_CSP, PAGE_HTML, pageScript } from './pageBundle.js';
@@ -110,8 +110,8 @@ function requireAdmin(principal: Principal): void {
 }
 
 async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiContext) {
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  const r = matchRoute(req.method, path);
+  const url = requestUrl(req);
+  const r = matchRoute(req.method, url.pathname);
   const { param, second } = r;
   const refuse = (e: RouteRefusal): never => {
     throw new UiRequestError(e.status, e.code, e.message);
@@ -161,7 +161,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       requireAdmin(principalOf(req, ctx));
       if (ctx.commands.activity === undefined)
         throw new UiRequestError(404, 'not_found', 'this node has no rows to chart');
-      const query = parseActivityQuery(new URL(req.url ?? '/', 'http://localhost').searchParams);
+      const query = parseActivityQuery(url.searchParams);
       if ('status' in query) return refuse(query);
       return send(res, 200, await ctx.commands.activity(query));
     }
@@ -190,7 +190,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       const reads = jobReads(ctx.commands);
       if ('status' in reads) return refuse(reads);
       const principal = principalOf(req, ctx);
-      const query = parsePageQuery(new URL(req.url ?? '/', 'http://localhost').searchParams);
+      const query = parsePageQuery(url.searchParams);
       if ('status' in query) return refuse(query);
       const target = { viewer: viewerOf(principal), taskId: param, sessionId: second };
       const release = enterOutputRead(ctx.outputReads, principal);

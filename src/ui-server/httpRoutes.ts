@@ -61,23 +61,30 @@ export function isBoardPath(path: string): boolean {
 }
 
 /**
- * The route `method` and `path` name. Throws a `UiRequestError`: 404 when no
- * route has the path, 405 (with `allow`) when none has it for this method.
+ * The route `method` and `path` name. A HEAD is its path's GET route (Node
+ * sends the answer's headers and leaves out the body), which load balancers
+ * probe `/healthz` with. Throws a `UiRequestError`: 404 when no route has the
+ * path, 405 (with `allow`) when none has it for this method.
  *
  * @example
  * ```ts
  * matchRoute('GET', '/api/tasks/t1/sessions/s1/output') // => { name: 'output', param: 't1', second: 's1' }
  * matchRoute('PUT', '/api/users/a:b/cap') // => { name: 'cap', param: 'a:b', second: '' }
+ * matchRoute('HEAD', '/healthz') // => { name: 'health', param: '', second: '' }
  * matchRoute('GET', '/nowhere') // throws UiRequestError
  * matchRoute('DELETE', '/api/tasks') // throws UiRequestError
+ * matchRoute('HEAD', '/api/tasks') // throws UiRequestError
  * ```
  */
 export function matchRoute(method: string | undefined, path: string): MatchedRoute {
   const matching = ROUTES.filter((r) => r.pattern.test(path));
   if (matching.length === 0) throw new UiRequestError(404, 'not_found', `no route ${path}`);
-  const r = matching.find((m) => m.method === method);
+  const asMethod = method === 'HEAD' ? 'GET' : method;
+  const r = matching.find((m) => m.method === asMethod);
   if (r === undefined) {
-    const allow = matching.map((m) => m.method).join(', ');
+    const allow = matching
+      .flatMap((m) => (m.method === 'GET' ? ['GET', 'HEAD'] : [m.method]))
+      .join(', ');
     throw new UiRequestError(405, 'method_not_allowed', `use ${allow}`, { headers: { allow } });
   }
   const groups = r.pattern.exec(path);

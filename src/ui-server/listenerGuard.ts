@@ -39,7 +39,7 @@ export class UiRequestError<C extends string = string> extends Error {
 
 /** Stable codes of the refusals the guard and the upgrade ladder answer with. */
 export const GUARD_CODES = {
-  /** The request target is not a URL path (`//[`, `//a:99999/`, `http://[::1`). */
+  /** The request target is neither a path nor a URL (`http://[::1`, `http://a:99999/`). */
   badTarget: 'bad_target',
   /** A listener failed; the details are in the log, never in the answer. */
   internal: 'internal',
@@ -61,24 +61,48 @@ export interface GuardLogger {
   error(obj: object, msg: string): void;
 }
 
+/** Where a target that is a path is read from; only its path and query are kept. */
+const ORIGIN = 'http://localhost';
+
 /**
- * The path of a request target, or a 400 `bad_target`. Node's parser accepts
- * targets `new URL` refuses, so the parse error must become an answer.
+ * The request target as a URL, or a 400 `bad_target`. A target that starts
+ * with `/` is a path, so it is read after an origin: relative to a base,
+ * `new URL('//api/pool', base)` would take `api` for a host and `/pool` for
+ * the path. Any other target (the absolute form, `http://host/path`) is read
+ * as a URL; Node's parser accepts some that `new URL` refuses, so the parse
+ * error must become an answer.
  *
  * @example
  * ```ts
- * requestPath({ url: '/ws?x=1' }) // => '/ws'
- * requestPath({ url: '//[' }) // throws UiRequestError
+ * requestUrl({ url: '//api/pool?x=1' }).searchParams.get('x') // => '1'
+ * requestUrl({ url: 'http://other:8080/ws?subscribe=a' }).pathname // => '/ws'
+ * requestUrl({ url: 'http://[::1' }) // throws UiRequestError
  * ```
  */
-export function requestPath(req: Pick<IncomingMessage, 'url'>): string {
+export function requestUrl(req: Pick<IncomingMessage, 'url'>): URL {
+  const target = req.url ?? '/';
   try {
-    return new URL(req.url ?? '/', 'http://localhost').pathname;
+    return target.startsWith('/') ? new URL(`${ORIGIN}${target}`) : new URL(target, ORIGIN);
   } catch (err) {
     throw new UiRequestError(400, GUARD_CODES.badTarget, 'the request target is not a URL path', {
       cause: err,
     });
   }
+}
+
+/**
+ * The path of a request target (see {@link requestUrl}), or a 400 `bad_target`.
+ *
+ * @example
+ * ```ts
+ * requestPath({ url: '/ws?x=1' }) // => '/ws'
+ * requestPath({ url: '//api/pool' }) // => '//api/pool'
+ * requestPath({ url: '//[' }) // => '//['
+ * requestPath({ url: 'http://a:99999/ws' }) // throws UiRequestError
+ * ```
+ */
+export function requestPath(req: Pick<IncomingMessage, 'url'>): string {
+  return requestUrl(req).pathname;
 }
 
 /**

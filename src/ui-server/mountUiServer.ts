@@ -24,6 +24,7 @@ import {
   guardUpgrade,
   rejectUpgrade,
   requestPath,
+  requestUrl,
   UiRequestError,
 } from './listenerGuard.js';
 import { LISTENER_LIMIT_KEYS } from './listenerLimits.js';
@@ -163,7 +164,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
     socket.once('close', admitted);
     // A subscribe in the URL is served without waiting for the client's first
     // message (the page's early socket sends it so: docs/board-protocol.md).
-    const firstFrame = new URL(req.url ?? '/', 'http://localhost').searchParams.get('subscribe');
+    const firstFrame = requestUrl(req).searchParams.get('subscribe');
     wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws, principal, firstFrame));
   };
 

@@ -51,15 +51,33 @@ const UPGRADE =
   'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n' +
   'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
 
-/** Request targets Node's parser accepts and `new URL()` refuses (issue 14, item 1). */
-export const BAD_TARGETS = ['//[', '//a:99999/', '//%zz/', 'http://[::1', 'http://a:99999/ws'];
+/**
+ * Request targets Node's parser accepts and `new URL()` refuses (issue 14,
+ * item 1): absolute forms whose host or port is not one.
+ */
+export const BAD_TARGETS = ['http://[::1', 'http://a:99999/ws', 'http://%zz/'];
+
+/**
+ * Paths that start with `//`: read relative to a base, their first segment
+ * would be a host (`//[` one that does not parse, `//api/pool` the host
+ * `api`). Each is a path, answered like any other unknown path.
+ */
+export const SLASHED_PATHS = ['//[', '//a:99999/', '//%zz/', '//api/pool', '//ws'];
+
+const requestsFor = (targets: readonly string[]) =>
+  targets.flatMap((t) => [
+    { name: `GET ${t}`, bytes: `GET ${t} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n` },
+    { name: `upgrade ${t}`, bytes: `GET ${t} HTTP/1.1\r\nHost: x\r\n${UPGRADE}\r\n` },
+  ]);
 
 /** One request line per bad target, as a plain GET and as an upgrade. */
 export function badTargetRequests(): Array<{ name: string; bytes: string }> {
-  return BAD_TARGETS.flatMap((t) => [
-    { name: `GET ${t}`, bytes: `GET ${t} HTTP/1.1\r\nHost: x\r\n\r\n` },
-    { name: `upgrade ${t}`, bytes: `GET ${t} HTTP/1.1\r\nHost: x\r\n${UPGRADE}\r\n` },
-  ]);
+  return requestsFor(BAD_TARGETS);
+}
+
+/** One request line per path that starts with `//`, as a plain GET and as an upgrade. */
+export function slashedPathRequests(): Array<{ name: string; bytes: string }> {
+  return requestsFor(SLASHED_PATHS);
 }
 
 /**
@@ -107,7 +125,7 @@ export function malformedRequests(token: string): Array<{ name: string; bytes: s
     },
     {
       name: 'inspector upgrade, bad target',
-      bytes: `GET //[/inspect/ws HTTP/1.1\r\nHost: x\r\n${UPGRADE}\r\n`,
+      bytes: `GET http://[::1/inspect/ws HTTP/1.1\r\nHost: x\r\n${UPGRADE}\r\n`,
     },
     {
       name: 'exit api, bad body',

@@ -8,7 +8,12 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliProcess } from '../cli/cliProcess.js';
-import { badTargetRequests, malformedRequests, rawExchange } from './hostileInput.js';
+import {
+  badTargetRequests,
+  malformedRequests,
+  rawExchange,
+  slashedPathRequests,
+} from './hostileInput.js';
 import { ALICE, RawClient } from './wsHarness.js';
 
 const UP_MS = 30_000;
@@ -48,7 +53,7 @@ describe('a node under hostile requests', () => {
     }
     // All at once as well, on parallel sockets.
     await Promise.all(
-      [...badTargetRequests(), ...malformedRequests(ALICE)].map((r) =>
+      [...badTargetRequests(), ...slashedPathRequests(), ...malformedRequests(ALICE)].map((r) =>
         rawExchange(port, r.bytes, 1000),
       ),
     );

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { rawExchange } from './hostileInput.js';
 import { ADMIN, ALICE, BOB, type Harness, spec, startHarness } from './wsHarness.js';
 
 let h: Harness;
@@ -260,6 +261,34 @@ describe('auth, routes, health, metrics, page', () => {
   it('serves /healthz without a token', async () => {
     h = await startHarness();
     expect(await call('GET', '/healthz', null)).toMatchObject({ status: 200, json: { ok: true } });
+  });
+
+  it('answers HEAD /healthz like GET, without a body (load balancers probe with it)', async () => {
+    h = await startHarness();
+    const head = await rawExchange(
+      h.server.port,
+      'HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    expect(head.status).toBe(200);
+    expect(head.text).toMatch(/\r\ncontent-type: application\/json/i);
+    expect(head.text.endsWith('\r\n\r\n')).toBe(true);
+  });
+
+  it('reads a target starting with // as a path, never as a host', async () => {
+    h = await startHarness();
+    const raw = (target: string) =>
+      rawExchange(
+        h.server.port,
+        `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ALICE}\r\nConnection: close\r\n\r\n`,
+      );
+    const slashed = await raw('//api/pool');
+    expect(slashed.status).toBe(404);
+    expect(slashed.text).toContain(
+      '{"error":{"code":"not_found","message":"no route //api/pool"}}',
+    );
+    // `//api/pool` read as the host `api` was the path `/pool`: the same refusal as this one.
+    expect((await raw('//healthz/healthz')).text).toContain('no route //healthz/healthz');
+    expect((await raw('/api/pool')).status).toBe(200);
   });
 
   it('serves /metrics in Prometheus text to the admin only', async () => {

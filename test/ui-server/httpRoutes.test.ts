@@ -61,6 +61,19 @@ test('a path no route has is a 404; a method its routes do not take, a 405 that 
   expect(refusal(undefined as unknown as string, '/api/pool')).toMatchObject({ status: 405 });
 });
 
+test('a HEAD is the GET route of its path, and a 405 offers it beside GET', () => {
+  expect(matchRoute('HEAD', '/healthz').name).toBe('health');
+  expect(matchRoute('HEAD', '/api/tasks/t1')).toEqual({ name: 'task', param: 't1', second: '' });
+  expect(refusal('POST', '/healthz')).toMatchObject({
+    status: 405,
+    headers: { allow: 'GET, HEAD' },
+  });
+  expect(refusal('HEAD', '/api/tasks/t1/retry')).toMatchObject({
+    status: 405,
+    headers: { allow: 'POST' },
+  });
+});
+
 test('an id longer than 128 characters names no route', () => {
   expect(refusal('GET', `/api/tasks/${'a'.repeat(129)}`)).toMatchObject({ status: 404 });
   expect(matchRoute('GET', `/api/tasks/${'a'.repeat(128)}`).name).toBe('task');

@@ -19,7 +19,13 @@ import {
   UiRequestError,
 } from '../../src/ui-server/listenerGuard.js';
 import { runDocExamples } from '../support/docExamples.js';
-import { badTargetRequests, errorCodeOf, malformedRequests, rawExchange } from './hostileInput.js';
+import {
+  badTargetRequests,
+  errorCodeOf,
+  malformedRequests,
+  rawExchange,
+  slashedPathRequests,
+} from './hostileInput.js';
 import { ADMIN, ALICE, RawClient, serveWithInspector } from './wsHarness.js';
 
 runDocExamples(new URL('../../src/ui-server/listenerGuard.ts', import.meta.url), guard);
@@ -44,6 +50,14 @@ describe('the UI server with the inspector mounted', () => {
     const answer = await rawExchange(server.port, r.bytes);
     expect(answer.status).toBe(400);
     expect(errorCodeOf(answer)).toBe(GUARD_CODES.badTarget);
+    expect(await healthy(server.url)).toBe(200);
+  });
+
+  it.each(slashedPathRequests())('answers 404 not_found to %s (a path, not a host)', async (r) => {
+    const server = await uiServer();
+    const answer = await rawExchange(server.port, r.bytes);
+    expect(answer.status).toBe(404);
+    expect(answer.text).toContain('"code":"not_found"');
     expect(await healthy(server.url)).toBe(200);
   });
 
