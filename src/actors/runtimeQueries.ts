@@ -3,13 +3,16 @@
  * board's cards and line from the index, the pool and the metrics from the
  * line book, `health()` from the shell's parts, and the reads of the rows
  * (a task's page, stored output, the admin views). The commands, which
- * write, are src/actors/runtimeCommands.ts.
+ * write, are src/actors/runtimeCommands.ts. A read of the rows the store
+ * did not answer rejects as `unavailable`, like a command (503 on the board
+ * API, not a 500 logged as a bug).
  */
 import {
   type Db,
   getSessionOutput,
   getTaskOutput,
   getTaskRecord,
+  isTransientDbError,
   readActivity,
   readLineStatus,
   readOutputPage,
@@ -19,11 +22,12 @@ import {
 import type { ClusterNode } from './clusterLiveness.js';
 import type { BoardIndex } from './runtimeBoard.js';
 import type { RuntimeMetrics } from './runtimeMetrics.js';
-import type {
-  Runtime,
-  RuntimeClusterNode,
-  RuntimeHealth,
-  RuntimePoolSnapshot,
+import {
+  type Runtime,
+  type RuntimeClusterNode,
+  RuntimeCommandError,
+  type RuntimeHealth,
+  type RuntimePoolSnapshot,
 } from './runtimeTypes.js';
 
 export interface RuntimeQueryOptions {
@@ -79,6 +83,29 @@ export function withSessionsOwned(
   return nodes.map((n) => ({ ...n, sessionsOwned: owned.get(n.owner) ?? 0 }));
 }
 
+/**
+ * Rethrows a failed read of the rows as the caller sees it: a store that did
+ * not answer (refused, reset or ended the connection, a deadline: the
+ * transient errors of src/db/transientErrors.ts) is `unavailable`, with the
+ * store's error as `cause`; anything else is a bug and goes on as it is.
+ *
+ * @example
+ * ```ts
+ * readError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })) // throws unavailable
+ * readError(new Error('Connection terminated unexpectedly')) // throws unavailable
+ * readError(Object.assign(new Error('syntax error'), { code: '42601' })) // throws Error
+ * ```
+ */
+export function readError(error: unknown): never {
+  if (isTransientDbError(error)) {
+    throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+  }
+  throw error;
+}
+
+/** `read`'s rows, or its failure through {@link readError}. */
+const fromStore = <T>(read: Promise<T>): Promise<T> => read.catch(readError);
+
 export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
   const { db, board } = q;
   return {
@@ -94,13 +121,14 @@ export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
     watch: () => q.watch.watch(),
     line: board.line,
     poolSnapshot: () => q.pool(),
-    sessionOutput: (userId, sessionId) => getSessionOutput(db, { userId, sessionId }),
-    taskDetail: (actor, taskId) => getTaskRecord(db, { actor, taskId }),
-    taskOutput: (actor, taskId, sessionId) => getTaskOutput(db, { actor, taskId, sessionId }),
+    sessionOutput: (userId, sessionId) => fromStore(getSessionOutput(db, { userId, sessionId })),
+    taskDetail: (actor, taskId) => fromStore(getTaskRecord(db, { actor, taskId })),
+    taskOutput: (actor, taskId, sessionId) =>
+      fromStore(getTaskOutput(db, { actor, taskId, sessionId })),
     taskOutputPage: (actor, taskId, sessionId, range) =>
-      readOutputPage(db, { actor, taskId, sessionId }, range),
+      fromStore(readOutputPage(db, { actor, taskId, sessionId }, range)),
     taskOutputBytes: (actor, taskId, sessionId) =>
-      readOutputPieces(db, { actor, taskId, sessionId }),
+      fromStore(readOutputPieces(db, { actor, taskId, sessionId })),
     metrics: () => q.metrics.snapshot(q.pool()),
     health: () => ({
       engine: q.engine.available() ? 'available' : 'unavailable',
@@ -112,13 +140,13 @@ export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
       reconciler: q.leader?.state() ?? 'none',
     }),
     async clusterNodes() {
-      const [nodes, owned] = await Promise.all([
-        q.cluster()?.nodes() ?? Promise.resolve([]),
-        runningByOwner(db),
-      ]);
+      const [nodes, owned] = await fromStore(
+        Promise.all([q.cluster()?.nodes() ?? Promise.resolve([]), runningByOwner(db)]),
+      );
       return withSessionsOwned(nodes, owned);
     },
-    lineStatus: (headSize) => readLineStatus(db, headSize),
-    activity: ({ minutes, at }) => readActivity(db, { minutes, at: at ?? new Date(q.now()) }),
+    lineStatus: (headSize) => fromStore(readLineStatus(db, headSize)),
+    activity: ({ minutes, at }) =>
+      fromStore(readActivity(db, { minutes, at: at ?? new Date(q.now()) })),
   };
 }

@@ -260,7 +260,8 @@ export interface CreatedTask {
  * A running node. Board commands take `actor` (the calling user, or `null`
  * for the admin); a task the actor may not see rejects as `not_found`.
  * Command failures reject with a `RuntimeCommandError` (codes `not_found`,
- * `conflict`, `invalid`, `unavailable`, the board port's).
+ * `conflict`, `invalid`, `unavailable`, the board port's); a read of the
+ * rows the store did not answer, with `unavailable` (runtimeQueries.ts).
  */
 export interface Runtime extends BoardSource, BoardCommands {
   /** `${nodeId}@${bootId}`: the owner this boot writes on the rows it claims. */

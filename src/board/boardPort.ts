@@ -141,7 +141,9 @@ export interface CreateTaskInput {
  * Write side. `actor` is the calling user, or `null` for the admin, who may
  * act on any user's task. A task that `actor` may not see is `not_found`,
  * never `forbidden`, so ids of other users' tasks do not leak.
- * Failures reject with a {@link BoardCommandError}.
+ * Failures reject with a {@link BoardCommandError}; so do the reads of
+ * rows here (`taskDetail`, `lineStatus`, ...) whose store did not answer
+ * (`unavailable`: the API's 503), anything else they reject with is a bug.
  */
 export interface BoardCommands {
   /**

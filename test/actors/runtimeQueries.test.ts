@@ -1,14 +1,17 @@
 /**
  * The runtime's reads over fakes of its parts: `health()` says what each
  * part says (and `none` for what this node does not have), the pool and
- * the metrics come from the same line book. The reads of the rows are the
- * db's (test/db) and the whole runtime's (test/actors/runtime.*.test.ts).
+ * the metrics come from the same line book; a read of the rows the store did
+ * not answer is `unavailable`, any other failure goes on as it is. The rows
+ * read are the db's (test/db) and the whole runtime's
+ * (test/actors/runtime.*.test.ts).
  */
 import { expect, test } from 'vitest';
 import { RuntimeMetrics } from '../../src/actors/runtimeMetrics.js';
 import * as queriesModule from '../../src/actors/runtimeQueries.js';
 import { type RuntimeQueryOptions, runtimeQueries } from '../../src/actors/runtimeQueries.js';
-import type { Db } from '../../src/db/index.js';
+import { RuntimeCommandError } from '../../src/actors/runtimeTypes.js';
+import { type Db, newId } from '../../src/db/index.js';
 import { runDocExamples } from '../support/docExamples.js';
 
 runDocExamples(new URL('../../src/actors/runtimeQueries.ts', import.meta.url), queriesModule);
@@ -117,4 +120,47 @@ test('a subscriber watches the board until it leaves, unless it says passive', (
   stats();
   held?.();
   expect([listeners, watchers]).toEqual([0, 0]);
+});
+
+/** A store whose every query fails with `error`, as a Kysely over a dead pool would. */
+const failingStore = (error: Error) =>
+  new Proxy({} as Db, {
+    get() {
+      throw error;
+    },
+  });
+
+/** Every read of the rows, of ids that are well formed. */
+function rowReads(q: ReturnType<typeof runtimeQueries>): Array<[string, () => Promise<unknown>]> {
+  const [task, session] = [newId('task'), newId('session')];
+  return [
+    ['taskDetail', () => q.taskDetail('ann', task)],
+    ['taskOutput', () => q.taskOutput('ann', task, session)],
+    ['sessionOutput', () => q.sessionOutput('ann', session)],
+    ['lineStatus', () => q.lineStatus(5)],
+    ['activity', () => q.activity({ minutes: 60 })],
+    ['clusterNodes', () => q.clusterNodes()],
+  ];
+}
+
+test('a read the store did not answer is unavailable, with the store error as cause', async () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+    code: 'ECONNREFUSED',
+  });
+  for (const [name, read] of rowReads(runtimeQueries(parts({ db: failingStore(refused) })))) {
+    const error = await read().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error, name).toBeInstanceOf(RuntimeCommandError);
+    expect(error, name).toMatchObject({ code: 'unavailable', message: 'the store did not answer' });
+    expect((error as Error).cause, name).toBe(refused);
+  }
+});
+
+test('a read that failed for another reason (a bug) goes on as it is', async () => {
+  const bug = Object.assign(new Error('column "x" does not exist'), { code: '42703' });
+  for (const [name, read] of rowReads(runtimeQueries(parts({ db: failingStore(bug) })))) {
+    await expect(read(), name).rejects.toBe(bug);
+  }
 });
