@@ -3,6 +3,7 @@
  * place before any SQL runs, and every failure names its field.
  */
 import { z } from 'zod';
+import { ILL_FORMED, isWellFormed } from '../common/wellFormed.js';
 import { isId } from './ids.js';
 import { runSpecSchema } from './runSpec.js';
 
@@ -24,7 +25,8 @@ export const title = z
   .min(1)
   .max(TEXT_LIMITS.title)
   .refine((s) => s.trim() !== '', 'blank')
-  .refine((s) => !CONTROL.test(s), 'control character');
+  .refine((s) => !CONTROL.test(s), 'control character')
+  .refine(isWellFormed, ILL_FORMED);
 export const column = z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/, 'a lowercase slug of 1-40');
 export const kind = z.enum(['run', 'bootstrap']);
 export const backend = z.enum(['swarm', 'docker', 'local', 'simulated']);

@@ -4,6 +4,7 @@
  * into a shell string. Limits keep one row (and one Docker API call) bounded.
  */
 import { z } from 'zod';
+import { ILL_FORMED, isWellFormed } from '../common/wellFormed.js';
 import { parseOrThrow } from './parseOrThrow.js';
 
 /** Limits on a run spec, documented in docs/data.md. */
@@ -29,10 +30,18 @@ export const runSpecSchema = z
       .max(L.imageLength)
       .regex(/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/, 'image reference: no spaces or shell characters'),
     command: z
-      .array(z.string().max(L.argLength).refine(noNul, 'NUL byte in argument'))
+      .array(
+        z
+          .string()
+          .max(L.argLength)
+          .refine(noNul, 'NUL byte in argument')
+          .refine(isWellFormed, ILL_FORMED),
+      )
       .min(1)
       .max(L.commandArgs)
       .readonly()
+      // Checked here, not first at start (wrapperArgv): the caller hears it, not the run.
+      .refine((args) => args[0] !== '', { message: 'empty program name', path: [0] })
       .refine(
         (args) => args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0) <= L.commandBytes,
         `command longer than ${L.commandBytes} bytes`,
@@ -43,7 +52,11 @@ export const runSpecSchema = z
           .string()
           .max(L.envKeyLength)
           .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable name'),
-        z.string().max(L.envValueLength).refine(noNul, 'NUL byte in value'),
+        z
+          .string()
+          .max(L.envValueLength)
+          .refine(noNul, 'NUL byte in value')
+          .refine(isWellFormed, ILL_FORMED),
       )
       .refine((env) => Object.keys(env).length <= L.envEntries, `more than ${L.envEntries} entries`)
       .optional(),
@@ -63,6 +76,9 @@ export type RunSpec = z.infer<typeof runSpecSchema>;
  * parseRunSpec({ image: 'node:20', command: 'npm test' }) // throws ValidationError
  * parseRunSpec({ image: 'node:20; rm -rf /', command: ['true'] }) // throws ValidationError
  * parseRunSpec({ image: 'node:20', command: [] }) // throws DB_VALIDATION
+ * parseRunSpec({ image: 'node:20', command: [''] }) // throws ValidationError
+ * parseRunSpec({ image: 'node:20', command: ['echo', ''] }).command // => ['echo', '']
+ * parseRunSpec({ image: 'node:20', command: ['echo', '\udc00'] }) // throws ValidationError
  * parseRunSpec({ image: 'node:20', command: ['x'], env: { 'A B': '1' } }) // throws ValidationError
  * parseRunSpec({ image: 'node:20', command: ['x'], shell: true }) // throws ValidationError
  * ```

@@ -10,6 +10,7 @@
  * zod's output is (test/db/tickFastCheck.test.ts holds the two to the same
  * answers).
  */
+import { isWellFormed } from '../common/wellFormed.js';
 import { isId } from './ids.js';
 import { TEXT_LIMITS } from './inputs.js';
 import { RUN_SPEC_LIMITS as L } from './runSpec.js';
@@ -118,7 +119,7 @@ function finishOp(o: Row): TickFinish | undefined {
 }
 
 const argOk = (a: unknown): a is string =>
-  typeof a === 'string' && a.length <= L.argLength && !a.includes('\0');
+  typeof a === 'string' && a.length <= L.argLength && !a.includes('\0') && isWellFormed(a);
 
 /** The run spec as runSpecSchema outputs it (frozen, as its `.readonly()` does), or undefined. */
 function specOf(v: unknown): TickEnqueue['spec'] | undefined {
@@ -135,6 +136,7 @@ function specOf(v: unknown): TickEnqueue['spec'] | undefined {
     !Array.isArray(command) ||
     command.length < 1 ||
     command.length > L.commandArgs ||
+    command[0] === '' ||
     !command.every(argOk)
   )
     return undefined;
@@ -182,6 +184,7 @@ function enqueueOp(o: Row): TickEnqueue | undefined {
     title.length > TEXT_LIMITS.title ||
     title.trim() === '' ||
     CONTROL.test(title) ||
+    !isWellFormed(title) ||
     (hasColumn &&
       o.column !== undefined &&
       (typeof o.column !== 'string' || !COLUMN.test(o.column)))

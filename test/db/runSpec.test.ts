@@ -25,6 +25,9 @@ describe('parseRunSpec', () => {
     expect(fieldOf({ image: 'a', command: ['x'], env: { A: 1 } })).toBe('spec.env.A');
     expect(fieldOf({ image: 'a', command: ['x'], env: { '1A': 'v' } })).toBe('spec.env.1A');
     expect(fieldOf({ image: 'a', command: ['x'], extra: 1 })).toBe('spec.extra');
+    expect(fieldOf({ image: 'a', command: [''] })).toBe('spec.command.0');
+    expect(fieldOf({ image: 'a', command: ['echo', '\udc00'] })).toBe('spec.command.1');
+    expect(fieldOf({ image: 'a', command: ['x'], env: { A: '\ud83d' } })).toBe('spec.env.A');
   });
 
   it('enforces every limit', () => {
@@ -43,13 +46,15 @@ describe('parseRunSpec', () => {
 
   test.prop([
     fc.constantFrom('node:20', 'ghcr.io/acme/agent@sha256:abc', 'busybox'),
-    fc.array(
-      fc.string({ maxLength: 40 }).filter((s) => !s.includes('\0')),
-      {
-        minLength: 1,
-        maxLength: 8,
-      },
-    ),
+    fc
+      .array(
+        fc.string({ maxLength: 40 }).filter((s) => !s.includes('\0')),
+        {
+          minLength: 1,
+          maxLength: 8,
+        },
+      )
+      .filter((args) => args[0] !== ''),
     fc.dictionary(fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,10}$/), fc.string({ maxLength: 20 })),
   ])('keeps argv as given, shell characters included, never joined', (image, command, env) => {
     const spec = parseRunSpec({ image, command, env });

@@ -78,6 +78,8 @@ const anyValue = fc.oneof(
     'x'.repeat(256),
     'r'.repeat(1001),
     'Done',
+    '\ud800 lone',
+    'ok 🙂',
     'a'.repeat(41),
     '-rt',
     'rt x',
@@ -111,14 +113,17 @@ const anyValue = fc.oneof(
     {
       image: fc.constantFrom('node:20', '', 'a b', 'x'.repeat(256)),
       command: fc.oneof(
-        fc.array(fc.constantFrom('npm', '', 'a\0', 'é'.repeat(8192), 'x'.repeat(8193)), {
-          maxLength: 12,
-        }),
+        fc.array(
+          fc.constantFrom('npm', '', 'a\0', 'é'.repeat(8192), 'x'.repeat(8193), 'a\ud800', '🙂'),
+          {
+            maxLength: 12,
+          },
+        ),
         fc.constant(Array.from({ length: 257 }, () => 'a')),
       ),
       env: fc.dictionary(
         fc.constantFrom('CI', 'A_1', '1A', 'a-b', ''),
-        fc.constantFrom('1', 'x\0'),
+        fc.constantFrom('1', 'x\0', '\udc00', '🙂'),
       ),
       extra: fc.constant(1),
     },

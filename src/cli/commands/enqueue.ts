@@ -7,7 +7,8 @@
  */
 import { submitKey } from '../../board/submitKey.js';
 import { timeLimitMs } from '../../board/timeLimit.js';
-import { keyTakenBy, newId, ValidationError } from '../../db/index.js';
+import { isWellFormed } from '../../common/wellFormed.js';
+import { keyTakenBy, newId, TEXT_LIMITS, ValidationError } from '../../db/index.js';
 import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
@@ -88,6 +89,23 @@ export function timeLimitFlag(value: unknown): number | undefined {
   return parsed.data;
 }
 
+/**
+ * The title of a task enqueued without `--title`: its argv, cut to the
+ * title's limit (UTF-16 units) without splitting a character in two, which
+ * would leave a lone surrogate that the store refuses.
+ *
+ * @example
+ * ```ts
+ * titleFromArgv(['echo', 'hi']) // => 'echo hi'
+ * titleFromArgv(['x'.repeat(300)]).length // => 200
+ * titleFromArgv(['x'.repeat(199) + '🙂']) // => 'x'.repeat(199)
+ * ```
+ */
+export function titleFromArgv(argv: readonly string[]): string {
+  const cut = argv.join(' ').slice(0, TEXT_LIMITS.title);
+  return isWellFormed(cut) ? cut : cut.slice(0, -1);
+}
+
 export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   const { config, flags, rest } = ctx;
   if (rest.length === 0) {
@@ -98,8 +116,7 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   }
   // The config schema takes at least one user (cliConfig.ts: users.min(1)).
   const user = typeof flags['--user'] === 'string' ? flags['--user'] : config.users[0]!;
-  const title =
-    typeof flags['--title'] === 'string' ? flags['--title'] : rest.join(' ').slice(0, 200);
+  const title = typeof flags['--title'] === 'string' ? flags['--title'] : titleFromArgv(rest);
   // Checked here, so the answer is the same whether a node or the rows would take it.
   if (title.trim() === '') throw new CliError('CLI_USAGE', '--title must not be empty');
   const image = typeof flags['--image'] === 'string' ? flags['--image'] : DEFAULT_IMAGE;

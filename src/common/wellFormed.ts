@@ -1,0 +1,33 @@
+/**
+ * Well-formed UTF-16: no lone surrogate. A JavaScript string may hold one
+ * (`'\ud800'`, from JSON's `\ud800` escape or a cut emoji) but no store
+ * can: Postgres refuses it in json (SQLSTATE 22P02, "Unicode low surrogate
+ * must follow a high surrogate") and UTF-8 cannot encode it. Every string a
+ * caller sends towards the rows is checked with this, so it is refused as
+ * that caller's input, naming its field, instead of failing a tick.
+ */
+
+/** What a refusal says. */
+export const ILL_FORMED = 'lone UTF-16 surrogate: not well-formed Unicode';
+
+/** `String.prototype.isWellFormed` (Node 20); the project's lib (ES2023) does not declare it yet. */
+interface WellFormedCheck {
+  isWellFormed(): boolean;
+}
+
+/**
+ * True when `text` has no lone surrogate (a pair, one character beyond
+ * U+FFFF, is well-formed).
+ *
+ * @example
+ * ```ts
+ * isWellFormed('naïve 🙂') // => true
+ * isWellFormed('') // => true
+ * isWellFormed('\ud800 lone') // => false
+ * isWellFormed('\udc00') // => false
+ * isWellFormed('🙂'.slice(0, 1)) // => false
+ * ```
+ */
+export function isWellFormed(text: string): boolean {
+  return (text as string & WellFormedCheck).isWellFormed();
+}
