@@ -7,6 +7,8 @@
  * a runner is only told afterwards.
  */
 import {
+  isDataException,
+  isTransientDbError,
   keyTakenBy,
   NotFoundError,
   newId,
@@ -17,7 +19,7 @@ import {
 import type { TickOutcome } from '../db/tickTypes.js';
 import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
 import type { Dispatcher } from './dispatcher.js';
-import { DispatcherStoppedError } from './dispatcher.js';
+import { DispatcherStoppedError, DispatchUnavailableError } from './dispatcher.js';
 import { endedExit, type RuntimeEnding, RuntimeStoppedError } from './runtimeExit.js';
 import { type CreatedTask, type Runtime, RuntimeCommandError } from './runtimeTypes.js';
 
@@ -78,12 +80,19 @@ export function appliedOr(
 
 /**
  * Rethrows a store or dispatcher failure as the caller sees it: bad input
- * is `invalid`, a missing row `not_found`, a write the runtime stopped
- * before it ran a `RuntimeStoppedError`, the rest `unavailable`.
+ * is `invalid` (also a value the server refused, SQLSTATE class 22), a
+ * missing row `not_found`, a write the runtime stopped before it ran a
+ * `RuntimeStoppedError`; a store that did not answer (an outage, a deadline:
+ * src/db/transientErrors.ts) is `unavailable`, and any other failure
+ * `internal`: retrying later would only repeat it, so it must not read as
+ * an outage.
  *
  * @example
  * ```ts
- * commandError(new Error('ECONNRESET')) // throws unavailable
+ * commandError(Object.assign(new Error('connect ECONNRESET'), { code: 'ECONNRESET' })) // throws unavailable
+ * commandError(Object.assign(new Error('invalid input syntax for type json'), { code: '22P02' })) // throws invalid
+ * commandError(Object.assign(new Error('syntax error at or near'), { code: '42601' })) // throws internal
+ * commandError(new Error('rt_tick answered no outcome for op enqueue #1')) // throws internal
  * ```
  */
 export function commandError(error: unknown): never {
@@ -98,8 +107,19 @@ export function commandError(error: unknown): never {
     throw new RuntimeCommandError('invalid', error.message, { cause: error });
   if (error instanceof NotFoundError)
     throw new RuntimeCommandError('not_found', error.message, { cause: error });
-  throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+  if (error instanceof DispatchUnavailableError || isTransientDbError(error))
+    throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
+  if (isDataException(error))
+    throw new RuntimeCommandError('invalid', `the store refused a value: ${messageOf(error)}`, {
+      cause: error,
+    });
+  throw new RuntimeCommandError('internal', 'the store failed on the command (see the node log)', {
+    cause: error,
+  });
 }
+
+const messageOf = (error: unknown): string =>
+  error instanceof Error ? error.message : String(error);
 
 export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
   const alive = () => {

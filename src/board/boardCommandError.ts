@@ -11,6 +11,7 @@ export const BOARD_COMMAND_STATUS = {
   conflict: 409,
   invalid: 422,
   unavailable: 503,
+  internal: 500,
 } as const;
 
 /** A code of {@link BoardCommandError}. */
@@ -19,7 +20,9 @@ export type BoardCommandErrorCode = keyof typeof BOARD_COMMAND_STATUS;
 /**
  * The one error type commands reject with. `conflict`: the task is not in a
  * state that allows it (cancel a finished task, retry a running one);
- * `invalid`: the runtime refused the input; `unavailable`: try again later.
+ * `invalid`: the runtime refused the input; `unavailable`: try again later
+ * (the store did not answer in time); `internal`: the store failed in a way
+ * a retry cannot fix (a bug, logged by the node).
  */
 export class BoardCommandError extends Error {
   override readonly name = 'BoardCommandError';

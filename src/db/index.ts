@@ -175,6 +175,7 @@ export { type Db, inTransaction } from './transaction.js';
 export {
   DbTimeoutError,
   type DbTimeoutKind,
+  isDataException,
   isTransientDbError,
   transientReason,
 } from './transientErrors.js';

@@ -189,3 +189,25 @@ export function toDbTimeoutError(error: unknown): DbTimeoutError | undefined {
   if (kind === undefined) return undefined;
   return new DbTimeoutError(kind, `database ${kind} deadline passed: ${text}`, { cause: error });
 }
+
+/**
+ * True when `error` (or a `cause` under it) is a data exception, SQLSTATE
+ * class 22: the server could not take a value it was sent (invalid json
+ * text, a string too long, a number out of range). Not transient, and not
+ * the store's failure either: the input was wrong, and the schemas before
+ * the SQL missed it, so the caller hears "invalid" and the node logs a bug.
+ *
+ * @example
+ * ```ts
+ * isDataException(Object.assign(new Error('invalid input syntax for type json'), { code: '22P02' })) // => true
+ * isDataException(new Error('tick', { cause: { code: '22001' } })) // => true
+ * isDataException(Object.assign(new Error('duplicate key'), { code: '23505' })) // => false
+ * isDataException(new DbTimeoutError('client', 'no answer')) // => false
+ * ```
+ */
+export function isDataException(error: unknown, depth = 0): boolean {
+  if (depth > 8 || typeof error !== 'object' || error === null) return false;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+  return isDataException(cause, depth + 1);
+}

@@ -4,7 +4,7 @@
  * runs them through a whole runtime).
  */
 import { describe, expect, test } from 'vitest';
-import { DispatcherStoppedError } from '../../src/actors/dispatcher.js';
+import { DispatcherStoppedError, DispatchUnavailableError } from '../../src/actors/dispatcher.js';
 import type { CommandOp, RuntimeCommandsOptions } from '../../src/actors/runtimeCommands.js';
 import * as commands from '../../src/actors/runtimeCommands.js';
 import { RuntimeStoppedError } from '../../src/actors/runtimeExit.js';
@@ -235,14 +235,59 @@ describe('retry', () => {
   );
 });
 
+describe('a store failure that is not an outage', () => {
+  const submitFailing = async (error: unknown) => {
+    const { c } = setup({ submit: () => Promise.reject(error) });
+    return c.submit('alice', { title: 't', image: 'i', command: ['c'] }).catch((e) => e);
+  };
+
+  test('a value the server refused (SQLSTATE class 22) is invalid, with the error as cause', async () => {
+    const refused = Object.assign(
+      new Error(
+        'invalid input syntax for type json: Unicode low surrogate must follow a high surrogate',
+      ),
+      { code: '22P02' },
+    );
+    const err = await submitFailing(refused);
+    expect(err).toMatchObject({ code: 'invalid' });
+    expect(err.message).toMatch(/surrogate/);
+    expect(err.cause).toBe(refused);
+  });
+
+  test('a bug (a syntax error, a constraint, an error with no code) is internal, not unavailable', async () => {
+    for (const error of [
+      Object.assign(new Error('syntax error'), { code: '42601' }),
+      Object.assign(new Error('duplicate key'), { code: '23505' }),
+      new Error('rt_tick answered no outcome for op enqueue #1'),
+    ]) {
+      const err = await submitFailing(error);
+      expect(err, error.message).toMatchObject({ code: 'internal' });
+      expect(err.cause).toBe(error);
+    }
+  });
+
+  test('an outage or an op past its deadline is unavailable', async () => {
+    for (const error of [
+      Object.assign(new Error('terminating connection'), { code: '57P01' }),
+      new DispatchUnavailableError('the store did not take enqueue within 60000 ms'),
+    ]) {
+      await expect(submitFailing(error)).resolves.toMatchObject({
+        code: 'unavailable',
+        message: 'the store did not answer',
+      });
+    }
+  });
+});
+
 test('setUserCap: a cap outcome is the answer; a store that does not answer is unavailable', async () => {
   const ok = setup({ outcome: { ref: '1', kind: 'cap', line: {} as never } });
   await expect(ok.c.setUserCap('alice', 2)).resolves.toBeUndefined();
   expect(ok.ops).toEqual([{ op: 'cap', userId: 'alice', maxRunning: 2 }]);
-  const down = setup({ submit: () => Promise.reject(new Error('ECONNREFUSED')) });
+  const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+  const down = setup({ submit: () => Promise.reject(refused) });
   const err = await down.c.setUserCap('alice', 2).catch((e) => e);
   expect(err).toMatchObject({ code: 'unavailable' });
-  expect(err.cause).toEqual(new Error('ECONNREFUSED'));
+  expect(err.cause).toBe(refused);
 });
 
 describe('reconcile', () => {
