@@ -38,6 +38,8 @@ const ALIASES: Record<string, string> = { '-h': '--help' };
  * parseArgv(['x', '--', 'echo'], spec).positionals // => ['x']
  * parseArgv(['--prot', '80'], spec) // throws CliError
  * parseArgv(['--port'], spec) // throws CliError
+ * parseArgv(['--port', '--', 'true'], spec) // throws CLI_USAGE
+ * parseArgv(['--port=--', '--', 'true'], spec).flags // => { '--port': '--' }
  * parseArgv(['--json=yes'], spec) // throws CliError
  * ```
  */
@@ -69,6 +71,14 @@ export function parseArgv(argv: readonly string[], spec: FlagSpec): ParsedArgv {
       const next = argv[i + 1];
       if (next === undefined || (next.startsWith('--') && next.length > 2)) {
         throw usage(`${name} needs a value`);
+      }
+      // `--` ends the options (the command follows): it is never an option's
+      // value, or `--title -- echo hi` would take `--` as the title and then
+      // refuse `echo` as a stray word. `--title=--` still gives that title.
+      if (next === '--') {
+        throw usage(
+          `${name} needs a value (the -- after it starts the command; ${name}=-- for a literal --)`,
+        );
       }
       value = next;
       i += 1;

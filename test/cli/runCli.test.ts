@@ -64,6 +64,16 @@ describe('help and usage', () => {
     expect(c.err()).toContain("unexpected argument 'now'");
   });
 
+  it.each([
+    [['enqueue', '--time-limit', '--', 'true'], '--time-limit needs a value'],
+    [['enqueue', '--title', '--', 'echo', 'hi'], '--title needs a value'],
+  ])('%j: an option with no value before -- is named, exit 2', async (argv, message) => {
+    const c = capture();
+    expect(await runCli(argv, c.io)).toBe(2);
+    expect(c.err()).toContain(message);
+    expect(c.err()).not.toContain('unexpected argument');
+  });
+
   it('names the bad key of a config file and its source', async () => {
     const c = capture({}, { 'rt.json': JSON.stringify({ simulated: { sped: 3 } }) });
     expect(await runCli(['start', '--config', 'rt.json'], c.io)).toBe(2);
