@@ -5,7 +5,7 @@
  * the runs it holds, so only it can stop their containers), otherwise
  * straight to the rows, with what the rows alone decide.
  */
-import { type BoardTokens, loadBoardTokens } from './boardTokens.js';
+import { type BoardTokens, readBoardTokens } from './boardTokens.js';
 import type { CliConfig } from './cliConfig.js';
 import { CliError } from './exitCodes.js';
 import { readLiveNode } from './nodeFile.js';
@@ -22,7 +22,7 @@ export function commandRoute(config: CliConfig): CommandRoute {
       kind: 'node',
       url: live.url,
       pid: live.pid,
-      tokens: loadBoardTokens(config.dataDir, config.tokens, []),
+      tokens: readBoardTokens(config.dataDir, config.tokens),
     };
   }
   if (live !== null && config.databaseUrl === undefined) {

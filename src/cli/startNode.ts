@@ -75,7 +75,12 @@ export async function startNode(
     const claim = claimNodeFile(config.dataDir, config.databaseUrl ? 'postgres' : 'pglite');
     undo.push(() => claim.release());
     const users = [...new Set([...config.users, ...(options.users ?? [])])];
-    const tokens = loadBoardTokens(config.dataDir, config.tokens, users);
+    const { tokens, revoked } = loadBoardTokens(config.dataDir, config.tokens, users);
+    if (revoked.length > 0)
+      logger.warn(
+        { users: revoked },
+        `no longer configured, so their board tokens no longer work: ${revoked.join(', ')} (their queued and running tasks still run; configure them again to restore the same URLs)`,
+      );
     const connected: DbHandle = (
       await openStore(config, ctx.progress, { onPoolError: storeErrorsTo(logger) })
     ).handle;

@@ -226,7 +226,8 @@ describe('on a PGlite directory', () => {
 
   it('status answers the same through a running node as from the rows, with a job waiting and some finished', async () => {
     const node = capture({ ROUNDTABLE_SIM_SPEED: '50' });
-    const running = runCli(['start', '--port', '0', ...flags()], node.io);
+    // ann and bo must be configured: a user who is not has no token the node takes.
+    const running = runCli(['start', '--port', '0', '--users', 'ann,bo', ...flags()], node.io);
     const viaNode = capture();
     try {
       const deadline = Date.now() + 60_000;
