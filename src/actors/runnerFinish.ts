@@ -4,6 +4,7 @@
  * head of the user's line), or a start failure (re-queued or failed, as the
  * start-failure policy decided).
  */
+import { cutWellFormed } from '../common/wellFormed.js';
 import type { RunOutput } from '../containers/ContainerBackend.js';
 import { newId, type Session } from '../db/index.js';
 import type { TickFinish } from '../db/tickTypes.js';
@@ -54,14 +55,14 @@ export function finishFor(
   if (outcome.outcome === 'gave_up') return giveUp(outcome.reason);
   if (outcome.outcome === 'orphaned') return giveUp('owner_lost');
   const decided = onStartFailure(outcome.error, s);
-  if (decided.action === 'requeue') return giveUp(decided.reason.slice(0, MAX_REASON));
+  if (decided.action === 'requeue') return giveUp(cutWellFormed(decided.reason, MAX_REASON));
   return {
     op: 'finish',
     sessionId: s.id,
     epoch: s.epoch,
     status: 'failed',
     exitCode: outcome.exitCode,
-    reason: decided.reason.slice(0, MAX_REASON),
+    reason: cutWellFormed(decided.reason, MAX_REASON),
     userRecoverable: decided.userRecoverable,
     output: null,
     column: 'failed',

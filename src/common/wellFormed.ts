@@ -31,3 +31,21 @@ interface WellFormedCheck {
 export function isWellFormed(text: string): boolean {
   return (text as string & WellFormedCheck).isWellFormed();
 }
+
+/**
+ * The first `max` UTF-16 units of `text`, one fewer when the cut would
+ * split a surrogate pair: a cut emoji is a lone surrogate no store takes.
+ *
+ * @example
+ * ```ts
+ * cutWellFormed('abc', 2) // => 'ab'
+ * cutWellFormed('a🙂', 2) // => 'a'
+ * cutWellFormed('a🙂', 3) // => 'a🙂'
+ * cutWellFormed('', 5) // => ''
+ * ```
+ */
+export function cutWellFormed(text: string, max: number): string {
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff && cut.length < text.length ? cut.slice(0, -1) : cut;
+}

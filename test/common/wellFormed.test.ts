@@ -22,3 +22,13 @@ test.prop([fc.string(), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string()])(
     expect(isWellFormed(text)).toBe(false);
   },
 );
+
+test.prop([fc.string({ unit: 'grapheme' }), fc.nat({ max: 300 })])(
+  'a well-formed string cut anywhere stays well-formed, a prefix at most one unit short',
+  (text, max) => {
+    const cut = wellFormed.cutWellFormed(text, max);
+    expect(isWellFormed(cut)).toBe(true);
+    expect(text.startsWith(cut)).toBe(true);
+    expect(cut.length).toBeGreaterThanOrEqual(Math.min(max, text.length) - 1);
+  },
+);

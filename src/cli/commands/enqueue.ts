@@ -7,7 +7,7 @@
  */
 import { submitKey } from '../../board/submitKey.js';
 import { timeLimitMs } from '../../board/timeLimit.js';
-import { isWellFormed } from '../../common/wellFormed.js';
+import { cutWellFormed } from '../../common/wellFormed.js';
 import { keyTakenBy, newId, TEXT_LIMITS, ValidationError } from '../../db/index.js';
 import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
@@ -102,8 +102,7 @@ export function timeLimitFlag(value: unknown): number | undefined {
  * ```
  */
 export function titleFromArgv(argv: readonly string[]): string {
-  const cut = argv.join(' ').slice(0, TEXT_LIMITS.title);
-  return isWellFormed(cut) ? cut : cut.slice(0, -1);
+  return cutWellFormed(argv.join(' '), TEXT_LIMITS.title);
 }
 
 export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
