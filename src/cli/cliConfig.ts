@@ -9,6 +9,7 @@ import { defaultNodeId } from '../actors/runtimeOptions.js';
 import { timeLimitMs } from '../board/timeLimit.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_PATTERN } from '../containers/namespace.js';
 import { MAX_STALE_AFTER_MS } from '../db/nodeHeartbeats.js';
+import { UI_SERVER_DEFAULTS } from '../ui-server/uiServerOptions.js';
 
 const userName = z
   .string()
@@ -81,6 +82,21 @@ export const cliConfigSchema = z.strictObject({
     .max(MAX_STALE_AFTER_MS, `must be at most ${MAX_STALE_AFTER_MS} (a day)`)
     .optional(),
   shutdownMs: ms,
+  /**
+   * Connections one remote address may hold at the board, requests and
+   * WebSockets together. Behind a reverse proxy every client has the
+   * proxy's address: raise it there. Absent: the board's defaults (256, of
+   * which 200 WebSockets).
+   */
+  perAddress: z
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(
+      UI_SERVER_DEFAULTS.maxTcpConnections - 1,
+      `must be at most ${UI_SERVER_DEFAULTS.maxTcpConnections - 1}, under the board's ${UI_SERVER_DEFAULTS.maxTcpConnections} connections in all`,
+    )
+    .optional(),
   simulated: z.strictObject({
     nodes: z.number().int().min(1).max(50),
     speed: z.number().positive().max(1000),

@@ -213,6 +213,14 @@ export const SETTINGS: readonly Setting[] = [
     help: "how long this node's heartbeat vouches for it, 2000 to 86400000 (it beats every fifth of it; others judge it by its own row): silent longer, its runs are taken over. Default 10000 with --pooler transaction, else reconcile-ms (a boot lock sees a crash at once)",
   },
   {
+    key: 'perAddress',
+    flag: '--per-address',
+    env: 'ROUNDTABLE_PER_ADDRESS',
+    kind: 'int',
+    group: 'node',
+    help: "connections one remote address may hold at the board, requests and WebSockets together (default 256, of which 200 WebSockets); behind a reverse proxy every client has the proxy's address: raise it there",
+  },
+  {
     key: 'shutdownMs',
     flag: '--shutdown-ms',
     env: 'ROUNDTABLE_SHUTDOWN_MS',

@@ -1,7 +1,8 @@
 /**
- * How the CLI's settings become the runtime's options where the two differ
- * in shape: retention (0 means for ever) and cluster liveness (which locks a
- * node takes on its store, and how fast the beats it is judged by go).
+ * How the CLI's settings become the runtime's and the board's options where
+ * the two differ in shape: retention (0 means for ever), cluster liveness
+ * (which locks a node takes on its store, and how fast the beats it is
+ * judged by go) and the board's connections per address.
  */
 import type { DbHandle } from '../db/index.js';
 import type { CliConfig } from './cliConfig.js';
@@ -106,4 +107,20 @@ export function liveness<S extends Pick<DbHandle, 'engine'>>(
   if (config.bootLock === 'off') return { ...reconcileLock, ...(dead ? beatsWatch(dead) : {}) };
   // The lock sees a crash at once; the beats are the backstop for a wedged node.
   return { bootLock: store, ...reconcileLock, ...(dead ? beatWindow(dead) : {}) };
+}
+
+/**
+ * The board's limits for `--per-address`: one number for the connections
+ * of an address, of which its WebSockets are a part.
+ *
+ * @example
+ * ```ts
+ * perAddressLimits(2000) // => { maxTcpConnectionsPerAddress: 2000, maxConnectionsPerAddress: 2000 }
+ * ```
+ */
+export function perAddressLimits(perAddress: number): {
+  maxTcpConnectionsPerAddress: number;
+  maxConnectionsPerAddress: number;
+} {
+  return { maxTcpConnectionsPerAddress: perAddress, maxConnectionsPerAddress: perAddress };
 }

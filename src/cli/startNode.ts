@@ -19,7 +19,7 @@ import type { CommandContext } from './commandContext.js';
 import { CliError, NodeGaveUpError } from './exitCodes.js';
 import { claimNodeFile } from './nodeFile.js';
 import { logCards, logSupervision } from './nodeLogs.js';
-import { liveness, retention } from './nodeOptions.js';
+import { liveness, perAddressLimits, retention } from './nodeOptions.js';
 import { type BackendDecision, openBackend } from './openBackend.js';
 import { describeStore, openStore, sessionRefusal, storeErrorsTo } from './openStore.js';
 import { readStatus } from './statusReport.js';
@@ -159,6 +159,9 @@ export async function startNode(
           host: config.host,
           logger: uiLogger,
           inspector,
+          ...(config.perAddress === undefined
+            ? {}
+            : { limits: perAddressLimits(config.perAddress) }),
         }),
         onListening: (s) => {
           if (server !== undefined) uiLogger.warn({ url: s.url }, 'board restarted');

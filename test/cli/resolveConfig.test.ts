@@ -88,6 +88,18 @@ describe('resolveConfig', () => {
     expect(e.message).toMatch(/pooler/);
   });
 
+  it('takes the board’s connections per address from --per-address or the env, under its total', () => {
+    expect(resolveConfig({}).config.perAddress).toBeUndefined();
+    expect(resolveConfig({ flags: { '--per-address': '2000' } }).config.perAddress).toBe(2_000);
+    expect(resolveConfig({ env: { ROUNDTABLE_PER_ADDRESS: '64' } }).config.perAddress).toBe(64);
+    expect(errorOf(() => resolveConfig({ flags: { '--per-address': '0' } })).message).toMatch(
+      /^--per-address: perAddress must be/,
+    );
+    expect(errorOf(() => resolveConfig({ flags: { '--per-address': '12000' } })).message).toMatch(
+      /perAddress must be at most 11999/,
+    );
+  });
+
   it('takes how long a beat vouches for its node from --dead-after-ms or the env, within 2 s and a day', () => {
     expect(resolveConfig({}).config.deadAfterMs).toBeUndefined();
     expect(resolveConfig({ flags: { '--dead-after-ms': '30000' } }).config.deadAfterMs).toBe(

@@ -315,6 +315,39 @@ describe('on a PGlite directory', () => {
     expect(await runCli(['migrate', ...flags()], after.io)).toBe(0);
   }, 90_000);
 
+  it('--per-address caps the connections one address holds at the board', async () => {
+    const { connect } = await import('node:net');
+    const node = capture();
+    const running = runCli(['start', '--port', '0', '--per-address', '2', ...flags()], node.io);
+    const sockets: import('node:net').Socket[] = [];
+    try {
+      const ready = await readyRecord(node, Date.now() + 60_000);
+      const port = Number(new URL(ready.board).port);
+      // Three sockets that send nothing, from 127.0.0.1 (the start's own
+      // probe of its routes may still hold a keep-alive one): the cap of 2
+      // refuses at least the third, with its code, before reading anything.
+      const replies: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const s = connect(port, '127.0.0.1');
+        sockets.push(s);
+        replies.push('');
+        s.on('data', (d) => {
+          replies[i] += String(d);
+        });
+        await new Promise((r) => s.once('connect', r));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const refused = replies.filter((r) => r.startsWith('HTTP/1.1 429'));
+      expect(refused.length).toBeGreaterThanOrEqual(1);
+      expect(refused[0]).toContain('too_many_address_connections');
+      expect(replies.filter((r) => r === '').length).toBeLessThanOrEqual(2);
+    } finally {
+      for (const s of sockets) s.destroy();
+      node.signal('SIGINT');
+    }
+    expect(await running).toBe(0);
+  }, 90_000);
+
   it('a port in use fails the start with exit 5 and frees the directory', async () => {
     const { createServer } = await import('node:net');
     const blocker = createServer();
