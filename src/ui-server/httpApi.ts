@@ -24,6 +24,7 @@ import {
   parsePageQuery,
   type RouteRefusal,
   readPage,
+  type StallClock,
   sendDownload,
 } from './jobRoutes.js';
 import { requestUrl, UiRequestError } from './listenerGuard.js';
@@ -76,6 +77,8 @@ export interface HttpApiContext {
   maxHttpBody: number;
   /** Output reads in flight per user (`maxOutputReadsPerUser`). */
   outputReads: OutputReadGate;
+  /** The server's clock: a download's stall deadline runs on it. */
+  clock: StallClock;
   connections(): number;
   logger: UiServerLogger;
 }
@@ -197,7 +200,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
       try {
         const page =
           r.name === 'download'
-            ? await sendDownload(res, ctx.commands, target)
+            ? await sendDownload(res, ctx.commands, target, ctx.clock)
             : await readPage(ctx.commands, target, query);
         if (page === false || page === null) {
           return refuse({

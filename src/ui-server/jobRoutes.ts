@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { BoardCommands, OutputPage, StoredOutput } from '../board/boardPort.js';
 import { firstIssue } from '../common/firstIssue.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
 
 /** Most lines one output page holds. */
 export const MAX_OUTPUT_PAGE_LINES = 5000;
@@ -99,15 +100,31 @@ export async function readPage(
 }
 
 /** Resolves when `res` may take more, or has closed (a client that left). */
-function drained(res: ServerResponse): Promise<void> {
+/** How long a download waits for its client to take the last part before it gives up on it. */
+export const DOWNLOAD_STALL_MS = 30_000;
+
+/** The timers a download's stall deadline runs on. */
+export type StallClock = Pick<SupervisorClock, 'setTimeout' | 'clearTimeout'>;
+
+/**
+ * True once the socket took what was written; false when it closed, or
+ * took nothing for `DOWNLOAD_STALL_MS` (a client that stopped reading
+ * would otherwise hold its user's output-read place for as long as its
+ * socket stays open).
+ */
+function drained(res: ServerResponse, clock: StallClock): Promise<boolean> {
   return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
+    const done = (ok: boolean) => () => {
+      clock.clearTimeout(timer);
+      res.off('drain', took);
+      res.off('close', closed);
+      resolve(ok);
     };
-    res.on('drain', done);
-    res.on('close', done);
+    const took = done(true);
+    const closed = done(false);
+    const timer = clock.setTimeout(closed, DOWNLOAD_STALL_MS);
+    res.on('drain', took);
+    res.on('close', closed);
   });
 }
 
@@ -122,6 +139,7 @@ export async function sendDownload(
   res: ServerResponse,
   commands: BoardCommands,
   t: OutputTarget,
+  clock: StallClock,
 ): Promise<boolean> {
   let parts: AsyncIterable<Uint8Array> | null;
   if (commands.taskOutputBytes !== undefined) {
@@ -139,7 +157,10 @@ export async function sendDownload(
   });
   for await (const part of parts) {
     if (res.destroyed) break;
-    if (!res.write(part)) await drained(res);
+    if (!res.write(part) && !(await drained(res, clock))) {
+      res.destroy();
+      break;
+    }
   }
   res.end();
   return true;

@@ -138,6 +138,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
       authenticate,
       maxHttpBody: limits.maxHttpBody,
       outputReads,
+      clock: opts.clock,
       connections: () => hub.stats().connections,
       logger,
     });
