@@ -342,6 +342,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     onError: report,
     onSubmitted: (outcome) => metrics.submitted(outcome),
     defaultTimeLimitMs: o.defaultTimeLimitMs ?? null,
+    isTransient,
   });
 
   const queries = runtimeQueries({
@@ -356,6 +357,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     cluster: () => cluster,
     leader,
     now,
+    isTransient,
   });
   const runtime: Runtime = {
     owner,

@@ -41,6 +41,8 @@ export interface RuntimeCommandsOptions {
   requestPass(): Promise<void> | undefined;
   /** The runtime has stopped: commands reject at once. */
   isDead(): boolean;
+  /** Which store errors are an outage (the runtime's `isTransient`): those are `unavailable`. */
+  isTransient?(error: unknown): boolean;
   /** Who ended the runtime on purpose, once someone did. */
   ending(): RuntimeEnding | undefined;
   onError(error: unknown): void;
@@ -95,7 +97,10 @@ export function appliedOr(
  * commandError(new Error('rt_tick answered no outcome for op enqueue #1')) // throws internal
  * ```
  */
-export function commandError(error: unknown): never {
+export function commandError(
+  error: unknown,
+  isTransient: (error: unknown) => boolean = isTransientDbError,
+): never {
   if (error instanceof RuntimeCommandError) throw error;
   // The runtime stopped with the command's write still waiting: it never ran.
   if (error instanceof DispatcherStoppedError)
@@ -107,7 +112,7 @@ export function commandError(error: unknown): never {
     throw new RuntimeCommandError('invalid', error.message, { cause: error });
   if (error instanceof NotFoundError)
     throw new RuntimeCommandError('not_found', error.message, { cause: error });
-  if (error instanceof DispatchUnavailableError || isTransientDbError(error))
+  if (error instanceof DispatchUnavailableError || isTransient(error))
     throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
   if (isDataException(error))
     throw new RuntimeCommandError('invalid', `the store refused a value: ${messageOf(error)}`, {
@@ -122,6 +127,8 @@ const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : String(error);
 
 export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
+  // The runtime's own judgement of an outage: the one its retries follow.
+  const failed = (error: unknown): never => commandError(error, o.isTransient);
   const alive = () => {
     if (o.isDead()) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
   };
@@ -131,11 +138,11 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
     } catch (error) {
       // A malformed id names no task the actor may see.
       if (error instanceof ValidationError) commandError(new NotFoundError('task', taskId));
-      return commandError(error);
+      return failed(error);
     }
   };
   const latestSession = async (taskId: string): Promise<Session> => {
-    const sessions = await o.readSessions(taskId).catch(commandError);
+    const sessions = await o.readSessions(taskId).catch(failed);
     const last = sessions[sessions.length - 1];
     if (last === undefined)
       throw new RuntimeCommandError('not_found', `task ${taskId} has no session`);
@@ -164,7 +171,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
         ...(input.key === undefined ? {} : { key: input.key }),
         ...(limit === null ? {} : { timeLimitMs: limit }),
       })
-      .catch(commandError);
+      .catch(failed);
     const taken = keyTakenBy(outcome);
     if (taken !== undefined) {
       o.onSubmitted?.('conflict');
@@ -208,7 +215,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
           reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
           column: 'failed',
         })
-        .catch(commandError);
+        .catch(failed);
       appliedOr(outcome, `task ${taskId}`);
       if (!o.cancelRunner(s.id) && s.handle !== null)
         await o.removeRun({ sessionId: s.id, handle: s.handle }).catch(o.onError);
@@ -232,13 +239,13 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
           sessionId: newId('session'),
           expected: { sessionId: last.id, status: last.status, epoch: last.epoch },
         })
-        .catch(commandError);
+        .catch(failed);
       const done = appliedOr(outcome, `task ${taskId}`);
       return { sessionId: done.session.id, position: done.position ?? 0 };
     },
     async setUserCap(userId, maxRunning) {
       alive();
-      const outcome = await o.submit({ op: 'cap', userId, maxRunning }).catch(commandError);
+      const outcome = await o.submit({ op: 'cap', userId, maxRunning }).catch(failed);
       if (outcome.kind !== 'cap') appliedOr(outcome, `user ${userId}`);
     },
     reconcile() {

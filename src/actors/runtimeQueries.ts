@@ -45,6 +45,8 @@ export interface RuntimeQueryOptions {
   cluster(): { self(): RuntimeHealth['lock']; nodes(): Promise<ClusterNode[]> } | undefined;
   leader: { state(): RuntimeHealth['reconciler'] } | undefined;
   now(): number;
+  /** Which store errors are an outage (the runtime's `isTransient`): those are `unavailable`. */
+  isTransient?(error: unknown): boolean;
 }
 
 /** The read half of `Runtime`. */
@@ -96,18 +98,21 @@ export function withSessionsOwned(
  * readError(Object.assign(new Error('syntax error'), { code: '42601' })) // throws Error
  * ```
  */
-export function readError(error: unknown): never {
-  if (isTransientDbError(error)) {
+export function readError(
+  error: unknown,
+  isTransient: (error: unknown) => boolean = isTransientDbError,
+): never {
+  if (isTransient(error)) {
     throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
   }
   throw error;
 }
 
-/** `read`'s rows, or its failure through {@link readError}. */
-const fromStore = <T>(read: Promise<T>): Promise<T> => read.catch(readError);
-
 export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
   const { db, board } = q;
+  /** `read`'s rows, or its failure through {@link readError}, judged as the runtime judges outages. */
+  const fromStore = <T>(read: Promise<T>): Promise<T> =>
+    read.catch((error: unknown) => readError(error, q.isTransient));
   return {
     cards: (userId) => board.cards(userId),
     subscribe(listener, options) {

@@ -290,6 +290,17 @@ test('setUserCap: a cap outcome is the answer; a store that does not answer is u
   expect(err.cause).toBe(refused);
 });
 
+test('an outage is what the runtime’s isTransient says it is, else internal', async () => {
+  const odd = Object.assign(new Error('the proxy said no'), { code: 'X0001' });
+  const judged = setup({
+    submit: () => Promise.reject(odd),
+    isTransient: (e) => (e as { code?: string }).code === 'X0001',
+  });
+  await expect(judged.c.setUserCap('alice', 2)).rejects.toMatchObject({ code: 'unavailable' });
+  const plain = setup({ submit: () => Promise.reject(odd) });
+  await expect(plain.c.setUserCap('alice', 2)).rejects.toMatchObject({ code: 'internal' });
+});
+
 describe('reconcile', () => {
   test('no reconciler running is unavailable', async () => {
     const { c } = setup({ requestPass: () => undefined });

@@ -164,3 +164,13 @@ test('a read that failed for another reason (a bug) goes on as it is', async () 
     await expect(read(), name).rejects.toBe(bug);
   }
 });
+
+test('an outage is what the runtime’s isTransient says it is', async () => {
+  const odd = Object.assign(new Error('the proxy said no'), { code: 'X0001' });
+  const queries = runtimeQueries(
+    parts({ db: failingStore(odd), isTransient: (e) => (e as { code?: string }).code === 'X0001' }),
+  );
+  for (const [name, read] of rowReads(queries)) {
+    await expect(read(), name).rejects.toMatchObject({ code: 'unavailable' });
+  }
+});
