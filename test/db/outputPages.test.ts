@@ -12,7 +12,7 @@ import { readOutputPage, readOutputPieces } from '../../src/db/outputPages.js';
 import { finishWithOutput } from '../../src/db/sessionOutputs.js';
 import { claim } from '../../src/db/sessionTransitions.js';
 import type { Db } from '../../src/db/transaction.js';
-import { describeEachEngine } from '../support/databases.js';
+import { describeEachEngine, raceTest } from '../support/databases.js';
 import { enqueue, steppingClock } from './fixtures.js';
 
 /** Counts the bytes of every byte column and text column the store answers with. */
@@ -60,7 +60,7 @@ async function pieceCount(db: Db, sessionId: string): Promise<number> {
   return Number(row.n);
 }
 
-describeEachEngine('output pages', (getDb) => {
+describeEachEngine('output pages', (getDb, engine) => {
   it('pages a large output exactly: at an offset, the last page, beyond the end', async () => {
     const { db } = getDb();
     const ref = await finished(db, 'alice', BIG);
@@ -155,6 +155,32 @@ describeEachEngine('output pages', (getDb) => {
     expect(Buffer.concat(seen).toString('utf8')).toBe(BIG);
     expect(await readOutputPieces(db, { ...ref, actor: 'bob' })).toBeNull();
   });
+
+  raceTest(engine)(
+    'first readers on several connections at once index an output once, and each reads its page',
+    async () => {
+      const { db, connectAnother } = getDb();
+      const others = [(await connectAnother()).db, (await connectAnother()).db];
+      const ref = await finished(db, 'alice', BIG);
+      // Four first reads over three pools: each would index the output, and
+      // at least two overlap (an index of ~3 MB takes tens of milliseconds).
+      const reads = [db, others[0], others[1], others[0]].map((d, i) =>
+        readOutputPage(d as Db, ref, { from: 100_000 * i, count: 2 }),
+      );
+      const pages = await Promise.all(reads);
+      expect(pages.map((p) => p?.lines)).toEqual(
+        [0, 1, 2, 3].map((i) => [lineOf(100_000 * i), lineOf(100_000 * i + 1)]),
+      );
+      expect(pages.every((p) => p?.totalLines === LINES)).toBe(true);
+      expect(await pieceCount(db, ref.sessionId)).toBe(
+        Math.ceil(Buffer.byteLength(BIG) / OUTPUT_CHUNK_BYTES),
+      );
+      const parts = await readOutputPieces(others[1] as Db, ref, 8);
+      const seen: Buffer[] = [];
+      for await (const part of parts ?? []) seen.push(part);
+      expect(Buffer.concat(seen).toString('utf8')).toBe(BIG);
+    },
+  );
 
   it('indexes an output when a page of it is first read, not when it is written', async () => {
     const { db } = getDb();
