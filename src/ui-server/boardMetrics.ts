@@ -37,10 +37,23 @@ export const TICK_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 /** Ops one tick carried: one submit alone to a full batch (500). */
 export const TICK_OPS_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
 
+/**
+ * Distinct refusal codes kept as their own series; any further code counts as
+ * `other`. The codes are constants of the server's, but a series per code must
+ * stay bounded even if one were ever built from input.
+ */
+export const MAX_REFUSAL_CODES = 48;
+
 /** The server's metrics; `render()` returns the Prometheus text. */
 export interface BoardMetrics {
   contentType: string;
   render(): Promise<string>;
+  /**
+   * Counts one refusal by its answer's `error.code`: a request, an upgrade or
+   * a connection the board or its listener turned away (limits, auth, bad
+   * input, timeouts, its own failures).
+   */
+  refused(code: string): void;
 }
 
 /** Builds the registry. The port's `metrics()` is read once per scrape. */
@@ -120,6 +133,13 @@ export function createBoardMetrics(
     labelNames: ['series'],
     registers: [registry],
   });
+  const refusals = new Counter({
+    name: 'roundtable_http_refusals_total',
+    help: 'Requests, WebSocket upgrades and connections the board refused, by the code of its answer (429 too_many_*, 408 request_timeout, 401 unauthorized, ...)',
+    labelNames: ['code'],
+    registers: [registry],
+  });
+  const refusalCodes = new Set<string>();
   const connections = new Gauge({
     name: 'roundtable_board_connections',
     help: 'Open board WebSocket connections',
@@ -144,6 +164,14 @@ export function createBoardMetrics(
 
   return {
     contentType: registry.contentType,
+    refused(code) {
+      if (!refusalCodes.has(code) && refusalCodes.size >= MAX_REFUSAL_CODES) {
+        refusals.inc({ code: 'other' });
+        return;
+      }
+      refusalCodes.add(code);
+      refusals.inc({ code });
+    },
     async render() {
       const m = commands.metrics();
       // Gauges are reset so a user whose queue emptied does not linger.

@@ -40,10 +40,10 @@ export async function createUiServer(
   },
 ): Promise<UiServer> {
   // The core validates port and host too, so a bad one is a UiServerConfigError before any listen.
-  const { serve, upgrade, mounted, logger, limits } = await createBoardCore(options);
+  const { serve, upgrade, mounted, logger, limits, refused } = await createBoardCore(options);
   const { port: listenPort, host: listenHost } = options;
   const server = createServer(httpServerOptions(limits), serve);
-  capConnections(server, limits, logger);
+  capConnections(server, limits, logger, refused);
   server.on('upgrade', upgrade);
   await new Promise<void>((resolve, rejectListen) => {
     server.once('error', rejectListen);

@@ -256,10 +256,12 @@ export async function handleHttp(
   } catch (err) {
     if (res.headersSent) {
       ctx.logger.error({ err }, 'http: failed after headers were sent');
+      ctx.metrics.refused('internal');
       res.destroy();
       return;
     }
     if (err instanceof UiRequestError) {
+      ctx.metrics.refused(err.code);
       if (err.status === 413) res.setHeader('connection', 'close');
       return send(
         res,
@@ -270,9 +272,11 @@ export async function handleHttp(
     }
     if (isBoardCommandError(err)) {
       const status = BOARD_COMMAND_STATUS[err.code];
+      ctx.metrics.refused(err.code);
       return send(res, status, { error: { code: err.code, message: err.message } });
     }
     ctx.logger.error({ err, url: req.url }, 'http: internal error');
+    ctx.metrics.refused('internal');
     send(res, 500, { error: { code: 'internal', message: 'internal error' } });
   }
 }

@@ -50,7 +50,10 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -144,12 +147,22 @@ function answerOf(err: unknown): { status: number; code: string; message: string
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void | Promise<void>;
 
+/** Hears each refusal's code as it is answered (the board's `/metrics` count them). */
+export type OnRefusal = (code: string) => void;
+
+const ignore: OnRefusal = () => {};
+
 /** Wraps a request listener: it answers on any exception, sync or async, and never throws. */
-export function guardRequest(handler: RequestListener, logger: GuardLogger): RequestListener {
+export function guardRequest(
+  handler: RequestListener,
+  logger: GuardLogger,
+  onRefusal: OnRefusal = ignore,
+): RequestListener {
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
     try {
       const known = answerOf(err);
       if (known === null) logger.error({ err, url: req.url }, 'http: listener failed');
+      onRefusal((known ?? INTERNAL).code);
       if (res.headersSent || res.destroyed) {
         res.destroy();
         return;
@@ -184,10 +197,15 @@ export function guardRequest(handler: RequestListener, logger: GuardLogger): Req
  * exception and never throws. Once the 101 went out the socket carries
  * WebSocket frames, so a late failure destroys it instead of writing HTTP.
  */
-export function guardUpgrade(handler: UpgradeListener, logger: GuardLogger): UpgradeListener {
+export function guardUpgrade(
+  handler: UpgradeListener,
+  logger: GuardLogger,
+  onRefusal: OnRefusal = ignore,
+): UpgradeListener {
   const fail = (req: IncomingMessage, socket: Duplex, err: unknown) => {
     const known = answerOf(err);
     if (known === null) logger.error({ err, url: req.url }, 'upgrade: listener failed');
+    onRefusal((known ?? INTERNAL).code);
     const started = (socket as { bytesWritten?: number }).bytesWritten ?? 0;
     if (started > 0) {
       socket.destroy();

@@ -20,7 +20,7 @@
 import type { Server, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import { AddressSlots, addressKey } from './addressSlots.js';
-import { rejectUpgrade } from './listenerGuard.js';
+import { type OnRefusal, rejectUpgrade } from './listenerGuard.js';
 import type { UiServerLimits, UiServerLogger } from './uiServerOptions.js';
 
 /** The limits of `UI_SERVER_DEFAULTS` that only a listener can apply. */
@@ -70,6 +70,51 @@ export function httpServerOptions(
 /** The code a connection over its address's cap is refused with (429), as for WebSockets. */
 export const ADDRESS_REFUSAL = 'too_many_address_connections';
 
+/** The code counted for a connection Node closed at the total cap (it gets no answer). */
+export const TOTAL_REFUSAL = 'too_many_connections';
+
+/**
+ * What a connection whose request could not be read is answered, by Node's
+ * error code: the statuses Node answers itself, with the board's JSON body.
+ * Null for an error that leaves nothing to answer: the peer reset the
+ * connection, or ended it in the middle of a request.
+ *
+ * @example
+ * ```ts
+ * clientErrorAnswer('ERR_HTTP_REQUEST_TIMEOUT') // => { status: 408, code: 'request_timeout', message: 'the request did not arrive in time' }
+ * clientErrorAnswer('HPE_HEADER_OVERFLOW')?.status // => 431
+ * clientErrorAnswer('HPE_INVALID_METHOD')?.code // => 'bad_request'
+ * clientErrorAnswer('ECONNRESET') // => null
+ * clientErrorAnswer('HPE_INVALID_EOF_STATE') // => null
+ * ```
+ */
+export function clientErrorAnswer(
+  errorCode: string | undefined,
+): { status: number; code: string; message: string } | null {
+  switch (errorCode) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'HPE_INVALID_EOF_STATE':
+      return null;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return {
+        status: 408,
+        code: 'request_timeout',
+        message: 'the request did not arrive in time',
+      };
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        status: 431,
+        code: 'headers_too_large',
+        message: 'the request headers are too large',
+      };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, code: 'too_large', message: 'the chunk extensions are too large' };
+    default:
+      return { status: 400, code: 'bad_request', message: 'the request could not be read' };
+  }
+}
+
 /**
  * Caps the connections of `server` (made with {@link httpServerOptions}):
  * `maxTcpConnections` in all, `maxTcpConnectionsPerAddress` per remote
@@ -81,12 +126,27 @@ export function capConnections(
   server: Server,
   limits: ListenerLimits,
   logger: Pick<UiServerLogger, 'warn'>,
+  onRefusal: OnRefusal = () => {},
 ): void {
   server.maxConnections = limits.maxTcpConnections;
   const slots = new AddressSlots(limits.maxTcpConnectionsPerAddress);
   const warned = new Set<string>();
   let dropping = false;
+  // Node answers a request past its deadline (408) or one it cannot parse
+  // itself, unheard; listening takes that answer over, so it is written
+  // here as Node writes it (never into a response already started).
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const answer = clientErrorAnswer(err.code);
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (answer === null || !socket.writable || inFlight?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    onRefusal(answer.code);
+    rejectUpgrade(socket, answer.status, answer.code, answer.message);
+  });
   server.on('drop', (dropped?: { remoteAddress?: string }) => {
+    onRefusal(TOTAL_REFUSAL);
     if (dropping) return;
     dropping = true;
     logger.warn(
@@ -108,6 +168,7 @@ export function capConnections(
           'ui-server: an address holds all its connections; more from it are refused',
         );
       }
+      onRefusal(ADDRESS_REFUSAL);
       rejectUpgrade(
         socket,
         429,

@@ -75,6 +75,8 @@ export interface BoardCore {
   /** The options as resolved, for the listener's own logging and limits. */
   logger: UiServerLogger;
   limits: UiServerLimits;
+  /** Counts a refusal on `/metrics`, for the listener's own (connection caps, timeouts). */
+  refused(code: string): void;
 }
 
 /** The path, or null for a target that is not one (the app's to answer). */
@@ -96,7 +98,11 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
   const { limits, logger } = opts;
   await Promise.all([pageScript(), chartEngineScript()]);
   const authenticate = createAuthenticator(opts.tokens);
-  const inspectorRoutes = inspector?.attach({ authenticate, board: opts.source }) ?? null;
+  // Made before the inspector is attached, so its refusals are counted too.
+  const metrics = createBoardMetrics(opts.commands, () => hub.stats());
+  const refused = (code: string) => metrics.refused(code);
+  const inspectorRoutes =
+    inspector?.attach({ authenticate, board: opts.source, onRefusal: refused }) ?? null;
   const hub = new BoardHub({
     source: opts.source,
     userIds: Object.keys(opts.tokens.users),
@@ -105,7 +111,6 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
     clock: opts.clock,
     logger,
   });
-  const metrics = createBoardMetrics(opts.commands, () => hub.stats());
   // The dashboard's history and the estimates' durations, from the same cards the hub sends.
   const stats = new BoardStats();
   for (const card of opts.source.cards(null)) stats.observe(card, opts.clock.now());
@@ -129,25 +134,31 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
   const outputReads = new OutputReadGate(limits.maxOutputReadsPerUser);
   let closing = false;
 
-  const serve = guardRequest((req, res) => {
-    if (inspectorRoutes?.handleHttp(req, res)) return;
-    return handleHttp(req, res, {
-      commands: opts.commands,
-      metrics,
-      stats,
-      authenticate,
-      maxHttpBody: limits.maxHttpBody,
-      outputReads,
-      clock: opts.clock,
-      connections: () => hub.stats().connections,
-      logger,
-    });
-  }, logger);
+  const serve = guardRequest(
+    (req, res) => {
+      if (inspectorRoutes?.handleHttp(req, res)) return;
+      return handleHttp(req, res, {
+        commands: opts.commands,
+        metrics,
+        stats,
+        authenticate,
+        maxHttpBody: limits.maxHttpBody,
+        outputReads,
+        clock: opts.clock,
+        connections: () => hub.stats().connections,
+        logger,
+      });
+    },
+    logger,
+    refused,
+  );
 
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (inspectorRoutes?.handleUpgrade(req, socket, head)) return;
-    const refuse = (status: number, code: string, message: string) =>
+    const refuse = (status: number, code: string, message: string) => {
+      refused(code);
       rejectUpgrade(socket, status, code, message);
+    };
     if (requestPath(req) !== '/ws') return refuse(404, 'not_found', 'the board socket is at /ws');
     if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
       return refuse(400, 'bad_request', 'only websocket upgrades');
@@ -169,7 +180,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
     wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws, principal, firstFrame));
   };
 
-  const guardedUpgrade = guardUpgrade(upgrade, logger);
+  const guardedUpgrade = guardUpgrade(upgrade, logger, refused);
   const inspects = (path: string) => inspectorRoutes !== null && path.startsWith('/inspect');
 
   let closed: Promise<void> | null = null;
@@ -200,7 +211,7 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
       return closed;
     },
   };
-  return { serve, upgrade: guardedUpgrade, mounted, logger, limits };
+  return { serve, upgrade: guardedUpgrade, mounted, logger, limits, refused };
 }
 
 /**

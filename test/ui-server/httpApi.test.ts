@@ -312,6 +312,30 @@ describe('auth, routes, health, metrics, page', () => {
     );
   });
 
+  it('counts what it refused on /metrics, by code: requests and WebSocket upgrades', async () => {
+    h = await startHarness();
+    await call('GET', '/api/pool', null);
+    await call('GET', '/api/pool', 'wrong-token-0123456789');
+    await call('GET', '/metrics', ALICE);
+    await call('GET', '/nope', ALICE);
+    const upgrade = (path: string, auth: string) =>
+      rawExchange(
+        h.server.port,
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${auth}\r\n`,
+      );
+    expect((await upgrade('/ws', '')).status).toBe(401);
+    expect((await upgrade('/ws/x', '')).status).toBe(404);
+    const text = (await call('GET', '/metrics', ADMIN)).json as string;
+    const counts = Object.fromEntries(
+      [...text.matchAll(/^roundtable_http_refusals_total\{code="([^"]+)"\} (\d+)$/gm)].map((m) => [
+        m[1],
+        Number(m[2]),
+      ]),
+    );
+    expect(counts).toEqual({ unauthorized: 3, forbidden: 1, not_found: 2 });
+  });
+
   it("exports the dispatch engine's numbers: ticks by outcome, their round trips and sizes, grants, DOWNs, dropped samples", async () => {
     h = await startHarness();
     h.board.tickSamples.push({ seconds: 0.004, ops: 20 }, { seconds: 0.03, ops: 3 });

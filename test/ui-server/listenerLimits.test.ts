@@ -13,7 +13,7 @@ import * as limitsModule from '../../src/ui-server/listenerLimits.js';
 import { mountUiServer } from '../../src/ui-server/mountUiServer.js';
 import { runDocExamples } from '../support/docExamples.js';
 import { FakeBoard } from '../support/fakeBoard.js';
-import { ALICE, type Harness, RawClient, startHarness, TOKENS } from './wsHarness.js';
+import { ADMIN, ALICE, type Harness, RawClient, startHarness, TOKENS } from './wsHarness.js';
 
 runDocExamples(new URL('../../src/ui-server/listenerLimits.ts', import.meta.url), limitsModule);
 
@@ -73,6 +73,19 @@ async function statusFrom(port: number, from: string): Promise<string> {
   return c.received().split('\r\n')[0] ?? '';
 }
 
+/** The refusals `/metrics` counts on `port`, by code. */
+async function refusals(port: number): Promise<Record<string, number>> {
+  const r = await fetch(`http://127.0.0.1:${port}/metrics`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  const counts: Record<string, number> = {};
+  for (const m of (await r.text()).matchAll(
+    /^roundtable_http_refusals_total\{code="([^"]+)"\} (\d+)$/gm,
+  ))
+    counts[m[1] as string] = Number(m[2]);
+  return counts;
+}
+
 /** Lets the server see connections that already connected (their 'connection' events). */
 const settle = () => new Promise<void>((r) => setTimeout(r, 50));
 
@@ -94,6 +107,7 @@ describe('connections per address', () => {
     await held[0]?.closed;
     await settle();
     expect(await statusFrom(port, '127.0.0.2')).toBe('HTTP/1.1 200 OK');
+    expect(await refusals(port)).toEqual({ too_many_address_connections: 1 });
   });
 
   it('past maxTcpConnections a new connection is closed unanswered; an open WebSocket keeps working', async () => {
@@ -110,6 +124,10 @@ describe('connections per address', () => {
     alice.send({ type: 'ping', id: 'still-here' });
     expect(await alice.next('pong')).toMatchObject({ id: 'still-here' });
     alice.close();
+    await alice.closed;
+    for (const s of sockets.splice(0)) s.destroy();
+    await settle();
+    expect((await refusals(port)).too_many_connections).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -127,6 +145,16 @@ describe('deadlines for a request to arrive', () => {
     }
     const silent = await open(h.server.port, '127.0.0.2');
     expect(await silent.closed).toBeLessThan(DEADLINE_MS);
+    expect(slow.received()).toContain('"code":"request_timeout"');
+    expect(await refusals(h.server.port)).toEqual({ request_timeout: 2 });
+  });
+
+  it('a request Node cannot parse is answered 400 and counted', async () => {
+    h = await startHarness({});
+    const bad = await open(h.server.port, '127.0.0.2', 'NOT A REQUEST\r\n\r\n');
+    await bad.closed;
+    expect(bad.received()).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await refusals(h.server.port)).toEqual({ bad_request: 1 });
   });
 
   it('a body trickling past the request deadline is cut', async () => {

@@ -22,7 +22,7 @@ import type { InspectionEvent } from 'xstate';
 import type { BoardSource } from '../../board/boardPort.js';
 import { InspectionGate } from '../../supervisor/inspectionGate.js';
 import { type Principal, tokenOf } from '../authenticate.js';
-import { rejectUpgrade, requestPath } from '../listenerGuard.js';
+import { type OnRefusal, rejectUpgrade, requestPath } from '../listenerGuard.js';
 import { InspectionCollector } from './InspectionCollector.js';
 import { InspectorHub } from './InspectorHub.js';
 import { handleExitRoute } from './inspectorExitApi.js';
@@ -45,6 +45,8 @@ export interface InspectorMount {
   authenticate(token: string): Principal | null;
   /** The board, to name each TaskRunner by its job (title, user, link); optional. */
   board?: BoardSource;
+  /** Hears the code of each viewer the inspector refuses (the board's `/metrics` count them). */
+  onRefusal?: OnRefusal;
 }
 
 /** Handlers a server calls first; each returns true when the request was the inspector's. */
@@ -170,20 +172,24 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
       handleUpgrade(req, socket, head) {
         if (requestPath(req) !== INSPECT_WS_PATH) return false;
         socket.on('error', (err) => opts.logger.warn({ err }, 'inspector upgrade socket error'));
+        const refuse = (status: number, code: string, message: string) => {
+          mount.onRefusal?.(code);
+          rejectUpgrade(socket, status, code, message);
+        };
         if (req.headers.upgrade?.toLowerCase() !== 'websocket') {
-          rejectUpgrade(socket, 400, 'bad_request', 'only websocket upgrades');
+          refuse(400, 'bad_request', 'only websocket upgrades');
           return true;
         }
         const token = tokenOf(req);
         const principal = token === null ? null : mount.authenticate(token);
         if (principal === null) {
-          rejectUpgrade(socket, 401, 'unauthorized', 'a valid bearer token is required');
+          refuse(401, 'unauthorized', 'a valid bearer token is required');
         } else if (principal.kind !== 'admin') {
-          rejectUpgrade(socket, 403, 'forbidden', 'the inspector needs the admin token');
+          refuse(403, 'forbidden', 'the inspector needs the admin token');
         } else if (closing) {
-          rejectUpgrade(socket, 503, 'unavailable', 'server closing');
+          refuse(503, 'unavailable', 'server closing');
         } else if (hub.viewerCount >= opts.maxViewers) {
-          rejectUpgrade(socket, 503, 'unavailable', 'too many inspector viewers');
+          refuse(503, 'unavailable', 'too many inspector viewers');
         } else {
           wss.handleUpgrade(req, socket, head, (ws) => hub.attach(ws));
         }
