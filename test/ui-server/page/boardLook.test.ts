@@ -3,30 +3,25 @@
  * a stopped clock, the page's clock fixed too): screenshots at three widths
  * and dark compared with the committed baselines, axe-core with no serious
  * or critical violation (the set-up the inspector's looks use,
- * test/support/pageLooks.ts); then the first paint of a 1,000-card board and
- * of a 100,000-card line, measured in the page and reported, and paging
- * through the long line with its positions exact.
+ * test/support/pageLooks.ts); then a 1,000-card board and a 100,000-card
+ * line each painted with one page per column (how fast is the board
+ * bench's), and paging through the long line with its positions exact.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
 import { FakeBoard } from '../../support/fakeBoard.js';
 import {
-  ARTIFACTS,
   expectLooksAsBefore,
   LookContexts,
   lookShots,
   type Scheme,
 } from '../../support/pageLooks.js';
 import { ALICE, type Harness, spec, startHarness } from '../wsHarness.js';
-import { measureFirstPaint, medianStages, type PaintStages } from './firstPaint.js';
+import { measureFirstPaint } from './firstPaint.js';
 
 const skipReason = chromiumSkipReason('board look browser test');
 const STEP_MS = 20_000;
-/** Loads of each board whose stages' medians are reported. */
-const PAINT_RUNS = 5;
 const BASELINES = new URL('./screenshots/', import.meta.url).pathname;
 const T0 = Date.parse('2026-11-01T10:00:00Z');
 
@@ -115,41 +110,19 @@ describe.skipIf(skipReason !== null)('board page: a long line', () => {
     return h;
   }
 
-  it('paints a 1,000-card board and a 100,000-card line alike fast (reported; asserted under 300 ms on an idle machine)', async () => {
-    const report: Record<string, unknown> = {
-      load: loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' '),
-    };
+  // How fast it paints is measured by `npm run bench -- board` (its "First
+  // paint in chromium"), never asserted here: a test's timing follows the
+  // machine's load, not the page.
+  it('paints a 1,000-card board and a 100,000-card line with one page per column', async () => {
     for (const cards of [1_000, 100_000]) {
       const h = await lineOf(cards);
-      const runs: number[] = [];
-      const stages: PaintStages[] = [];
-      let last: Awaited<ReturnType<typeof measureFirstPaint>> | null = null;
-      for (let i = 0; i < PAINT_RUNS; i++) {
-        const { page } = await contexts.page(1400, 900, 'light');
-        last = await measureFirstPaint(page, `${h.server.url}/#token=${ALICE}`, STEP_MS);
-        runs.push(last.cardsPaintedMs);
-        stages.push(last.stages);
-        await page.close();
-      }
-      const { stages: _, ...lastRun } = last!;
-      report[`cards${cards}`] = {
-        medianCardsPaintedMs: medianStages(stages).painted,
-        runsMs: runs,
-        medianStagesMs: medianStages(stages),
-        lastRun,
-      };
+      const { page } = await contexts.page(1400, 900, 'light');
+      const painted = await measureFirstPaint(page, `${h.server.url}/#token=${ALICE}`, STEP_MS);
+      await page.close();
       // The page holds a page per column, whatever the line's length.
-      expect(last!.articles).toBe(102);
-      expect(last!.queuedCount).toBe(String(cards - 2));
+      expect(painted.articles).toBe(102);
+      expect(painted.queuedCount).toBe(String(cards - 2));
     }
-    mkdirSync(ARTIFACTS, { recursive: true });
-    writeFileSync(`${ARTIFACTS}board-paint.json`, `${JSON.stringify(report, null, 2)}\n`);
-    process.stdout.write(`board first paint: ${JSON.stringify(report)}\n`);
-    const idle = loadavg()[0]! < cpus().length;
-    const median = (report.cards1000 as { medianCardsPaintedMs: number }).medianCardsPaintedMs;
-    if (idle) expect(median).toBeLessThan(300);
   });
 
   it('pages through a 100,000-card line with exact positions', async () => {
