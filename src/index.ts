@@ -23,6 +23,7 @@ export {
   RuntimeStoppedError,
   type RuntimeTaskInput,
 } from './actors/runtimeTypes.js';
+export { type SubmissionProblem, submissionProblem } from './board/submission.js';
 export type {
   AttachOptions,
   ContainerBackend,

@@ -6,6 +6,7 @@
  * Every write is one op of the dispatcher's next tick; the row decides, and
  * a runner is only told afterwards.
  */
+import { submissionProblem } from '../board/submission.js';
 import {
   isDataException,
   isTransientDbError,
@@ -155,6 +156,11 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
 
   const submit: Runtime['submit'] = async (userId, input): Promise<CreatedTask> => {
     alive();
+    // Checked here by the tick's own rules, so the caller hears the field it
+    // sent (`env.A`), not where the tick carries it (`ops.0.spec.env.A`).
+    const problem = submissionProblem(input);
+    if (problem !== null)
+      throw new RuntimeCommandError('invalid', `invalid ${problem.field}: ${problem.message}`);
     const limit = limitOf(input);
     const outcome = await o
       .submit({

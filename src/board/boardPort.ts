@@ -118,7 +118,7 @@ export interface BoardLine {
 export interface CreateTaskInput {
   title: string;
   image: string;
-  command: string[];
+  command: readonly string[];
   env?: Record<string, string>;
   /**
    * An idempotency key, unique per user (1-255 visible ASCII characters):

@@ -3,15 +3,12 @@
  * place before any SQL runs, and every failure names its field.
  */
 import { z } from 'zod';
-import { ILL_FORMED, isWellFormed } from '../common/wellFormed.js';
+import { TITLE_MAX, taskTitle } from '../board/submission.js';
 import { isId } from './ids.js';
 import { runSpecSchema } from './runSpec.js';
 
 /** Limits on free text columns, documented in docs/data.md. */
-export const TEXT_LIMITS = { title: 200, reason: 1000, handle: 255 } as const;
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
+export const TEXT_LIMITS = { title: TITLE_MAX, reason: 1000, handle: 255 } as const;
 
 export const now = z.date().refine((d) => Number.isFinite(d.getTime()), 'not a valid Date');
 export const taskId = z.string().refine((v) => isId('task', v), 'not a task id');
@@ -20,13 +17,7 @@ export const sessionId = z.string().refine((v) => isId('session', v), 'not a ses
 export const name = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/, '1-128 of [A-Za-z0-9_.:@-], alphanumeric first');
-export const title = z
-  .string()
-  .min(1)
-  .max(TEXT_LIMITS.title)
-  .refine((s) => s.trim() !== '', 'blank')
-  .refine((s) => !CONTROL.test(s), 'control character')
-  .refine(isWellFormed, ILL_FORMED);
+export const title = taskTitle;
 export const column = z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/, 'a lowercase slug of 1-40');
 export const kind = z.enum(['run', 'bootstrap']);
 export const backend = z.enum(['swarm', 'docker', 'local', 'simulated']);

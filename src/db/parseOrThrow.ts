@@ -3,6 +3,7 @@
  * failure names its field the same way.
  */
 import type { z } from 'zod';
+import { firstIssue } from '../common/firstIssue.js';
 import { ValidationError } from './errors.js';
 
 /**
@@ -16,10 +17,7 @@ export function parseOrThrow<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = issue?.path.map(String) ?? [];
   // An unknown key is named itself, so `{ sesionId }` reports `sesionId`.
-  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
-  const field = [prefix, ...path].filter((p) => p !== '').join('.');
-  throw new ValidationError(field, issue?.message ?? 'invalid');
+  const { field, message } = firstIssue(result.error, '');
+  throw new ValidationError([prefix, field].filter((p) => p !== '').join('.'), message);
 }

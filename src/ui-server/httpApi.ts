@@ -11,8 +11,8 @@ import {
   type BoardCommands,
   isBoardCommandError,
 } from '../board/boardPort.js';
+import { submissionSchema, taskTitle } from '../board/submission.js';
 import { submitKey } from '../board/submitKey.js';
-import { timeLimitMs } from '../board/timeLimit.js';
 import { parseActivityQuery } from './activityRoute.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
@@ -35,13 +35,11 @@ import type { UiServerLogger } from './uiServerOptions.js';
 
 export { isBoardPath } from './httpRoutes.js';
 
-const createTaskBody = z.strictObject({
-  title: z.string().trim().min(1).max(200),
-  image: z.string().min(1).max(255),
-  command: z.array(z.string().max(8192)).min(1).max(256),
-  env: z.record(z.string().max(128), z.string().max(8192)).optional(),
-  timeLimitMs: timeLimitMs.optional(),
-});
+// The runtime's rules for a submission (its key comes as a header), so a bad
+// spec is a 400 naming the field here rather than a refusal from the tick.
+const createTaskBody = submissionSchema
+  .omit({ key: true })
+  .extend({ title: z.string().trim().pipe(taskTitle) });
 
 /**
  * The `Idempotency-Key` header of a submission, or undefined when absent;

@@ -136,6 +136,28 @@ describe('submit and createTask', () => {
     });
   });
 
+  test('a bad submission is refused before any op, naming the field as the caller sent it', async () => {
+    const { c, ops } = setup();
+    const base = { title: 't', image: 'node:20', command: ['true'] };
+    for (const [input, message] of [
+      [{ ...base, env: { '1A': 'x' } }, 'invalid env.1A: environment variable name'],
+      [
+        { ...base, env: { A: 'x\ud800' } },
+        'invalid env.A: lone UTF-16 surrogate: not well-formed Unicode',
+      ],
+      [{ ...base, command: ['true', 'a\0b'] }, 'invalid command.1: NUL byte in argument'],
+      [{ ...base, title: ' ' }, 'invalid title: blank'],
+      [{ ...base, image: 'a b' }, 'invalid image: image reference: no spaces or shell characters'],
+      [{ ...base, timeLimitMs: 5 }, 'invalid timeLimitMs: at least 1000 ms'],
+    ] as const) {
+      await expect(c.submit('a', input), message).rejects.toMatchObject({
+        code: 'invalid',
+        message,
+      });
+    }
+    expect(ops).toEqual([]);
+  });
+
   test('a stopped runtime takes no command', async () => {
     const { c, ops } = setup({ isDead: () => true });
     await expect(c.setUserCap('alice', 1)).rejects.toMatchObject({ code: 'unavailable' });

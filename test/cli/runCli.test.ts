@@ -157,6 +157,17 @@ describe('on a PGlite directory', () => {
     const empty = capture();
     expect(await runCli(['enqueue', '--title', '', ...flags(), '--', 'x'], empty.io)).toBe(2);
     expect(empty.err()).toContain('--title must not be empty');
+    // The runtime's rules, named by the flag the value came from.
+    for (const [args, said] of [
+      [['--env', '1A=x', '--', 'x'], '--env 1A: environment variable name'],
+      [['--title', 'a\tb', '--', 'x'], '--title: control character'],
+      [['--', ''], 'the program (the first word after --): empty program name'],
+      [['--', 'echo', 'a\0b'], 'argument 1 after the program: NUL byte in argument'],
+    ] as const) {
+      const bad = capture();
+      expect(await runCli(['enqueue', ...flags(), ...args], bad.io), said).toBe(2);
+      expect(bad.err()).toContain(said);
+    }
   });
 
   it('enqueue says a place in line in words', async () => {

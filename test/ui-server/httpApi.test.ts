@@ -85,6 +85,32 @@ describe('tasks', () => {
     expect(errorCode(extra)).toBe('bad_request');
     const notJson = await call('POST', '/api/tasks', ALICE, '{oops');
     expect([notJson.status, errorCode(notJson)]).toEqual([400, 'bad_json']);
+    // The runtime's rules for a run spec, here: a 400 naming the field as sent.
+    for (const [body, message] of [
+      [{ ...spec('x'), env: { '1A': 'b' } }, 'env.1A: environment variable name'],
+      [
+        { ...spec('x'), env: { A: '\ud800' } },
+        'env.A: lone UTF-16 surrogate: not well-formed Unicode',
+      ],
+      [{ ...spec('x'), command: ['echo', 'nul\0'] }, 'command.1: NUL byte in argument'],
+      [
+        { ...spec('x'), image: 'alpine; rm -rf /' },
+        'image: image reference: no spaces or shell characters',
+      ],
+      [{ ...spec('x'), title: 'tab\there' }, 'title: control character'],
+    ] as const) {
+      const r = await call('POST', '/api/tasks', ALICE, body);
+      expect([
+        r.status,
+        errorCode(r),
+        (r.json as { error: { message: string } }).error.message,
+      ]).toEqual([400, 'bad_request', message]);
+    }
+    // A title is trimmed, as before.
+    expect((await call('POST', '/api/tasks', ALICE, { ...spec('x'), title: '  y  ' })).status).toBe(
+      201,
+    );
+    expect(h.board.calls.at(-1)?.args[0]).toMatchObject({ title: 'y' });
   });
 
   it('a time limit in the body reaches the command; one out of bounds is a 400 naming it', async () => {

@@ -5,6 +5,7 @@
  * next Reconciler pass of a node on the same Postgres, picks it up). Either
  * way it never refuses for lack of room: it answers with a place in line.
  */
+import { submissionProblem } from '../../board/submission.js';
 import { submitKey } from '../../board/submitKey.js';
 import { timeLimitMs } from '../../board/timeLimit.js';
 import { cutWellFormed } from '../../common/wellFormed.js';
@@ -92,17 +93,54 @@ export function timeLimitFlag(value: unknown): number | undefined {
 /**
  * The title of a task enqueued without `--title`: its argv, cut to the
  * title's limit (UTF-16 units) without splitting a character in two, which
- * would leave a lone surrogate that the store refuses.
+ * would leave a lone surrogate that the store refuses; a control character
+ * (a script's newline or tab), which a title may not hold, reads as a space.
  *
  * @example
  * ```ts
  * titleFromArgv(['echo', 'hi']) // => 'echo hi'
  * titleFromArgv(['x'.repeat(300)]).length // => 200
  * titleFromArgv(['x'.repeat(199) + '🙂']) // => 'x'.repeat(199)
+ * titleFromArgv(['sh', '-c', 'echo a\necho b']) // => 'sh -c echo a echo b'
  * ```
  */
 export function titleFromArgv(argv: readonly string[]): string {
-  return cutWellFormed(argv.join(' '), TEXT_LIMITS.title);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point
+  return cutWellFormed(argv.join(' ').replace(/[\u0000-\u001f\u007f]/g, ' '), TEXT_LIMITS.title);
+}
+
+/**
+ * The flag (or part of the command) a submission's field came from.
+ *
+ * @example
+ * ```ts
+ * flagOfField('title') // => '--title'
+ * flagOfField('env.1A') // => '--env 1A'
+ * flagOfField('command.0') // => 'the program (the first word after --)'
+ * flagOfField('command.2') // => 'argument 2 after the program'
+ * flagOfField('command') // => 'the command after --'
+ * flagOfField('timeLimitMs') // => '--time-limit'
+ * ```
+ */
+export function flagOfField(field: string): string {
+  const [head, ...rest] = field.split('.');
+  const tail = rest.join('.');
+  switch (head) {
+    case 'title':
+    case 'image':
+      return `--${head}`;
+    case 'env':
+      return tail === '' ? '--env' : `--env ${tail}`;
+    case 'timeLimitMs':
+      return '--time-limit';
+    case 'command':
+      if (tail === '') return 'the command after --';
+      return tail === '0'
+        ? 'the program (the first word after --)'
+        : `argument ${tail} after the program`;
+    default:
+      return field;
+  }
 }
 
 export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
@@ -115,9 +153,10 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   }
   // The config schema takes at least one user (cliConfig.ts: users.min(1)).
   const user = typeof flags['--user'] === 'string' ? flags['--user'] : config.users[0]!;
-  const title = typeof flags['--title'] === 'string' ? flags['--title'] : titleFromArgv(rest);
+  const titled = typeof flags['--title'] === 'string';
+  const title = titled ? (flags['--title'] as string) : titleFromArgv(rest);
   // Checked here, so the answer is the same whether a node or the rows would take it.
-  if (title.trim() === '') throw new CliError('CLI_USAGE', '--title must not be empty');
+  if (titled && title.trim() === '') throw new CliError('CLI_USAGE', '--title must not be empty');
   const image = typeof flags['--image'] === 'string' ? flags['--image'] : DEFAULT_IMAGE;
   const envFlag = flags['--env'];
   const env = parseEnvPairs(Array.isArray(envFlag) ? envFlag : []);
@@ -134,6 +173,14 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
     ...(limit === undefined ? {} : { timeLimitMs: limit }),
   };
   const key = submitKeyFlag(flags['--key']);
+  // The runtime's rules, before either path, so a node and the rows refuse
+  // alike. A title made of the argv is blank only when the command is, which
+  // is what to report.
+  const problem = submissionProblem(
+    titled || title.trim() !== '' ? input : { ...input, title: 'untitled' },
+  );
+  if (problem !== null)
+    throw new CliError('CLI_USAGE', `${flagOfField(problem.field)}: ${problem.message}`);
 
   let result: {
     taskId: string;
