@@ -97,6 +97,7 @@ export function runnerContainerRun(o: RunnerContainerRunOptions) {
             backend.observe(ref(p.sessionId, p.handle)).then((x) => ({
               containerStartedAt: x.containerStartedAt,
               marker: x.marker,
+              gone: x.presence === 'absent',
             })),
           (output) => ({ type: 'roundtable.run.observe.done', seq: p.seq, output }),
           (error) => ({ type: 'roundtable.run.observe.error', seq: p.seq, error }),

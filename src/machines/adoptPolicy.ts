@@ -12,8 +12,12 @@
 /** What an adopting owner should do next. */
 export type AdoptDecision = { kind: 'poll' } | { kind: 'give_up'; reason: GiveUpReason };
 
-/** Why an adoption was abandoned. */
-export type GiveUpReason = 'container_replaced' | 'timeout';
+/**
+ * Why an adoption was abandoned. `container_gone`: the engine says the run's
+ * service or container no longer exists at all (removed behind our back), so
+ * the marker can never appear either.
+ */
+export type GiveUpReason = 'container_replaced' | 'container_gone' | 'timeout';
 
 /** A timestamp as it comes back from Docker or a row: possibly missing or unparsable. */
 export type MaybeTimestamp = Date | string | number | null | undefined;

@@ -47,6 +47,11 @@ export interface Observation {
   containerStartedAt: MaybeTimestamp;
   /** The exit marker, present only once the wrapper finished the command. */
   marker: { exitCode: number } | null;
+  /**
+   * The engine said definitely that the run's service or container does not
+   * exist any more (`presence: 'absent'`): nothing is left to poll.
+   */
+  gone?: boolean;
 }
 
 /** Stable codes of the ways a run can fail (as opposed to exit or give up). */
