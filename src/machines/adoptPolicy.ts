@@ -71,8 +71,13 @@ export function containerReplaced(
 }
 
 /**
- * Decides whether to keep polling for the exit marker. Replacement is checked
- * before the budget: when both hold, the precise reason wins.
+ * Decides whether to keep polling for the exit marker. A run the engine says
+ * is gone (`gone`: its service or container no longer exists, removed
+ * behind the runtime's back) holds no marker and never will, so it is given
+ * up at once rather than at the end of the budget, holding its slot.
+ * Replacement is checked before the budget: when both hold, the precise
+ * reason wins. (A marker seen in the same look is read before any of this:
+ * the run ended, whatever became of its container.)
  *
  * Throws a `RangeError` naming the argument when `elapsedMs` is NaN or
  * negative, or `budgetMs` is not a positive number.
@@ -89,6 +94,8 @@ export function containerReplaced(
  * decide(null, null, Number.NaN, 900000) // throws RangeError
  * decide(null, null, -1, 900000) // throws RangeError
  * decide(null, null, 0, 0) // throws RangeError
+ * decide(null, '2026-07-14T10:44:00Z', 0, 900000, true) // => { kind: 'give_up', reason: 'container_gone' }
+ * decide(null, '2026-07-14T10:44:00Z', 0, 900000, false) // => { kind: 'poll' }
  * ```
  */
 export function decide(
@@ -96,6 +103,7 @@ export function decide(
   sessionStartedAt: MaybeTimestamp,
   elapsedMs: number,
   budgetMs: number,
+  gone = false,
 ): AdoptDecision {
   if (typeof elapsedMs !== 'number' || Number.isNaN(elapsedMs) || elapsedMs < 0) {
     throw new RangeError(`decide: elapsedMs must be a number >= 0, got ${String(elapsedMs)}`);
@@ -103,6 +111,7 @@ export function decide(
   if (typeof budgetMs !== 'number' || Number.isNaN(budgetMs) || budgetMs <= 0) {
     throw new RangeError(`decide: budgetMs must be a number > 0, got ${String(budgetMs)}`);
   }
+  if (gone) return { kind: 'give_up', reason: 'container_gone' };
   if (containerReplaced(containerStartedAt, sessionStartedAt)) {
     return { kind: 'give_up', reason: 'container_replaced' };
   }

@@ -213,14 +213,14 @@ export const containerRunMachine = setup({
                 lastObservation: { failed: false as const, ...event.output },
                 exitCode: event.output.marker?.exitCode ?? null,
                 // Re-read on every look, never sampled once: a deploy can
-                // replace the container while the adoption is under way. A
-                // service or container that is gone for good (removed behind
-                // our back) holds no marker and never will: give up at once,
-                // not at the end of the budget (15 min holding a slot).
-                decision:
-                  event.output.gone === true
-                    ? { kind: 'give_up' as const, reason: 'container_gone' as const }
-                    : decideNow(context, event.output.containerStartedAt, system._clock),
+                // replace (or someone remove) the container while the
+                // adoption is under way.
+                decision: decideNow(
+                  context,
+                  event.output.containerStartedAt,
+                  system._clock,
+                  event.output.gone === true,
+                ),
               })),
             },
             'roundtable.run.observe.error': {

@@ -85,9 +85,10 @@ export function decideNow(
   context: ContainerRunContext,
   containerStartedAt: MaybeTimestamp,
   clock: object,
+  gone = false,
 ): AdoptDecision {
   // Clamped because a wall clock can step backwards (NTP); a negative elapsed
   // would make decide throw, and "no time passed" is the honest reading.
   const elapsed = Math.max(0, clockNow(clock) - (context.adoptionStartedAt ?? clockNow(clock)));
-  return decide(containerStartedAt, context.sessionStartedAt, elapsed, context.budgetMs);
+  return decide(containerStartedAt, context.sessionStartedAt, elapsed, context.budgetMs, gone);
 }

@@ -26,7 +26,7 @@ function expectedEnd(
       return { output: { outcome: 'exited', exitCode: step.marker.exitCode }, calls: i + 1, at: t };
     }
     const seen = step.kind === 'ok' ? step.containerStartedAt : null;
-    const d = decide(seen, sessionStartedAt, t, budgetMs);
+    const d = decide(seen, sessionStartedAt, t, budgetMs, step.kind === 'ok' && step.gone === true);
     if (d.kind === 'give_up')
       return { output: { outcome: 'gave_up', reason: d.reason }, calls: i + 1, at: t };
     t += pollMs;
@@ -61,6 +61,18 @@ const observation: fc.Arbitrary<ScriptedObservation> = fc.oneof(
       containerStartedAt: containerStart,
       marker: fc.integer({ min: 0, max: 255 }).map((exitCode) => ({ exitCode })),
       latencyMs: latency,
+      gone: fc.boolean(),
+    }),
+  },
+  {
+    // The service or container removed behind the runtime's back.
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('ok' as const),
+      containerStartedAt: fc.constant(null),
+      marker: fc.constant(null),
+      latencyMs: latency,
+      gone: fc.constant(true),
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('fail' as const), latencyMs: latency }) },

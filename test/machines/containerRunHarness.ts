@@ -106,6 +106,8 @@ export type ScriptedObservation =
       containerStartedAt: MaybeTimestamp;
       marker: { exitCode: number } | null;
       latencyMs: number;
+      /** The engine said the service or container does not exist any more. */
+      gone?: boolean;
     }
   | { kind: 'fail'; latencyMs: number };
 
@@ -187,7 +189,11 @@ export async function runAdoption(
         answer.answer({
           type: 'roundtable.run.observe.done',
           seq: answer.seq,
-          output: { containerStartedAt: scripted.containerStartedAt, marker: scripted.marker },
+          output: {
+            containerStartedAt: scripted.containerStartedAt,
+            marker: scripted.marker,
+            ...(scripted.gone === undefined ? {} : { gone: scripted.gone }),
+          },
         });
     } else if (snap.matches({ adopting: 'waiting' })) {
       clock.increment(input.pollMs);
