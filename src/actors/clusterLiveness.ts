@@ -84,6 +84,14 @@ export interface ClusterLivenessOptions {
   track<T>(work: Promise<T>): Promise<T>;
 }
 
+/**
+ * After this boot sees the store again following an outage, how long another
+ * boot's lock not seen held since is unknown rather than released: a live
+ * node takes its lock again within its retry backoff (at most 1 s) and its
+ * session check, even on a loaded machine.
+ */
+export const RESUME_GRACE_MS = 5_000;
+
 /** One boot as the admin view lists it, before its sessions are counted (runtimeQueries.ts). */
 export type ClusterNode = Omit<ClusterNodeView, 'sessionsOwned'>;
 
@@ -104,7 +112,8 @@ export class ClusterLiveness implements OwnerLiveness {
   private reading: { seq: number; done: Promise<Reading> } | undefined;
   /** How many reads have begun: a reading's `seq` says whether it began after a question. */
   private begun = 0;
-  private readonly seenHeld = new Set<string>();
+  /** Each boot whose lock this watch has seen held, with the time of the last reading that saw it. */
+  private readonly seenHeld = new Map<string, number>();
   private readonly downed = new Set<string>();
   /** Boots already dead at this watch's first reading: gone before this boot came up. */
   private readonly goneAtStart = new Set<string>();
@@ -114,6 +123,25 @@ export class ClusterLiveness implements OwnerLiveness {
   private stopped = false;
   /** Watching the rows with no lock of this boot's (`watchBeats`). */
   private beatsOnly = false;
+  /**
+   * When this boot could see the store again after it could not (its own
+   * lock came back, or a read succeeded after failed ones); null: no gap
+   * since it started. Nobody could beat while the store was out of reach,
+   * so a beat is only judged stale counting from here; and after an outage
+   * of the store the server dropped every boot's lock at once, so for
+   * `RESUME_GRACE_MS` a lock not seen held since counts as unknown, not
+   * released: the first node back must not take the others, alive and
+   * still reconnecting, for dead and take their runs.
+   */
+  private resumedAt: number | null = null;
+  /**
+   * When this boot's own lock came back after it was lost: the server may
+   * have dropped every lock at once then (a read that failed alone says
+   * nothing about the others' locks).
+   */
+  private relockedAt: number | null = null;
+  /** A read failed and none succeeded since. */
+  private readFailing = false;
 
   constructor(private readonly o: ClusterLivenessOptions) {}
 
@@ -211,6 +239,13 @@ export class ClusterLiveness implements OwnerLiveness {
 
   private setSelf(state: BootLockState): void {
     if (this.stopped || state === this.selfState) return;
+    if (state === 'held' && (this.selfState === 'lost' || this.selfState === 'busy')) {
+      // The server may have dropped every boot's lock with this one's (an
+      // outage of the store): the others take theirs again within the grace.
+      const now = this.o.clock.now();
+      this.relockedAt = now;
+      this.resumedAt = Math.max(this.resumedAt ?? -Infinity, now);
+    }
     this.selfState = state;
     this.o.onSelf(state);
   }
@@ -218,9 +253,15 @@ export class ClusterLiveness implements OwnerLiveness {
   private lockOf(owner: string, r: Reading): 'held' | 'released' | 'unknown' {
     if (r.held === null) return 'unknown';
     if (r.held.has(bootLockKey(owner))) return 'held';
-    return this.seenHeld.has(owner) || r.beats.get(owner)?.bootLock === true
-      ? 'released'
-      : 'unknown';
+    const seen = this.seenHeld.get(owner);
+    const resumed = this.relockedAt;
+    if (
+      resumed !== null &&
+      r.at - resumed < RESUME_GRACE_MS &&
+      !(seen !== undefined && seen >= resumed)
+    )
+      return 'unknown';
+    return seen !== undefined || r.beats.get(owner)?.bootLock === true ? 'released' : 'unknown';
   }
 
   /**
@@ -236,7 +277,9 @@ export class ClusterLiveness implements OwnerLiveness {
     const b = r.beats.get(owner);
     return livenessVerdict({
       sameNode: nodeOf(owner) === this.o.nodeId,
-      beatAgeMs: b === undefined ? null : r.at - b.beatAt.getTime(),
+      // Counted from when this boot could see the store again, if later.
+      beatAgeMs:
+        b === undefined ? null : r.at - Math.max(b.beatAt.getTime(), this.resumedAt ?? -Infinity),
       replaced: b?.replaced ?? false,
       lock: this.lockOf(owner, r),
       staleAfterMs: this.windowOf(b),
@@ -286,13 +329,24 @@ export class ClusterLiveness implements OwnerLiveness {
   private async read(): Promise<Reading> {
     this.begun += 1;
     const seq = this.begun;
-    const reading = await readLiveness(this.o.db, { locks: this.lock !== undefined });
+    let reading: Awaited<ReturnType<typeof readLiveness>>;
+    try {
+      reading = await readLiveness(this.o.db, { locks: this.lock !== undefined });
+    } catch (error) {
+      this.readFailing = true;
+      throw error;
+    }
+    if (this.readFailing) {
+      this.readFailing = false;
+      this.resumedAt = Math.max(this.resumedAt ?? -Infinity, this.o.clock.now());
+    }
     const beats = new Map(reading.beats.map((b) => [b.owner, b]));
     const { held } = reading;
     const r: Reading = { seq, at: this.o.clock.now(), beats, held };
     for (const owner of beats.keys()) if (owner !== this.o.owner) this.known.add(owner);
     if (held !== null)
-      for (const owner of beats.keys()) if (held.has(bootLockKey(owner))) this.seenHeld.add(owner);
+      for (const owner of beats.keys())
+        if (held.has(bootLockKey(owner))) this.seenHeld.set(owner, r.at);
     // Reads can overlap (a question's own read beside the poll's): the later begun one stands.
     if (this.last === undefined || this.last.seq < seq) this.last = r;
     return r;
