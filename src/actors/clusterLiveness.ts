@@ -35,6 +35,8 @@ import {
   readLiveness,
 } from '../db/index.js';
 import {
+  type Blind,
+  beatAgeOutside,
   type DeathReason,
   type LivenessVerdict,
   livenessVerdict,
@@ -92,6 +94,9 @@ export interface ClusterLivenessOptions {
  */
 export const RESUME_GRACE_MS = 5_000;
 
+/** Blind stretches kept for beat ages: far more than any window holds. */
+const MAX_BLIND = 64;
+
 /** One boot as the admin view lists it, before its sessions are counted (runtimeQueries.ts). */
 export type ClusterNode = Omit<ClusterNodeView, 'sessionsOwned'>;
 
@@ -124,24 +129,24 @@ export class ClusterLiveness implements OwnerLiveness {
   /** Watching the rows with no lock of this boot's (`watchBeats`). */
   private beatsOnly = false;
   /**
-   * When this boot could see the store again after it could not (its own
-   * lock came back, or a read succeeded after failed ones); null: no gap
-   * since it started. Nobody could beat while the store was out of reach,
-   * so a beat is only judged stale counting from here; and after an outage
-   * of the store the server dropped every boot's lock at once, so for
-   * `RESUME_GRACE_MS` a lock not seen held since counts as unknown, not
-   * released: the first node back must not take the others, alive and
-   * still reconnecting, for dead and take their runs.
+   * The stretches in which this boot could not read the store (the newest
+   * `MAX_BLIND` of them): nobody could beat then, so a beat's age leaves
+   * them out (`beatAgeOutside`).
    */
-  private resumedAt: number | null = null;
-  /**
-   * When this boot's own lock came back after it was lost: the server may
-   * have dropped every lock at once then (a read that failed alone says
-   * nothing about the others' locks).
-   */
-  private relockedAt: number | null = null;
+  private readonly blind: Blind[] = [];
+  /** When the last read succeeded; a failed read since opens a blind stretch from here. */
+  private lastReadAt: number | null = null;
   /** A read failed and none succeeded since. */
   private readFailing = false;
+  /**
+   * When this boot's own lock came back after it was lost: the server may
+   * have dropped every boot's lock at once (an outage of the store), so for
+   * `RESUME_GRACE_MS` another boot's lock not seen held since counts as
+   * unknown, not released. The first node back must not take the others,
+   * alive and still reconnecting, for dead and take their runs. (A read
+   * that failed alone says nothing about the others' locks.)
+   */
+  private relockedAt: number | null = null;
 
   constructor(private readonly o: ClusterLivenessOptions) {}
 
@@ -242,9 +247,7 @@ export class ClusterLiveness implements OwnerLiveness {
     if (state === 'held' && (this.selfState === 'lost' || this.selfState === 'busy')) {
       // The server may have dropped every boot's lock with this one's (an
       // outage of the store): the others take theirs again within the grace.
-      const now = this.o.clock.now();
-      this.relockedAt = now;
-      this.resumedAt = Math.max(this.resumedAt ?? -Infinity, now);
+      this.relockedAt = this.o.clock.now();
     }
     this.selfState = state;
     this.o.onSelf(state);
@@ -277,9 +280,7 @@ export class ClusterLiveness implements OwnerLiveness {
     const b = r.beats.get(owner);
     return livenessVerdict({
       sameNode: nodeOf(owner) === this.o.nodeId,
-      // Counted from when this boot could see the store again, if later.
-      beatAgeMs:
-        b === undefined ? null : r.at - Math.max(b.beatAt.getTime(), this.resumedAt ?? -Infinity),
+      beatAgeMs: b === undefined ? null : beatAgeOutside(b.beatAt.getTime(), r.at, this.blind),
       replaced: b?.replaced ?? false,
       lock: this.lockOf(owner, r),
       staleAfterMs: this.windowOf(b),
@@ -336,13 +337,19 @@ export class ClusterLiveness implements OwnerLiveness {
       this.readFailing = true;
       throw error;
     }
+    const at = this.o.clock.now();
     if (this.readFailing) {
+      // Blind from the last read that saw the store (it may have gone just after).
       this.readFailing = false;
-      this.resumedAt = Math.max(this.resumedAt ?? -Infinity, this.o.clock.now());
+      if (this.lastReadAt !== null) {
+        this.blind.push({ from: this.lastReadAt, to: at });
+        if (this.blind.length > MAX_BLIND) this.blind.shift();
+      }
     }
+    this.lastReadAt = at;
     const beats = new Map(reading.beats.map((b) => [b.owner, b]));
     const { held } = reading;
-    const r: Reading = { seq, at: this.o.clock.now(), beats, held };
+    const r: Reading = { seq, at, beats, held };
     for (const owner of beats.keys()) if (owner !== this.o.owner) this.known.add(owner);
     if (held !== null)
       for (const owner of beats.keys())

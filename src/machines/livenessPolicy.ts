@@ -114,3 +114,35 @@ export function nodeOf(owner: string): string {
   const at = owner.lastIndexOf('@');
   return at < 0 ? owner : owner.slice(0, at);
 }
+
+/** A stretch of time (ms since the epoch) in which this node could not read the store. */
+export interface Blind {
+  from: number;
+  to: number;
+}
+
+/**
+ * How long ago a beat was, not counting the stretches in which this node
+ * could not read the store: while the store was out of reach nobody could
+ * beat, so an outage longer than the window must not make every other node
+ * stale the moment the store answers again. A node that died before or
+ * during the outage is still found, once its beats have been missing for a
+ * window of the time this node could see.
+ *
+ * @example
+ * ```ts
+ * beatAgeOutside(1_000, 10_000, []) // => 9000
+ * beatAgeOutside(1_000, 10_000, [{ from: 2_000, to: 9_000 }]) // => 2000
+ * beatAgeOutside(1_000, 10_000, [{ from: 0, to: 3_000 }, { from: 8_000, to: 12_000 }]) // => 5000
+ * beatAgeOutside(5_000, 4_000, [{ from: 0, to: 9_000 }]) // => -1000
+ * ```
+ */
+export function beatAgeOutside(beatAt: number, now: number, blind: readonly Blind[]): number {
+  let unseen = 0;
+  for (const b of blind) {
+    const from = Math.max(b.from, beatAt);
+    const to = Math.min(b.to, now);
+    if (to > from) unseen += to - from;
+  }
+  return now - beatAt - unseen;
+}
