@@ -61,7 +61,9 @@ const rangeSchema = z.strictObject({
 export const windowSchema = z.strictObject({
   filter: z.optional(
     z.strictObject({
-      user: z.optional(z.string().check(z.maxLength(64))),
+      // A user id is 1-128 characters (src/db/inputs.ts `name`): any user the
+      // view holds can be named.
+      user: z.optional(z.string().check(z.maxLength(128))),
       status: z.optional(z.enum(['', 'queued', 'running', 'succeeded', 'failed', 'cancelled'])),
       text: z.optional(z.string().check(z.maxLength(200))),
     }),
