@@ -8,6 +8,7 @@ import {
   type ClientFrame,
   clientFrameSchema,
   type ErrorCode,
+  PROTOCOL_VERSION,
 } from '../board/boardProtocol.js';
 import { firstIssue } from '../common/firstIssue.js';
 
@@ -18,6 +19,7 @@ import { firstIssue } from '../common/firstIssue.js';
  * parseClientFrame('{"type":"nope"}', false).code // => 'unknown_type'
  * parseClientFrame('{', false).code // => 'bad_json'
  * parseClientFrame('{}', true).code // => 'bad_frame'
+ * parseClientFrame('{"type":"subscribe","v":2,"window":{"new":1}}', false).code // => 'unsupported_version'
  * ```
  */
 export function parseClientFrame(
@@ -34,6 +36,13 @@ export function parseClientFrame(
   const type = (parsed as { type?: unknown } | null)?.type;
   if (typeof type !== 'string' || !CLIENT_FRAME_TYPES.includes(type)) {
     return { code: 'unknown_type', message: `unknown frame type ${JSON.stringify(type) ?? ''}` };
+  }
+  // The version first: a later version's subscribe may carry fields this
+  // one does not know, and its client must hear that the version is the
+  // problem, not that a field is.
+  const v = (parsed as { v?: unknown }).v;
+  if (type === 'subscribe' && Number.isInteger(v) && v !== PROTOCOL_VERSION) {
+    return { code: 'unsupported_version', message: `this server speaks v${PROTOCOL_VERSION}` };
   }
   const frame = clientFrameSchema.safeParse(parsed);
   if (frame.success) return frame.data;
