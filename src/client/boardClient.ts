@@ -17,15 +17,23 @@ import { readServerFrame } from '../board/serverFrameCheck.js';
 import { type BackoffDelays, backoffDelay } from '../common/backoff.js';
 import { type BoardStore, createBoardStore } from './boardStore.js';
 
+/**
+ * A handler property whose event the socket may describe more fully than
+ * the client reads it: checked as a method is (bivariantly), so `ws`'s
+ * `onmessage: (event: WebSocket.MessageEvent) => void` is one, as the
+ * browser's is.
+ */
+type EventHandler<E> = { bivarianceHack(ev: E): void }['bivarianceHack'];
+
 /** The subset of a WebSocket the client uses. */
 export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
+  onopen: EventHandler<unknown> | null;
+  onmessage: EventHandler<{ data: unknown }> | null;
+  onclose: EventHandler<{ code: number; reason: string }> | null;
+  onerror: EventHandler<unknown> | null;
 }
 
 /** What the inline script leaves for the client, by the page's inline script (src/client/earlySocket.ts). */

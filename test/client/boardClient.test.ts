@@ -13,7 +13,8 @@ import { FakeBoard } from '../support/fakeBoard.js';
 import { ALICE, byTask, type Harness, spec, startHarness, TOKENS } from '../ui-server/wsHarness.js';
 import { ManualTimers, queuedCard, ScriptedSocket, until } from './clientHarness.js';
 
-const WS = WebSocket as unknown as WebSocketConstructor;
+// `ws`'s constructor is one as it is (docs: "the browser's, or `ws`'s"), no cast.
+const WS: WebSocketConstructor = WebSocket;
 let h: Harness | null = null;
 let client: BoardClient | null = null;
 afterEach(async () => {
