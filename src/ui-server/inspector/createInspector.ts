@@ -141,9 +141,13 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
         }
         if (path !== '/inspect' && path !== '/inspect.js' && path !== INSPECT_ELK_PATH)
           return false;
-        if (req.method !== 'GET') {
-          res.writeHead(405, { allow: 'GET', 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { code: 'method_not_allowed', message: 'use GET' } }));
+        // A HEAD is answered like the GET, as every board route is (node's
+        // response sends no body for it).
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+          res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ error: { code: 'method_not_allowed', message: 'use GET, HEAD' } }),
+          );
           return true;
         }
         if (path === '/inspect') {

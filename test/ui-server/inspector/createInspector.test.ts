@@ -237,4 +237,17 @@ describe('inspector page routes', () => {
     expect((await fetch(`${server.url}/inspect`, { method: 'POST' })).status).toBe(405);
     expect((await fetch(`${server.url}/elsewhere`)).status).toBe(404);
   });
+
+  it('answers a HEAD of each page route like its GET, without the body', async () => {
+    for (const path of ['/inspect', '/inspect.js', '/inspect-elk.js']) {
+      const get = await fetch(`${server.url}${path}`);
+      await get.arrayBuffer();
+      const head = await fetch(`${server.url}${path}`, { method: 'HEAD' });
+      expect(head.status, path).toBe(200);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(await head.text()).toBe('');
+    }
+    const post = await fetch(`${server.url}/inspect`, { method: 'POST' });
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+  });
 });
