@@ -8,11 +8,12 @@ import { createTestRuntime, type TestRuntime } from 'roundtable/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildStatus, queueBuild } from './builds.js';
 
-// One PGlite for the file (its initdb takes seconds); each test's harness empties it first.
+// One PGlite for the file (its initdb takes seconds, more on a busy machine:
+// past vitest's default 10 s hook timeout); each test's harness empties it first.
 let pglite: PGlite;
 beforeAll(async () => {
   pglite = await PGlite.create();
-});
+}, 60_000);
 afterAll(() => pglite.close());
 
 let h: TestRuntime | undefined;
@@ -23,7 +24,9 @@ afterEach(async () => {
 
 const card = (taskId: string) => h?.board().find((c) => c.taskId === taskId);
 
-describe('builds, as the app runs them', () => {
+// Virtual time, but a whole runtime's real work: a few seconds a test on a
+// busy machine, near vitest's default 5 s.
+describe('builds, as the app runs them', { timeout: 30_000 }, () => {
   it('a build running through a deploy of the app is adopted and finishes once', async () => {
     h = await createTestRuntime({ pglite, pollMs: 5_000 });
     const taskId = await queueBuild(h.runtime, 'ann', 'shop');
