@@ -55,6 +55,7 @@ export {
 } from './db/index.js';
 export { createUiServer, type UiServer } from './ui-server/createUiServer.js';
 export { createInspector } from './ui-server/inspector/createInspector.js';
+export { InspectorConfigError } from './ui-server/inspector/inspectorOptions.js';
 export {
   capConnections,
   httpServerOptions,
@@ -66,3 +67,5 @@ export {
   type MountOptions,
   mountUiServer,
 } from './ui-server/mountUiServer.js';
+// What a misconfigured board is refused with (docs/board-protocol.md, "Limits"), and the defaults.
+export { UI_SERVER_DEFAULTS, UiServerConfigError } from './ui-server/uiServerOptions.js';

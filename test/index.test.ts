@@ -23,6 +23,20 @@ describe('package entry points', () => {
     expect(m.isTransientDbError(Object.assign(new Error('x'), { code: '57P01' }))).toBe(true);
   });
 
+  it('roundtable exports what a misconfigured board or inspector is refused with', async () => {
+    const m = await import('roundtable');
+    expect(m.UI_SERVER_DEFAULTS.maxPayload).toBe(65_536);
+    const tokens = { admin: 'a'.repeat(20), users: {} };
+    const source = {} as never;
+    const refused = m
+      .mountUiServer({ source, commands: source, tokens, limits: { maxPayLoad: 1 } as never })
+      .catch((e: unknown) => e);
+    const error = await refused;
+    expect(error).toBeInstanceOf(m.UiServerConfigError);
+    expect((error as { code: string }).code).toBe('UI_CONFIG');
+    expect(() => m.createInspector({ maxViewer: 3 } as never)).toThrow(m.InspectorConfigError);
+  });
+
   it('roundtable/supervisor and roundtable/machines stand alone', async () => {
     const sup = await import('roundtable/supervisor');
     expect(typeof sup.startSupervisor).toBe('function');
