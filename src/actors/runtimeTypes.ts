@@ -270,6 +270,12 @@ export interface Runtime extends BoardSource, BoardCommands {
   readonly root: Supervisor;
 
   // ---- the board port (BoardSource + BoardCommands), and: ----------------
+  /**
+   * Someone looks at this board until the returned function is called
+   * (docs/library.md, "Watching the board"). Optional on a board source,
+   * always there on a runtime: an app calls `runtime.watch()` as it is.
+   */
+  watch(): () => void;
   /** The node's engine and store links, for /healthz and the board. */
   health(): RuntimeHealth;
 
