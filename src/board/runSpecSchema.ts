@@ -52,7 +52,10 @@ export const RUN_SPEC_FIELDS = {
       z
         .string()
         .max(L.envKeyLength)
-        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable name'),
+        .regex(
+          /^[A-Za-z_][A-Za-z0-9_]*$/,
+          'not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
+        ),
       z
         .string()
         .max(L.envValueLength)

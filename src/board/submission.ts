@@ -47,7 +47,7 @@ export interface SubmissionProblem {
  * @example
  * ```ts
  * submissionProblem({ title: 'build', image: 'node:20', command: ['npm', 'test'] }) // => null
- * submissionProblem({ title: 'build', image: 'node:20', command: ['true'], env: { '1A': 'x' } }) // => { field: 'env.1A', message: 'environment variable name' }
+ * submissionProblem({ title: 'build', image: 'node:20', command: ['true'], env: { '1A': 'x' } }) // => { field: 'env.1A', message: 'not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)' }
  * submissionProblem({ title: 'build', image: 'node:20', command: ['true'], env: { A: '\ud800' } })?.field // => 'env.A'
  * submissionProblem({ title: ' ', image: 'node:20', command: ['true'] }) // => { field: 'title', message: 'blank' }
  * submissionProblem({ title: 'x', image: 'node:20', command: [''] })?.field // => 'command.0'

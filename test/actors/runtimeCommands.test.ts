@@ -140,7 +140,10 @@ describe('submit and createTask', () => {
     const { c, ops } = setup();
     const base = { title: 't', image: 'node:20', command: ['true'] };
     for (const [input, message] of [
-      [{ ...base, env: { '1A': 'x' } }, 'invalid env.1A: environment variable name'],
+      [
+        { ...base, env: { '1A': 'x' } },
+        'invalid env.1A: not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
+      ],
       [
         { ...base, env: { A: 'x\ud800' } },
         'invalid env.A: lone UTF-16 surrogate: not well-formed Unicode',

@@ -159,7 +159,7 @@ describe('on a PGlite directory', () => {
     expect(empty.err()).toContain('--title must not be empty');
     // The runtime's rules, named by the flag the value came from.
     for (const [args, said] of [
-      [['--env', '1A=x', '--', 'x'], '--env 1A: environment variable name'],
+      [['--env', '1A=x', '--', 'x'], '--env 1A: not an environment variable name'],
       [['--title', 'a\tb', '--', 'x'], '--title: control character'],
       [['--', ''], 'the program (the first word after --): empty program name'],
       [['--', 'echo', 'a\0b'], 'argument 1 after the program: NUL byte in argument'],

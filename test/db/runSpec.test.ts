@@ -30,6 +30,12 @@ describe('parseRunSpec', () => {
     expect(fieldOf({ image: 'a', command: ['x'], env: { A: '\ud83d' } })).toBe('spec.env.A');
   });
 
+  it("says what an environment variable's name must be, not only that the key is invalid", () => {
+    expect(() => parseRunSpec({ image: 'a', command: ['x'], env: { 'A=B': 'v' } })).toThrow(
+      'invalid spec.env.A=B: not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
+    );
+  });
+
   it('enforces every limit', () => {
     const L = RUN_SPEC_LIMITS;
     const ok = { image: 'node:20', command: ['true'] };

@@ -87,7 +87,10 @@ describe('tasks', () => {
     expect([notJson.status, errorCode(notJson)]).toEqual([400, 'bad_json']);
     // The runtime's rules for a run spec, here: a 400 naming the field as sent.
     for (const [body, message] of [
-      [{ ...spec('x'), env: { '1A': 'b' } }, 'env.1A: environment variable name'],
+      [
+        { ...spec('x'), env: { '1A': 'b' } },
+        'env.1A: not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
+      ],
       [
         { ...spec('x'), env: { A: '\ud800' } },
         'env.A: lone UTF-16 surrogate: not well-formed Unicode',
