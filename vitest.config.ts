@@ -4,9 +4,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { pureTestFiles } from './test/support/sharedProcessFiles.js';
 
 // The repository's own tests import the package by name (`roundtable`,
-// `roundtable/testing`, ...) and run on the .ts sources: the `source` export
+// `roundtable/testing`, ...) and run on the .ts sources: the `roundtable-source` export
 // condition (package.json) comes before `default`, which points at dist/.
-const conditions = ['source'];
+const conditions = ['roundtable-source'];
 
 // Pure files share worker processes (test/support/sharedProcessFiles.ts
 // says which, and why); every other file gets a fresh one.

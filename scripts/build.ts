@@ -10,7 +10,7 @@
  *    serves them without esbuild (src/ui-server/browserBundle.ts).
  *
  * A checkout never needs this: its tests, `npm start` and the examples run
- * on the .ts sources (the `source` export condition, docs/library.md).
+ * on the .ts sources (the `roundtable-source` export condition, docs/library.md).
  *
  * `buildCli` is the older single-file bundle of the CLI, kept for the CLI's
  * end-to-end test, which runs the CLI as a plain node process.

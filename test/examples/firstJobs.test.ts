@@ -1,6 +1,6 @@
 /**
  * examples/first-jobs.mjs as docs/library.md shows it, run as a real process
- * on the checkout's sources (the `source` export condition, through tsx): two
+ * on the checkout's sources (the `roundtable-source` export condition, through tsx): two
  * jobs on PGlite in memory and the local backend, to the end. The packed
  * package runs the same file in CI (scripts/packCheck.ts).
  */
@@ -14,7 +14,7 @@ describe('examples/first-jobs.mjs', () => {
   it('runs two jobs to the end and exits 0, with no warning', () => {
     const r = spawnSync(
       process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'examples/first-jobs.mjs'],
+      ['--conditions=roundtable-source', '--import', 'tsx', 'examples/first-jobs.mjs'],
       { cwd: ROOT, encoding: 'utf8', timeout: 170_000, env: { PATH: process.env.PATH ?? '' } },
     );
     expect(r.stderr).toBe('');

@@ -21,7 +21,7 @@ describe('examples/http-app.mjs', () => {
     const runs = mkdtempSync(join(tmpdir(), 'rt-app-runs-'));
     const child = spawn(
       process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'examples/http-app.mjs'],
+      ['--conditions=roundtable-source', '--import', 'tsx', 'examples/http-app.mjs'],
       {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? '', PORT: '0', APP_RUNS_DIR: runs },
