@@ -15,8 +15,13 @@ import { timeLimitMs } from './timeLimit.js';
 /** A title's length in UTF-16 units at most (docs/data.md). */
 export const TITLE_MAX = 200;
 
+/**
+ * A control character, which a title may not hold: one rule for the schema,
+ * the tick's hand-written check (src/db/tickFastCheck.ts) and the CLI's
+ * title made of an argv.
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 /** A task's title: 1-200 units, not blank, no control character, well-formed. */
 export const taskTitle = z
@@ -24,7 +29,7 @@ export const taskTitle = z
   .min(1)
   .max(TITLE_MAX)
   .refine((s) => s.trim() !== '', 'blank')
-  .refine((s) => !CONTROL.test(s), 'control character')
+  .refine((s) => !CONTROL_CHARACTER.test(s), 'control character')
   .refine(isWellFormed, ILL_FORMED);
 
 /** A submission (`CreateTaskInput`); unknown keys are refused. */

@@ -10,6 +10,7 @@
  * zod's output is (test/db/tickFastCheck.test.ts holds the two to the same
  * answers).
  */
+import { CONTROL_CHARACTER } from '../board/submission.js';
 import { isWellFormed } from '../common/wellFormed.js';
 import { isId } from './ids.js';
 import { TEXT_LIMITS } from './inputs.js';
@@ -25,8 +26,6 @@ const INT32_MAX = 2_147_483_647;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
 const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/;
 const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const MAX_RUNNING = 100_000;
 
 /** A plain object with exactly `n` own keys (a key the schema does not know makes it more). */
@@ -183,7 +182,7 @@ function enqueueOp(o: Row): TickEnqueue | undefined {
     title.length < 1 ||
     title.length > TEXT_LIMITS.title ||
     title.trim() === '' ||
-    CONTROL.test(title) ||
+    CONTROL_CHARACTER.test(title) ||
     !isWellFormed(title) ||
     (hasColumn &&
       o.column !== undefined &&

@@ -5,7 +5,7 @@
  * next Reconciler pass of a node on the same Postgres, picks it up). Either
  * way it never refuses for lack of room: it answers with a place in line.
  */
-import { submissionProblem } from '../../board/submission.js';
+import { CONTROL_CHARACTER, submissionProblem } from '../../board/submission.js';
 import { submitKey } from '../../board/submitKey.js';
 import { timeLimitMs } from '../../board/timeLimit.js';
 import { cutWellFormed } from '../../common/wellFormed.js';
@@ -105,8 +105,8 @@ export function timeLimitFlag(value: unknown): number | undefined {
  * ```
  */
 export function titleFromArgv(argv: readonly string[]): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point
-  return cutWellFormed(argv.join(' ').replace(/[\u0000-\u001f\u007f]/g, ' '), TEXT_LIMITS.title);
+  const controls = new RegExp(CONTROL_CHARACTER.source, 'g');
+  return cutWellFormed(argv.join(' ').replace(controls, ' '), TEXT_LIMITS.title);
 }
 
 /**
