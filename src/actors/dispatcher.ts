@@ -28,7 +28,7 @@ import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import { type Entry, endsHold } from './dispatcherBatch.js';
 import { departs } from './dispatcherDeparture.js';
-import { afterFailure } from './dispatcherFailure.js';
+import { afterFailure, outageAnswered, outageMessage } from './dispatcherFailure.js';
 import { Outbox } from './dispatcherOutbox.js';
 import { asksAgain, freedBy, roomToAsk } from './dispatcherRoom.js';
 import {
@@ -56,6 +56,9 @@ export class Dispatcher {
   private scheduled = false;
   private retryTimer: unknown = null;
   private failures = 0;
+  /** When the first tick of the current run of transient failures failed; null once one commits. */
+  private failingSince: number | null = null;
+  private lastFailure: unknown = null;
   private resync = false;
   private stopped = false;
   private seq = 0;
@@ -84,6 +87,21 @@ export class Dispatcher {
 
   /** Queues one write for the next tick; resolves with its outcome once that tick committed. */
   submit(op: OpInput): Promise<TickOutcome> {
+    return this.enter(op, false);
+  }
+
+  /**
+   * A caller's command (submit, cancel, retry, cap): as `submit`, but once
+   * the store has failed for `commandOutageMs` it is answered
+   * `unavailable` instead of waiting (at once if it arrives then), and is
+   * never sent. Its caller can act on that; a runner's finish cannot, and
+   * waits for the store.
+   */
+  command(op: OpInput): Promise<TickOutcome> {
+    return this.enter(op, true);
+  }
+
+  private enter(op: OpInput, command: boolean): Promise<TickOutcome> {
     if (this.stopped) return Promise.reject(new DispatcherStoppedError());
     const full = { ...op, ref: String(++this.seq) } as TickOp;
     try {
@@ -91,15 +109,25 @@ export class Dispatcher {
     } catch (error) {
       return Promise.reject(error);
     }
+    const now = this.o.clock.now();
+    if (command && this.outageAnswers(now))
+      return Promise.reject(this.outageError(full.op, false, now));
     return new Promise<TickOutcome>((resolve, reject) => {
-      this.outbox.push({
-        op: full,
-        at: this.o.clock.now(),
-        solo: false,
-        resolve,
-        reject,
-      });
+      this.outbox.push({ op: full, at: now, solo: false, command, resolve, reject });
       this.schedule();
+    });
+  }
+
+  private outageAnswers(now: number): boolean {
+    const limit = this.o.commandOutageMs;
+    if (limit === undefined) return false;
+    return outageAnswered({ failingSince: this.failingSince, now, commandOutageMs: limit });
+  }
+
+  private outageError(op: string, sent: boolean, now: number): DispatchUnavailableError {
+    const downMs = now - (this.failingSince ?? now);
+    return new DispatchUnavailableError(outageMessage({ op, sent, downMs }), {
+      cause: this.lastFailure,
     });
   }
 
@@ -206,6 +234,7 @@ export class Dispatcher {
   private run(): void {
     if (this.outbox.size === 0 && !(this.dirty && this.want() > 0)) return;
     const batch = this.outbox.take(this.o.maxOpsPerTick);
+    for (const e of batch) e.sent = true;
     // A finish in this batch frees its slot before the tick grants (the
     // function applies finishes first), so its room is asked for now.
     const ops = batch.map((e) => e.op);
@@ -253,6 +282,7 @@ export class Dispatcher {
 
   private succeeded(batch: Entry[], input: TickInput, result: TickResult): void {
     this.failures = 0;
+    this.failingSince = null;
     this.resync = false;
     if (result.tick > this.lastTick) this.lastTick = result.tick;
     const byRef = new Map(result.outcomes.map((x) => [x.ref, x]));
@@ -318,6 +348,11 @@ export class Dispatcher {
   private failed(batch: Entry[], error: unknown): void {
     this.failures += 1;
     const transient = this.o.isTransient(error);
+    // Only an outage starts the clock: a bad op's split is not the store failing.
+    if (transient) {
+      this.failingSince ??= this.o.clock.now();
+      this.lastFailure = error;
+    }
     // Unknown outcome: the commit may have happened. Same ops again; ask for what we own.
     this.resync = true;
     const decided = afterFailure(batch, transient);
@@ -337,11 +372,18 @@ export class Dispatcher {
     }, delay);
   }
 
-  /** Callers whose op waited past the deadline are told; their op is not sent any more. */
+  /**
+   * Callers whose op waited past the deadline are told, and so are the
+   * commands once the outage answers them; their ops are not sent any more.
+   */
   private expire(cause: unknown): void {
-    for (const e of this.outbox.expire(this.o.clock.now() - this.o.opDeadlineMs)) {
-      const message = `the store did not take ${e.op.op} within ${this.o.opDeadlineMs} ms`;
+    const now = this.o.clock.now();
+    for (const e of this.outbox.expire(now - this.o.opDeadlineMs)) {
+      const message = outageMessage({ op: e.op.op, sent: e.sent === true, downMs: now - e.at });
       e.reject(new DispatchUnavailableError(message, { cause }));
     }
+    if (!this.outageAnswers(now)) return;
+    for (const e of this.outbox.withdraw((x) => x.command === true))
+      e.reject(this.outageError(e.op.op, e.sent === true, now));
   }
 }

@@ -11,6 +11,14 @@ export interface Entry {
   at: number;
   /** Send alone: a tick that carried it failed for a reason that is not transient. */
   solo: boolean;
+  /**
+   * A caller's command (submit, cancel, retry, cap), answered `unavailable`
+   * once the store has failed for `commandOutageMs`; the runtime's own ops
+   * (handles, finishes) wait for their deadline.
+   */
+  command?: boolean;
+  /** A tick carrying it was sent: if it is given up, it may have been applied. */
+  sent?: boolean;
   resolve(outcome: TickOutcome): void;
   reject(error: unknown): void;
 }

@@ -90,6 +90,27 @@ export class Outbox {
     return all;
   }
 
+  /**
+   * Removes and returns the ops `given` says yes to, each lane keeping the
+   * order of the rest.
+   *
+   * @example
+   * ```ts
+   * const e = (op: string, command: boolean) => ({ op: { op, output: null }, at: 0, solo: false, command });
+   * const box = new Outbox();
+   * for (const [op, c] of [['enqueue', true], ['finish', false], ['cap', true]] as const) box.push(e(op, c) as never);
+   * box.withdraw((x) => x.command === true).map((x) => x.op.op) // => ['enqueue', 'cap']
+   * box.size // => 1
+   * ```
+   */
+  withdraw(given: (e: Entry) => boolean): Entry[] {
+    const out = [...this.runs.filter(given), ...this.queue.filter(given)];
+    if (out.length === 0) return out;
+    this.runs = this.runs.filter((e) => !given(e));
+    this.queue = this.queue.filter((e) => !given(e));
+    return out;
+  }
+
   /** Removes and returns the ops that arrived at or before `limit` (their deadline passed). */
   expire(limit: number): Entry[] {
     const runs = splitLate(this.runs, limit);

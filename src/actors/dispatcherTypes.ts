@@ -42,6 +42,13 @@ export interface DispatcherOptions {
   backoff: { baseMs: number; maxMs: number };
   /** Longest an op waits for a tick that succeeds before its caller is told. */
   opDeadlineMs: number;
+  /**
+   * How long the store may fail before a caller's command (`command()`) is
+   * answered `unavailable` instead of waiting for `opDeadlineMs`; from then
+   * on, new commands are answered at once (dispatcherFailure.ts,
+   * `outageAnswered`). Unset: commands wait like every op.
+   */
+  commandOutageMs?: number;
   /** Most ops one tick carries. */
   maxOpsPerTick: number;
   /**

@@ -327,7 +327,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
 
   const commands = runtimeCommands({
-    submit: (op) => dispatcher.submit(op),
+    // A caller can act on `unavailable`, so its commands are answered in an outage.
+    submit: (op) => dispatcher.command(op),
     readTask: (actor, taskId) =>
       actor === null ? getTask(db, taskId) : getTaskForUser(db, actor, taskId),
     readSessions: (taskId) => listSessionsForTask(db, taskId),

@@ -113,7 +113,10 @@ export function commandError(
     throw new RuntimeCommandError('invalid', error.message, { cause: error });
   if (error instanceof NotFoundError)
     throw new RuntimeCommandError('not_found', error.message, { cause: error });
-  if (error instanceof DispatchUnavailableError || isTransient(error))
+  // The dispatcher's own words say how long, and whether the op may have been applied.
+  if (error instanceof DispatchUnavailableError)
+    throw new RuntimeCommandError('unavailable', error.message, { cause: error });
+  if (isTransient(error))
     throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
   if (isDataException(error))
     throw new RuntimeCommandError('invalid', `the store refused a value: ${messageOf(error)}`, {

@@ -25,6 +25,7 @@ export const RUNTIME_DEFAULTS = {
   dispatchPollMs: 1_000,
   positionPushMs: 100,
   storeDeadlineMs: 60_000,
+  commandOutageMs: 10_000,
   livenessPollMs: 250,
 } as const;
 
@@ -104,6 +105,7 @@ const schema = z.object({
   dispatchPollMs: ms.optional(),
   positionPushMs: ms.optional(),
   storeDeadlineMs: ms.optional(),
+  commandOutageMs: ms.optional(),
   isTransient: fn.optional(),
   bootLock: z
     .custom<object>(
@@ -137,6 +139,7 @@ export type ResolvedRuntimeOptions = Omit<
   dispatchPollMs: number;
   positionPushMs: number;
   storeDeadlineMs: number;
+  commandOutageMs: number;
   livenessPollMs: number;
   heartbeatMs: number;
   heartbeatStaleBeats: number;

@@ -43,6 +43,7 @@ export interface ShellOptions {
     | 'caps'
     | 'localMax'
     | 'storeDeadlineMs'
+    | 'commandOutageMs'
     | 'dispatchPollMs'
     | 'notifications'
     | 'positionPushMs'
@@ -182,6 +183,7 @@ export function createShell(s: ShellOptions): Shell {
     isTransient: s.isTransient,
     backoff: { baseMs: 50, maxMs: 1_000 },
     opDeadlineMs: s.o.storeDeadlineMs,
+    commandOutageMs: s.o.commandOutageMs,
     maxOpsPerTick: 500,
     // The commands' ops (what callers hand in) are checked at submit, so a
     // bad one is its caller's error at once. The runners' handle and finish

@@ -193,6 +193,16 @@ export interface RuntimeOptions {
    * keeps retrying a read while the store is down. Default 60 000.
    */
   storeDeadlineMs?: number;
+  /**
+   * How long the store may fail before a caller's command (submit, cancel,
+   * retry, a user's cap) is answered `unavailable` instead of waiting for
+   * `storeDeadlineMs`; while it keeps failing, later commands are answered
+   * at once and never sent. A shorter outage (a restart, a quick failover)
+   * stays invisible to callers: their commands ride the first tick that
+   * commits. A runner's own writes always wait for the store. Default
+   * 10 000.
+   */
+  commandOutageMs?: number;
   /** Which store errors are retried. Default `isTransientDbError` (src/db). */
   isTransient?: (error: unknown) => boolean;
 }

@@ -105,6 +105,9 @@ function enterOutputRead(gate: OutputReadGate, principal: Principal): () => void
   }
 }
 
+/** Seconds a 503 `unavailable` (the store did not answer) asks a client to wait. */
+const RETRY_AFTER_UNAVAILABLE_S = 2;
+
 function requireAdmin(principal: Principal): void {
   if (principal.kind !== 'admin')
     throw new UiRequestError(403, 'forbidden', 'admin token required');
@@ -271,7 +274,10 @@ export async function handleHttp(
     if (isBoardCommandError(err)) {
       const status = BOARD_COMMAND_STATUS[err.code];
       ctx.metrics.refused(err.code);
-      return send(res, status, { error: { code: err.code, message: err.message } });
+      // The store is down: a client (or its HTTP library) backs off before it tries again.
+      const headers =
+        status === 503 ? { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_S) } : undefined;
+      return send(res, status, { error: { code: err.code, message: err.message } }, headers);
     }
     ctx.logger.error({ err, url: req.url }, 'http: internal error');
     ctx.metrics.refused('internal');

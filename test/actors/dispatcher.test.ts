@@ -320,6 +320,82 @@ describe('Dispatcher', () => {
     await expect(d.submit(enqueue(3))).rejects.toBeInstanceOf(DispatcherStoppedError);
   });
 
+  it("a command is answered unavailable once the store has failed for commandOutageMs, and later ones at once; a runner's op waits on", async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d } = dispatcher(store, clock, { commandOutageMs: 1_000, opDeadlineMs: 60_000 });
+    await flush();
+    const t0 = clock.now();
+    for (let i = 0; i < 100; i++) store.script.push(transient());
+    const settled = new Map<string, unknown>();
+    const watch = (name: string, p: Promise<unknown>) =>
+      void p.then(
+        (v) => settled.set(name, v),
+        (e: unknown) => settled.set(name, e),
+      );
+    watch('sent', d.command(enqueue(1)));
+    watch('finish', d.submit(finish('ses_run')));
+    await flush();
+    // Both rode the first tick, which failed: the clock of the outage starts.
+    expect(store.calls.at(-1)?.ops.map((o) => o.op)).toEqual(['finish', 'enqueue']);
+    const step = async () => {
+      const due = clock.nextDue(clock.now() + 10_000);
+      if (due !== null) clock.fireNext(due);
+      await flush();
+    };
+    // Short of the mark, a command still waits: a restart stays invisible.
+    while (clock.now() - t0 < 600) await step();
+    expect(settled.size).toBe(0);
+    while (!settled.has('sent') && clock.now() - t0 < 5_000) await step();
+    const sent = settled.get('sent');
+    expect(sent).toBeInstanceOf(DispatchUnavailableError);
+    expect((sent as Error).message).toMatch(
+      /^the store did not answer for \d+ ms: enqueue may have been applied \(submit again with the same key to be sure\)$/,
+    );
+    expect(clock.now() - t0).toBeLessThanOrEqual(1_000 + 400); // within one backoff of the mark
+    // A command arriving now is answered at once, never sent.
+    const callsBefore = store.calls.length;
+    const late = await d.command(enqueue(2)).catch((e: unknown) => e);
+    expect((late as Error).message).toMatch(/enqueue was not applied$/);
+    // The runner's finish is still waiting, and goes on being sent.
+    expect(settled.has('finish')).toBe(false);
+    await step();
+    expect(store.calls.length).toBeGreaterThan(callsBefore);
+    expect(store.calls.flatMap((c) => c.ops.map((o) => o.op))).not.toContain(undefined);
+    expect(store.calls.slice(callsBefore).flatMap((c) => c.ops.map((o) => o.op))).toEqual(
+      store.calls.slice(callsBefore).map(() => 'finish'),
+    );
+    // The store answers: the finish commits, the clock of the outage stops, commands wait again.
+    store.script = [];
+    await step();
+    await flush();
+    expect((settled.get('finish') as { kind: string }).kind).toBe('applied');
+    expect((await d.command(enqueue(3))).kind).toBe('applied');
+    d.stop();
+  });
+
+  it('failures with commits between them are not an outage: no command is answered early', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d } = dispatcher(store, clock, { commandOutageMs: 1_000, opDeadlineMs: 60_000 });
+    await flush();
+    // A store that fails once now and then (a deadlock, a pooler's reconnect) never answers a command.
+    for (let round = 0; round < 5; round++) {
+      store.script.push(transient());
+      const p = d.command(enqueue(10 + round));
+      for (let i = 0; i < 4; i++) {
+        await flush();
+        const due = clock.nextDue(clock.now() + 10_000);
+        if (due !== null) clock.fireNext(due);
+      }
+      expect((await p).kind).toBe('applied');
+      // Time passes between the failures: more than the mark in all.
+      clock.setTimeout(() => {}, 900);
+      clock.fireNext(clock.nextDue(clock.now() + 900) ?? clock.now());
+    }
+    d.stop();
+  });
+
   it('pipelining: with two ticks out, the second asks only for room the first did not', async () => {
     const store = new FakeStore();
     const clock = new TestClock();

@@ -109,6 +109,9 @@ describeWithPrivatePostgres('runtime through a Postgres outage [private server]'
         // The periodic pass is far away: a resume within 2 s is the dispatcher's own.
         reconcileMs: 60_000,
         pollMs: 500,
+        // Longer than this outage: a submission made in it waits for the
+        // store (a shorter mark answers it 503 instead: httpApi.storeOutage.test.ts).
+        commandOutageMs: 60_000,
         onError: (e) => errors.push(e),
       });
       const rt = runtime;

@@ -291,15 +291,16 @@ describe('a store failure that is not an outage', () => {
     }
   });
 
-  test('an outage or an op past its deadline is unavailable', async () => {
-    for (const error of [
-      Object.assign(new Error('terminating connection'), { code: '57P01' }),
-      new DispatchUnavailableError('the store did not take enqueue within 60000 ms'),
-    ]) {
-      await expect(submitFailing(error)).resolves.toMatchObject({
-        code: 'unavailable',
-        message: 'the store did not answer',
-      });
+  test("an outage or an op past its deadline is unavailable, in the dispatcher's words when it gave up", async () => {
+    const late = 'the store did not answer for 60000 ms: enqueue was not applied';
+    for (const [error, message] of [
+      [
+        Object.assign(new Error('terminating connection'), { code: '57P01' }),
+        'the store did not answer',
+      ],
+      [new DispatchUnavailableError(late), late],
+    ] as const) {
+      await expect(submitFailing(error)).resolves.toMatchObject({ code: 'unavailable', message });
     }
   });
 });

@@ -39,6 +39,7 @@ function shellOver(
       caps,
       localMax: caps.maxRunning,
       storeDeadlineMs: 10_000,
+      commandOutageMs: 5_000,
       dispatchPollMs: 60_000,
       positionPushMs: 0,
     },

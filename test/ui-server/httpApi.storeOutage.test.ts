@@ -30,6 +30,19 @@ afterAll(async () => {
   await pglite.close();
 });
 
+type Logger = Record<'info' | 'warn' | 'error', (o: object, msg: string) => void>;
+
+/** The board's server over the test runtime, Alice's and the admin's tokens. */
+const serve = (t: TestRuntime, logger: Logger) =>
+  createUiServer({
+    source: t.runtime,
+    commands: t.runtime,
+    tokens: { users: { alice: TOKENS.users.alice }, admin: ADMIN },
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+  });
+
 test('every read of the rows answers 503 unavailable while the store is down, and 200 once it is back', async () => {
   handle = await connect({ pglite });
   const store = switchableStore(handle.db);
@@ -42,14 +55,7 @@ test('every read of the rows answers 503 unavailable while the store is down, an
   });
   const logged: Array<{ level: string; msg: string }> = [];
   const log = (level: string) => (_: object, msg: string) => void logged.push({ level, msg });
-  server = await createUiServer({
-    source: h.runtime,
-    commands: h.runtime,
-    tokens: { users: { alice: TOKENS.users.alice }, admin: ADMIN },
-    port: 0,
-    host: '127.0.0.1',
-    logger: { info: log('info'), warn: log('warn'), error: log('error') },
-  });
+  server = await serve(h, { info: log('info'), warn: log('warn'), error: log('error') });
   const reads: Array<[string, string]> = [
     ['/api/admin/status', ADMIN],
     [`/api/tasks/${task.id}`, ALICE],
@@ -81,4 +87,63 @@ test('every read of the rows answers 503 unavailable while the store is down, an
   store.up();
   expect((await get('/api/admin/status', ADMIN)).status).toBe(200);
   expect((await get(`/api/tasks/${task.id}`, ALICE)).status).toBe(200);
+});
+
+test('a submission while the store is down is answered 503 once it has failed for commandOutageMs (10 s), later ones at once; nothing is queued', async () => {
+  handle = await connect({ pglite });
+  const store = switchableStore(handle.db);
+  h = await createTestRuntime({ db: store.db });
+  await h.runtime.booted;
+  const errors: string[] = [];
+  server = await serve(h, { info: () => {}, warn: () => {}, error: (_, msg) => errors.push(msg) });
+  const post = async (title: string) => {
+    const res = await fetch(`${server?.url}/api/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title, image: 'runner:v1', command: ['agent', '1'] }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: (await res.json()) as { error?: { code: string; message: string } },
+    };
+  };
+
+  store.down();
+  const t0 = h.clock.now();
+  let answered: Awaited<ReturnType<typeof post>> | undefined;
+  let answeredAfterMs = -1;
+  const first = post('during').then((r) => {
+    answered = r;
+    answeredAfterMs = (h?.clock.now() ?? 0) - t0;
+  });
+  // The test clock moves only when told: a second of it at a time.
+  for (let s = 0; s < 15 && answered === undefined; s++) {
+    await h.advance(1_000);
+    await new Promise<void>((r) => setTimeout(r, 20));
+  }
+  await first;
+  expect(answered?.status).toBe(503);
+  expect(answered?.retryAfter).toBe('2');
+  expect(answered?.body.error?.code).toBe('unavailable');
+  // Its tick was sent (and failed): the caller hears it may have been applied.
+  expect(answered?.body.error?.message).toMatch(
+    /^the store did not answer for \d+ ms: enqueue may have been applied \(submit again with the same key to be sure\)$/,
+  );
+  expect(answeredAfterMs).toBeGreaterThanOrEqual(10_000);
+  expect(answeredAfterMs).toBeLessThanOrEqual(12_000);
+
+  // The store still down: the next submission is answered at once, with no time passing.
+  const next = await post('later');
+  expect(next.status).toBe(503);
+  expect(next.body.error?.message).toMatch(/: enqueue was not applied$/);
+
+  store.up();
+  await h.advance(1_000);
+  const after = await post('after');
+  expect(after.status).toBe(201);
+  expect((await h.tasks()).map((t) => t.title)).toEqual(['after']);
+  // Conditions, not bugs: nothing was logged as an internal error.
+  expect(errors).toEqual([]);
 });
