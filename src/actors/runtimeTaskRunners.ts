@@ -8,7 +8,10 @@
 import type { AnyActorRef } from 'xstate';
 import { TIMED_OUT } from '../board/timeLimit.js';
 import type { Session } from '../db/index.js';
+import type { TickHandle, TickOutcome } from '../db/tickTypes.js';
+import { afterRefusedHandle } from '../machines/fencedOut.js';
 import type { Supervisor } from '../supervisor/index.js';
+import { RunnerFencedOutNotice } from './fencedOutSweep.js';
 import type { RuntimeMetrics } from './runtimeMetrics.js';
 import type { ResolvedRuntimeOptions } from './runtimeOptions.js';
 import { RunnerStarter } from './runtimeRunners.js';
@@ -42,7 +45,15 @@ export function nodeRunners(r: NodeRunnersOptions): RunnerStarter {
     db: r.o.db,
     backend: r.o.backend,
     slots: {
-      submit: (op) => dispatcher.submit(op),
+      submit: (op) => {
+        const outcome = dispatcher.submit(op);
+        if (op.op === 'handle')
+          void outcome.then(
+            (x) => refusedHandle(op, x),
+            () => undefined,
+          );
+        return outcome;
+      },
       hold(sessionId, epoch, holder) {
         dispatcher.hold(sessionId, epoch);
         r.pool()?.send({ type: 'roundtable.pool.hold', sessionId, holder });
@@ -72,6 +83,26 @@ export function nodeRunners(r: NodeRunnersOptions): RunnerStarter {
     onError: r.report,
     track: (work) => r.track(work),
   });
+  /**
+   * A handle the tick refused: the row moved on while the container was
+   * being started (afterRefusedHandle). Acted on at once, with what the
+   * refusal says of the row: no read, and no run beside the next attempt
+   * until the next sweep.
+   */
+  const refusedHandle = (op: Pick<TickHandle, 'sessionId' | 'epoch'>, outcome: TickOutcome) => {
+    if (outcome.kind !== 'stale' || r.isDead()) return;
+    const then = afterRefusedHandle(op.epoch, outcome.actual);
+    if (then === 'cancel') starter.tell(op.sessionId, { type: 'roundtable.runner.cancel' });
+    else if (then === 'fenced')
+      void r
+        .track(starter.stopFencedOut(op.sessionId, outcome.actual.epoch, () => op.epoch))
+        .then((was) => {
+          if (was === undefined) return;
+          dispatcher.drop(op.sessionId);
+          r.report(new RunnerFencedOutNotice(op.sessionId, was, outcome.actual.epoch));
+        })
+        .catch(r.report);
+  };
   const starter = new RunnerStarter({
     runners: r.runners,
     logic,

@@ -63,3 +63,34 @@ export function cancelledElsewhere(
   }
   return out;
 }
+
+/**
+ * What this boot does with a run whose handle the tick refused: the row was
+ * no longer `running` at the epoch this boot started it at. The start and the
+ * row can cross: a node judged dead while its start was under way (a stall
+ * longer than the liveness window) has its row failed and re-queued by the
+ * Reconciler, which found no container yet; the container then comes up and
+ * would run the command beside the next attempt until a sweep found it.
+ * - `cancel`: the row ended elsewhere (failed and re-queued, cancelled): the
+ *   run is nobody's. Stopped as a cancel stops it: the container goes, the
+ *   slot is given back. One tick after the start, not at the next pass.
+ * - `fenced`: another node adopted the row (a later epoch, still running);
+ *   it may be adopting this very container, found by name. The runner is
+ *   stopped and the container left to it, as `fencedOut` does.
+ * - `keep`: nothing says the run is someone else's.
+ *
+ * @example
+ * ```ts
+ * afterRefusedHandle(3, { status: 'failed', epoch: 3 }) // => 'cancel'
+ * afterRefusedHandle(3, { status: 'cancelled', epoch: 3 }) // => 'cancel'
+ * afterRefusedHandle(3, { status: 'running', epoch: 4 }) // => 'fenced'
+ * afterRefusedHandle(3, { status: 'running', epoch: 3 }) // => 'keep'
+ * ```
+ */
+export function afterRefusedHandle(
+  ours: number,
+  actual: { status: string; epoch: number },
+): 'cancel' | 'fenced' | 'keep' {
+  if (actual.status !== 'running') return 'cancel';
+  return actual.epoch > ours ? 'fenced' : 'keep';
+}
