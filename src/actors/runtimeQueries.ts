@@ -17,6 +17,7 @@ import {
   readLineStatus,
   readOutputPage,
   readOutputPieces,
+  recentRuns,
   runningByOwner,
 } from '../db/index.js';
 import type { ClusterNode } from './clusterLiveness.js';
@@ -67,6 +68,7 @@ export type RuntimeQueries = Pick<
   | 'clusterNodes'
   | 'lineStatus'
   | 'activity'
+  | 'recentRuns'
 >;
 
 /**
@@ -153,5 +155,6 @@ export function runtimeQueries(q: RuntimeQueryOptions): RuntimeQueries {
     lineStatus: (headSize) => fromStore(readLineStatus(db, headSize)),
     activity: ({ minutes, at }) =>
       fromStore(readActivity(db, { minutes, at: at ?? new Date(q.now()) })),
+    recentRuns: (limit) => fromStore(recentRuns(db, limit)),
   };
 }

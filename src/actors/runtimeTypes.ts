@@ -28,6 +28,7 @@ import type {
   LeaderState,
   LineStatusRows,
   OutputPageRange,
+  RecentRun,
   Session,
   SessionOutput,
   Task,
@@ -347,6 +348,8 @@ export interface Runtime extends BoardSource, BoardCommands {
   lineStatus(headSize: number): Promise<LineStatusRows>;
   /** The dashboard's per-minute series up to `at` (default: now), from the rows (GET /api/admin/activity). */
   activity(query: { minutes: number; at?: Date }): Promise<ActivityRows>;
+  /** The last `limit` runs that ended, oldest first, from the rows (the start estimates' durations). */
+  recentRuns(limit: number): Promise<RecentRun[]>;
   /** Session ids with a live TaskRunner in this boot. */
   liveRunners(): string[];
   /** I/O calls in flight right now (the harness waits for 0 to call the system settled). */

@@ -232,4 +232,11 @@ export interface BoardCommands {
    * Optional: a source with no rows omits it.
    */
   activity?(query: ActivityQuery): Promise<ActivitySeries>;
+  /**
+   * The last `limit` runs that ended (succeeded or failed), oldest first,
+   * with how long each held its runner, read from the rows: the start
+   * estimates' durations survive a restart and are the same on every node.
+   * Optional: without it the UI server counts only the runs it sees end.
+   */
+  recentRuns?(limit: number): Promise<ReadonlyArray<{ sessionId: string; ms: number }>>;
 }

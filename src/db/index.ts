@@ -111,6 +111,7 @@ export {
   type PruneFinishedInput,
   pruneFinished,
 } from './pruneFinished.js';
+export { MAX_RECENT_RUNS, type RecentRun, recentRuns } from './recentRuns.js';
 export { type RetryTaskInput, retryTask } from './retryTask.js';
 export type { Session, SessionEvent, Task, TaskSummary } from './rows.js';
 export { parseRunSpec, RUN_SPEC_LIMITS, type RunSpec } from './runSpec.js';

@@ -49,7 +49,8 @@ export class BoardStats {
   private readonly seen = new Map<string, Seen>();
   /** Sessions already counted as finished (a finished card can be sent again): the latest ones. */
   private readonly finished = new Set<string>();
-  private readonly durations: number[] = [];
+  /** The last runs counted, oldest first, by session: each counted once however it came. */
+  private readonly runs: Array<{ sessionId: string; ms: number }> = [];
   private readonly waits: Array<{ at: number; seconds: number }> = [];
   private readonly points: StatsPoint[] = [];
   private failuresSincePoint = 0;
@@ -75,16 +76,49 @@ export class BoardStats {
     }
     const finished = card.column === 'done' || card.column === 'failed';
     if (finished) {
-      if (s.runningSince !== null && card.status !== 'cancelled') {
-        this.durations.push(Math.max(0, Date.parse(card.updatedAt) - s.runningSince));
-        if (this.durations.length > DURATIONS_KEPT) this.durations.shift();
+      if (s.runningSince !== null && card.status !== 'cancelled' && !this.counted(card.sessionId)) {
+        this.runs.push({
+          sessionId: card.sessionId,
+          ms: Math.max(0, Date.parse(card.updatedAt) - s.runningSince),
+        });
+        if (this.runs.length > DURATIONS_KEPT) this.runs.shift();
       }
       this.seen.delete(card.taskId);
-      this.finished.add(card.sessionId);
-      if (this.finished.size > FINISHED_REMEMBERED) {
-        // The oldest (a Set keeps insertion order); the set is not empty here.
-        this.finished.delete(this.finished.values().next().value!);
-      }
+      this.remember(card.sessionId);
+    }
+  }
+
+  /**
+   * Runs that ended before this server watched (read from the rows, oldest
+   * first): kept ahead of the ones it saw end, each counted once whichever
+   * way it came.
+   *
+   * @example
+   * ```ts
+   * const s = new BoardStats();
+   * s.seed([{ sessionId: 'ses_a', ms: 1000 }, { sessionId: 'ses_b', ms: 2000 }]);
+   * s.snapshot('ann').recentDurationsMs // => [1000, 2000]
+   * s.seed([{ sessionId: 'ses_b', ms: 2000 }]);
+   * s.snapshot('ann').recentDurationsMs // => [1000, 2000]
+   * ```
+   */
+  seed(runs: ReadonlyArray<{ sessionId: string; ms: number }>): void {
+    const unseen = runs
+      .filter((r) => !this.counted(r.sessionId))
+      .map(({ sessionId, ms }) => ({ sessionId, ms }));
+    this.runs.unshift(...unseen);
+    if (this.runs.length > DURATIONS_KEPT) this.runs.splice(0, this.runs.length - DURATIONS_KEPT);
+  }
+
+  private counted(sessionId: string): boolean {
+    return this.runs.some((r) => r.sessionId === sessionId);
+  }
+
+  private remember(sessionId: string): void {
+    this.finished.add(sessionId);
+    if (this.finished.size > FINISHED_REMEMBERED) {
+      // The oldest (a Set keeps insertion order); the set is not empty here.
+      this.finished.delete(this.finished.values().next().value!);
     }
   }
 
@@ -107,7 +141,7 @@ export class BoardStats {
   /** What `viewer` may see (`null`: the admin). */
   snapshot(viewer: string | null): BoardStatsSnapshot {
     return {
-      recentDurationsMs: [...this.durations],
+      recentDurationsMs: this.runs.map((r) => r.ms),
       series: viewer === null ? [...this.points] : [],
     };
   }

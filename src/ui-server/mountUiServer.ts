@@ -15,7 +15,7 @@ import { SUBPROTOCOL } from '../board/boardProtocol.js';
 import { createAuthenticator, tokenOf } from './authenticate.js';
 import { BoardHub } from './boardHub.js';
 import { createBoardMetrics } from './boardMetrics.js';
-import { BoardStats, SAMPLE_MS } from './boardStats.js';
+import { BoardStats, DURATIONS_KEPT, SAMPLE_MS } from './boardStats.js';
 import { ConnectionLimiter } from './connectionLimiter.js';
 import { handleHttp, isBoardPath } from './httpApi.js';
 import type { Inspector } from './inspector/createInspector.js';
@@ -119,6 +119,13 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
   const unwatch = opts.source.subscribe((card) => stats.observe(card, opts.clock.now()), {
     passive: true,
   });
+  // Runs that ended before this server started, from the rows: estimates
+  // survive a deploy and agree across nodes. Not awaited: the board serves meanwhile.
+  void opts.commands.recentRuns?.(DURATIONS_KEPT).then(
+    (runs) => stats.seed(runs),
+    (err: unknown) =>
+      logger.warn({ err }, 'stats: the last runs could not be read; estimates count runs from now'),
+  );
   const sampler = opts.clock.setInterval(
     () => stats.sample(opts.clock.now(), opts.commands.poolSnapshot()),
     SAMPLE_MS,

@@ -1,58 +1,8 @@
 import { expect, it } from 'vitest';
 import { readActivity } from '../../src/db/activitySeries.js';
 import { ValidationError } from '../../src/db/errors.js';
-import { cancel, claim, finish } from '../../src/db/sessionTransitions.js';
-import type { Db } from '../../src/db/transaction.js';
 import { describeEachEngine } from '../support/databases.js';
-import { enqueue } from './fixtures.js';
-
-const T = (hms: string) => new Date(`2026-07-14T${hms}Z`);
-
-type Plan = {
-  user: string;
-  enq: string;
-  claim?: { at: string; owner: string };
-  end?: { at: string; as: 'succeeded' | 'failed' | 'cancelled' };
-};
-
-async function build(db: Db, plan: Plan) {
-  const { session } = await enqueue(db, plan.user, T(plan.enq));
-  if (plan.claim) {
-    await claim(db, {
-      sessionId: session.id,
-      epoch: 0,
-      owner: plan.claim.owner,
-      now: T(plan.claim.at),
-    });
-  }
-  if (plan.end?.as === 'cancelled') {
-    const expected = plan.claim ? { status: 'running', epoch: 1 } : { status: 'queued', epoch: 0 };
-    await cancel(db, {
-      sessionId: session.id,
-      expected: expected as { status: 'queued' | 'running'; epoch: number },
-      reason: 'cancelled by user',
-      now: T(plan.end.at),
-    });
-  } else if (plan.end?.as === 'failed') {
-    await finish(db, {
-      sessionId: session.id,
-      epoch: 1,
-      status: 'failed',
-      exitCode: 1,
-      reason: 'exit_code',
-      userRecoverable: false,
-      now: T(plan.end.at),
-    });
-  } else if (plan.end) {
-    await finish(db, {
-      sessionId: session.id,
-      epoch: 1,
-      status: 'succeeded',
-      exitCode: 0,
-      now: T(plan.end.at),
-    });
-  }
-}
+import { build, type Plan, T } from './fixtures.js';
 
 // Two nodes' sessions on one database; each row below is worked by hand
 // into the expected columns (sampled at 10:01, 10:02, 10:03, 10:04, 10:04:30).

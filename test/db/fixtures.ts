@@ -1,5 +1,6 @@
 /** Small builders shared by the store's suites. */
 
+import { cancel, claim, finish } from '../../src/db/sessionTransitions.js';
 import { createTaskWithSession } from '../../src/db/tasks.js';
 import type { Db } from '../../src/db/transaction.js';
 
@@ -30,4 +31,55 @@ export async function rowCounts(db: Db): Promise<Record<string, number>> {
     out[table] = Number(row.n);
   }
   return out;
+}
+
+/** 14 July 2026 at `hms`, UTC. */
+export const T = (hms: string) => new Date(`2026-07-14T${hms}Z`);
+
+/** A session's life in one line: enqueued, maybe claimed, maybe ended (times of 14 July 2026, UTC). */
+export type Plan = {
+  user: string;
+  enq: string;
+  claim?: { at: string; owner: string };
+  end?: { at: string; as: 'succeeded' | 'failed' | 'cancelled' };
+};
+
+/** Writes `plan`'s session through the store's own transitions. */
+export async function build(db: Db, plan: Plan) {
+  const { session } = await enqueue(db, plan.user, T(plan.enq));
+  if (plan.claim) {
+    await claim(db, {
+      sessionId: session.id,
+      epoch: 0,
+      owner: plan.claim.owner,
+      now: T(plan.claim.at),
+    });
+  }
+  if (plan.end?.as === 'cancelled') {
+    const expected = plan.claim ? { status: 'running', epoch: 1 } : { status: 'queued', epoch: 0 };
+    await cancel(db, {
+      sessionId: session.id,
+      expected: expected as { status: 'queued' | 'running'; epoch: number },
+      reason: 'cancelled by user',
+      now: T(plan.end.at),
+    });
+  } else if (plan.end?.as === 'failed') {
+    await finish(db, {
+      sessionId: session.id,
+      epoch: 1,
+      status: 'failed',
+      exitCode: 1,
+      reason: 'exit_code',
+      userRecoverable: false,
+      now: T(plan.end.at),
+    });
+  } else if (plan.end) {
+    await finish(db, {
+      sessionId: session.id,
+      epoch: 1,
+      status: 'succeeded',
+      exitCode: 0,
+      now: T(plan.end.at),
+    });
+  }
 }
