@@ -93,13 +93,26 @@ export async function listQueued(db: Db, options: ListQueuedOptions = {}): Promi
 const listRunningOptions = z.strictObject({ owner: f.name.optional(), userId: f.name.optional() });
 export type ListRunningOptions = z.input<typeof listRunningOptions>;
 
-/** Running sessions: all, or those of one owner node, or of one user (or both filters). */
+/**
+ * Running sessions: all, or those of one owner node, or of one user (or both
+ * filters), in the order they were granted.
+ */
 export async function listRunning(db: Db, options: ListRunningOptions = {}): Promise<Session[]> {
   const o = parseOrThrow(listRunningOptions, options, 'options');
   let query = db.selectFrom('sessions').selectAll().where('status', '=', 'running');
   if (o.owner !== undefined) query = query.where('owner_node', '=', o.owner);
   if (o.userId !== undefined) query = query.where('user_id', '=', o.userId);
-  return (await query.orderBy('claimed_at').orderBy('id').execute()).map(toSession);
+  // Ties on the clock (one tick's grants share its instant) in grant order,
+  // the tick's then its key's (turn, join): never by the random id, so the
+  // runs a boot adopts are looked at in the same order every time and a
+  // seed replays the same history (docs/testing.md).
+  const ordered = query
+    .orderBy('claimed_at')
+    .orderBy('claimed_tick')
+    .orderBy('turn')
+    .orderBy('join_seq')
+    .orderBy('id');
+  return (await ordered.execute()).map(toSession);
 }
 
 /** Running counts per user, and in total: what the caps are checked against. */

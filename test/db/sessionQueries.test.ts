@@ -71,6 +71,33 @@ describeEachEngine('session queries', (getDb) => {
     expect(Object.fromEntries(counts.byUser)).toEqual({ alice: 2, bob: 1 });
   });
 
+  it('lists runs claimed at one instant in the order their ticks granted them, not by random id', async () => {
+    const { db } = getDb();
+    const now = new Date('2026-07-14T10:00:00Z');
+    const ids: string[] = [];
+    for (const user of ['u1', 'u2', 'u3', 'u4']) {
+      const { session } = await enqueue(db, user, now);
+      await claim(db, { sessionId: session.id, epoch: 0, owner: 'node-a', now });
+      ids.push(session.id);
+    }
+    // Grant order: a later tick last; within a tick, by (turn, join_seq).
+    // Ids sorted the other way round, so an order by id cannot pass.
+    const bySeq = [...ids].sort().reverse();
+    const grants: Array<[tick: number, turn: number, join: number]> = [
+      [7, 0, 1],
+      [7, 0, 2],
+      [7, 1, 1],
+      [8, 0, 1],
+    ];
+    for (const [i, id] of bySeq.entries()) {
+      const [tick, turn, join] = grants[i] ?? [0, 0, 0];
+      await sql`UPDATE sessions SET claimed_tick = ${tick}, turn = ${turn}, join_seq = ${join} WHERE id = ${id}`.execute(
+        db,
+      );
+    }
+    expect((await listRunning(db)).map((s) => s.id)).toEqual(bySeq);
+  });
+
   it("shows a session's history only to its user", async () => {
     const { db } = getDb();
     const { session } = await enqueue(db, 'alice', new Date('2026-07-14T10:00:00Z'));
