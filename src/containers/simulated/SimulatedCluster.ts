@@ -89,9 +89,18 @@ export class SimulatedCluster {
     }
   }
 
+  /**
+   * The node is back. Services left with no container while no node was up
+   * (Swarm's pending tasks) are placed after the restart delay.
+   */
   reviveNode(node: string): void {
     const state = this.nodes.get(node);
-    if (state) state.up = true;
+    if (!state) throw new ContainerError('not_found', `no node ${node}`);
+    if (state.up) return;
+    state.up = true;
+    for (const service of this.services.values())
+      if (service.container === null && service.taskError === null)
+        this.replaceContainer(service, this.rescheduleDelayMs);
   }
 
   /** Rolls every service onto `image`: each gets a new container after the restart delay. */
@@ -232,6 +241,11 @@ export class SimulatedCluster {
     throw new ContainerError('unavailable', 'no node is up');
   }
 
+  private anyNodeUp(): boolean {
+    for (const s of this.nodes.values()) if (s.up) return true;
+    return false;
+  }
+
   /** Starts the service's container, unless its image is refused: then the task is rejected. */
   private place(service: SimService, avoid?: string): void {
     service.taskError = this.refused.get(service.image) ?? null;
@@ -251,6 +265,9 @@ export class SimulatedCluster {
     service.container = null;
     const start = () => {
       if (this.services.get(service.name) !== service || service.container) return;
+      // No node up: the task waits, pending, for `reviveNode`, as Swarm's
+      // does; a throw here would reach whoever moved the clock.
+      if (!this.anyNodeUp()) return;
       this.place(service, old?.node);
     };
     if (delayMs <= 0) start();

@@ -185,6 +185,24 @@ describe('SimulatedCluster engine refusals and health', () => {
   });
 });
 
+describe('SimulatedCluster with every node down', () => {
+  it('a lost container waits, pending, for a node instead of throwing into the clock, then comes back', async () => {
+    const { clock, cluster, backend, settle } = setup();
+    await settle(backend.start({ sessionId: 's1', image: 'r:1', command: ['agent', '60'] }));
+    for (const n of ['n1', 'n2', 'n3']) cluster.killNode(n);
+    // The restart timer fires with no node up: before, it threw `no node is up`.
+    expect(() => clock.increment(5_000)).not.toThrow();
+    expect(cluster.serviceOf('s1')?.container).toBeNull();
+    cluster.reviveNode('n2');
+    clock.increment(1_000);
+    expect(cluster.serviceOf('s1')?.container).toMatchObject({
+      node: 'n2',
+      startedAt: clock.now(),
+    });
+    expect(() => cluster.reviveNode('n9')).toThrow(ContainerError);
+  });
+});
+
 describe('SimulatedCluster under random faults', () => {
   test.prop([fc.array(fault, { maxLength: 12 })], { numRuns: 150 })(
     'runs every command once; the marker survives exactly when the container did',
