@@ -13,6 +13,7 @@ export {
 } from './actors/runtimeListenerError.js';
 export { defaultNodeId, RUNTIME_DEFAULTS, RuntimeOptionError } from './actors/runtimeOptions.js';
 export {
+  type CreatedTask,
   describeRuntimeExit,
   type Runtime,
   type RuntimeCaps,
@@ -37,7 +38,7 @@ export type {
   RunSpec,
   StartResult,
 } from './containers/ContainerBackend.js';
-export { ContainerError } from './containers/ContainerError.js';
+export { ContainerError, type ContainerErrorCode } from './containers/ContainerError.js';
 export { DockerBackend } from './containers/docker/DockerBackend.js';
 export { SwarmBackend } from './containers/docker/SwarmBackend.js';
 export { LocalBackend, type LocalBackendOptions } from './containers/local/LocalBackend.js';

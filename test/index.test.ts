@@ -1,4 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import type { ContainerErrorCode, CreatedTask } from 'roundtable';
+import type {
+  ExecRecord,
+  Session,
+  SessionEvent,
+  SimCommandRegistry,
+  SimScript,
+  Task,
+} from 'roundtable/testing';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 
 // The package's entry points, imported by name as a user would (package
 // self-reference through the `exports` map), so a broken map fails here.
@@ -52,10 +61,28 @@ describe('package entry points', () => {
   it('roundtable/testing and roundtable/client', async () => {
     const testing = await import('roundtable/testing');
     expect(typeof testing.createTestRuntime).toBe('function');
+    // The defaults a suite extends with commands of its own (`commands` replaces them).
+    const commands: SimCommandRegistry = {
+      ...testing.defaultCommands,
+      build: () => ({ output: [], durationMs: 1_000, exitCode: 0 }),
+    };
+    const script: SimScript | undefined = commands.agent?.(['10']);
+    expect(script?.durationMs).toBe(10_000);
     const property = await import('roundtable/testing/property');
     expect(typeof property.assertReplayable).toBe('function');
     const client = await import('roundtable/client');
     expect(typeof client.connectBoard).toBe('function');
     expect(typeof client.createBoardStore).toBe('function');
+  });
+
+  it('names the types the harness and the runtime answer with', async () => {
+    const { createTestRuntime } = await import('roundtable/testing');
+    type H = Awaited<ReturnType<typeof createTestRuntime>>;
+    expectTypeOf<Awaited<ReturnType<H['sessions']>>>().toEqualTypeOf<Session[]>();
+    expectTypeOf<Awaited<ReturnType<H['tasks']>>>().toEqualTypeOf<Task[]>();
+    expectTypeOf<Awaited<ReturnType<H['events']>>>().toEqualTypeOf<SessionEvent[]>();
+    expectTypeOf<ReturnType<H['execLog']>>().toEqualTypeOf<ExecRecord[]>();
+    expectTypeOf<CreatedTask['position']>().toBeNumber();
+    expectTypeOf<'exec_lost'>().toExtend<ContainerErrorCode>();
   });
 });
