@@ -85,7 +85,10 @@ export interface TestRuntime {
   settle(): Promise<void>;
   /** Kills every actor with no cleanup and boots a fresh runtime on the same store and cluster. */
   deploy(options?: { runnerImage?: string }): Promise<Runtime>;
-  /** Rows, for assertions. */
+  /**
+   * Rows, for assertions: sessions in the order they were queued, tasks in
+   * the order they were submitted (rows of one instant in tick order).
+   */
   sessions(): Promise<Session[]>;
   tasks(): Promise<Task[]>;
   events(sessionId: string): Promise<SessionEvent[]>;
@@ -245,11 +248,17 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       killed.push(runtime);
       return boot(deployOptions.runnerImage);
     },
+    // Virtual time stands still between timers, so many rows share an
+    // instant: ties go by the tick that queued them and their place in it,
+    // never by the random id, so a seed lists the same history every time.
     async sessions() {
       const rows = await db
         .selectFrom('sessions')
         .selectAll()
         .orderBy('enqueued_at')
+        .orderBy('queued_tick')
+        .orderBy('turn')
+        .orderBy('join_seq')
         .orderBy('id')
         .execute();
       return rows.map(toSession);
@@ -257,9 +266,15 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     async tasks() {
       const rows = await db
         .selectFrom('tasks')
-        .selectAll()
-        .orderBy('created_at')
-        .orderBy('id')
+        .selectAll('tasks')
+        .orderBy('tasks.created_at')
+        .orderBy((eb) =>
+          eb
+            .selectFrom('sessions')
+            .select((s) => s.fn.min('sessions.queued_tick').as('first'))
+            .whereRef('sessions.task_id', '=', 'tasks.id'),
+        )
+        .orderBy('tasks.id')
         .execute();
       return rows.map(toTask);
     },

@@ -36,6 +36,21 @@ describe('createTestRuntime', () => {
     await h.close();
   });
 
+  test('lists rows of one virtual instant in submission order, not by random id', async () => {
+    const titles = ['first', 'second', 'third', 'fourth'];
+    const seen = new Set<string>();
+    for (let round = 0; round < 4; round += 1) {
+      h = await createTestRuntime({ pglite, caps: { maxRunning: 4, defaultUserCap: 1 } });
+      for (const title of titles) await h.runtime.createTask('alice', { ...agent(30), title });
+      const byId = new Map((await h.tasks()).map((t) => [t.id, t.title]));
+      expect([...byId.values()]).toEqual(titles);
+      seen.add((await h.sessions()).map((s) => byId.get(s.taskId)).join());
+      await h.close();
+    }
+    // Four rounds of four random ids each: an order by id passes all four 1 in 24^3.
+    expect([...seen]).toEqual([titles.join()]);
+  });
+
   test('close() returns once the killed node has no statement in flight', async () => {
     h = await createTestRuntime({ pglite });
     const answer = h.runtime.createTask('alice', agent(30)).catch((e: unknown) => e);
