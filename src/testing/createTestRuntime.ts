@@ -136,6 +136,21 @@ export async function drained(node: Pick<Runtime, 'busy'>, timeoutMs: number): P
  */
 export const KILLED_NODE_DRAIN_MS = 5_000;
 
+/**
+ * The system did not settle: I/O stayed in flight past the rounds and the
+ * real-time deadline (`settleTimeoutMs`). `inFlight` is how many calls were.
+ */
+export class HarnessSettleError extends Error {
+  override readonly name = 'HarnessSettleError';
+  readonly code = 'HARNESS_NOT_SETTLED';
+  constructor(readonly inFlight: number) {
+    super(
+      `harness: the runtime did not settle (${inFlight} I/O calls in flight); ` +
+        'a call that waits on virtual time ends only when the clock moves',
+    );
+  }
+}
+
 /** Rounds of the event loop allowed for one settle before it is called a hang. */
 const SETTLE_ROUNDS = 5_000;
 
@@ -210,7 +225,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       else quiet = 0;
       if (quiet >= 3) return;
     }
-    throw new Error(`harness: the runtime did not settle (${runtime.busy()} I/O calls in flight)`);
+    throw new HarnessSettleError(runtime.busy());
   }
 
   await boot(o.runnerImage);

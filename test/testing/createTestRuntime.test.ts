@@ -1,6 +1,10 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import {
+  createTestRuntime,
+  HarnessSettleError,
+  type TestRuntime,
+} from '../../src/testing/index.js';
 
 let pglite: PGlite;
 beforeAll(async () => {
@@ -49,6 +53,17 @@ describe('createTestRuntime', () => {
     }
     // Four rounds of four random ids each: an order by id passes all four 1 in 24^3.
     expect([...seen]).toEqual([titles.join()]);
+  });
+
+  test('a settle that never comes is a HarnessSettleError with a code', async () => {
+    h = await createTestRuntime({ pglite, settleTimeoutMs: 100 });
+    // An engine call that never answers, virtual time or not.
+    h.cluster.api.listServices = () => new Promise<never>(() => {});
+    void h.runtime.reconcile().catch(() => {});
+    const error = await h.settle().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HarnessSettleError);
+    expect(error).toMatchObject({ code: 'HARNESS_NOT_SETTLED', inFlight: 1 });
+    h.runtime.kill();
   });
 
   test('close() returns once the killed node has no statement in flight', async () => {
