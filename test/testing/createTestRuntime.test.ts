@@ -66,6 +66,20 @@ describe('createTestRuntime', () => {
     h.runtime.kill();
   });
 
+  test('advance() moves virtual time through an engine stalled by hangApi', async () => {
+    // A short real-time settle deadline: waiting it out is what failed before.
+    h = await createTestRuntime({ pglite, settleTimeoutMs: 2_000 });
+    h.cluster.hangApi(10_000);
+    const { taskId } = await h.runtime.createTask('alice', agent(30));
+    const began = Date.now();
+    await h.advance(20_000);
+    expect(Date.now() - began).toBeLessThan(2_000);
+    expect(h.cluster.stalledCalls()).toBe(0);
+    await h.advance(60_000);
+    expect(h.board().find((c) => c.taskId === taskId)?.column).toBe('done');
+    await h.close();
+  });
+
   test('close() returns once the killed node has no statement in flight', async () => {
     h = await createTestRuntime({ pglite });
     const answer = h.runtime.createTask('alice', agent(30)).catch((e: unknown) => e);

@@ -10,6 +10,7 @@ import { ContainerError } from '../ContainerError.js';
 export class ApiFaults {
   private failUntil = -1;
   private hangUntil = -1;
+  private stalled = 0;
 
   constructor(private readonly clock: Clock) {}
 
@@ -24,14 +25,21 @@ export class ApiFaults {
   }
 
   /** Runs one API call under the faults in force now. */
+  /** Calls held by `hang` that only virtual time can answer. */
+  stalledCalls(): number {
+    return this.stalled;
+  }
+
   call<T>(fn: () => T): Promise<T> {
     const now = this.clock.now();
     if (now < this.failUntil) {
       return Promise.reject(new ContainerError('unavailable', 'simulated API outage'));
     }
     if (now < this.hangUntil) {
+      this.stalled += 1;
       return new Promise<T>((resolve, reject) => {
         this.clock.setTimeout(() => {
+          this.stalled -= 1;
           try {
             resolve(fn());
           } catch (error) {

@@ -73,6 +73,11 @@ export class SimulatedCluster {
     this.faults.hang(forMs);
   }
 
+  /** API calls stalled by `hangApi` and not answered yet: they wait on the clock. */
+  stalledCalls(): number {
+    return this.faults.stalledCalls();
+  }
+
   /** Swarm moves the service: the container dies (and its exec with it), a new one starts later. */
   reschedule(sessionId: string): void {
     const service = this.serviceOf(sessionId);
