@@ -104,6 +104,19 @@ describe('assertReplayable on a pure property', () => {
     expect(finished).toEqual([1_000, 2_000, 3_000, 4_000, 5_000]);
   });
 
+  test('a budget spent before the first case still runs one, and passes', async () => {
+    let t = 0;
+    // Time passes before the property starts: no budget is left for any case.
+    const report = await assertReplayable(arb, async () => true, {
+      ...quiet,
+      prefix: 'P',
+      env: { P_SEED: '3' },
+      budgetMs: 0,
+      now: () => (t += 1_000),
+    });
+    expect(report).toMatchObject({ runs: 1, outOfTime: true });
+  });
+
   test('the shrink budget stops shrinking at a case that still fails, and says where', async () => {
     let t = 0;
     const f = await failure(
