@@ -17,6 +17,7 @@ const BUDGET_MS = 15 * 60 * 1000;
 
 export {
   type ContractFixture,
+  ContractViolation,
   newSessionId,
   rejection,
   testNamespace,

@@ -56,13 +56,38 @@ export function newSessionId(tag: string): string {
   return `ct-${tag}-${randomUUID().slice(0, 8)}`;
 }
 
-/** The error `p` rejects with, which must be a ContainerError; throws when it resolves or is not. */
-export async function rejection(p: Promise<unknown>): Promise<ContainerError> {
+/** A backend broke the contract where `rejection` expected a `ContainerError`. */
+export class ContractViolation extends Error {
+  override readonly name = 'ContractViolation';
+  readonly code = 'CONTRACT_VIOLATION';
+}
+
+/** What a call resolved with, short enough for a failure message. */
+function shown(value: unknown): string {
+  let text: string;
   try {
-    await p;
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+/**
+ * The error `p` rejects with, which must be a ContainerError; throws a
+ * `ContractViolation` naming what came instead when it resolves or is not.
+ */
+export async function rejection(p: Promise<unknown>): Promise<ContainerError> {
+  let value: unknown;
+  try {
+    value = await p;
   } catch (error) {
     if (error instanceof ContainerError) return error;
-    throw new Error(`expected a ContainerError, got ${String(error)}`, { cause: error });
+    throw new ContractViolation(`expected a ContainerError, got ${String(error)}`, {
+      cause: error,
+    });
   }
-  throw new Error('expected a rejection');
+  throw new ContractViolation(
+    `expected a rejection with a ContainerError, but the call resolved with ${shown(value)}`,
+  );
 }
