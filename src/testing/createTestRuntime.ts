@@ -94,6 +94,7 @@ export interface TestRuntime {
   events(sessionId: string): Promise<SessionEvent[]>;
   board(): RuntimeCard[];
   execLog(sessionId?: string): ExecRecord[];
+  /** Kills the node and closes what the harness opened; idempotent. */
   close(): Promise<void>;
 }
 
@@ -151,6 +152,15 @@ export class HarnessSettleError extends Error {
   }
 }
 
+/** `deploy()` after `close()`: there is no store left to boot on. */
+export class HarnessClosedError extends Error {
+  override readonly name = 'HarnessClosedError';
+  readonly code = 'HARNESS_CLOSED';
+  constructor(readonly operation: string) {
+    super(`harness: ${operation}() after close()`);
+  }
+}
+
 /** Rounds of the event loop allowed for one settle before it is called a hang. */
 const SETTLE_ROUNDS = 5_000;
 
@@ -185,6 +195,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   let boots = 0;
   let runtime: Runtime;
   const killed: Runtime[] = [];
+  let closing: Promise<void> | undefined;
 
   const boot = async (runnerImage?: string) => {
     boots += 1;
@@ -259,6 +270,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     },
     settle,
     async deploy(deployOptions = {}) {
+      if (closing) throw new HarnessClosedError('deploy');
       // Like a replaced app container: no shutdown, no cleanup, no last writes.
       runtime.kill();
       // Only a boot with I/O still in flight is worth waiting for at close():
@@ -301,15 +313,20 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     events: (sessionId) => listSessionEvents(db, sessionId),
     board: () => runtime.cards(null),
     execLog: (sessionId) => cluster.execLog(sessionId),
-    async close() {
-      runtime.kill();
-      // A killed node's statements already sent still run: wait for them
-      // (this boot's and every one a deploy killed), so the caller's
-      // teardown (a TRUNCATE, a DROP) does not race them.
-      // A call a test left hanging on purpose (an engine stalled in virtual
-      // time) never ends: hence a short deadline, not the settle timeout.
-      for (const node of [...killed, runtime]) await drained(node, KILLED_NODE_DRAIN_MS);
-      await connected?.close();
+    close() {
+      // Idempotent, as Runtime.stop is: a test that closes its harness and
+      // an afterEach that closes it again must not fail on a closed PGlite.
+      closing ??= (async () => {
+        runtime.kill();
+        // A killed node's statements already sent still run: wait for them
+        // (this boot's and every one a deploy killed), so the caller's
+        // teardown (a TRUNCATE, a DROP) does not race them.
+        // A call a test left hanging on purpose (an engine stalled in virtual
+        // time) never ends: hence a short deadline, not the settle timeout.
+        for (const node of [...killed, runtime]) await drained(node, KILLED_NODE_DRAIN_MS);
+        await connected?.close();
+      })();
+      return closing;
     },
   };
   return harness;

@@ -12,6 +12,7 @@ export type { ExecRecord } from '../containers/simulated/SimulatedCluster.js';
 export type { Session, SessionEvent, Task } from '../db/index.js';
 export {
   createTestRuntime,
+  HarnessClosedError,
   HarnessSettleError,
   type TestRuntime,
   type TestRuntimeOptions,

@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   createTestRuntime,
+  HarnessClosedError,
   HarnessSettleError,
   type TestRuntime,
 } from '../../src/testing/index.js';
@@ -79,6 +80,15 @@ describe('createTestRuntime', () => {
     expect(h.board().find((c) => c.taskId === taskId)?.column).toBe('done');
     await h.close();
   });
+
+  test('close() is idempotent, and a deploy after it is a HarnessClosedError', async () => {
+    // Its own PGlite, which close() closes: the second close used to reject on it.
+    h = await createTestRuntime();
+    await h.close();
+    await expect(h.close()).resolves.toBeUndefined();
+    await expect(h.deploy()).rejects.toBeInstanceOf(HarnessClosedError);
+    await expect(h.deploy()).rejects.toMatchObject({ code: 'HARNESS_CLOSED' });
+  }, 60_000);
 
   test('close() returns once the killed node has no statement in flight', async () => {
     h = await createTestRuntime({ pglite });
