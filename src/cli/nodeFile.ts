@@ -44,6 +44,37 @@ export function readLiveNode(dataDir: string, alive = processAlive): NodeInfo | 
   return parsed.data;
 }
 
+/**
+ * A data directory this process cannot use: a file in its place, a parent
+ * that is not a directory, no permission, a read-only file system. Exit 2
+ * with the system's reason, never a stack trace (exit 1) or exit 4, which
+ * says another node holds it.
+ *
+ * @example
+ * ```ts
+ * const e = unusableDataDir('/srv/rt', 'cannot create it', Object.assign(new Error('x'), { code: 'ENOTDIR' }));
+ * e.code // => 'CLI_CONFIG'
+ * e.message // => '--data-dir /srv/rt: cannot create it (ENOTDIR: not a directory)'
+ * ```
+ */
+export function unusableDataDir(dataDir: string, what: string, error: unknown): CliError {
+  const code = errorCode(error);
+  const reason = code ? `${code}${REASONS[code] ? `: ${REASONS[code]}` : ''}` : String(error);
+  return new CliError('CLI_CONFIG', `--data-dir ${dataDir}: ${what} (${reason})`, {
+    cause: error,
+  });
+}
+
+const REASONS: Record<string, string> = {
+  ENOTDIR: 'not a directory',
+  EEXIST: 'a file is in the way',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  ENOENT: 'no such file or directory',
+};
+
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -65,7 +96,11 @@ export interface NodeClaim {
  * holds it; a stale file (its process is gone) is replaced.
  */
 export function claimNodeFile(dataDir: string, engine: NodeInfo['engine']): NodeClaim {
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (error) {
+    throw unusableDataDir(dataDir, 'cannot create it', error);
+  }
   const path = join(dataDir, NODE_FILE);
   const info: NodeInfo = {
     pid: process.pid,
@@ -81,7 +116,12 @@ export function claimNodeFile(dataDir: string, engine: NodeInfo['engine']): Node
       closeSync(fd);
       break;
     } catch (error) {
-      if (errorCode(error) !== 'EEXIST' || attempt > 0) {
+      if (errorCode(error) !== 'EEXIST') {
+        // Not another node's claim: a directory this process cannot write (EACCES,
+        // EROFS, ENOSPC) is a configuration fault, not exit 4 ("held by another node").
+        throw unusableDataDir(dataDir, `cannot write ${path}`, error);
+      }
+      if (attempt > 0) {
         throw new CliError('CLI_IN_USE', `cannot claim ${path}`, { cause: error });
       }
       const live = readLiveNode(dataDir);

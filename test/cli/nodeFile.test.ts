@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -63,6 +63,41 @@ describe('claimNodeFile', () => {
     expect(JSON.parse(readFileSync(join(dir, NODE_FILE), 'utf8')).pid).toBe(process.pid);
     claim.release();
   });
+
+  it('a data directory that cannot be made is a configuration error (exit 2), not a stack trace', () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    for (const [target, reason] of [
+      [file, 'EEXIST'],
+      [join(file, 'sub'), 'ENOTDIR'],
+    ] as const) {
+      let error: unknown;
+      try {
+        claimNodeFile(target, 'pglite');
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(CliError);
+      expect(error).toMatchObject({ code: 'CLI_CONFIG', exitCode: 2 });
+      expect((error as Error).message).toContain(
+        `--data-dir ${target}: cannot create it (${reason}`,
+      );
+    }
+  });
+
+  it.skipIf(process.getuid?.() === 0)(
+    'a data directory it may not write is a configuration error (exit 2), not "in use" (4)',
+    () => {
+      chmodSync(dir, 0o500);
+      try {
+        expect(() => claimNodeFile(dir, 'pglite')).toThrow(
+          expect.objectContaining({ code: 'CLI_CONFIG', exitCode: 2 }),
+        );
+      } finally {
+        chmodSync(dir, 0o700);
+      }
+    },
+  );
 
   it('release leaves a file someone else wrote since', () => {
     const claim = claimNodeFile(dir, 'pglite');

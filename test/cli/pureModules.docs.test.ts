@@ -7,6 +7,7 @@ import * as cliLogger from '../../src/cli/cliLogger.js';
 import * as enqueue from '../../src/cli/commands/enqueue.js';
 import * as demoPlan from '../../src/cli/demoPlan.js';
 import * as nodeApi from '../../src/cli/nodeApi.js';
+import * as nodeFile from '../../src/cli/nodeFile.js';
 import * as openBackend from '../../src/cli/openBackend.js';
 import * as openStore from '../../src/cli/openStore.js';
 import * as placeInLine from '../../src/cli/placeInLine.js';
@@ -28,6 +29,7 @@ runDocExamples(src('cliLogger.ts'), cliLogger);
 runDocExamples(src('commands/enqueue.ts'), enqueue);
 runDocExamples(src('demoPlan.ts'), demoPlan);
 runDocExamples(src('nodeApi.ts'), nodeApi);
+runDocExamples(src('nodeFile.ts'), nodeFile);
 runDocExamples(src('openBackend.ts'), openBackend);
 // Its refusal's example builds the store's error it words.
 runDocExamples(src('openStore.ts'), { ...openStore, PooledSessionError });
