@@ -24,6 +24,10 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
   const { logger, io, config } = ctx;
   let firstSignalAt: number | undefined;
   let requestStop: (signal: string) => void = () => {};
+  // The stop's deadline runs from the signal: one during a slow start (PGlite's
+  // initdb, a store that stopped answering mid-boot, the 60 s wait for the boot
+  // pass) must not wait for the start to finish before its `shutdownMs` begins.
+  let deadline: StopDeadline | undefined;
   const stopRequested = new Promise<string>((resolve) => {
     requestStop = resolve;
   });
@@ -32,6 +36,7 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
     if (firstSignalAt === undefined) {
       firstSignalAt = Date.now();
       logger.info({ signal }, 'stopping (Ctrl-C again to end at once)');
+      deadline = stopDeadline(ctx);
       requestStop(signal);
     } else if (Date.now() - firstSignalAt > DUPLICATE_SIGNAL_MS) {
       logger.warn({ signal }, 'second signal: ending now without a clean stop');
@@ -43,7 +48,8 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
     const early = await Promise.race([starting.then(() => null), stopRequested]);
     const node = await starting;
     if (early !== null) {
-      await stopWithin(ctx, node);
+      await stopWithin(ctx, node, deadline);
+      logger.info('stopped');
       return EXIT.ok;
     }
     const info: BannerInfo = {
@@ -86,28 +92,44 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
         { err: error, ...(error instanceof NodeGaveUpError ? { exit: error.exit } : {}) },
         (error as Error).message,
       );
-      await stopWithin(ctx, node);
+      await stopWithin(ctx, node, deadline);
       logger.info('stopped after a fatal error');
       return error instanceof CliError ? error.exitCode : EXIT.node;
     }
     stopWorkload?.();
-    await stopWithin(ctx, node);
+    await stopWithin(ctx, node, deadline);
     logger.info('stopped');
     return EXIT.ok;
   } finally {
+    deadline?.clear();
     off();
   }
 }
 
-async function stopWithin(ctx: CommandContext, node: RunningNode): Promise<void> {
+interface StopDeadline {
+  clear(): void;
+}
+
+/** Ends the process with exit 6 once `shutdownMs` has passed, unless cleared first. */
+function stopDeadline(ctx: CommandContext): StopDeadline {
   const timer = setTimeout(() => {
     ctx.logger.error({ shutdownMs: ctx.config.shutdownMs }, 'the stop took too long; ending now');
     ctx.io.exit(EXIT.stopTimeout);
   }, ctx.config.shutdownMs);
+  return { clear: () => clearTimeout(timer) };
+}
+
+/** Stops the node within the deadline a signal started, or a new one (a fatal error's stop). */
+async function stopWithin(
+  ctx: CommandContext,
+  node: RunningNode,
+  started: StopDeadline | undefined,
+): Promise<void> {
+  const deadline = started ?? stopDeadline(ctx);
   try {
     await node.stop();
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }
 
