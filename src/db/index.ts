@@ -82,7 +82,15 @@ export {
   type Unlisten,
 } from './listen.js';
 export { type LivenessReading, readLiveness } from './livenessReading.js';
-export { MIGRATIONS, type MigrateResult, type Migration, migrate } from './migrations.js';
+export {
+  MIGRATE_LOCK_WAIT_MS,
+  MIGRATIONS,
+  type MigrateClock,
+  type MigrateOptions,
+  type MigrateResult,
+  type Migration,
+  migrate,
+} from './migrations.js';
 export {
   type BeatInput,
   beat,

@@ -403,57 +403,115 @@ export interface MigrateResult {
   current: number;
 }
 
+/** How long `migrate` waits for another process's migration before it fails. */
+export const MIGRATE_LOCK_WAIT_MS = 300_000;
+/** How often it asks for the migration lock meanwhile. */
+export const MIGRATE_LOCK_POLL_MS = 250;
+
+/** The clock `migrate` waits for the migration lock by; injectable. */
+export interface MigrateClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+}
+
+const SYSTEM_CLOCK: MigrateClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+};
+
+export interface MigrateOptions {
+  /**
+   * How long to wait while another process holds the migration lock (it is
+   * migrating: a step that rewrites a large table may take minutes) before
+   * failing with `MigrationError`. Default `MIGRATE_LOCK_WAIT_MS` (5 min).
+   * The wait is a poll (`pg_try_advisory_xact_lock` every 250 ms), so it is
+   * bounded by this and by no server deadline: a blocking lock request would
+   * be cancelled by the connection's `lock_timeout` (5 s by default), and
+   * every node booting beside a migration longer than that exited with 3.
+   */
+  lockWaitMs?: number;
+  clock?: MigrateClock;
+}
+
 /**
  * Brings the schema up to date. Idempotent and safe to call from several
- * processes at once. Throws `MigrationError` (with the driver's error as
- * `cause`) when a step fails, when the list is malformed, or when a recorded
- * version's name differs from the list (an edited migration). Versions
+ * processes at once: each waits for the others' migration (up to
+ * `lockWaitMs`) and then finds nothing to do. Throws `MigrationError` (with
+ * the driver's error as `cause`) when a step fails, when the list is
+ * malformed, when a recorded version's name differs from the list (an edited
+ * migration), or when the lock stayed taken past `lockWaitMs`. Versions
  * recorded by newer code are left alone: an older node may still run.
  */
 export async function migrate(
   db: Kysely<Database>,
   migrations: readonly Migration[] = MIGRATIONS,
+  options: MigrateOptions = {},
 ): Promise<MigrateResult> {
   checkList(migrations);
+  const clock = options.clock ?? SYSTEM_CLOCK;
+  const lockWaitMs = options.lockWaitMs ?? MIGRATE_LOCK_WAIT_MS;
+  const deadline = clock.now() + lockWaitMs;
   try {
-    return await db.transaction().execute(async (tx) => {
-      await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate})`.execute(
-        tx,
-      );
-      await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version integer PRIMARY KEY,
-        name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`.execute(tx);
-      const recorded = await tx
-        .selectFrom('schema_migrations')
-        .select(['version', 'name'])
-        .execute();
-      const byVersion = new Map(recorded.map((r) => [r.version, r.name]));
-      const applied: number[] = [];
-      for (const m of migrations) {
-        const name = byVersion.get(m.version);
-        if (name !== undefined) {
-          if (name !== m.name) {
-            throw new MigrationError(
-              `migration ${m.version} is recorded as '${name}' but the code calls it '${m.name}'`,
-            );
-          }
-          continue;
-        }
-        for (const statement of m.statements) await sql.raw(statement).execute(tx);
-        await sql`INSERT INTO schema_migrations (version, name) VALUES (${m.version}, ${m.name})`.execute(
-          tx,
+    for (;;) {
+      const result = await migrateIfFree(db, migrations);
+      if (result !== null) return result;
+      if (clock.now() >= deadline) {
+        throw new MigrationError(
+          `another process held the migration lock for more than ${lockWaitMs} ms (a migration still running, or a session stuck holding it: see pg_locks)`,
         );
-        applied.push(m.version);
       }
-      const current = Math.max(0, ...recorded.map((r) => r.version), ...applied);
-      return { applied, current };
-    });
+      await new Promise<void>((resolve) => {
+        clock.setTimeout(
+          resolve,
+          Math.max(0, Math.min(MIGRATE_LOCK_POLL_MS, deadline - clock.now())),
+        );
+      });
+    }
   } catch (error) {
     if (error instanceof MigrationError) throw error;
     throw new MigrationError(`migration failed: ${describe(error)}`, { cause: error });
   }
+}
+
+/** One try: `null` when another process holds the migration lock. */
+function migrateIfFree(
+  db: Kysely<Database>,
+  migrations: readonly Migration[],
+): Promise<MigrateResult | null> {
+  return db.transaction().execute(async (tx) => {
+    const { rows } = await sql<{
+      got: boolean;
+    }>`SELECT pg_try_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate}) AS got`.execute(
+      tx,
+    );
+    if (rows[0]?.got !== true) return null;
+    await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`.execute(tx);
+    const recorded = await tx.selectFrom('schema_migrations').select(['version', 'name']).execute();
+    const byVersion = new Map(recorded.map((r) => [r.version, r.name]));
+    const applied: number[] = [];
+    for (const m of migrations) {
+      const name = byVersion.get(m.version);
+      if (name !== undefined) {
+        if (name !== m.name) {
+          throw new MigrationError(
+            `migration ${m.version} is recorded as '${name}' but the code calls it '${m.name}'`,
+          );
+        }
+        continue;
+      }
+      for (const statement of m.statements) await sql.raw(statement).execute(tx);
+      await sql`INSERT INTO schema_migrations (version, name) VALUES (${m.version}, ${m.name})`.execute(
+        tx,
+      );
+      applied.push(m.version);
+    }
+    const current = Math.max(0, ...recorded.map((r) => r.version), ...applied);
+    return { applied, current };
+  });
 }
 
 function checkList(migrations: readonly Migration[]): void {

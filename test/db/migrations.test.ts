@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
+import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../../src/db/advisoryLocks.js';
 import { MigrationError } from '../../src/db/errors.js';
 import { MIGRATIONS, migrate } from '../../src/db/migrations.js';
 import { describeEachEngine, raceTest } from '../support/databases.js';
@@ -67,4 +68,76 @@ describeEachEngine('migrate', (getDb, engine) => {
     );
     expect(await migrate(db)).toEqual({ applied: [], current: 1000 });
   });
+
+  it.runIf(engine === 'postgres')(
+    'waits for another process holding the migration lock longer than lock_timeout, then finds nothing to do',
+    async () => {
+      const { db, connectAnother } = getDb();
+      const other = (await connectAnother()).db;
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked: () => void = () => {};
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      // Another node's migration: it holds the lock past the connection's
+      // lock_timeout (5 s), as a step rewriting a large table does.
+      const holder = other.transaction().execute(async (tx) => {
+        await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate})`.execute(
+          tx,
+        );
+        locked();
+        await released;
+      });
+      await isLocked;
+      const started = Date.now();
+      const waiting = migrate(db);
+      const late = setTimeout(release, 6_000);
+      try {
+        expect((await waiting).applied).toEqual([]);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(5_500);
+      } finally {
+        clearTimeout(late);
+        release();
+        await holder;
+      }
+    },
+    30_000,
+  );
+
+  // On PGlite, one backend: only a server has another session to hold the lock.
+  it.runIf(engine === 'postgres')(
+    'fails with MigrationError once the lock stayed taken past lockWaitMs',
+    async () => {
+      const { db, connectAnother } = getDb();
+      const other = (await connectAnother()).db;
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked: () => void = () => {};
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = other.transaction().execute(async (tx) => {
+        await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate})`.execute(
+          tx,
+        );
+        locked();
+        await released;
+      });
+      await isLocked;
+      try {
+        await expect(migrate(db, MIGRATIONS, { lockWaitMs: 600 })).rejects.toMatchObject({
+          code: 'DB_MIGRATION',
+          message: expect.stringMatching(/held the migration lock for more than 600 ms/),
+        });
+      } finally {
+        release();
+        await holder;
+      }
+    },
+  );
 });
