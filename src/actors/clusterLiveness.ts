@@ -38,6 +38,7 @@ import {
   type Blind,
   beatAgeOutside,
   type DeathReason,
+  isReplacedBoot,
   type LivenessVerdict,
   livenessVerdict,
   nodeOf,
@@ -278,8 +279,14 @@ export class ClusterLiveness implements OwnerLiveness {
 
   private verdict(owner: string, r: Reading): LivenessVerdict {
     const b = r.beats.get(owner);
+    const mine = r.beats.get(this.o.owner);
     return livenessVerdict({
-      sameNode: nodeOf(owner) === this.o.nodeId,
+      sameNode: isReplacedBoot({
+        ownerNode: nodeOf(owner),
+        nodeId: this.o.nodeId,
+        ownerStartedAt: b?.startedAt.getTime() ?? null,
+        selfStartedAt: mine?.startedAt.getTime() ?? null,
+      }),
       beatAgeMs: b === undefined ? null : beatAgeOutside(b.beatAt.getTime(), r.at, this.blind),
       replaced: b?.replaced ?? false,
       lock: this.lockOf(owner, r),

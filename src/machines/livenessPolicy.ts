@@ -26,7 +26,7 @@ export type SelfLock = 'held' | 'lost' | 'busy' | 'none';
 
 /** Everything the decision looks at, for one owner other than this boot. */
 export interface OwnerEvidence {
-  /** The owner is another boot of this very node: this boot replaced it. */
+  /** The owner is an earlier boot of this very node: this boot replaced it (`isReplacedBoot`). */
   sameNode: boolean;
   /** Milliseconds since the owner's last beat; null when it has no row (stopped on purpose, pruned, never beat). */
   beatAgeMs: number | null;
@@ -50,6 +50,37 @@ export type LivenessVerdict =
   | { owner: 'alive'; act: 'leave' }
   | { owner: 'dead'; reason: DeathReason; act: 'take_over' }
   | { owner: 'unknown'; act: 'wait' };
+
+/**
+ * Whether `owner` counts as another boot of this very node that this boot
+ * replaced (`OwnerEvidence.sameNode`): its node id is this node's and it did
+ * not start after this boot. A boot of this node that started later replaced
+ * this one (a start-first deploy, or a second machine wrongly given the same
+ * `nodeId`): it is not judged dead for that, or the two boots would each
+ * take the other's runs and end the other's leader lock, back and forth, for
+ * as long as both live. Without the owner's row (`ownerStartedAt` null) its
+ * start is unknown: the same node's id is enough, as before.
+ *
+ * @example
+ * ```ts
+ * const e = { ownerNode: 'n1', nodeId: 'n1', ownerStartedAt: 1_000, selfStartedAt: 2_000 };
+ * isReplacedBoot(e) // => true
+ * isReplacedBoot({ ...e, ownerStartedAt: 3_000 }) // => false
+ * isReplacedBoot({ ...e, ownerStartedAt: null }) // => true
+ * isReplacedBoot({ ...e, selfStartedAt: null }) // => true
+ * isReplacedBoot({ ...e, ownerNode: 'n2' }) // => false
+ * ```
+ */
+export function isReplacedBoot(e: {
+  ownerNode: string;
+  nodeId: string;
+  ownerStartedAt: number | null;
+  selfStartedAt: number | null;
+}): boolean {
+  if (e.ownerNode !== e.nodeId) return false;
+  if (e.ownerStartedAt === null || e.selfStartedAt === null) return true;
+  return e.ownerStartedAt <= e.selfStartedAt;
+}
 
 /**
  * Decides for one owner. The order says which evidence wins: a replaced or

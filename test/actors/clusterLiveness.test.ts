@@ -114,6 +114,29 @@ describeServer('cluster liveness: two runtimes [postgres server]', () => {
     await eachExecOnce();
   });
 
+  it('a later boot of this very node takes the earlier one over; the earlier one never takes the later one for dead', async () => {
+    // A start-first deploy with a fixed --node-id (or two machines given the
+    // same one): both boots live at once, each with its lock held.
+    cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
+    const earlier = await boot('nodeA');
+    await submitTo(earlier, 2, 30);
+    await until(async () => (await running()).length === 2, 'the earlier boot to run 2');
+    const later = await boot('nodeA');
+    await until(
+      async () => (await running()).every((s) => s.owner_node === later.owner),
+      'the later boot to take the runs over',
+      10_000,
+    );
+    // Both live for a while: the earlier boot's watch (every second) must not
+    // find the later one dead and take the runs back.
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(downs().filter((d) => d.owner === later.owner)).toEqual([]);
+    const now = await running();
+    expect(now).toHaveLength(2);
+    expect(now.every((s) => s.owner_node === later.owner)).toBe(true);
+    await eachExecOnce();
+  }, 30_000);
+
   it('a stopped node (SIGTERM) is a DOWN too: its row goes, then its lock', async () => {
     cluster = new SimulatedCluster({ clock: systemClock, nodes: ['m1'] });
     const a = await boot('nodeA');
