@@ -91,6 +91,27 @@ export interface NodeClaim {
   release(): void;
 }
 
+/** The node files this process holds now (an in-process test may start two nodes). */
+const heldHere = new Set<string>();
+
+/**
+ * Whether a node file naming `pid` was left by an earlier process that had
+ * this very pid: it names this process, which does not hold it. In a
+ * container the node is pid 1 (or another pid the same at every start), so
+ * after a SIGKILL, an OOM kill or a lost host, the file left on the volume
+ * names the pid the next start gets: taken for a live node, it refused every
+ * start with exit 4, for ever.
+ *
+ * @example
+ * ```ts
+ * leftByAnEarlierLife(process.pid, '/nowhere/node.json') // => true
+ * leftByAnEarlierLife(process.pid + 1, '/nowhere/node.json') // => false
+ * ```
+ */
+export function leftByAnEarlierLife(pid: number, path: string): boolean {
+  return pid === process.pid && !heldHere.has(path);
+}
+
 /**
  * Claims `dataDir` for this process. Throws `CLI_IN_USE` when a live process
  * holds it; a stale file (its process is gone) is replaced.
@@ -125,7 +146,7 @@ export function claimNodeFile(dataDir: string, engine: NodeInfo['engine']): Node
         throw new CliError('CLI_IN_USE', `cannot claim ${path}`, { cause: error });
       }
       const live = readLiveNode(dataDir);
-      if (live !== null) {
+      if (live !== null && !leftByAnEarlierLife(live.pid, path)) {
         throw new CliError(
           'CLI_IN_USE',
           `${dataDir} is in use by process ${live.pid}${live.url ? ` (board at ${live.url})` : ''}; stop it first, or use another --data-dir`,
@@ -135,6 +156,7 @@ export function claimNodeFile(dataDir: string, engine: NodeInfo['engine']): Node
     }
   }
   let released = false;
+  heldHere.add(path);
   return {
     setUrl(url) {
       if (released) return;
@@ -144,6 +166,7 @@ export function claimNodeFile(dataDir: string, engine: NodeInfo['engine']): Node
     release() {
       if (released) return;
       released = true;
+      heldHere.delete(path);
       const current = safeJson(readFileSafe(path)) as { pid?: number } | null;
       if (current?.pid === process.pid) unlinkSync(path);
     },

@@ -64,6 +64,18 @@ describe('claimNodeFile', () => {
     claim.release();
   });
 
+  it('takes over a file naming its own pid, left by an earlier process with that pid (pid 1 in a container, after a SIGKILL)', () => {
+    write(process.pid);
+    const claim = claimNodeFile(dir, 'pglite');
+    expect(JSON.parse(readFileSync(join(dir, NODE_FILE), 'utf8')).pid).toBe(process.pid);
+    // Held by this process now: a second claim here is refused all the same.
+    expect(() => claimNodeFile(dir, 'pglite')).toThrow(
+      expect.objectContaining({ code: 'CLI_IN_USE', exitCode: 4 }),
+    );
+    claim.release();
+    expect(existsSync(join(dir, NODE_FILE))).toBe(false);
+  });
+
   it('a data directory that cannot be made is a configuration error (exit 2), not a stack trace', () => {
     const file = join(dir, 'a-file');
     writeFileSync(file, 'x');
