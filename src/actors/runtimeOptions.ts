@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { timeLimitMs } from '../board/timeLimit.js';
 import { didYouMean } from '../common/didYouMean.js';
 import { firstIssue } from '../common/firstIssue.js';
+import { clampTimerMs, MAX_TIMER_MS } from '../common/maxTimerMs.js';
 import { systemClock } from '../supervisor/clock.js';
 import type { RuntimeCaps, RuntimeOptions } from './runtimeTypes.js';
 
@@ -69,7 +70,11 @@ const fn = z.custom<(...args: never[]) => unknown>(
   (v) => typeof v === 'function',
   'must be a function',
 );
-const ms = z.number().finite().positive('must be a number > 0');
+const ms = z
+  .number()
+  .finite()
+  .positive('must be a number > 0')
+  .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (ms, ~24.8 days: a timer's limit)`);
 const cap = z.number().int().min(0, 'must be an integer >= 0');
 // The owner is `${nodeId}@${bootId}`: an @ inside either would make it ambiguous.
 const name = z
@@ -182,6 +187,8 @@ export type ResolvedRuntimeOptions = Omit<
  * resolveRuntimeOptions({ ...base, bootLock: {} }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, heartbeatStaleBeats: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, passTimeoutMs: -1 }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ ...base, reconcileMs: 3_000_000_000 }) // throws RuntimeOptionError
+ * resolveRuntimeOptions({ ...base, reconcileMs: 1_000_000_000 }).passTimeoutMs // => 2147483647
  * resolveRuntimeOptions({ ...base, pollMS: 5 }) // throws RuntimeOptionError
  * resolveRuntimeOptions({ ...base, reconcileMS: 5 }) // throws RUNTIME_INVALID_OPTION
  * resolveRuntimeOptions({ ...base, pollMs: 0 }) // throws RuntimeOptionError
@@ -213,7 +220,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
   const derived = {
     heartbeatMs: o.heartbeatMs ?? Math.max(1, Math.round(o.reconcileMs / 3)),
     heartbeatStaleBeats: o.heartbeatStaleBeats ?? 3,
-    passTimeoutMs: o.passTimeoutMs ?? Math.max(o.reconcileMs, o.ioTimeoutMs) * 5,
+    passTimeoutMs: o.passTimeoutMs ?? clampTimerMs(Math.max(o.reconcileMs, o.ioTimeoutMs) * 5),
     // On a Postgres server (a boot lock can be held) one Reconciler acts at a
     // time; PGlite's single connection could not even take the lock.
     reconcileLock:

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { defaultNodeId } from '../actors/runtimeOptions.js';
 import { timeLimitMs } from '../board/timeLimit.js';
+import { MAX_TIMER_MS } from '../common/maxTimerMs.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_PATTERN } from '../containers/namespace.js';
 import { MAX_STALE_AFTER_MS } from '../db/nodeHeartbeats.js';
 import { UI_SERVER_DEFAULTS } from '../ui-server/uiServerOptions.js';
@@ -18,7 +19,17 @@ const userName = z
 const token = z
   .string()
   .regex(/^[A-Za-z0-9._~-]{16,256}$/, 'must be 16-256 of A-Z a-z 0-9 . _ ~ -');
-const ms = z.number().int().positive();
+/**
+ * A duration a timer waits. Node's timers hold at most 2^31 - 1 ms (~24.8
+ * days): a longer one fires after 1 ms (a TimeoutOverflowWarning), so a
+ * `--reconcile-ms 3000000000` ran a pass every millisecond and a
+ * `--shutdown-ms 3000000000` ended every stop at once with exit 6.
+ */
+const ms = z
+  .number()
+  .int()
+  .positive()
+  .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (ms, ~24.8 days: a timer's limit)`);
 
 /** The validated configuration every command receives. */
 export const cliConfigSchema = z.strictObject({

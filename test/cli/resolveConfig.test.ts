@@ -54,6 +54,19 @@ describe('resolveConfig', () => {
     expect(e.exitCode).toBe(2);
   });
 
+  it.each([
+    ['--reconcile-ms', 'reconcileMs'],
+    ['--shutdown-ms', 'shutdownMs'],
+    ['--poll-ms', 'pollMs'],
+    ['--adopt-budget-ms', 'adoptBudgetMs'],
+  ])('refuses a %s past what a timer can wait (it would fire after 1 ms)', (flag, key) => {
+    const e = errorOf(() => resolveConfig({ flags: { [flag]: '3000000000' } }));
+    expect(e.key).toBe(key);
+    expect(e.message).toMatch(/at most 2147483647/);
+    expect(e.exitCode).toBe(2);
+    expect(resolveConfig({ flags: { [flag]: '2147483647' } }).config).toBeDefined();
+  });
+
   it('names a nested file key and suggests the near one', () => {
     const e = errorOf(() =>
       resolveConfig({ file: { path: 'rt.json', value: { caps: { maxRuning: 3 } } } }),
