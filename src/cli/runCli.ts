@@ -60,15 +60,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (parsed.positionals.length < named) {
       throw new CliError('CLI_USAGE', `name the task, e.g. roundtable ${name} tsk_...`);
     }
-    const filePath =
-      typeof parsed.flags['--config'] === 'string'
-        ? parsed.flags['--config']
-        : io.env.ROUNDTABLE_CONFIG;
+    const flagPath = parsed.flags['--config'];
+    const filePath = typeof flagPath === 'string' ? flagPath : io.env.ROUNDTABLE_CONFIG;
+    const fileSource = typeof flagPath === 'string' ? '--config' : 'ROUNDTABLE_CONFIG';
     const { config, warnings, origins } = resolveConfig({
       flags: parsed.flags,
       env: io.env,
       ...(command.commandDefaults ? { commandDefaults: command.commandDefaults } : {}),
-      ...(filePath ? { file: { path: filePath, value: readJsonFile(io, filePath) } } : {}),
+      ...(filePath
+        ? { file: { path: filePath, value: readJsonFile(io, filePath, fileSource) } }
+        : {}),
     });
     const out = command.logsToStdout ? io.stdout : io.stderr;
     const logger = createCliLogger({
@@ -104,16 +105,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-function readJsonFile(io: CliIo, path: string): unknown {
+/** The configuration file's JSON; a failure names where its path came from (`--config` or `ROUNDTABLE_CONFIG`). */
+function readJsonFile(io: CliIo, path: string, source: string): unknown {
   let text: string;
   try {
     text = io.readFile(path);
   } catch (error) {
-    throw new ConfigError(path, '--config', `cannot be read: ${(error as Error).message}`);
+    throw new ConfigError(path, source, `cannot be read: ${(error as Error).message}`);
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(path, '--config', `is not JSON: ${(error as Error).message}`);
+    throw new ConfigError(path, source, `is not JSON: ${(error as Error).message}`);
   }
 }

@@ -85,7 +85,11 @@ describe('help and usage', () => {
   it('reads ROUNDTABLE_CONFIG, and says when the file is missing or not JSON', async () => {
     const missing = capture({ ROUNDTABLE_CONFIG: 'nope.json' });
     expect(await runCli(['status'], missing.io)).toBe(2);
-    expect(missing.err()).toContain('--config: nope.json cannot be read');
+    // Named by where the path came from: the variable, not a flag nobody gave.
+    expect(missing.err()).toContain('ROUNDTABLE_CONFIG: nope.json cannot be read');
+    const missingFlag = capture();
+    expect(await runCli(['status', '--config', 'nope.json'], missingFlag.io)).toBe(2);
+    expect(missingFlag.err()).toContain('--config: nope.json cannot be read');
     const broken = capture({}, { 'b.json': '{ port: 1 }' });
     expect(await runCli(['status', '--config', 'b.json'], broken.io)).toBe(2);
     expect(broken.err()).toContain('is not JSON');
