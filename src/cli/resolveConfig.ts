@@ -43,6 +43,8 @@ export interface ResolvedConfig {
  * resolveConfig({ flags: { '--docker': true } }).config.backend // => 'swarm'
  * resolveConfig({ env: { ROUNDTABLE_USERS: 'ann, bo' } }).config.users // => ['ann', 'bo']
  * resolveConfig({ env: { ROUNDTABLE_PROT: '1' } }).warnings // => ['unknown ROUNDTABLE_PROT; did you mean ROUNDTABLE_PORT?']
+ * resolveConfig({ env: { DATABASE_URL: '' } }).warnings // => ['DATABASE_URL is set but empty: ignored, so this node uses its own embedded store (a missing secret?); unset it to mean that']
+ * resolveConfig({ env: { DATABASE_URL: '' }, flags: { '--database-url': 'postgres://db/q' } }).warnings // => []
  * resolveConfig({ flags: { '--port': 'eighty' } }) // throws ConfigError
  * resolveConfig({ file: { path: 'c.json', value: { cpas: {} } } }) // throws ConfigError
  * resolveConfig({ file: { path: 'c.json', value: [] } }) // throws ConfigError
@@ -84,7 +86,8 @@ export function resolveConfig(sources: ConfigSources): ResolvedConfig {
     )[0];
     throw new ConfigError(key || 'config', origins[leaf ?? key] ?? 'default', message);
   }
-  return { config: parsed.data, origins, warnings: unknownEnv(env) };
+  const storeUrlEmpty = origins.databaseUrl === undefined ? emptyStoreUrl(env) : [];
+  return { config: parsed.data, origins, warnings: [...storeUrlEmpty, ...unknownEnv(env)] };
 }
 
 function applyFile(
@@ -164,6 +167,20 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 
 // The test suites' variables share the prefix, and ROUNDTABLE_CONFIG names the file: not settings.
 const FOREIGN = /^ROUNDTABLE_((TEST|BENCH|CI)_|CONFIG$)/;
+
+/**
+ * An empty DATABASE_URL reads as unset, as every empty variable does; but a
+ * replica whose database secret is missing would then run its own private
+ * queue beside the cluster's, taking submissions no other node sees. Said
+ * at start, where the operator looks.
+ */
+function emptyStoreUrl(env: Record<string, string | undefined>): string[] {
+  return env.DATABASE_URL === ''
+    ? [
+        'DATABASE_URL is set but empty: ignored, so this node uses its own embedded store (a missing secret?); unset it to mean that',
+      ]
+    : [];
+}
 
 function unknownEnv(env: Record<string, string | undefined>): string[] {
   const known = SETTINGS.flatMap((s) => (s.env ? [s.env] : []));
