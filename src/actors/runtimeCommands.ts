@@ -81,6 +81,30 @@ export function appliedOr(
   throw new RuntimeCommandError('not_found', `${what} not found`);
 }
 
+/** How many times a cancel follows its session to a newer state before it gives up. */
+export const CANCEL_FOLLOWS = 3;
+
+/**
+ * What a cancel whose compare-and-set lost does next: a session still live
+ * (queued, or running: a grant or an adoption moved it on between the read
+ * and the tick) is cancelled again at the state the tick answered; one that
+ * ended has nothing left to cancel (null: the caller hears the conflict).
+ *
+ * @example
+ * ```ts
+ * cancelAgainAt({ ref: '1', kind: 'stale', actual: { status: 'running', epoch: 1 } }) // => { status: 'running', epoch: 1 }
+ * cancelAgainAt({ ref: '1', kind: 'stale', actual: { status: 'succeeded', epoch: 1 } }) // => null
+ * cancelAgainAt({ ref: '1', kind: 'not_found' }) // => null
+ * ```
+ */
+export function cancelAgainAt(
+  outcome: TickOutcome,
+): { status: 'queued' | 'running'; epoch: number } | null {
+  if (outcome.kind !== 'stale') return null;
+  const { status, epoch } = outcome.actual;
+  return status === 'queued' || status === 'running' ? { status, epoch } : null;
+}
+
 /**
  * Rethrows a store or dispatcher failure as the caller sees it: bad input
  * is `invalid` (also a value the server refused, SQLSTATE class 22), a
@@ -215,16 +239,28 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
         throw new RuntimeCommandError('conflict', `task ${taskId} is ${s.status}`);
       }
       // The row decides first (one tick: status, history, column, counts);
-      // the runner, if it is here, then only cleans up.
-      const outcome = await o
-        .submit({
-          op: 'cancel',
-          sessionId: s.id,
-          expected: { status: s.status, epoch: s.epoch },
-          reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
-          column: 'failed',
-        })
-        .catch(failed);
+      // the runner, if it is here, then only cleans up. A grant (or an
+      // adoption) between the read and the tick moves the row on but leaves
+      // it live: the cancel follows it, at the state the tick answered.
+      let expected: { status: 'queued' | 'running'; epoch: number } = {
+        status: s.status,
+        epoch: s.epoch,
+      };
+      let outcome: TickOutcome;
+      for (let follows = 0; ; follows++) {
+        outcome = await o
+          .submit({
+            op: 'cancel',
+            sessionId: s.id,
+            expected,
+            reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
+            column: 'failed',
+          })
+          .catch(failed);
+        const again = follows < CANCEL_FOLLOWS ? cancelAgainAt(outcome) : null;
+        if (again === null) break;
+        expected = again;
+      }
       appliedOr(outcome, `task ${taskId}`);
       if (!o.cancelRunner(s.id) && s.handle !== null)
         await o.removeRun({ sessionId: s.id, handle: s.handle }).catch(o.onError);

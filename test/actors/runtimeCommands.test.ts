@@ -208,6 +208,45 @@ describe('cancel', () => {
     });
   });
 
+  test('a grant between the read and the tick: the cancel follows the row, still live', async () => {
+    // Read queued; another node's tick granted it before this cancel's tick.
+    const queued: Session = { ...running, status: 'queued', epoch: 0, handle: null };
+    const ops: CommandOp[] = [];
+    const answers: TickOutcome[] = [
+      { ref: '1', kind: 'stale', actual: { status: 'running', epoch: 1 } },
+      {
+        ref: '2',
+        kind: 'applied',
+        session: { ...running, status: 'cancelled' },
+        task,
+        position: null,
+      },
+    ];
+    const { c, log } = setup({
+      sessions: [queued],
+      submit: async (op) => {
+        ops.push(op);
+        const answer = answers.shift();
+        if (answer === undefined) throw new Error('no more answers');
+        return answer;
+      },
+    });
+    await c.cancel('alice', task.id);
+    expect(ops.map((op) => (op.op === 'cancel' ? op.expected : null))).toEqual([
+      { status: 'queued', epoch: 0 },
+      { status: 'running', epoch: 1 },
+    ]);
+    expect(log).toEqual([`tell ${running.id}`]);
+  });
+
+  test('a cancel follows a live row at most CANCEL_FOLLOWS times, then is a conflict', async () => {
+    const stale = setup({
+      outcome: { ref: '1', kind: 'stale', actual: { status: 'running', epoch: 7 } },
+    });
+    await expect(stale.c.cancel('alice', task.id)).rejects.toMatchObject({ code: 'conflict' });
+    expect(stale.ops).toHaveLength(commands.CANCEL_FOLLOWS + 1);
+  });
+
   test("another user's task, a malformed id and a task with no session are not found", async () => {
     const hidden = setup({ readTask: () => Promise.reject(new NotFoundError('task', task.id)) });
     await expect(hidden.c.cancel('bob', task.id)).rejects.toMatchObject({ code: 'not_found' });
