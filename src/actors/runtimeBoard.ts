@@ -155,7 +155,7 @@ export function createBoardIndex(
     }
     const known = task ?? prev?.task;
     if (known === undefined) return 'read';
-    if (!entries.put(known, session)) return false;
+    if (!entries.put(known, session, r.asOf)) return false;
     const e = entries.get(session.taskId);
     if (r.outputShown && e !== undefined) e.restored = true;
     if (r.storedOutput !== undefined && e !== undefined) restore.take(e, r.storedOutput);
@@ -252,6 +252,7 @@ export function createBoardIndex(
           task,
           outputShown: options.outputShown === true,
           storedOutput: options.storedOutput,
+          ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
         };
         if (publisher.size === 0 && lineListeners.size === 0) {
           settle(backlog.hold(row, entries.get(session.taskId)?.session));

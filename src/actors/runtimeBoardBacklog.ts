@@ -21,6 +21,8 @@ export interface HeldRow {
   task: TaskSummary | undefined;
   outputShown: boolean;
   storedOutput: StoredTail | null | undefined;
+  /** The tick the row is exact as of (ApplyOptions.asOf); absent: unknown. */
+  asOf?: number;
 }
 
 /**
@@ -68,6 +70,7 @@ export function combine(held: HeldRow, next: HeldRow): HeldRow | undefined {
     task,
     outputShown: held.outputShown || next.outputShown,
     storedOutput: first ?? (next.storedOutput === undefined ? first : next.storedOutput),
+    ...(next.asOf === undefined ? {} : { asOf: next.asOf }),
   };
 }
 

@@ -26,6 +26,8 @@ export interface BoardEntry {
   restored: boolean;
   /** Why the task's previous attempt ended, when this is a later attempt. */
   previous: { attempt: number; reason: string } | null;
+  /** The tick its session row is exact as of (ApplyOptions.asOf); null: unknown. */
+  asOf?: number | null;
 }
 
 /**

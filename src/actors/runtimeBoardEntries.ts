@@ -36,8 +36,11 @@ export class BoardEntries {
     return this.byTask.values();
   }
 
-  /** Returns false (and changes nothing) when the card already shows a later row. */
-  put(task: TaskSummary, session: Session): boolean {
+  /**
+   * Returns false (and changes nothing) when the card already shows a later
+   * row. `asOf`: the tick the row is exact as of, when the caller knows it.
+   */
+  put(task: TaskSummary, session: Session, asOf?: number): boolean {
     const prev = this.byTask.get(task.id);
     if (prev !== undefined && !isNewer(prev.session, session)) return false;
     if (prev !== undefined && prev.task.updatedAt.getTime() > task.updatedAt.getTime())
@@ -46,7 +49,7 @@ export class BoardEntries {
     const same = prev?.session.id === session.id;
     const isQueued = session.status === 'queued';
     if (same && prev.session.status === 'queued' && session.status === 'cancelled')
-      this.closeUp(task.userId, prev.session.turn);
+      this.closeUp(task.userId, prev.session.turn, asOf);
     const output = same ? { lines: prev.lines, partial: prev.partial } : { lines: [], partial: '' };
     // A finished run's last line grows no more: nothing of it is kept beyond the card's lines.
     const { lines, partial } =
@@ -58,6 +61,7 @@ export class BoardEntries {
       partial,
       position: isQueued && same ? prev.position : null,
       restored: same ? prev.restored : false,
+      asOf: asOf ?? null,
       previous: same
         ? prev.previous
         : prev !== undefined && prev.session.attempt < session.attempt
@@ -98,14 +102,20 @@ export class BoardEntries {
    * does not carry, so the board moves them itself (from the turn it holds
    * for the cancelled one, so several cancels in one tick add up) and shows
    * them again: their keys, and so their order among other users', moved.
+   * A row read as of the cancel's own reply or read, or later (`asOf`), was
+   * read after the tick moved it: its turn is closed up already (a reply
+   * carries the cancel and another node's enqueue of that user, read after
+   * the cancel moved it), and moving it again would put it a turn ahead of
+   * its place on this board for good.
    */
-  private closeUp(userId: string, turn: number | null): void {
+  private closeUp(userId: string, turn: number | null, asOf: number | undefined): void {
     if (turn === null) return;
     const moved: string[] = [];
     for (const id of this.queued) {
       const e = this.byTask.get(id);
       const t = e?.session.turn ?? null;
       if (e === undefined || e.task.userId !== userId || t === null || t <= turn) continue;
+      if (asOf !== undefined && typeof e.asOf === 'number' && e.asOf >= asOf) continue;
       e.session = { ...e.session, turn: t - 1 };
       moved.push(id);
     }

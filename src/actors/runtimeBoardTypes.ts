@@ -18,6 +18,12 @@ export interface ApplyOptions {
    * or `null` when it stored none: a finished card need not read it again.
    */
   storedOutput?: StoredTail | null;
+  /**
+   * The tick the row is exact as of (the reply or the feed's read that
+   * carried it): a queued cancel carried at or before it is in its turn
+   * already (src/actors/runtimeBoardEntries.ts, `closeUp`).
+   */
+  asOf?: number;
 }
 
 export interface BoardIndex {

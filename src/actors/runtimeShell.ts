@@ -200,7 +200,7 @@ export function createShell(s: ShellOptions): Shell {
       lines.apply(result.lines, result.running, result.tick);
       feed.own(result, sentWith.get(result));
       for (const c of tickCards(result, ops))
-        void board.apply(c.session, c.task, c.options).catch(report);
+        void board.apply(c.session, c.task, { ...c.options, asOf: result.tick }).catch(report);
     },
     onGranted(grant) {
       if (isDead()) return;
@@ -222,7 +222,13 @@ export function createShell(s: ShellOptions): Shell {
       lines.apply(changes.lines, changes.running, changes.tick);
       for (const c of changes.sessions)
         void board
-          .apply(c.session, c.task, c.output === undefined ? {} : { storedOutput: c.output })
+          .apply(
+            c.session,
+            c.task,
+            c.output === undefined
+              ? { asOf: changes.tick }
+              : { storedOutput: c.output, asOf: changes.tick },
+          )
           .catch(report);
       try {
         s.onChangedElsewhere?.(changes.sessions);

@@ -70,6 +70,24 @@ test("a queued cancel closes its user's line up behind it, and tells which cards
   expect([...e.unkeyed]).toEqual(['e']);
 });
 
+test('a row read as of the cancel, or after it, is closed up already: the cancel moves it no further', () => {
+  // Read as of tick 5: a, b, z at turns 0, 1, 2. Tick 7 cancelled b (z moved
+  // up to 1); tick 8 queued c at turn 2; a read as of tick 9 carries c's row,
+  // put first, and b's cancel.
+  const moved: string[][] = [];
+  const e = new BoardEntries((ids) => moved.push(ids));
+  e.put(task('a'), queued('a', 0), 5);
+  e.put(task('b'), queued('b', 1), 5);
+  e.put(task('z'), queued('z', 2), 5);
+  e.put(task('c'), queued('c', 2), 9);
+  const cancel = { ...queued('b', 1), status: 'cancelled' as const, updatedAt: at(1) };
+  expect(e.put(task('b'), cancel, 9)).toBe(true);
+  expect(e.get('c')?.session.turn).toBe(2);
+  // z was read before the cancel (tick 5): it moves.
+  expect(e.get('z')?.session.turn).toBe(1);
+  expect(moved).toEqual([['z']]);
+});
+
 test('evict drops the cards of runs that ended before the cutoff, and only those', () => {
   const e = new BoardEntries(() => {});
   const ended = (taskId: string, status: 'succeeded' | 'failed' | 'cancelled', ms: number) => ({
