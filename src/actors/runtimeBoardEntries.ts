@@ -48,7 +48,15 @@ export class BoardEntries {
     else task = withoutSpec(task);
     const same = prev?.session.id === session.id;
     const isQueued = session.status === 'queued';
-    if (same && prev.session.status === 'queued' && session.status === 'cancelled')
+    // Cancelled while queued (never claimed): a run granted and then cancelled
+    // (its running row unseen here: folded in a held row, or read past) left
+    // the line at its grant, and the tick closed nobody up behind it.
+    if (
+      same &&
+      prev.session.status === 'queued' &&
+      session.status === 'cancelled' &&
+      session.claimedAt === null
+    )
       this.closeUp(task.userId, prev.session.turn, asOf);
     const output = same ? { lines: prev.lines, partial: prev.partial } : { lines: [], partial: '' };
     // A finished run's last line grows no more: nothing of it is kept beyond the card's lines.

@@ -88,6 +88,24 @@ test('a row read as of the cancel, or after it, is closed up already: the cancel
   expect(moved).toEqual([['z']]);
 });
 
+test('a run granted and cancelled whose running row this board never saw closes nobody up', () => {
+  const moved: string[][] = [];
+  const e = new BoardEntries((ids) => moved.push(ids));
+  e.put(task('a'), queued('a', 0), 5);
+  e.put(task('b'), queued('b', 1), 5);
+  // Tick 6 granted a (claimed, epoch 1), tick 7 cancelled it running: no turn moved.
+  const cancelled = {
+    ...queued('a', 0),
+    status: 'cancelled' as const,
+    epoch: 1,
+    claimedAt: at(6),
+    updatedAt: at(7),
+  };
+  expect(e.put(task('a'), cancelled, 7)).toBe(true);
+  expect(e.get('b')?.session.turn).toBe(1);
+  expect(moved).toEqual([]);
+});
+
 test('evict drops the cards of runs that ended before the cutoff, and only those', () => {
   const e = new BoardEntries(() => {});
   const ended = (taskId: string, status: 'succeeded' | 'failed' | 'cancelled', ms: number) => ({
