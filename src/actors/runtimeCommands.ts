@@ -105,6 +105,30 @@ export function cancelAgainAt(
   return status === 'queued' || status === 'running' ? { status, epoch } : null;
 }
 
+/** A session's state a cancel can apply at. */
+type LiveState = { status: 'queued' | 'running'; epoch: number };
+
+/**
+ * Sends a cancel at `expected` and, while the tick answers that a grant or
+ * an adoption moved the row on but left it live, again at the state it
+ * answered (`cancelAgainAt`), at most `CANCEL_FOLLOWS` times more. The
+ * runtime's cancel and the CLI's cancel on the rows (where another node's
+ * grant can come between its read and its tick just the same) both go
+ * through here. Returns the last outcome and the state it was sent at.
+ */
+export async function cancelFollowing(
+  expected: LiveState,
+  send: (expected: LiveState) => Promise<TickOutcome>,
+): Promise<{ outcome: TickOutcome; expected: LiveState }> {
+  let at = expected;
+  for (let follows = 0; ; follows++) {
+    const outcome = await send(at);
+    const again = follows < CANCEL_FOLLOWS ? cancelAgainAt(outcome) : null;
+    if (again === null) return { outcome, expected: at };
+    at = again;
+  }
+}
+
 /**
  * Rethrows a store or dispatcher failure as the caller sees it: bad input
  * is `invalid` (also a value the server refused, SQLSTATE class 22), a
@@ -242,13 +266,8 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
       // the runner, if it is here, then only cleans up. A grant (or an
       // adoption) between the read and the tick moves the row on but leaves
       // it live: the cancel follows it, at the state the tick answered.
-      let expected: { status: 'queued' | 'running'; epoch: number } = {
-        status: s.status,
-        epoch: s.epoch,
-      };
-      let outcome: TickOutcome;
-      for (let follows = 0; ; follows++) {
-        outcome = await o
+      const { outcome } = await cancelFollowing({ status: s.status, epoch: s.epoch }, (expected) =>
+        o
           .submit({
             op: 'cancel',
             sessionId: s.id,
@@ -256,11 +275,8 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
             reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
             column: 'failed',
           })
-          .catch(failed);
-        const again = follows < CANCEL_FOLLOWS ? cancelAgainAt(outcome) : null;
-        if (again === null) break;
-        expected = again;
-      }
+          .catch(failed),
+      );
       appliedOr(outcome, `task ${taskId}`);
       if (!o.cancelRunner(s.id) && s.handle !== null)
         await o.removeRun({ sessionId: s.id, handle: s.handle }).catch(o.onError);

@@ -7,6 +7,7 @@
  * (removeRunContainer.ts), and when that cannot be done here, by the next
  * reconcile pass of any node.
  */
+import { cancelFollowing } from '../../actors/runtimeCommands.js';
 import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
@@ -38,16 +39,23 @@ export async function runCancel(ctx: CommandContext): Promise<ExitCode> {
       if (last.status !== 'queued' && last.status !== 'running') {
         throw new CliError('CLI_CONFLICT', `task ${taskId} is ${last.status}: nothing to cancel`);
       }
-      const outcome = await rowsTick(db, ctx.config, {
-        op: 'cancel',
-        ref: '1',
-        sessionId: last.id,
-        expected: { status: last.status, epoch: last.epoch },
-        reason: REASON,
-        column: 'failed',
-      });
-      appliedOrExit(outcome, `task ${taskId}`);
-      return last.status === 'running' ? last : null;
+      // Another node's grant (or adoption) can come between the read and the
+      // tick: the cancel follows the row, as a node's own cancel does.
+      const { outcome, expected } = await cancelFollowing(
+        { status: last.status, epoch: last.epoch },
+        (at) =>
+          rowsTick(db, ctx.config, {
+            op: 'cancel',
+            ref: '1',
+            sessionId: last.id,
+            expected: at,
+            reason: REASON,
+            column: 'failed',
+          }),
+      );
+      const done = appliedOrExit(outcome, `task ${taskId}`);
+      // The cancelled row names the run's container, if one was recorded by then.
+      return expected.status === 'running' ? done.session : null;
     });
     // Off the store: the row is cancelled whatever becomes of the container.
     if (ran !== null) removal = await removeRunContainer(ctx.config, ran);
