@@ -48,6 +48,7 @@ export function nodeRunners(r: NodeRunnersOptions): RunnerStarter {
       submit: (op) => {
         const outcome = dispatcher.submit(op);
         if (op.op === 'handle')
+          // A rejection is the runner's own to report (runnerContainerRun.ts); here only the answer counts.
           void outcome.then(
             (x) => refusedHandle(op, x),
             () => undefined,

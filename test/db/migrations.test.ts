@@ -1,9 +1,34 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from '../../src/db/advisoryLocks.js';
 import { MigrationError } from '../../src/db/errors.js';
 import { MIGRATIONS, migrate } from '../../src/db/migrations.js';
+import type { Database } from '../../src/db/schema.js';
 import { describeEachEngine, raceTest } from '../support/databases.js';
+
+/**
+ * Another session takes the migration lock and holds it in an open
+ * transaction until `release()`; `holder` settles once it let go.
+ */
+async function holdMigrationLock(other: Kysely<Database>) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked: () => void = () => {};
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const holder = other.transaction().execute(async (tx) => {
+    await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate})`.execute(
+      tx,
+    );
+    locked();
+    await released;
+  });
+  await isLocked;
+  return { release, holder };
+}
 
 describeEachEngine('migrate', (getDb, engine) => {
   it('is idempotent', async () => {
@@ -73,25 +98,9 @@ describeEachEngine('migrate', (getDb, engine) => {
     'waits for another process holding the migration lock longer than lock_timeout, then finds nothing to do',
     async () => {
       const { db, connectAnother } = getDb();
-      const other = (await connectAnother()).db;
-      let release: () => void = () => {};
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let locked: () => void = () => {};
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve;
-      });
       // Another node's migration: it holds the lock past the connection's
       // lock_timeout (5 s), as a step rewriting a large table does.
-      const holder = other.transaction().execute(async (tx) => {
-        await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate})`.execute(
-          tx,
-        );
-        locked();
-        await released;
-      });
-      await isLocked;
+      const { release, holder } = await holdMigrationLock((await connectAnother()).db);
       const started = Date.now();
       const waiting = migrate(db);
       const late = setTimeout(release, 6_000);
@@ -112,23 +121,7 @@ describeEachEngine('migrate', (getDb, engine) => {
     'fails with MigrationError once the lock stayed taken past lockWaitMs',
     async () => {
       const { db, connectAnother } = getDb();
-      const other = (await connectAnother()).db;
-      let release: () => void = () => {};
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let locked: () => void = () => {};
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve;
-      });
-      const holder = other.transaction().execute(async (tx) => {
-        await sql`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${ADVISORY_LOCKS.migrate})`.execute(
-          tx,
-        );
-        locked();
-        await released;
-      });
-      await isLocked;
+      const { release, holder } = await holdMigrationLock((await connectAnother()).db);
       try {
         await expect(migrate(db, MIGRATIONS, { lockWaitMs: 600 })).rejects.toMatchObject({
           code: 'DB_MIGRATION',
