@@ -67,8 +67,10 @@ class HolderWatch {
     const self = this.self;
     // A stopped pool (restarted by its supervisor) cannot take back its
     // monitors in time for a DOWN already on its way: it is dropped rather
-    // than sent to a corpse.
+    // than sent to a corpse. It names the pool, so an inspector draws the
+    // monitor from the pool even when nobody watched it being made.
     const watcher = {
+      sessionId: self.sessionId,
       send: (down: DownEvent) => {
         if (self.getSnapshot().status !== 'active') return;
         self.send({ type: 'roundtable.pool.down', sessionId, hold, reason: down.reason });
