@@ -126,11 +126,17 @@ export class InspectorHub {
     if (pending) this.schedule();
   }
 
-  /** Closes every viewer with 1001 and stops the timer. */
+  /**
+   * Sends each viewer what changed since its last flush, then closes it with
+   * 1001 and stops the timer. The last changes are often why the server
+   * closes (a supervisor that reached its restart intensity stops the UI
+   * server with the rest of the tree): a viewer sees them before the close.
+   */
   close(): void {
     if (this.timer !== null) this.opts.clock.clearTimeout(this.timer);
     this.timer = null;
     for (const v of [...this.viewers]) {
+      this.update(v, true);
       v.ws.close(1001, 'server closing');
       this.detach(v);
     }
@@ -158,10 +164,15 @@ export class InspectorHub {
     this.sentFrames += 1;
   }
 
-  /** Brings one viewer up to date. Returns false when something is still pending for it. */
-  private update(v: Viewer): boolean {
+  /**
+   * Brings one viewer up to date. Returns false when something is still
+   * pending for it. `last`: the viewer is about to be closed, so the tree
+   * goes now, whatever `treeIntervalMs` says, and a slow viewer is not counted.
+   */
+  private update(v: Viewer, last = false): boolean {
     if (v.ws.readyState !== v.ws.OPEN) return true;
     if (v.ws.bufferedAmount > this.opts.maxBufferedBytes) {
+      if (last) return true;
       v.skips += 1;
       if (v.skips > this.opts.maxSkips) {
         this.opts.logger.warn({ skips: v.skips }, 'inspector viewer too slow: dropped');
@@ -177,7 +188,7 @@ export class InspectorHub {
     const jobsVersion = this.jobs?.version ?? 0;
     if (v.treeVersion !== c.treeVersion || v.jobsVersion !== jobsVersion) {
       const now = this.opts.clock.now();
-      if (now - v.treeSentAt >= this.opts.treeIntervalMs) {
+      if (last || now - v.treeSentAt >= this.opts.treeIntervalMs) {
         v.treeVersion = c.treeVersion;
         v.jobsVersion = jobsVersion;
         v.treeSentAt = now;

@@ -4,6 +4,7 @@
  * one go, and is dropped if it stays stuck. Other viewers are unaffected.
  */
 import { EventEmitter } from 'node:events';
+import { fc, test } from '@fast-check/vitest';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
@@ -173,4 +174,49 @@ describe('InspectorHub with a slow viewer', () => {
     s.close();
     expect(w.inspector.collector.changed).toBeNull();
   });
+});
+
+describe('InspectorHub closing', () => {
+  test.prop([fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 99 })], { numRuns: 15 })(
+    'sends each viewer the changes of the last flush interval before it closes',
+    async (crashes, elapsed) => {
+      const w = await startWorkload();
+      root = w.root;
+      const hub = new InspectorHub(w.inspector.collector, {
+        clock: w.clock,
+        flushMs: 100,
+        treeIntervalMs: 500,
+        maxBufferedBytes: 1000,
+        maxSkips: 100,
+        json: {},
+        logger: pino({ level: 'silent' }),
+      });
+      const s = new FakeSocket();
+      hub.attach(asWs(s));
+      s.types();
+      // What a supervisor reaching its intensity does just before the tree
+      // (the UI server with it) is stopped: exits, not yet flushed.
+      for (let i = 0; i < crashes; i++) {
+        (w.root.child('job-1') as { send(e: unknown): void }).send({ type: 'CRASH' });
+        await settle();
+      }
+      w.clock.increment(elapsed);
+      hub.close();
+      expect(s.readyState).toBe(3);
+      const tree = s.sent.find((f) => f.type === 'tree') as
+        | Extract<InspectServerFrame, { type: 'tree' }>
+        | undefined;
+      const job = tree?.tree.supervisors[w.root.sessionId]?.children.find((c) => c.id === 'job-1');
+      expect(job?.restartCount).toBe(crashes);
+      const exits = s.sent
+        .filter(
+          (f): f is Extract<InspectServerFrame, { type: 'timeline' }> => f.type === 'timeline',
+        )
+        .flatMap((f) => f.entries)
+        .filter((e) => e.kind === 'exit');
+      expect(exits).toHaveLength(crashes);
+      await root.shutdown();
+      root = undefined;
+    },
+  );
 });
