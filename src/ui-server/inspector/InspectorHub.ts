@@ -197,8 +197,11 @@ export class InspectorHub {
     }
     if (v.timelineCursor !== c.timeline.seq) {
       const read = c.timeline.since(v.timelineCursor);
+      // A viewer's first timeline frame replaces whatever its page still shows
+      // (a reconnect, or a node that restarted): it carries everything kept.
+      const reset = read.lost || v.timelineCursor === 0;
       v.timelineCursor = read.next;
-      this.send(v, { type: 'timeline', reset: read.lost, entries: read.items });
+      this.send(v, { type: 'timeline', reset, entries: read.items });
     }
     const { observerErrors, lastError } = c.stats();
     if (observerErrors > v.errorsSeen) {

@@ -5,8 +5,8 @@
  *
  * Every server frame carries state, not a delta that must not be missed:
  * `tree` and `actor` replace what the page had, `timeline` and `events` say
- * `reset: true` when the viewer fell further behind than the buffer holds.
- * So the server can skip a slow viewer and catch it up later at no cost.
+ * `reset: true` when the viewer fell further behind than the buffer holds,
+ * and on a connection's (a selection's) first one. So the server can skip a slow viewer and catch it up later at no cost.
  */
 
 import type { InspectorTree } from './inspectorTree.js';

@@ -220,3 +220,46 @@ describe('InspectorHub closing', () => {
     },
   );
 });
+
+describe('InspectorHub timeline across connections', () => {
+  /** What the page does with timeline frames (page/inspector.ts, onTimeline). */
+  const keep = (shown: unknown[], f: Extract<InspectServerFrame, { type: 'timeline' }>) =>
+    f.reset ? [...f.entries] : [...shown, ...f.entries];
+
+  test.prop([fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 4 })], {
+    numRuns: 15,
+  })(
+    'a page that reconnects any number of times shows each kept entry once',
+    async (crashesBetween) => {
+      const w = await startWorkload();
+      root = w.root;
+      const hub = new InspectorHub(w.inspector.collector, {
+        clock: w.clock,
+        flushMs: 100,
+        treeIntervalMs: 0,
+        maxBufferedBytes: 1000,
+        maxSkips: 100,
+        json: {},
+        logger: pino({ level: 'silent' }),
+      });
+      let shown: unknown[] = [];
+      // One page: each round is a connection that sees some crashes, then drops.
+      for (const crashes of crashesBetween) {
+        const s = new FakeSocket();
+        hub.attach(asWs(s));
+        for (let i = 0; i < crashes; i++) {
+          (w.root.child('job-1') as { send(e: unknown): void }).send({ type: 'CRASH' });
+          await settle();
+        }
+        w.clock.increment(100);
+        for (const f of s.sent) if (f.type === 'timeline') shown = keep(shown, f);
+        s.close();
+      }
+      // Within the ring's capacity: the page shows exactly what the server keeps.
+      expect(w.inspector.collector.timeline.seq).toBeLessThan(w.inspector.options.timelineSize);
+      expect(shown).toEqual(w.inspector.collector.timeline.toArray());
+      await root.shutdown();
+      root = undefined;
+    },
+  );
+});
