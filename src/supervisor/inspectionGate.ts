@@ -121,11 +121,25 @@ export class InspectionGate {
     for (const child of childrenOf(actor)) this.tell(child);
   }
 
-  /** @internal `actor` ended: it is no longer followed. */
+  /**
+   * @internal `actor` ended: it is no longer followed. XState tells its
+   * observers an actor completed or failed (the supervisor's, which call
+   * this) before it sends the inspection frame of that last snapshot, so the
+   * frame would reach nobody once unsubscribed: while open, the final
+   * snapshot (`done` with its output and final state, `error`, `stopped`)
+   * is told here first.
+   */
   untrack(actor: AnyActorRef): void {
     this.live.delete(actor);
     const sub = this.subscriptions?.get(actor);
     if (sub === undefined) return;
+    this.observer({
+      type: '@xstate.snapshot',
+      actorRef: actor,
+      rootId: rootIdOf(actor),
+      snapshot: actor.getSnapshot(),
+      event: { type: 'roundtable.inspect.ended' },
+    });
     sub.unsubscribe();
     this.subscriptions?.delete(actor);
   }

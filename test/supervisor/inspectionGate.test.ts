@@ -3,6 +3,7 @@
  * the children's own frames only while open, and on open every live actor
  * (with what it invoked) told as it is now.
  */
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, assign, fromPromise, type InspectionEvent, setup } from 'xstate';
 import { InspectionGate, startSupervisor } from '../../src/supervisor/index.js';
@@ -145,5 +146,41 @@ describe('InspectionGate', () => {
     gate.open();
     expect(r.of('@xstate.actor', 'b')).toEqual([]);
     await sup.shutdown();
+  });
+});
+
+describe('InspectionGate: an actor that ends while open', () => {
+  test.prop([fc.constantFrom<'EXIT' | 'CRASH'>('EXIT', 'CRASH'), fc.string({ maxLength: 8 })], {
+    numRuns: 10,
+  })('its last snapshot is told (final state and output, or the error)', async (how, tag) => {
+    const r = recorder();
+    const gate = new InspectionGate(r.observer);
+    const sup = await startSupervisor(
+      { children: [{ id: 'w', start: { logic: worker, input: { tag } }, restart: 'temporary' }] },
+      { inspect: gate },
+    );
+    const close = gate.open();
+    try {
+      const w = sup.child('w') as AnyActorRef;
+      const exit = { shutdown: tag };
+      w.send(how === 'EXIT' ? { type: 'EXIT', exit } : { type: 'CRASH' });
+      await settle();
+      const frame = r.of('@xstate.snapshot', 'w').at(-1) as
+        | Extract<InspectionEvent, { type: '@xstate.snapshot' }>
+        | undefined;
+      const last = frame?.snapshot as
+        | { status: string; value: unknown; output?: unknown; error?: unknown }
+        | undefined;
+      if (how === 'EXIT') {
+        expect(last).toMatchObject({ status: 'done', value: 'done', output: { exit } });
+      } else {
+        expect(last?.status).toBe('error');
+        expect((last?.error as Error).message).toBe('boom');
+      }
+      expect(gate.size).toBe(0);
+    } finally {
+      close();
+      await sup.shutdown();
+    }
   });
 });
