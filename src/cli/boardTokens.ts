@@ -84,11 +84,11 @@ export function mergeTokens(
   const known: Record<string, string> = { ...stored?.dropped, ...stored?.users };
   const active: Record<string, string> = {};
   for (const user of new Set([...users, ...Object.keys(configured.users)])) {
-    active[user] = configured.users[user] ?? known[user] ?? make();
+    active[user] = ownToken(configured.users, user) ?? ownToken(known, user) ?? make();
   }
   const dropped: Record<string, string> = {};
   for (const [user, token] of Object.entries(known)) {
-    if (active[user] === undefined) dropped[user] = token;
+    if (ownToken(active, user) === undefined) dropped[user] = token;
   }
   const seen = new Map<string, string>([[admin, 'the admin']]);
   for (const [user, token] of Object.entries(active)) {
@@ -106,7 +106,9 @@ export function mergeTokens(
     users: active,
     ...(Object.keys(dropped).length > 0 ? { dropped } : {}),
   };
-  const revoked = Object.keys(stored?.users ?? {}).filter((user) => active[user] === undefined);
+  const revoked = Object.keys(stored?.users ?? {}).filter(
+    (user) => ownToken(active, user) === undefined,
+  );
   return {
     tokens: { admin, users: active },
     file,
@@ -115,11 +117,30 @@ export function mergeTokens(
   };
 }
 
+/**
+ * The token `tokens` holds for `user`, never one its prototype has: a user
+ * may be named `constructor` or `toString` (the user-name rule allows it),
+ * and `{}.constructor` is a function, which no token is.
+ *
+ * @example
+ * ```ts
+ * ownToken({ ann: 'ann-token-000000000' }, 'ann') // => 'ann-token-000000000'
+ * ownToken({}, 'constructor') // => undefined
+ * ownToken({ constructor: 'ctor-token-00000000' }, 'constructor') // => 'ctor-token-00000000'
+ * ```
+ */
+export function ownToken(
+  tokens: Readonly<Record<string, string>>,
+  user: string,
+): string | undefined {
+  return Object.hasOwn(tokens, user) ? tokens[user] : undefined;
+}
+
 /** Same owners with the same tokens (key order aside). */
 function sameTokens(a: StoredTokens, b: StoredTokens): boolean {
   const same = (x: Record<string, string> = {}, y: Record<string, string> = {}) =>
     Object.keys(x).length === Object.keys(y).length &&
-    Object.entries(x).every(([k, v]) => y[k] === v);
+    Object.entries(x).every(([k, v]) => ownToken(y, k) === v);
   return a.admin === b.admin && same(a.users, b.users) && same(a.dropped, b.dropped);
 }
 

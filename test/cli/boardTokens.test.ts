@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fc, test } from '@fast-check/vitest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as boardTokens from '../../src/cli/boardTokens.js';
-import { readBoardTokens, TOKENS_FILE } from '../../src/cli/boardTokens.js';
+import { mergeTokens, readBoardTokens, TOKENS_FILE } from '../../src/cli/boardTokens.js';
 
 const loadBoardTokens = (...args: Parameters<typeof boardTokens.loadBoardTokens>) =>
   boardTokens.loadBoardTokens(...args).tokens;
@@ -73,5 +74,44 @@ describe('loadBoardTokens', () => {
   it('refuses a damaged file instead of silently replacing the tokens people use', () => {
     writeFileSync(join(dir, TOKENS_FILE), '{"admin": 3}');
     expect(() => loadBoardTokens(dir, { users: {} }, [])).toThrow(/damaged/);
+  });
+});
+
+describe('user names that are also names of Object.prototype', () => {
+  // The user-name rule (cliConfig.ts) allows them; `roundtable start --users
+  // constructor` failed to start (exit 5, "tokens.users.constructor: expected
+  // string, received function") because `{}.constructor` was read as a token.
+  const PROTO_NAMES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf'];
+  const TOKEN_RE = /^[A-Za-z0-9._~-]{16,256}$/;
+  const userName = fc.oneof(
+    fc.constantFrom(...PROTO_NAMES),
+    fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,10}$/),
+  );
+  let n = 0;
+  const make = () => `generated-token-${String(n++).padStart(8, '0')}`;
+
+  test.prop([fc.uniqueArray(userName, { minLength: 1, maxLength: 6 }), fc.boolean()])(
+    'every configured user gets a string token, kept across a restart and a drop',
+    (users, dropFirst) => {
+      const first = mergeTokens(undefined, { users: {} }, users, make);
+      for (const u of users) expect(first.tokens.users[u]).toMatch(TOKEN_RE);
+      expect(Object.keys(first.tokens.users).sort()).toEqual([...users].sort());
+      // The file written is the file read back: JSON keeps every user.
+      const stored = JSON.parse(JSON.stringify(first.file));
+      const later = dropFirst ? users.slice(1) : users;
+      const again = mergeTokens(stored, { users: {} }, later, make);
+      for (const u of later) expect(again.tokens.users[u]).toBe(first.tokens.users[u]);
+      expect(again.revoked).toEqual(dropFirst ? users.slice(0, 1) : []);
+      expect(again.changed).toBe(dropFirst);
+      const back = mergeTokens(JSON.parse(JSON.stringify(again.file)), { users: {} }, users, make);
+      for (const u of users) expect(back.tokens.users[u]).toBe(first.tokens.users[u]);
+    },
+  );
+
+  it('a node configured with the user constructor writes and reads its token', () => {
+    const started = boardTokens.loadBoardTokens(dir, { users: {} }, ['constructor', 'toString']);
+    expect(started.tokens.users.constructor).toMatch(TOKEN_RE);
+    expect(started.tokens.users.toString).toMatch(TOKEN_RE);
+    expect(readBoardTokens(dir, { users: {} }).users).toEqual(started.tokens.users);
   });
 });

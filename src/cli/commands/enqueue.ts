@@ -10,6 +10,7 @@ import { submitKey } from '../../board/submitKey.js';
 import { timeLimitMs } from '../../board/timeLimit.js';
 import { cutWellFormed } from '../../common/wellFormed.js';
 import { keyTakenBy, newId, TEXT_LIMITS, ValidationError } from '../../db/index.js';
+import { ownToken } from '../boardTokens.js';
 import type { CommandContext } from '../commandContext.js';
 import { commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
@@ -191,7 +192,7 @@ export async function runEnqueue(ctx: CommandContext): Promise<ExitCode> {
   };
   const route = commandRoute(config);
   if (route.kind === 'node') {
-    const token = route.tokens.users[user];
+    const token = ownToken(route.tokens.users, user);
     if (token === undefined) {
       throw new CliError(
         'CLI_USAGE',
