@@ -4,7 +4,7 @@
  * runs `roundtable start` through tsx; `scripts/build.ts` bundles this file
  * to `dist/roundtable.js`.
  */
-import { readFileSync } from 'node:fs';
+import { readConfigText } from './readConfigText.js';
 import { runCli } from './runCli.js';
 
 const signals = ['SIGINT', 'SIGTERM'] as const;
@@ -13,7 +13,7 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   stdout: { write: (t) => void process.stdout.write(t), isTTY: process.stdout.isTTY === true },
   stderr: { write: (t) => void process.stderr.write(t), isTTY: process.stderr.isTTY === true },
-  readFile: (path) => readFileSync(path, 'utf8'),
+  readFile: (path) => readConfigText(path),
   onSignal(handler) {
     const listeners = signals.map((s) => [s, () => handler(s)] as const);
     for (const [s, l] of listeners) process.on(s, l);
