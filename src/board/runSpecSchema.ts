@@ -47,7 +47,28 @@ export const RUN_SPEC_FIELDS = {
       (args) => args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0) <= L.commandBytes,
       `command longer than ${L.commandBytes} bytes`,
     ),
-  env: z
+  env: z.preprocess(refuseProtoKey, envRecord()).optional(),
+};
+
+/**
+ * A JSON object's own `__proto__` key (JSON.parse makes one; so does
+ * defineProperty): zod's record skips it, so `{"env": {"__proto__": "x"}}`
+ * was accepted and the variable dropped unheard. It is no variable a
+ * program can be given through an object, so it is refused by name.
+ */
+function refuseProtoKey(raw: unknown, ctx: z.RefinementCtx): unknown {
+  if (typeof raw === 'object' && raw !== null && Object.hasOwn(raw, '__proto__')) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'not a variable name a task can carry (__proto__)',
+      path: ['__proto__'],
+    });
+  }
+  return raw;
+}
+
+function envRecord() {
+  return z
     .record(
       z
         .string()
@@ -62,9 +83,8 @@ export const RUN_SPEC_FIELDS = {
         .refine(noNul, 'NUL byte in value')
         .refine(isWellFormed, ILL_FORMED),
     )
-    .refine((env) => Object.keys(env).length <= L.envEntries, `more than ${L.envEntries} entries`)
-    .optional(),
-};
+    .refine((env) => Object.keys(env).length <= L.envEntries, `more than ${L.envEntries} entries`);
+}
 
 /** zod schema of a run spec; unknown keys are rejected. */
 export const runSpecSchema = z.strictObject(RUN_SPEC_FIELDS).readonly();

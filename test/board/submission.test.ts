@@ -75,3 +75,44 @@ it('refuses exactly what the tick refuses, naming the same field', () => {
     { numRuns: 2_000 },
   );
 });
+
+it('a submission it accepts keeps every variable it was sent: none is dropped unheard', () => {
+  // `{"env": {"__proto__": "x"}}` (JSON.parse makes the key its own) was
+  // accepted with the variable gone: zod's record skips that key.
+  const names = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'A', 'PATH'), envName);
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(fc.tuple(names, fc.constantFrom('x', '1')), {
+        selector: (p) => p[0],
+        maxLength: 4,
+      }),
+      (pairs) => {
+        // fromEntries defines each key, as JSON.parse does: `__proto__` is an own key.
+        const env: Record<string, string> = Object.fromEntries(pairs);
+        const parsed = mod.submissionSchema.safeParse({
+          title: 't',
+          image: 'local',
+          command: ['true'],
+          env,
+        });
+        if (parsed.success) {
+          expect(Object.keys(parsed.data.env ?? {}).sort()).toEqual(Object.keys(env).sort());
+        } else if (Object.hasOwn(env, '__proto__')) {
+          expect(parsed.error.issues[0]?.path.join('.')).toMatch(/^env\./);
+        }
+      },
+    ),
+    { numRuns: 500 },
+  );
+  expect(
+    mod.submissionProblem({
+      title: 't',
+      image: 'local',
+      command: ['true'],
+      env: JSON.parse('{"A": "1", "__proto__": "x"}'),
+    }),
+  ).toEqual({
+    field: 'env.__proto__',
+    message: 'not a variable name a task can carry (__proto__)',
+  });
+});

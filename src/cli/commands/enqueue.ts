@@ -30,6 +30,7 @@ export const DEFAULT_IMAGE = 'alpine:3.20';
  * parseEnvPairs(['A=1', 'B=x=y']) // => { A: '1', B: 'x=y' }
  * parseEnvPairs([]) // => {}
  * parseEnvPairs(['nokey']) // throws CLI_USAGE
+ * Object.keys(parseEnvPairs(['__proto__=x'])) // => ['__proto__']
  * ```
  */
 export function parseEnvPairs(pairs: readonly string[]): Record<string, string> {
@@ -37,7 +38,14 @@ export function parseEnvPairs(pairs: readonly string[]): Record<string, string> 
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq < 1) throw new CliError('CLI_USAGE', `--env ${pair}: expected KEY=value`);
-    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+    // Defined, not assigned: `env.__proto__ = x` would set the prototype and
+    // drop the variable unheard, where the submission rules refuse it by name.
+    Object.defineProperty(env, pair.slice(0, eq), {
+      value: pair.slice(eq + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return env;
 }
