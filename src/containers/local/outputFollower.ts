@@ -16,11 +16,32 @@ import type { Clock } from '../Clock.js';
 
 const CHUNK_BYTES = 64 * 1024;
 
+/**
+ * Most bytes one drain passes on before it gives the event loop back; the
+ * rest follows on the next turn. A run that writes faster than the node
+ * shows it (`yes | head -c 200M`) kept one drain reading to the end of a
+ * file that kept growing: every other user's request waited 5 s and more.
+ */
+export const DRAIN_SLICE_BYTES = 1024 * 1024;
+
+/**
+ * How far the reader may fall behind the file before it skips to the file's
+ * last `SKIP_TO_TAIL_BYTES`, with a marked line: the live view is read by
+ * people, and the end of an output is what explains it; the whole output is
+ * still in the file, which `readOutput` and the downloads read.
+ */
+export const SKIP_BEHIND_BYTES = 8 * 1024 * 1024;
+export const SKIP_TO_TAIL_BYTES = 1024 * 1024;
+
 export class OutputFollower {
   private fd: number | null = null;
   private watcher: FSWatcher | null = null;
   private timer: unknown = null;
   private closed = false;
+  /** A drain's next slice, due on the next turn, while one is. */
+  private more: unknown = null;
+  /** Whether what was passed on so far ends a line (a skip's mark starts one). */
+  private atLineStart = true;
   private readonly decoder = new StringDecoder('utf8');
 
   constructor(
@@ -51,29 +72,66 @@ export class OutputFollower {
     }, this.pollMs);
   }
 
-  /** Reads whatever was appended since the last read and passes it on. */
+  /**
+   * Reads what was appended since the last read and passes it on: at most
+   * `DRAIN_SLICE_BYTES` now, the rest in slices on the next turns of the
+   * loop (a 0 ms timer on the backend's clock), so that a run writing
+   * faster than this reads never holds the node's thread.
+   */
   drain(): void {
-    if (this.closed) return;
+    if (this.more !== null) return; // a slice is due already: it goes on from here
+    if (!this.read(DRAIN_SLICE_BYTES) || this.closed) return;
+    this.more = this.clock.setTimeout(() => {
+      this.more = null;
+      this.drain();
+    }, 0);
+  }
+
+  /** Passes on up to `limit` bytes; whether the file may hold more. */
+  private read(limit: number): boolean {
+    if (this.closed) return false;
     if (this.fd === null) {
       try {
         this.fd = openSync(this.path, 'r');
       } catch {
-        return; // tee has not created it yet
+        return false; // tee has not created it yet
       }
     }
+    this.skipIfFarBehind(this.fd);
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-    for (;;) {
-      const n = readSync(this.fd, buffer, 0, CHUNK_BYTES, this.offset);
-      if (n === 0) return;
+    for (let taken = 0; taken < limit; ) {
+      const n = readSync(this.fd, buffer, 0, Math.min(CHUNK_BYTES, limit - taken), this.offset);
+      if (n === 0) return false;
       this.offset += n;
-      const text = this.decoder.write(buffer.subarray(0, n));
-      if (text !== '') this.onChunk(text);
+      taken += n;
+      this.pass(this.decoder.write(buffer.subarray(0, n)));
+      if (this.closed) return false; // the chunk's listener stopped this follower
     }
+    return true;
+  }
+
+  private pass(text: string): void {
+    if (text === '') return;
+    this.atLineStart = text.endsWith('\n');
+    this.onChunk(text);
+  }
+
+  /** Moves on to the file's last whole lines, marked, when more than `SKIP_BEHIND_BYTES` wait unread. */
+  private skipIfFarBehind(fd: number): void {
+    const size = fstatSync(fd).size;
+    if (size - this.offset <= SKIP_BEHIND_BYTES) return;
+    const to = Math.max(this.offset, startOfTail(this.path, SKIP_TO_TAIL_BYTES, fd));
+    // A character cut by the skip is dropped with the bytes before it.
+    this.decoder.end();
+    const mark = `[roundtable: live output skipped ${to - this.offset} bytes, written faster than they could be shown]\n`;
+    this.offset = to;
+    this.pass(this.atLineStart ? mark : `\n${mark}`);
   }
 
   /** A last read to the end of the file, then stops. */
   finish(): void {
-    this.drain();
+    // A run that wrote faster than it was read: at most the skip's window is left.
+    this.read(Number.POSITIVE_INFINITY);
     if (!this.closed) {
       const rest = this.decoder.end();
       if (rest !== '') this.onChunk(rest);
@@ -87,6 +145,7 @@ export class OutputFollower {
     this.closed = true;
     this.watcher?.close();
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    if (this.more !== null) this.clock.clearTimeout(this.more);
     if (this.fd !== null) closeSync(this.fd);
   }
 }
@@ -96,11 +155,13 @@ export class OutputFollower {
  * of the first whole line in them, so a follower started there shows no
  * line's tail (nor half of a character). 0 when the file is that short or
  * not there yet; the cut point itself when those bytes hold no line break.
+ * Given `open`, an open descriptor of that file, reads through it (and
+ * leaves it open).
  */
-export function startOfTail(path: string, bytes: number): number {
+export function startOfTail(path: string, bytes: number, open?: number): number {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = open ?? openSync(path, 'r');
   } catch {
     return 0;
   }
@@ -114,6 +175,6 @@ export function startOfTail(path: string, bytes: number): number {
     const lf = window.subarray(0, n).indexOf(0x0a);
     return lf === -1 ? cut : cut + lf;
   } finally {
-    closeSync(fd);
+    if (open === undefined) closeSync(fd);
   }
 }
