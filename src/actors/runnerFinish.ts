@@ -1,11 +1,13 @@
 /**
  * The finish op a TaskRunner sends for how its run ended: an exit (done or
  * failed on its exit code), a give-up of the infrastructure (re-queued at the
- * head of the user's line), or a start failure (re-queued or failed, as the
- * start-failure policy decided).
+ * head of the user's line), a start failure (re-queued or failed, as the
+ * start-failure policy decided), or an exit whose output could not be read
+ * back (finished on its exit code, never run again).
  */
 import { cutWellFormed } from '../common/wellFormed.js';
 import type { RunOutput } from '../containers/ContainerBackend.js';
+import { isContainerError } from '../containers/ContainerError.js';
 import { newId, type Session } from '../db/index.js';
 import type { TickFinish } from '../db/tickTypes.js';
 import type { ContainerRunError } from '../machines/containerRunTypes.js';
@@ -54,6 +56,11 @@ export function finishFor(
   const giveUp = (reason: string) => requeueFinish(s, reason);
   if (outcome.outcome === 'gave_up') return giveUp(outcome.reason);
   if (outcome.outcome === 'orphaned') return giveUp('owner_lost');
+  // The marker was read, so the command ran to its end: only reading its
+  // output back failed (its service removed right after the exit, the engine
+  // not answering then). Not a start failure: running it again would run a
+  // finished command twice, so the exit code is the answer.
+  if (outcome.exitCode !== null) return unreadOutputFinish(s, outcome.exitCode, outcome.error);
   const decided = onStartFailure(outcome.error, s);
   if (decided.action === 'requeue') return giveUp(cutWellFormed(decided.reason, MAX_REASON));
   return {
@@ -88,5 +95,36 @@ export function requeueFinish(s: Session, reason: string): Omit<TickFinish, 'ref
     output: null,
     column: 'queued',
     requeue: { sessionId: newId('session') },
+  };
+}
+
+/**
+ * The finish of a run that exited with `exitCode` whose output could not be
+ * read back: done or failed on its exit code, as any exit, with one line
+ * saying why the output is missing in place of the output.
+ */
+export function unreadOutputFinish(
+  s: Session,
+  exitCode: number,
+  error: ContainerRunError,
+): Omit<TickFinish, 'ref'> {
+  const cause = (error as { cause?: unknown }).cause;
+  const why = isContainerError(cause) ? `${cause.code}: ${cause.message}` : error.message;
+  const text = cutWellFormed(
+    `[roundtable: the run exited with code ${exitCode}, but its output could not be read back (${why})]\n`,
+    MAX_REASON,
+  );
+  const ok = exitCode === 0;
+  return {
+    op: 'finish',
+    sessionId: s.id,
+    epoch: s.epoch,
+    status: ok ? 'succeeded' : 'failed',
+    exitCode,
+    reason: ok ? null : 'exit_code',
+    userRecoverable: false,
+    output: { text, totalBytes: Buffer.byteLength(text, 'utf8'), truncated: false },
+    column: ok ? 'done' : 'failed',
+    requeue: null,
   };
 }
