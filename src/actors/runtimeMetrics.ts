@@ -66,6 +66,26 @@ export interface TickSample {
   ok: boolean;
 }
 
+/**
+ * The metric label of a give-up's reason: its code, the leading word
+ * (`container_replaced`, `owner_lost`, `start_failed`, `engine_unavailable`,
+ * `timed_out`...), never the text after it, which may carry the engine's
+ * words and name the run: one series per failing session otherwise, and a
+ * key kept for ever. A reason with no such word counts as `other`.
+ *
+ * @example
+ * ```ts
+ * giveUpReasonCode('container_replaced') // => 'container_replaced'
+ * giveUpReasonCode('start_failed: create service rt-ses_1: 500 busy') // => 'start_failed'
+ * giveUpReasonCode('engine_unavailable after 8 attempts: refused') // => 'engine_unavailable'
+ * giveUpReasonCode('owner_lost: its run never began') // => 'owner_lost'
+ * giveUpReasonCode('Something else') // => 'other'
+ * ```
+ */
+export function giveUpReasonCode(reason: string): string {
+  return /^[a-z][a-z0-9_]{0,63}(?=$|[\s:])/.exec(reason)?.[0] ?? 'other';
+}
+
 export class RuntimeMetrics {
   private readonly waits = new PendingSamples<number>();
   private readonly ticks = new PendingSamples<{ seconds: number; ops: number }>();
@@ -141,9 +161,10 @@ export class RuntimeMetrics {
     this.restarts += 1;
   }
 
-  /** A run was given up (re-queued or failed) for `reason`. */
+  /** A run was given up (re-queued or failed) for `reason`, counted by its code (`giveUpReasonCode`). */
   gaveUp(reason: string): void {
-    this.giveUps[reason] = (this.giveUps[reason] ?? 0) + 1;
+    const code = giveUpReasonCode(reason);
+    this.giveUps[code] = (this.giveUps[code] ?? 0) + 1;
   }
 
   /** The export for the pool as it is now; takes the wait samples recorded since the last call. */
