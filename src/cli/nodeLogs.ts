@@ -6,18 +6,27 @@
 import type { Runtime, RuntimeCard } from '../actors/runtimeTypes.js';
 import type { CommandContext } from './commandContext.js';
 
-/** One info line per card that changes column or status: the terminal tells the board's story. */
-export function logCards(runtime: Runtime, ctx: CommandContext): void {
-  const last = new Map<string, string>();
-  for (const card of runtime.cards(null)) last.set(card.taskId, stateOf(card));
+/**
+ * One info line per card that changes column or status, or starts a new
+ * attempt (a re-queue granted again in the same tick stays `running`: the
+ * record says which attempt and why the last one ended): the terminal tells
+ * the board's story.
+ */
+export function logCards(runtime: Runtime, ctx: Pick<CommandContext, 'logger'>): void {
+  const last = new Map<string, { state: string; attempt: number }>();
+  for (const card of runtime.cards(null))
+    last.set(card.taskId, { state: stateOf(card), attempt: card.attempt });
   const log = ctx.logger.child({ component: 'board' });
   // Passive: a log, not a screen (the node is not watched for it).
   runtime.subscribe(
     (card) => {
       const now = stateOf(card);
       const before = last.get(card.taskId);
-      if (before === now) return;
-      last.set(card.taskId, now);
+      const newAttempt = before !== undefined && card.attempt !== before.attempt;
+      if (before?.state === now && !newAttempt) return;
+      last.set(card.taskId, { state: now, attempt: card.attempt });
+      const previous = newAttempt ? (card.previous ?? null) : null;
+      const why = previous ? ` after ${previous.reason}` : '';
       log.info(
         {
           task: card.taskId,
@@ -26,8 +35,9 @@ export function logCards(runtime: Runtime, ctx: CommandContext): void {
           ...(card.queued ? { position: card.queued.position } : {}),
           ...(card.failure ? { reason: card.failure.reason } : {}),
           ...(card.exitCode !== null ? { exit: card.exitCode } : {}),
+          ...(previous ? { previous } : {}),
         },
-        `${card.title}: ${before ?? 'new'} → ${now}`,
+        `${card.title}: ${before?.state ?? 'new'} → ${now}${newAttempt ? ` (attempt ${card.attempt}${why})` : ''}`,
       );
     },
     {
