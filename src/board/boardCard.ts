@@ -17,7 +17,9 @@ export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'can
  *
  * Contract for the runtime:
  * - `queued` is non-null exactly when the session waits for a runner;
- *   `position` is 1-based within the global line (1 = next to be granted);
+ *   `position` is 1-based within the global line (1 = first in line; a
+ *   card whose user is at their cap waits for one of their runs to end,
+ *   and uncapped cards behind it are granted meanwhile);
  *   0 means the pool has just granted it a runner and the claim is being
  *   written (the row still says queued): the page shows it as starting.
  * - `running` is non-null exactly when the session holds a runner; its
