@@ -156,6 +156,8 @@ function specOf(v: unknown): TickEnqueue['spec'] | undefined {
     if (
       k.length > L.envKeyLength ||
       !ENV_KEY.test(k) ||
+      // A plain object drops it in silence; the schema refuses it by name.
+      k === '__proto__' ||
       !argOk(val) ||
       val.length > L.envValueLength
     )

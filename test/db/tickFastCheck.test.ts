@@ -122,7 +122,7 @@ const anyValue = fc.oneof(
         fc.constant(Array.from({ length: 257 }, () => 'a')),
       ),
       env: fc.dictionary(
-        fc.constantFrom('CI', 'A_1', '1A', 'a-b', ''),
+        fc.constantFrom('CI', 'A_1', '1A', 'a-b', '', '__proto__'),
         fc.constantFrom('1', 'x\0', '\udc00', '🙂'),
       ),
       extra: fc.constant(1),
@@ -159,6 +159,15 @@ describe('fastCheckedOp', () => {
     const f = finish();
     const fast = fastCheckedOp(f);
     expect(fast?.op === 'finish' && fast.output).not.toBe(f.output);
+  });
+
+  it('leaves an env named __proto__ to the schema, which refuses it (it was dropped in silence)', () => {
+    const op = {
+      ...enqueue(),
+      spec: { image: 'node:20', command: ['true'], env: JSON.parse('{"__proto__":"x","CI":"1"}') },
+    };
+    expect(fastCheckedOp(op)).toBeUndefined();
+    expect(tickOpSchema.safeParse(op).success).toBe(false);
   });
 
   it('leaves every other kind of op to the schema', () => {
