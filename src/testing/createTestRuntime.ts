@@ -79,7 +79,12 @@ export interface TestRuntime {
   readonly boots: number;
   /** Errors the runtime reported (not thrown to anyone). */
   readonly errors: unknown[];
-  /** Moves virtual time by `ms`, firing timers in order and settling after each. */
+  /**
+   * Moves virtual time by `ms`, firing timers in order and settling after
+   * each. Calls of `advance` and `deploy` run one after the other in the
+   * order they were made, awaited or not; after `close()` they reject with
+   * `HarnessClosedError`.
+   */
   advance(ms: number): Promise<void>;
   /** Waits until no actor has I/O in flight. */
   settle(): Promise<void>;
@@ -88,6 +93,7 @@ export interface TestRuntime {
   /**
    * Rows, for assertions: sessions in the order they were queued, tasks in
    * the order they were submitted (rows of one instant in tick order).
+   * After `close()` they reject with `HarnessClosedError`.
    */
   sessions(): Promise<Session[]>;
   tasks(): Promise<Task[]>;
@@ -152,7 +158,11 @@ export class HarnessSettleError extends Error {
   }
 }
 
-/** `deploy()` after `close()`: there is no store left to boot on. */
+/**
+ * `advance()`, `deploy()`, `sessions()`, `tasks()` or `events()` after
+ * `close()`: the node is dead and the harness's store handle closed, so
+ * there is no time to move, nothing to boot on and no rows to read.
+ */
 export class HarnessClosedError extends Error {
   override readonly name = 'HarnessClosedError';
   readonly code = 'HARNESS_CLOSED';
@@ -246,6 +256,37 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
 
   await boot(o.runnerImage);
 
+  // advance() and deploy() run one at a time, in the order they were called:
+  // an advance not awaited before the next one used to share its start with
+  // it (two advances of 20 s moved the clock 20 s), and one made after
+  // close() resolved having done nothing. A call made while none is under
+  // way starts at once, as before; one made meanwhile waits for the calls
+  // before it (settled either way). Both are refused once close() was
+  // called, and a deploy whose turn comes after it boots nothing.
+  let unfinished = 0;
+  let tail: Promise<void> = Promise.resolve();
+  function inTurn<T>(operation: 'advance' | 'deploy', step: () => Promise<T>): Promise<T> {
+    if (closing) return Promise.reject(new HarnessClosedError(operation));
+    const run =
+      unfinished === 0
+        ? step()
+        : tail.then(() =>
+            closing && operation === 'deploy'
+              ? Promise.reject(new HarnessClosedError(operation))
+              : step(),
+          );
+    unfinished += 1;
+    tail = run.then(
+      () => {
+        unfinished -= 1;
+      },
+      () => {
+        unfinished -= 1;
+      },
+    );
+    return run;
+  }
+
   const harness: TestRuntime = {
     clock,
     cluster,
@@ -256,34 +297,40 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       return boots;
     },
     errors,
-    async advance(ms) {
-      const target = clock.now() + ms;
-      await settle();
-      for (;;) {
-        const due = clock.nextDue(target);
-        if (due === null) break;
-        clock.fireNext(due);
+    advance(ms) {
+      return inTurn('advance', async () => {
+        // The target is read when this call's turn comes, not when it was
+        // made: two advances of 20 s are 40 s, awaited one by one or not.
+        const target = clock.now() + ms;
         await settle();
-      }
-      clock.fireNext(target);
-      await settle();
+        for (;;) {
+          const due = clock.nextDue(target);
+          if (due === null) break;
+          clock.fireNext(due);
+          await settle();
+        }
+        clock.fireNext(target);
+        await settle();
+      });
     },
     settle,
-    async deploy(deployOptions = {}) {
-      if (closing) throw new HarnessClosedError('deploy');
-      // Like a replaced app container: no shutdown, no cleanup, no last writes.
-      runtime.kill();
-      // Only a boot with I/O still in flight is worth waiting for at close():
-      // a storm of deploys would otherwise keep every dead runtime.
-      for (let i = killed.length - 1; i >= 0; i -= 1)
-        if (killed[i]?.busy() === 0) killed.splice(i, 1);
-      killed.push(runtime);
-      return boot(deployOptions.runnerImage);
+    deploy(deployOptions = {}) {
+      return inTurn('deploy', async () => {
+        // Like a replaced app container: no shutdown, no cleanup, no last writes.
+        runtime.kill();
+        // Only a boot with I/O still in flight is worth waiting for at close():
+        // a storm of deploys would otherwise keep every dead runtime.
+        for (let i = killed.length - 1; i >= 0; i -= 1)
+          if (killed[i]?.busy() === 0) killed.splice(i, 1);
+        killed.push(runtime);
+        return boot(deployOptions.runnerImage);
+      });
     },
     // Virtual time stands still between timers, so many rows share an
     // instant: ties go by the tick that queued them and their place in it,
     // never by the random id, so a seed lists the same history every time.
     async sessions() {
+      if (closing) throw new HarnessClosedError('sessions');
       const rows = await db
         .selectFrom('sessions')
         .selectAll()
@@ -296,6 +343,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       return rows.map(toSession);
     },
     async tasks() {
+      if (closing) throw new HarnessClosedError('tasks');
       const rows = await db
         .selectFrom('tasks')
         .selectAll('tasks')
@@ -310,7 +358,10 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
         .execute();
       return rows.map(toTask);
     },
-    events: (sessionId) => listSessionEvents(db, sessionId),
+    async events(sessionId) {
+      if (closing) throw new HarnessClosedError('events');
+      return listSessionEvents(db, sessionId);
+    },
     board: () => runtime.cards(null),
     execLog: (sessionId) => cluster.execLog(sessionId),
     close() {

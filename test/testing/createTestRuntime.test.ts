@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   createTestRuntime,
@@ -99,5 +100,63 @@ describe('createTestRuntime', () => {
     await h.close();
     expect(runtime.busy()).toBe(0);
     await answer;
+  });
+});
+
+describe('createTestRuntime: calls a test makes in the wrong order', () => {
+  test('advances not awaited one by one still move the clock by their sum, in call order', async () => {
+    const h = await createTestRuntime({ pglite });
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.integer({ min: 0, max: 20_000 }), { maxLength: 4 }),
+          async (steps) => {
+            const start = h.clock.now();
+            const seen: number[] = [];
+            await Promise.all(
+              steps.map((ms) => h.advance(ms).then(() => seen.push(h.clock.now() - start))),
+            );
+            const sum = steps.reduce((a, b) => a + b, 0);
+            expect(h.clock.now() - start).toBe(sum);
+            // each resolves at its own prefix sum, in the order it was called
+            expect(seen).toEqual(
+              steps.map((_, i) => steps.slice(0, i + 1).reduce((a, b) => a + b, 0)),
+            );
+          },
+        ),
+        { numRuns: 15 },
+      );
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('advance, sessions, tasks and events after close() are a HarnessClosedError', async () => {
+    const h = await createTestRuntime({ pglite });
+    const { sessionId } = await h.runtime.createTask('alice', agent(30));
+    await h.close();
+    const before = h.clock.now();
+    for (const call of [
+      () => h.advance(1_000),
+      () => h.sessions(),
+      () => h.tasks(),
+      () => h.events(sessionId),
+    ]) {
+      await expect(call()).rejects.toMatchObject({
+        name: 'HarnessClosedError',
+        code: 'HARNESS_CLOSED',
+      });
+    }
+    expect(h.clock.now()).toBe(before);
+  });
+
+  test('a deploy whose turn comes after close() boots nothing', async () => {
+    const h = await createTestRuntime({ pglite });
+    const advancing = h.advance(5_000);
+    const deploying = h.deploy().catch((e: unknown) => e);
+    await h.close();
+    await advancing;
+    expect(await deploying).toBeInstanceOf(HarnessClosedError);
+    expect(h.boots).toBe(1);
   });
 });
