@@ -113,7 +113,10 @@ export type PingResult = { ok: true } | { ok: false; code: ContainerErrorCode; m
  */
 export interface ContainerBackend {
   readonly kind: BackendKind;
-  /** False for backends whose runs die with the process (local): never adopt. */
+  /**
+   * False for a backend whose runs die with the process that started them:
+   * never adopted. Every built-in backend is adoptable (local included).
+   */
   readonly adoptable: boolean;
   /**
    * The deployment this backend belongs to (`roundtable.namespace` label):

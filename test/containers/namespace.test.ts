@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -46,6 +46,15 @@ describe.each(Object.entries(builders))('the %s backend’s namespace', (_, buil
       );
     },
   );
+});
+
+describe('what the library docs say of the default', () => {
+  it('names the namespace every backend defaults to (docs/library.md)', () => {
+    const doc = readFileSync(new URL('../../docs/library.md', import.meta.url), 'utf8');
+    const said = /default their namespace to `([^`]+)`/.exec(doc)?.[1];
+    expect(said).toBe(namespace.DEFAULT_NAMESPACE);
+    for (const build of Object.values(builders)) expect(build({}).namespace).toBe(said);
+  });
 });
 
 describe('namespaces on the simulated cluster', () => {
