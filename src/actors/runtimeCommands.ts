@@ -158,7 +158,13 @@ export function commandError(
       'the runtime stopped before the command ran',
     );
   if (error instanceof ValidationError)
-    throw new RuntimeCommandError('invalid', error.message, { cause: error });
+    throw new RuntimeCommandError(
+      'invalid',
+      `invalid ${callerField(error.field)}: ${error.problem}`,
+      {
+        cause: error,
+      },
+    );
   if (error instanceof NotFoundError)
     throw new RuntimeCommandError('not_found', error.message, { cause: error });
   // The dispatcher's own words say how long, and whether the op may have been applied.
@@ -173,6 +179,19 @@ export function commandError(
   throw new RuntimeCommandError('internal', 'the store failed on the command (see the node log)', {
     cause: error,
   });
+}
+
+/**
+ * The field as the caller named it: the tick checks each op as `ops.<index>`
+ * of its batch, a place no caller of `submit` or `setUserCap` knows of.
+ *
+ * @example
+ * callerField('ops.0.userId'); // => 'userId'
+ * callerField('ops.12.spec.env.A'); // => 'spec.env.A'
+ * callerField('title'); // => 'title'
+ */
+export function callerField(field: string): string {
+  return field.replace(/^ops\.\d+\./, '');
 }
 
 const messageOf = (error: unknown): string =>

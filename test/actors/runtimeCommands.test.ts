@@ -3,6 +3,7 @@
  * how every failure reaches the caller (test/actors/runtime.scenarios.test.ts
  * runs them through a whole runtime).
  */
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { DispatcherStoppedError, DispatchUnavailableError } from '../../src/actors/dispatcher.js';
 import type { CommandOp, RuntimeCommandsOptions } from '../../src/actors/runtimeCommands.js';
@@ -134,6 +135,27 @@ describe('submit and createTask', () => {
       code: 'invalid',
       message: 'invalid title: too long',
     });
+  });
+
+  test('a field the tick refused is named as the caller sent it, not as ops.<n> of the batch', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat(1_000),
+        fc.constantFrom('userId', 'maxRunning', 'title'),
+        fc.string({ minLength: 1 }),
+        async (index, field, problem) => {
+          const refused = () =>
+            Promise.reject(new ValidationError(`ops.${index}.${field}`, problem));
+          const { c } = setup({ submit: refused });
+          const message = `invalid ${field}: ${problem}`;
+          await expect(
+            c.submit('a', { title: 't', image: 'i', command: ['c'] }),
+          ).rejects.toMatchObject({ code: 'invalid', message });
+          await expect(c.setUserCap('a', 1)).rejects.toMatchObject({ code: 'invalid', message });
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 
   test('a bad submission is refused before any op, naming the field as the caller sent it', async () => {
