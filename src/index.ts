@@ -6,6 +6,7 @@
 
 // What the runtime's `onError` is told besides errors (docs/library.md, "Where background errors go").
 export { BootLockLostError, OwnerDownNotice } from './actors/clusterLivenessWiring.js';
+export { OverdueRunTakenNotice } from './actors/overdueRuns.js';
 export { createRuntime } from './actors/runtime.js';
 export {
   RuntimeListenerError,

@@ -26,6 +26,10 @@ describe('package entry points', () => {
     expect(notice).toBeInstanceOf(Error);
     expect([notice.code, notice.reason]).toEqual(['OWNER_DOWN', 'no_beat']);
     expect(new m.BootLockLostError('a@1', 'lost').code).toBe('BOOT_LOCK_LOST');
+    // The Reconciler's notice of a live owner's run taken past its time limit (docs/runtime.md).
+    const taken = new m.OverdueRunTakenNotice('ses_1', 'b@1', 60_000, 180_000);
+    expect(taken).toBeInstanceOf(Error);
+    expect([taken.code, taken.owner]).toEqual(['OVERDUE_RUN_TAKEN', 'b@1']);
     // And what the store says, as docs/operations.md names it.
     for (const E of [m.ConnectError, m.DbTimeoutError, m.MigrationError, m.PooledSessionError])
       expect(E.prototype).toBeInstanceOf(Error);
