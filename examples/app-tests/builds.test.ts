@@ -3,16 +3,19 @@
  * an in-memory PGlite, a simulated Swarm and a virtual clock, so a
  * ten-minute build, a deploy and a rescheduled container take milliseconds.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { createTestRuntime, type TestRuntime } from 'roundtable/testing';
+import { createTestRuntime, migratedPglite, type TestRuntime } from 'roundtable/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildStatus, queueBuild } from './builds.js';
 
-// One PGlite for the file (its initdb takes seconds, more on a busy machine:
-// past vitest's default 10 s hook timeout); each test's harness empties it first.
-let pglite: PGlite;
+// One PGlite for the file, each test's harness emptying it first. From
+// roundtable/testing, not @electric-sql/pglite: the app does not depend on
+// PGlite itself (a strict install, pnpm's or npm's nested, does not let it
+// import roundtable's dependencies), and `migratedPglite` loads a migrated
+// template (about a second) where a fresh initdb takes seconds, past
+// vitest's default 10 s hook timeout on a busy machine.
+let pglite: Awaited<ReturnType<typeof migratedPglite>>;
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await migratedPglite();
 }, 60_000);
 afterAll(() => pglite.close());
 
