@@ -43,8 +43,12 @@ export { ContainerError, type ContainerErrorCode } from './containers/ContainerE
 export { DockerBackend } from './containers/docker/DockerBackend.js';
 export { SwarmBackend } from './containers/docker/SwarmBackend.js';
 export { LocalBackend, type LocalBackendOptions } from './containers/local/LocalBackend.js';
+// For a backend of one's own, as docs/containers.md asks of one: the session
+// id rule, the run's name and its labels.
+export { runLabels } from './containers/namespace.js';
 export { SimulatedBackend } from './containers/simulated/SimulatedBackend.js';
 export { SimulatedCluster } from './containers/simulated/SimulatedCluster.js';
+export { handleFor, validateSessionId } from './containers/wrapper.js';
 // What `connect`, `migrate` and `onPoolError` say (docs/operations.md), told apart by class or `code`.
 export {
   ConnectError,
@@ -58,6 +62,11 @@ export {
 export { createUiServer, type UiServer } from './ui-server/createUiServer.js';
 export { createInspector } from './ui-server/inspector/createInspector.js';
 export { InspectorConfigError } from './ui-server/inspector/inspectorOptions.js';
+export {
+  type InspectorServer,
+  type InspectorServerOptions,
+  startInspectorServer,
+} from './ui-server/inspector/startInspectorServer.js';
 export {
   capConnections,
   httpServerOptions,

@@ -21,6 +21,14 @@ describe('package entry points', () => {
     expect(typeof m.SimulatedBackend).toBe('function');
     expect(typeof m.createUiServer).toBe('function');
     expect(typeof m.createInspector).toBe('function');
+    expect(typeof m.startInspectorServer).toBe('function');
+    // What a backend of one's own needs to meet docs/containers.md's rules.
+    expect(m.handleFor('s1')).toBe('rt-s1');
+    expect(() => m.validateSessionId('../etc')).toThrow(m.ContainerError);
+    expect(m.runLabels('ns', 's1')).toEqual({
+      'roundtable.session': 's1',
+      'roundtable.namespace': 'ns',
+    });
     // What onError is told besides errors, told apart as docs/library.md shows.
     const notice = new m.OwnerDownNotice('b@1', 'no_beat');
     expect(notice).toBeInstanceOf(Error);
