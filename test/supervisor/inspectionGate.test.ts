@@ -175,7 +175,7 @@ describe('InspectionGate: an actor that ends while open', () => {
         expect(last).toMatchObject({ status: 'done', value: 'done', output: { exit } });
       } else {
         expect(last?.status).toBe('error');
-        expect((last?.error as Error).message).toBe('boom');
+        expect((last?.error as Error | undefined)?.message).toBe('boom');
       }
       expect(gate.size).toBe(0);
     } finally {
