@@ -226,7 +226,9 @@ describe('InspectorHub timeline across connections', () => {
   const keep = (shown: unknown[], f: Extract<InspectServerFrame, { type: 'timeline' }>) =>
     f.reset ? [...f.entries] : [...shown, ...f.entries];
 
-  test.prop([fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 4 })], {
+  // At most 8 crashes in all: the workload's root gives up past 10 restarts
+  // in its period, and its job would be gone (12 crashes failed in CI).
+  test.prop([fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 4 })], {
     numRuns: 15,
   })(
     'a page that reconnects any number of times shows each kept entry once',
