@@ -11,7 +11,7 @@ import type { WebSocket } from 'ws';
 import type { Supervisor } from '../../../src/supervisor/Supervisor.js';
 import { InspectorHub } from '../../../src/ui-server/inspector/InspectorHub.js';
 import type { InspectServerFrame } from '../../../src/ui-server/inspector/inspectorProtocol.js';
-import { startWorkload } from './fixtures.js';
+import { startWorkload, type Workload } from './fixtures.js';
 
 class FakeSocket extends EventEmitter {
   readonly OPEN = 1;
@@ -46,18 +46,23 @@ afterEach(async () => {
   root = undefined;
 });
 
-async function setup(maxSkips = 3) {
-  const w = await startWorkload();
-  root = w.root;
-  const hub = new InspectorHub(w.inspector.collector, {
+/** The hub as these tests run it: 100 ms flushes, a 1000-byte socket limit. */
+function hubOn(w: Workload, o: { treeIntervalMs?: number; maxSkips?: number } = {}) {
+  return new InspectorHub(w.inspector.collector, {
     clock: w.clock,
     flushMs: 100,
-    treeIntervalMs: 0,
+    treeIntervalMs: o.treeIntervalMs ?? 0,
     maxBufferedBytes: 1000,
-    maxSkips,
+    maxSkips: o.maxSkips ?? 100,
     json: {},
     logger: pino({ level: 'silent' }),
   });
+}
+
+async function setup(maxSkips = 3) {
+  const w = await startWorkload();
+  root = w.root;
+  const hub = hubOn(w, { maxSkips });
   const crash = async (id: string) => {
     (w.root.child(id) as { send(e: unknown): void }).send({ type: 'CRASH' });
     await settle();
@@ -97,15 +102,7 @@ describe('InspectorHub with a slow viewer', () => {
   it('resets the timeline when the viewer fell further behind than the buffer holds', async () => {
     const w = await startWorkload({ timelineSize: 4 });
     root = w.root;
-    const hub = new InspectorHub(w.inspector.collector, {
-      clock: w.clock,
-      flushMs: 100,
-      treeIntervalMs: 0,
-      maxBufferedBytes: 1000,
-      maxSkips: 100,
-      json: {},
-      logger: pino({ level: 'silent' }),
-    });
+    const hub = hubOn(w);
     const s = new FakeSocket();
     hub.attach(asWs(s));
     s.types();
@@ -142,15 +139,7 @@ describe('InspectorHub with a slow viewer', () => {
   it('sends tree frames at most every treeIntervalMs, the rest every flush', async () => {
     const w = await startWorkload();
     root = w.root;
-    const hub = new InspectorHub(w.inspector.collector, {
-      clock: w.clock,
-      flushMs: 100,
-      treeIntervalMs: 500,
-      maxBufferedBytes: 1000,
-      maxSkips: 100,
-      json: {},
-      logger: pino({ level: 'silent' }),
-    });
+    const hub = hubOn(w, { treeIntervalMs: 500 });
     const s = new FakeSocket();
     hub.attach(asWs(s));
     s.types();
@@ -182,15 +171,7 @@ describe('InspectorHub closing', () => {
     async (crashes, elapsed) => {
       const w = await startWorkload();
       root = w.root;
-      const hub = new InspectorHub(w.inspector.collector, {
-        clock: w.clock,
-        flushMs: 100,
-        treeIntervalMs: 500,
-        maxBufferedBytes: 1000,
-        maxSkips: 100,
-        json: {},
-        logger: pino({ level: 'silent' }),
-      });
+      const hub = hubOn(w, { treeIntervalMs: 500 });
       const s = new FakeSocket();
       hub.attach(asWs(s));
       s.types();
@@ -235,15 +216,7 @@ describe('InspectorHub timeline across connections', () => {
     async (crashesBetween) => {
       const w = await startWorkload();
       root = w.root;
-      const hub = new InspectorHub(w.inspector.collector, {
-        clock: w.clock,
-        flushMs: 100,
-        treeIntervalMs: 0,
-        maxBufferedBytes: 1000,
-        maxSkips: 100,
-        json: {},
-        logger: pino({ level: 'silent' }),
-      });
+      const hub = hubOn(w);
       let shown: unknown[] = [];
       // One page: each round is a connection that sees some crashes, then drops.
       for (const crashes of crashesBetween) {
