@@ -270,7 +270,27 @@ export function createBoardIndex(
       if (held !== undefined) settle([held]);
       const e = entries.ofSession(sessionId);
       if (e === undefined || e.session.id !== sessionId) return;
+      // Adopted here: its runner streams the output from the start.
+      if (e.shared === true) Object.assign(e, { lines: [], partial: '', shared: false });
       ({ lines: e.lines, partial: e.partial } = pushOutput(e, chunk, CARD_OUTPUT));
+      publish([e.task.id]);
+    },
+    runningSessions() {
+      catchUp();
+      const out: { sessionId: string; epoch: number }[] = [];
+      for (const id of entries.running) {
+        const s = entries.get(id)?.session;
+        if (s !== undefined) out.push({ sessionId: s.id, epoch: s.epoch });
+      }
+      return out;
+    },
+    showTail(sessionId, epoch, lines) {
+      catchUp();
+      const e = entries.ofSession(sessionId);
+      const s = e?.session;
+      if (e === undefined || s?.id !== sessionId || s.status !== 'running' || s.epoch !== epoch)
+        return;
+      Object.assign(e, { lines, partial: '', shared: true });
       publish([e.task.id]);
     },
     line: {

@@ -24,6 +24,12 @@ export interface BoardEntry {
   position: number | null;
   /** The stored output was looked for already (a finished card after a restart). */
   restored: boolean;
+  /**
+   * `lines` are another node's shared tail of a run held there
+   * (src/actors/liveTailShare.ts): the stored output replaces them once the
+   * run ended, and the first chunk streamed here (an adoption) starts over.
+   */
+  shared?: boolean;
   /** Why the task's previous attempt ended, when this is a later attempt. */
   previous: { attempt: number; reason: string } | null;
   /** The tick its session row is exact as of (ApplyOptions.asOf); null: unknown. */

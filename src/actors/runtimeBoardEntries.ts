@@ -18,6 +18,8 @@ export class BoardEntries {
   readonly queued = new Set<string>();
   /** Of those, the ones whose session has no key (renumbered by the board). */
   readonly unkeyed = new Set<string>();
+  /** Task ids whose card is in the running column. */
+  readonly running = new Set<string>();
 
   /** `closedUp`: cards a cancel moved up their line (their keys changed, with no row of their own). */
   constructor(private readonly closedUp: (taskIds: string[]) => void) {}
@@ -69,6 +71,7 @@ export class BoardEntries {
       partial,
       position: isQueued && same ? prev.position : null,
       restored: same ? prev.restored : false,
+      shared: same && prev.shared === true,
       asOf: asOf ?? null,
       previous: same
         ? prev.previous
@@ -83,6 +86,8 @@ export class BoardEntries {
     this.bySession.set(session.id, task.id);
     if (isQueued) this.queued.add(task.id);
     else this.queued.delete(task.id);
+    if (session.status === 'running') this.running.add(task.id);
+    else this.running.delete(task.id);
     if (isQueued && (session.turn === null || session.joinSeq === null)) this.unkeyed.add(task.id);
     else this.unkeyed.delete(task.id);
     return true;

@@ -18,6 +18,10 @@ export interface OutputRestoreOptions {
   entryOfSession(sessionId: string): BoardEntry | undefined;
 }
 
+/** The card shows no output of its own: none, or another node's shared tail (the stored output is newer). */
+const noOwnOutput = (e: BoardEntry): boolean =>
+  e.shared === true || (e.lines.length === 0 && e.partial === '');
+
 export class OutputRestore {
   private batch: { ids: string[]; done: Promise<string[]> } | null = null;
 
@@ -31,8 +35,7 @@ export class OutputRestore {
         (e): e is BoardEntry =>
           e !== undefined &&
           !e.restored &&
-          e.lines.length === 0 &&
-          e.partial === '' &&
+          noOwnOutput(e) &&
           e.session.status !== 'queued' &&
           e.session.status !== 'running',
       );
@@ -46,8 +49,10 @@ export class OutputRestore {
     for (const r of tails) {
       const e = this.o.entryOfSession(r.sessionId);
       // The card moved on to a later attempt, or its own output arrived meanwhile.
-      if (e === undefined || e.session.id !== r.sessionId || e.lines.length > 0) continue;
+      if (e === undefined || e.session.id !== r.sessionId || !noOwnOutput(e)) continue;
       e.lines = lastLines(r.tail, CARD_OUTPUT_LINES, r.whole).map(cutLine);
+      e.partial = '';
+      e.shared = false;
       restored.push(e.task.id);
     }
     return restored;
@@ -60,8 +65,11 @@ export class OutputRestore {
   take(e: BoardEntry, stored: StoredTail | null): void {
     if (e.session.status === 'queued' || e.session.status === 'running') return;
     e.restored = true;
-    if (stored !== null && e.lines.length === 0 && e.partial === '')
+    if (stored !== null && noOwnOutput(e)) {
       e.lines = lastLines(stored.tail, CARD_OUTPUT_LINES, stored.whole).map(cutLine);
+      e.partial = '';
+      e.shared = false;
+    }
   }
 
   /** As `now`, batched with every other call in this turn of the loop; returns the batch's restored ones. */

@@ -50,6 +50,13 @@ export interface BoardIndex {
    */
   apply(session: Session, task?: TaskSummary, options?: ApplyOptions): Promise<void>;
   appendOutput(sessionId: string, chunk: string): void;
+  /** The running cards' sessions and epochs (src/actors/liveTailShare.ts reads their tails). */
+  runningSessions(): { sessionId: string; epoch: number }[];
+  /**
+   * Shows a run's output as its node shares it (`lines`: the card's last
+   * lines), when the card shows that session running at `epoch`.
+   */
+  showTail(sessionId: string, epoch: number, lines: readonly string[]): void;
   /** Keys and live positions of the queued cards (BoardSource.line). */
   readonly line: BoardLine;
   /** Stops listening to the pool. */

@@ -28,6 +28,7 @@ export const RUNTIME_DEFAULTS = {
   storeDeadlineMs: 60_000,
   commandOutageMs: 10_000,
   livenessPollMs: 250,
+  liveOutputMs: 1_000,
 } as const;
 
 /**
@@ -109,6 +110,7 @@ const schema = z.object({
   notifications: withMethods('notifications', ['listen']).optional(),
   dispatchPollMs: ms.optional(),
   positionPushMs: ms.optional(),
+  liveOutputMs: ms.nullable().optional(),
   storeDeadlineMs: ms.optional(),
   commandOutageMs: ms.optional(),
   isTransient: fn.optional(),
@@ -143,6 +145,7 @@ export type ResolvedRuntimeOptions = Omit<
   reconcileLock: boolean;
   dispatchPollMs: number;
   positionPushMs: number;
+  liveOutputMs: number | null;
   storeDeadlineMs: number;
   commandOutageMs: number;
   livenessPollMs: number;
@@ -168,6 +171,9 @@ export type ResolvedRuntimeOptions = Omit<
  * resolveRuntimeOptions({ ...base, retentionMs: null }).retentionMs // => null
  * resolveRuntimeOptions({ ...base, retentionMs: undefined }).retentionMs // => 604800000
  * resolveRuntimeOptions({ ...base, retentionMs: 0 }) // throws RuntimeOptionError
+ * resolveRuntimeOptions(base).liveOutputMs // => 1000
+ * resolveRuntimeOptions({ ...base, liveOutputMs: null }).liveOutputMs // => null
+ * resolveRuntimeOptions({ ...base, liveOutputMs: 0 }) // throws RuntimeOptionError
  * resolveRuntimeOptions(base).caps // => { maxRunning: 4, defaultUserCap: 2 }
  * typeof resolveRuntimeOptions(base).clock.now() // => 'number'
  * resolveRuntimeOptions({ ...base, nodeId: 'n1' }).nodeId // => 'n1'

@@ -11,15 +11,18 @@ import {
   currentTick,
   readChanges,
   readLines,
+  readLiveTails,
   setWatching,
   tick,
   vacuumDispatch,
+  writeLiveTails,
 } from '../db/index.js';
 import type { Session, Task } from '../db/rows.js';
 import type { ChangedSession, TickOp, TickResult } from '../db/tickTypes.js';
 import { validateTickOp } from '../db/validateTickOp.js';
 import { Dispatcher } from './dispatcher.js';
 import { LineBook } from './lineBook.js';
+import { LiveTailReader, LiveTailWriter } from './liveTailShare.js';
 import { type ApplyOptions, type BoardIndex, createBoardIndex } from './runtimeBoard.js';
 import { linePositions } from './runtimeBoardPositions.js';
 import { RESTORE_TAIL_CHARS } from './runtimeBoardRows.js';
@@ -47,6 +50,7 @@ export interface ShellOptions {
     | 'dispatchPollMs'
     | 'notifications'
     | 'positionPushMs'
+    | 'liveOutputMs'
   >;
   owner: string;
   isTransient(error: unknown): boolean;
@@ -72,6 +76,8 @@ export interface Shell {
   readonly dispatcher: Dispatcher;
   readonly feed: TickFeed;
   readonly watch: BoardWatch;
+  /** Shares the output of this node's runs with the other nodes' boards (null: not shared). */
+  readonly liveTails: LiveTailWriter | null;
   /**
    * Reads the tick and the lines as they are now, for the feed to start
    * from (lines read after the tick can only be newer: the feed's first read
@@ -250,6 +256,34 @@ export function createShell(s: ShellOptions): Shell {
     track,
   });
 
+  const everyMs = s.o.liveOutputMs;
+  const liveTails =
+    everyMs === null
+      ? null
+      : new LiveTailWriter({
+          owner: s.owner,
+          clock,
+          everyMs,
+          heldEpoch: (id) => dispatcher.heldEpoch(id),
+          write: (input) => writeLiveTails(db, input),
+          onError: report,
+          track,
+        });
+  const otherTails =
+    everyMs === null
+      ? null
+      : new LiveTailReader({
+          clock,
+          everyMs,
+          watched: () => watch.watched() && !isDead(),
+          remote: () =>
+            board.runningSessions().filter((r) => dispatcher.heldEpoch(r.sessionId) === undefined),
+          read: (known) => readLiveTails(db, known),
+          show: (t) => board.showTail(t.sessionId, t.epoch, t.lines),
+          onError: report,
+          track,
+        });
+
   let startTick = 0;
   return {
     lines,
@@ -258,6 +292,7 @@ export function createShell(s: ShellOptions): Shell {
     dispatcher,
     feed,
     watch,
+    liveTails,
     async prime() {
       startTick = await currentTick(db);
       const startLines = await readLines(db);
@@ -270,11 +305,14 @@ export function createShell(s: ShellOptions): Shell {
       await feed.start(startTick);
       // After the first beat: the row it wrote is the one the flag is on.
       watch.start();
+      otherTails?.start();
       dispatcher.poke();
     },
     stop() {
       dispatcher.stop();
       watch.stop();
+      liveTails?.stop();
+      otherTails?.stop();
       feed.stop();
       engine.stop();
       board.close();

@@ -25,7 +25,7 @@ export interface NodeRunnersOptions {
   >;
   owner: string;
   isTransient(error: unknown): boolean;
-  shell: Pick<Shell, 'dispatcher' | 'board' | 'engine'>;
+  shell: Pick<Shell, 'dispatcher' | 'board' | 'engine' | 'liveTails'>;
   metrics: RuntimeMetrics;
   /** The RunnerPool now (none while its supervisor restarts it). */
   pool(): AnyActorRef | undefined;
@@ -40,7 +40,7 @@ export interface NodeRunnersOptions {
 
 /** The starter of this node's TaskRunners, with their logic wired to the node. */
 export function nodeRunners(r: NodeRunnersOptions): RunnerStarter {
-  const { dispatcher, board, engine } = r.shell;
+  const { dispatcher, board, engine, liveTails } = r.shell;
   const logic = taskRunnerLogic({
     db: r.o.db,
     backend: r.o.backend,
@@ -68,7 +68,10 @@ export function nodeRunners(r: NodeRunnersOptions): RunnerStarter {
     clock: r.o.clock,
     isTransient: (error) => r.isTransient(error),
     storeDeadlineMs: r.o.storeDeadlineMs,
-    onOutput: (sessionId, chunk) => board.appendOutput(sessionId, chunk),
+    onOutput: (sessionId, chunk) => {
+      board.appendOutput(sessionId, chunk);
+      liveTails?.output(sessionId, chunk);
+    },
     onRows: (session, task, outputShown) => {
       if (!r.isDead())
         void r

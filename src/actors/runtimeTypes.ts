@@ -189,6 +189,16 @@ export interface RuntimeOptions {
    */
   positionPushMs?: number;
   /**
+   * How often a running card's output is shared with the other nodes'
+   * boards: the node that runs it writes the card's last lines at most this
+   * often when they changed, and a node whose board is watched reads those
+   * of runs held elsewhere as often (src/actors/liveTailShare.ts). Its own
+   * runs' output reaches its own board at once. `null`: not shared (a
+   * running card on another node shows no output until the run ends).
+   * Default 1000.
+   */
+  liveOutputMs?: number | null;
+  /**
    * How long a write waits for the store to take it (a tick that keeps
    * failing) before its caller is told `unavailable`, and how long a runner
    * keeps retrying a read while the store is down. Default 60 000.

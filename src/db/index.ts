@@ -83,6 +83,17 @@ export {
 } from './listen.js';
 export { type LivenessReading, readLiveness } from './livenessReading.js';
 export {
+  type KnownTail,
+  LIVE_TAIL_LINE_CHARS,
+  LIVE_TAIL_LINES,
+  LIVE_TAILS_PER_STATEMENT,
+  type LiveTail,
+  type LiveTailsWrite,
+  readLiveTails,
+  storableLine,
+  writeLiveTails,
+} from './liveTails.js';
+export {
   MIGRATE_LOCK_WAIT_MS,
   MIGRATIONS,
   type MigrateClock,

@@ -22,6 +22,12 @@ export const column = z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/, 'a lowercase s
 export const kind = z.enum(['run', 'bootstrap']);
 export const backend = z.enum(['swarm', 'docker', 'local', 'simulated']);
 export const epoch = z.number().int().min(0).max(2_147_483_647);
+/** A boot of a node, as rows name it: `${nodeId}@${bootId}`. */
+export const bootOwner = z
+  .string()
+  .min(3)
+  .max(256)
+  .regex(/^[^@]+@[^@]+$/, 'node@boot');
 export const exitCode = z.number().int().min(-2_147_483_648).max(2_147_483_647);
 export const reason = z.string().min(1).max(TEXT_LIMITS.reason);
 export const handle = z

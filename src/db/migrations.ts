@@ -8,6 +8,7 @@
 import { type Kysely, sql } from 'kysely';
 import { ADVISORY_LOCKS, LOCK_NAMESPACE } from './advisoryLocks.js';
 import { MigrationError } from './errors.js';
+import { LIVE_TAIL_LINES } from './liveTails.js';
 import type { Database } from './schema.js';
 import { DERIVED_HISTORY, orReplace } from './sql/derivedHistory.js';
 import { DISPATCH_SCHEMA } from './sql/dispatchSchema.js';
@@ -392,6 +393,27 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 26,
     name: 'output_pieces',
     statements: OUTPUT_CHUNKS_SCHEMA,
+  },
+  {
+    // A running session's live output on every node's board, not only on
+    // the node that runs it (src/db/liveTails.ts): the lines its card shows,
+    // written by its runner's node, read by the others while watched. Off
+    // the tick's path: no statement of a tick reads or writes it, and no
+    // foreign key puts a trigger on the sessions the tick updates (5).
+    // Retention deletes a row with its session.
+    version: 27,
+    name: 'live_tails',
+    statements: [
+      'CREATE SEQUENCE live_tail_seq',
+      `CREATE TABLE live_tails (
+        session_id text PRIMARY KEY,
+        owner text NOT NULL CHECK (length(owner) BETWEEN 3 AND 256),
+        epoch integer NOT NULL CHECK (epoch >= 0),
+        seq bigint NOT NULL,
+        lines jsonb NOT NULL CHECK (jsonb_typeof(lines) = 'array' AND jsonb_array_length(lines) <= ${LIVE_TAIL_LINES}),
+        written_at timestamptz NOT NULL
+      )`,
+    ],
   },
 ];
 

@@ -15,11 +15,7 @@ import type { Db } from './transaction.js';
 /** The longest a beat may vouch for its boot (a day; the column's CHECK, migration 19). */
 export const MAX_STALE_AFTER_MS = 86_400_000;
 
-const owner = z
-  .string()
-  .min(3)
-  .max(256)
-  .regex(/^[^@]+@[^@]+$/, 'node@boot');
+const owner = f.bootOwner;
 
 const beatInput = z.strictObject({
   owner,

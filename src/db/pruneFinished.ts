@@ -69,6 +69,7 @@ export async function pruneFinished(db: Db, input: PruneFinishedInput): Promise<
     const sessions = sql`SELECT id FROM sessions WHERE task_id = ANY(${ids}::text[])`;
     await sql`DELETE FROM session_events WHERE session_id IN (${sessions})`.execute(tx);
     await sql`DELETE FROM session_outputs WHERE session_id IN (${sessions})`.execute(tx);
+    await sql`DELETE FROM live_tails WHERE session_id IN (${sessions})`.execute(tx);
     await sql`DELETE FROM sessions WHERE task_id = ANY(${ids}::text[])`.execute(tx);
     await sql`DELETE FROM tasks WHERE id = ANY(${ids}::text[])`.execute(tx);
     await sql`SELECT set_config('roundtable.prune', 'off', true)`.execute(tx);

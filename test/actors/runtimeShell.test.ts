@@ -42,6 +42,7 @@ function shellOver(
       commandOutageMs: 5_000,
       dispatchPollMs: 60_000,
       positionPushMs: 0,
+      liveOutputMs: null,
     },
     owner: 'n1@b1',
     isTransient: () => false,

@@ -44,7 +44,7 @@ describeEachEngine('migration 4 backfill', (getDb) => {
 
     expect(await migrate(db)).toMatchObject({
       applied: [
-        4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+        4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
       ],
     });
 
@@ -120,7 +120,9 @@ describeEachEngine('migration 5 (lean hot path)', (getDb) => {
     const { db } = getDb();
     const { a1, b1 } = await storeAt(db, 4);
     expect(await migrate(db)).toMatchObject({
-      applied: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26],
+      applied: [
+        5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+      ],
     });
     const { rows: fks } = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_constraint
@@ -148,7 +150,7 @@ describeEachEngine('migration 7 (derived history)', (getDb) => {
     const { a1, a2, b1, b2 } = await storeAt(db, 6);
     const since = await currentTick(db);
     expect(await migrate(db)).toMatchObject({
-      applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26],
+      applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27],
     });
 
     const t = ticker(db, { defaultUserCap: 1 });

@@ -1,0 +1,113 @@
+/**
+ * A running card's output on the board of a node that does not run it:
+ * two nodes on one database and one virtual clock, a run on node A, node
+ * B's board watched. B shows A's output within two periods of its being
+ * printed (A writes at most once a period, B reads once a period), reads
+ * nothing while nobody watches it, and the shared row is gone once the run
+ * ended. With sharing off, B shows nothing until the run ends (as before).
+ */
+import { sql } from 'kysely';
+import { afterEach, expect, test } from 'vitest';
+import { createRuntime } from '../../src/actors/runtime.js';
+import type { Runtime, RuntimeCard } from '../../src/actors/runtimeTypes.js';
+import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
+import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
+import { advanceAll, killAll } from '../support/multiNode.js';
+import { pgliteStore } from '../support/pgliteRuntimes.js';
+
+const store = pgliteStore();
+let h: TestRuntime | undefined;
+let b: Runtime | undefined;
+afterEach(async () => {
+  if (b) await killAll([b]);
+  b = undefined;
+  await h?.close();
+  h = undefined;
+});
+
+async function twoNodes(liveOutputMs: number | null) {
+  h = await createTestRuntime({ db: store.db, nodeId: 'node-a', dispatchPollMs: 500 });
+  const errors: unknown[] = [];
+  b = await createRuntime({
+    db: store.db,
+    backend: new SimulatedBackend(h.cluster),
+    clock: h.clock,
+    caps: { maxRunning: 4, defaultUserCap: 2 },
+    nodeId: 'node-b',
+    bootId: 'b',
+    dispatchPollMs: 500,
+    liveOutputMs,
+    onError: (e) => errors.push(e),
+  });
+  return { h, b, errors, nodes: [h.runtime, b] };
+}
+
+const cardOf = (node: Runtime, taskId: string): RuntimeCard | undefined =>
+  node.cards(null).find((c) => c.taskId === taskId);
+
+test("B's board shows the output of A's run within two periods, only while watched", async () => {
+  const { h, b, errors, nodes } = await twoNodes(1_000);
+  // 20 s: a step printed every 2 s.
+  const { task } = await h.runtime.submit('alice', {
+    title: 't',
+    image: 'runner:v1',
+    command: ['agent', '20'],
+  });
+  await advanceAll(h, nodes, 500);
+  expect((await h.sessions()).find((s) => s.taskId === task.id)?.owner).toMatch(/^node-a@/);
+  expect(cardOf(h.runtime, task.id)?.lastOutput).toEqual([
+    '[agent] reading the task description...',
+  ]);
+
+  // Nobody watches B: it reads no tail.
+  await advanceAll(h, nodes, 3_000);
+  expect(cardOf(b, task.id)?.column).toBe('running');
+  expect(cardOf(b, task.id)?.lastOutput).toEqual([]);
+
+  const unwatch = b.watch();
+  const told: string[][] = [];
+  const unsubscribe = b.subscribe((card) => {
+    if (card.taskId === task.id) told.push(card.lastOutput);
+  });
+  await advanceAll(h, nodes, 2_000);
+  const shown = cardOf(b, task.id)?.lastOutput ?? [];
+  expect(shown.slice(0, 2)).toEqual([
+    '[agent] reading the task description...',
+    '[agent] cloning the repository...',
+  ]);
+  expect(told.at(-1)).toEqual(shown);
+  // A's card and B's agree within two periods of every step.
+  for (let i = 0; i < 4; i++) {
+    await advanceAll(h, nodes, 2_000);
+    expect(cardOf(b, task.id)?.lastOutput).toEqual(cardOf(h.runtime, task.id)?.lastOutput);
+  }
+  unsubscribe();
+  unwatch();
+
+  await advanceAll(h, nodes, 15_000);
+  expect(cardOf(b, task.id)?.column).toBe('done');
+  expect(cardOf(b, task.id)?.lastOutput.at(-1)).toBe('[agent] done');
+  // A deleted its row when the run left it.
+  const left = await sql<{ n: number }>`SELECT count(*)::int AS n FROM live_tails`.execute(
+    store.db,
+  );
+  expect(left.rows[0]?.n).toBe(0);
+  expect(errors).toEqual([]);
+  expect(h.errors).toEqual([]);
+});
+
+test('with sharing off, B shows no output of a run it does not hold until the run ends', async () => {
+  const { h, b, nodes } = await twoNodes(null);
+  const { task } = await h.runtime.submit('alice', {
+    title: 't',
+    image: 'runner:v1',
+    command: ['agent', '20'],
+  });
+  const unwatch = b.watch();
+  await advanceAll(h, nodes, 6_000);
+  expect(cardOf(b, task.id)?.column).toBe('running');
+  expect(cardOf(b, task.id)?.lastOutput).toEqual([]);
+  await advanceAll(h, nodes, 20_000);
+  expect(cardOf(b, task.id)?.lastOutput.at(-1)).toBe('[agent] done');
+  unwatch();
+});
