@@ -154,8 +154,6 @@ export class LiveTailWriter {
 }
 
 export interface LiveTailReaderOptions extends ShareOptions {
-  /** Whether anyone watches this node's board (else nothing is read). */
-  watched(): boolean;
   /** The running cards this node's board shows whose runs are held elsewhere. */
   remote(): { sessionId: string; epoch: number }[];
   read(known: KnownTail[]): Promise<LiveTail[]>;
@@ -163,36 +161,52 @@ export interface LiveTailReaderOptions extends ShareOptions {
   show(tail: LiveTail): void;
 }
 
-/** The node's side that watches: the tails of runs held elsewhere, every period while watched. */
+/**
+ * The node's side that watches: the tails of runs held elsewhere, every
+ * period while its board is watched (no timer while nobody looks).
+ */
 export class LiveTailReader {
   /** Session id -> the epoch and seq of the tail its card shows. */
   private readonly seen = new Map<string, { epoch: number; seq: number }>();
   private timer: unknown = null;
+  private reading = false;
+  private watched = false;
   private failing = false;
   private stopped = false;
 
   constructor(private readonly o: LiveTailReaderOptions) {}
 
-  start(): void {
-    this.arm();
+  /** Someone looks at the board (true) or nobody does any more (false). */
+  setWatched(watched: boolean): void {
+    this.watched = watched;
+    if (watched) this.arm();
+    else this.disarm();
   }
 
   stop(): void {
     this.stopped = true;
+    this.disarm();
+  }
+
+  private disarm(): void {
     if (this.timer !== null) this.o.clock.clearTimeout(this.timer);
     this.timer = null;
   }
 
   private arm(): void {
-    if (this.timer !== null || this.stopped) return;
+    if (this.timer !== null || this.reading || this.stopped || !this.watched) return;
     this.timer = this.o.clock.setTimeout(() => {
       this.timer = null;
-      void this.o.track(this.read()).finally(() => this.arm());
+      this.reading = true;
+      void this.o.track(this.read()).finally(() => {
+        this.reading = false;
+        this.arm();
+      });
     }, this.o.everyMs);
   }
 
   private async read(): Promise<void> {
-    if (this.stopped || !this.o.watched()) return;
+    if (this.stopped || !this.watched) return;
     const remote = this.o.remote();
     const known: KnownTail[] = [];
     const kept = new Set<string>();

@@ -252,6 +252,7 @@ export function createShell(s: ShellOptions): Shell {
     lingerMs: WATCH_LINGER_MS,
     write: (watching) => setWatching(db, { owner: s.owner, watching }),
     catchUp: () => feed.catchUp(),
+    onWatched: (watched) => otherTails?.setWatched(watched && !isDead()),
     onError: report,
     track,
   });
@@ -275,7 +276,6 @@ export function createShell(s: ShellOptions): Shell {
       : new LiveTailReader({
           clock,
           everyMs,
-          watched: () => watch.watched() && !isDead(),
           remote: () =>
             board.runningSessions().filter((r) => dispatcher.heldEpoch(r.sessionId) === undefined),
           read: (known) => readLiveTails(db, known),
@@ -305,7 +305,6 @@ export function createShell(s: ShellOptions): Shell {
       await feed.start(startTick);
       // After the first beat: the row it wrote is the one the flag is on.
       watch.start();
-      otherTails?.start();
       dispatcher.poke();
     },
     stop() {

@@ -28,6 +28,8 @@ export interface BoardWatchOptions {
   write(watching: boolean): Promise<boolean>;
   /** Reads what other nodes changed since the last tick this node has all of. */
   catchUp(): void;
+  /** Told when the first watcher comes (true) and the last one leaves (false), at once. */
+  onWatched?(watched: boolean): void;
   onError(error: unknown): void;
   track<T>(work: Promise<T>): Promise<T>;
 }
@@ -68,13 +70,17 @@ export class BoardWatch {
       this.clearTimer();
       this.wanted = true;
       this.flush();
+      this.o.onWatched?.(true);
     }
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.watchers -= 1;
-      if (this.watchers === 0) this.lowerSoon();
+      if (this.watchers === 0) {
+        this.lowerSoon();
+        this.o.onWatched?.(false);
+      }
     };
   }
 

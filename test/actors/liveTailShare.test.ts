@@ -128,7 +128,7 @@ it('stops: no timer left, output after it kept nowhere', async () => {
   expect(clock.pending()).toBe(0);
 });
 
-function reader(remote: () => { sessionId: string; epoch: number }[], watched: () => boolean) {
+function reader(remote: () => { sessionId: string; epoch: number }[]) {
   const clock = new TestClock();
   const reads: KnownTail[][] = [];
   const shown: LiveTail[] = [];
@@ -136,7 +136,6 @@ function reader(remote: () => { sessionId: string; epoch: number }[], watched: (
   const r = new LiveTailReader({
     clock,
     everyMs: 1_000,
-    watched,
     remote,
     read: async (known) => {
       reads.push(known);
@@ -153,17 +152,13 @@ function reader(remote: () => { sessionId: string; epoch: number }[], watched: (
 }
 
 it('reads only while watched, past the seq it has of each session, and shows what is newer', async () => {
-  let watched = false;
   let remote = [{ sessionId: S1, epoch: 2 }];
-  const { clock, reads, shown, rows, r } = reader(
-    () => remote,
-    () => watched,
-  );
-  r.start();
+  const { clock, reads, shown, rows, r } = reader(() => remote);
   rows.set(S1, { sessionId: S1, epoch: 2, seq: 7, lines: ['hi'] });
   await advance(clock, 3_000);
   expect(reads).toEqual([]);
-  watched = true;
+  expect(clock.pending()).toBe(0);
+  r.setWatched(true);
   await advance(clock, 1_000);
   expect(reads.at(-1)).toEqual([{ sessionId: S1, epoch: 2, seq: 0 }]);
   expect(shown.map((t) => t.lines)).toEqual([['hi']]);
@@ -179,6 +174,10 @@ it('reads only while watched, past the seq it has of each session, and shows wha
   const before = reads.length;
   await advance(clock, 3_000);
   expect(reads).toHaveLength(before);
+  // Nobody watches: no timer.
+  r.setWatched(false);
+  expect(clock.pending()).toBe(0);
+  r.setWatched(true);
   r.stop();
   expect(clock.pending()).toBe(0);
 });

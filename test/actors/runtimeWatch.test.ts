@@ -329,3 +329,26 @@ describeEachEngine('a node nobody watches is not told of full ticks', (getDb) =>
     expect(harness.errors).toEqual([]);
   }, 60_000);
 });
+
+it('tells onWatched at once when the first watcher comes and the last one leaves, not per watcher', () => {
+  const told: boolean[] = [];
+  const w = new BoardWatch({
+    clock: new TestClock(0),
+    lingerMs: LINGER,
+    write: async () => true,
+    catchUp: () => undefined,
+    onWatched: (watched) => told.push(watched),
+    onError: () => undefined,
+    track: (p) => p,
+  });
+  const first = w.watch();
+  const second = w.watch();
+  first();
+  first();
+  expect(told).toEqual([true]);
+  second();
+  expect(told).toEqual([true, false]);
+  w.watch();
+  expect(told).toEqual([true, false, true]);
+  w.stop();
+});
