@@ -17,6 +17,7 @@ import { parseActivityQuery } from './activityRoute.js';
 import { type Principal, tokenOf, viewerOf } from './authenticate.js';
 import type { BoardMetrics } from './boardMetrics.js';
 import type { BoardStats } from './boardStats.js';
+import { htmlHeaders } from './htmlHeaders.js';
 import { readJson, send } from './httpJson.js';
 import { matchRoute } from './httpRoutes.js';
 import {
@@ -123,10 +124,7 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
   const notFound = () => refuse({ status: 404, code: 'not_found', message: `no task ${param}` });
   switch (r.name) {
     case 'page':
-      res.writeHead(200, {
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': PAGE_CSP,
-      });
+      res.writeHead(200, htmlHeaders(PAGE_CSP));
       return res.end(PAGE_HTML);
     case 'script':
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });

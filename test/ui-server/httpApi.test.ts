@@ -447,6 +447,19 @@ describe('auth, routes, health, metrics, page', () => {
     expect(String(script.json).length).toBeGreaterThan(1000);
     expect(String(script.json)).not.toMatch(/from"node:|require\("node:/);
   });
+
+  it('no other site may frame the page (clickjacking): frame-ancestors none and X-Frame-Options DENY', async () => {
+    h = await startHarness();
+    for (const method of ['GET', 'HEAD']) {
+      const page = await call(method, '/', null);
+      expect(page.status, method).toBe(200);
+      expect(page.headers.get('content-type'), method).toContain('text/html');
+      expect(page.headers.get('content-security-policy'), method).toContain(
+        "frame-ancestors 'none'",
+      );
+      expect(page.headers.get('x-frame-options'), method).toBe('DENY');
+    }
+  });
 });
 
 describe('health', () => {

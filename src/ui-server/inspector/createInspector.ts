@@ -22,6 +22,7 @@ import type { InspectionEvent } from 'xstate';
 import type { BoardSource } from '../../board/boardPort.js';
 import { InspectionGate } from '../../supervisor/inspectionGate.js';
 import { type Principal, tokenOf } from '../authenticate.js';
+import { htmlHeaders } from '../htmlHeaders.js';
 import { type OnRefusal, rejectUpgrade, requestPath } from '../listenerGuard.js';
 import { InspectionCollector } from './InspectionCollector.js';
 import { InspectorHub } from './InspectorHub.js';
@@ -39,6 +40,10 @@ import {
   INSPECT_WS_PATH,
 } from './inspectorProtocol.js';
 import { JobIndex } from './jobIndex.js';
+
+/** The inspector page's Content-Security-Policy (htmlHeaders adds `frame-ancestors 'none'`). */
+const INSPECTOR_CSP =
+  "default-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:";
 
 /** What the routes need from the server they are mounted on. */
 export interface InspectorMount {
@@ -152,10 +157,8 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
         }
         if (path === '/inspect') {
           res.writeHead(200, {
-            'content-type': 'text/html; charset=utf-8',
+            ...htmlHeaders(INSPECTOR_CSP),
             'cache-control': 'no-store',
-            'content-security-policy':
-              "default-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
           });
           res.end(INSPECTOR_HTML);
           return true;

@@ -224,6 +224,13 @@ describe('inspector page routes', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(await page.text()).toContain('<script type="module" src="/inspect.js">');
+    // Its page acts on the node (exits): no other site may frame it (clickjacking).
+    for (const method of ['GET', 'HEAD']) {
+      const r = await fetch(`${server.url}/inspect`, { method });
+      expect(r.headers.get('content-security-policy'), method).toContain("frame-ancestors 'none'");
+      expect(r.headers.get('x-frame-options'), method).toBe('DENY');
+      await r.body?.cancel();
+    }
     const js = await fetch(`${server.url}/inspect.js`);
     expect(js.headers.get('content-type')).toContain('javascript');
     const page1 = await js.text();
