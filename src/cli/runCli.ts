@@ -10,6 +10,7 @@ import { createCliLogger, prettyLogs } from './cliLogger.js';
 import type { CliIo } from './commandContext.js';
 import { COMMANDS, commandHelp, flagSpecOf, generalHelp } from './commands.js';
 import { CliError, ConfigError, EXIT } from './exitCodes.js';
+import { failureRecord } from './failureRecord.js';
 import { parseArgv } from './parseArgv.js';
 import { resolveConfig } from './resolveConfig.js';
 
@@ -47,6 +48,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   };
 
   let ctx: Parameters<typeof command.run>[0];
+  // For `start` and `demo` the logs are the answer: under JSON logs their
+  // failure is one record like every other line, not text a log shipper
+  // cannot parse. Known once the configuration is.
+  let failureAsRecord = false;
   try {
     const parsed = parseArgv(words, flagSpecOf(command));
     if (parsed.flags['--help'] === true) {
@@ -78,6 +83,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       isTTY: out.isTTY,
       write: (line) => out.write(line),
     });
+    failureAsRecord = command.logsToStdout && !prettyLogs(config.log.format, out.isTTY);
     for (const warning of warnings) logger.warn(warning);
     ctx = {
       config,
@@ -101,7 +107,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return await command.run(ctx);
   } catch (error) {
     ctx.logger.debug({ err: error }, 'command failed');
-    return fail(error);
+    if (!failureAsRecord) return fail(error);
+    const { level, fields, message, exitCode } = failureRecord(name, error);
+    ctx.logger[level](fields, message);
+    return exitCode;
   }
 }
 

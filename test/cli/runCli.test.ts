@@ -369,9 +369,31 @@ describe('on a PGlite directory', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as { port: number }).port;
     try {
+      // Under JSON logs the failure is one record like the others, not a line of text.
       const c = capture();
       expect(await runCli(['start', '--port', String(port), ...flags()], c.io)).toBe(5);
-      expect(c.err()).toContain(`could not listen on 127.0.0.1:${port}`);
+      expect(c.err()).toBe('');
+      const records = c
+        .out()
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const last = records.at(-1);
+      expect(last).toMatchObject({
+        level: 60,
+        name: 'roundtable',
+        command: 'start',
+        code: 'CLI_NODE',
+        exitCode: 5,
+      });
+      expect(last?.msg).toContain(`could not listen on 127.0.0.1:${port}`);
+      expect(Object.keys(last ?? {})).toEqual(expect.arrayContaining(['time', 'pid', 'hostname']));
+      // Readable logs keep the one line on stderr.
+      const pretty = capture({ ROUNDTABLE_LOG_FORMAT: 'pretty' });
+      expect(await runCli(['start', '--port', String(port), ...flags()], pretty.io)).toBe(5);
+      expect(pretty.err()).toContain(
+        `roundtable start: the board could not listen on 127.0.0.1:${port}`,
+      );
       writeFileSync(join(dir, 'probe'), '');
       const after = capture();
       expect(await runCli(['migrate', ...flags()], after.io)).toBe(0);
