@@ -12,12 +12,14 @@
  * its own (docs/runtime.md, "Its parts"). The rows decide everything, so
  * `kill()` (a deploy) loses nothing.
  */
+import { readinessOf } from '../board/readiness.js';
 import {
   endBeat,
   getTask,
   getTaskForUser,
   listSessionsForTask,
   PRUNE_BATCH,
+  pingStore,
   pruneFinished,
   repairDispatch,
   vacuumDispatch,
@@ -45,6 +47,7 @@ import { TreeEnd } from './runtimeStop.js';
 import { nodeRunners } from './runtimeTaskRunners.js';
 import { TreeWatch } from './runtimeTreeWatch.js';
 import type { Runtime, RuntimeOptions } from './runtimeTypes.js';
+import { StoreProbe } from './storeProbe.js';
 
 const RUNNERS = 'taskRunners';
 const POOL = 'runnerPool';
@@ -242,6 +245,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     .catch(report);
   const { liveness, mayAdopt, leader } = wired;
   const booted = new BootSignal(boardLoaded);
+  let bootDone = false;
+  booted.promise.then(
+    () => {
+      bootDone = true;
+    },
+    () => undefined,
+  );
+  const storeProbe = new StoreProbe({ query: () => pingStore(db), clock });
   const reconciler = reconcilerLogic({
     db,
     backend,
@@ -368,6 +379,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...queries,
     ...commands,
     onSupervisorEvent: (listener) => tree.subscribe(listener),
+    async readiness() {
+      // A stopping node does not ask the store it is closing.
+      const stopping = endAsked || dead || end.ending() !== undefined;
+      return readinessOf({
+        booted: bootDone,
+        takingGrants: cluster?.canGrant() ?? false,
+        store: stopping ? undefined : await storeProbe.check(),
+        stopping,
+      });
+    },
     liveRunners: () => [...starter.live()],
     busy: () => inFlight.count(),
     stop: () => {

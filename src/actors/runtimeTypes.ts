@@ -21,6 +21,7 @@ import {
   type PoolSnapshot,
   type TaskDetail,
 } from '../board/boardPort.js';
+import type { Readiness } from '../board/readiness.js';
 import type { ContainerBackend } from '../containers/ContainerBackend.js';
 import type {
   ActivityRows,
@@ -299,6 +300,13 @@ export interface Runtime extends BoardSource, BoardCommands {
   watch(): () => void;
   /** The node's engine and store links, for /healthz and the board. */
   health(): RuntimeHealth;
+  /**
+   * Whether the node is ready for work, for GET /readyz: booted, taking
+   * grants, its store answering `SELECT 1` within 1 s (on the runtime's
+   * clock; probes share one query in flight, docs/operations.md), not
+   * stopping. Never rejects.
+   */
+  readiness(): Promise<Readiness>;
 
   // ---- for applications and the harness -----------------------------------
   /** Like `createTask`, with the rows. */

@@ -23,6 +23,7 @@ import type {
 } from './adminViews.js';
 import type { BoardCard } from './boardCard.js';
 import type { BoardMetricsSnapshot, PoolSnapshot } from './poolSnapshot.js';
+import type { Readiness } from './readiness.js';
 import type { OutputPage, StoredOutput, TaskDetail } from './taskDetail.js';
 
 export type * from './adminViews.js';
@@ -214,6 +215,13 @@ export interface BoardCommands {
     /** How other nodes' ticks reach it: NOTIFY, or the poll alone (a transaction pooler, a lost listener). */
     notifications?: 'listening' | 'polling';
   };
+  /**
+   * Whether the node is ready for work (GET /readyz): booted, taking grants,
+   * its store answering a trivial query within a short deadline, and not
+   * stopping; else every reason it is not (src/board/readiness.ts). Never
+   * rejects. Optional: without it /readyz answers from the UI server alone.
+   */
+  readiness?(): Promise<Readiness>;
   /**
    * Every boot with a heartbeat row (the admin view of the cluster: GET
    * /api/admin/nodes). Optional: a source with no cluster omits it.

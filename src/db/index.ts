@@ -124,6 +124,7 @@ export {
   readOutputPage,
   readOutputPieces,
 } from './outputPages.js';
+export { pingStore } from './pingStore.js';
 export {
   MAX_PRUNE_BATCH,
   PRUNE_BATCH,

@@ -147,6 +147,19 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: HttpApiCont
         ...(health?.notifications ? { notifications: health.notifications } : {}),
       });
     }
+    case 'ready': {
+      const readiness = (await ctx.commands.readiness?.()) ?? { ready: true, reasons: [] };
+      return send(
+        res,
+        readiness.ready ? 200 : 503,
+        readiness.ready
+          ? readiness
+          : {
+              ...readiness,
+              error: { code: 'not_ready', message: `not ready: ${readiness.reasons.join(', ')}` },
+            },
+      );
+    }
     case 'nodes': {
       requireAdmin(principalOf(req, ctx));
       if (ctx.commands.clusterNodes === undefined)

@@ -11,6 +11,7 @@ const ROUTES = [
   { method: 'GET', pattern: /^\/board\.js$/, name: 'script' },
   { method: 'GET', pattern: /^\/board-charts\.js$/, name: 'chartEngine' },
   { method: 'GET', pattern: /^\/healthz$/, name: 'health' },
+  { method: 'GET', pattern: /^\/readyz$/, name: 'ready' },
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics' },
   { method: 'GET', pattern: /^\/api\/pool$/, name: 'pool' },
   { method: 'GET', pattern: /^\/api\/stats$/, name: 'stats' },
@@ -63,7 +64,7 @@ export function isBoardPath(path: string): boolean {
 /**
  * The route `method` and `path` name. A HEAD is its path's GET route (Node
  * sends the answer's headers and leaves out the body), which load balancers
- * probe `/healthz` with. Throws a `UiRequestError`: 404 when no route has the
+ * probe `/healthz` and `/readyz` with. Throws a `UiRequestError`: 404 when no route has the
  * path, 405 (with `allow`) when none has it for this method.
  *
  * @example
@@ -71,6 +72,7 @@ export function isBoardPath(path: string): boolean {
  * matchRoute('GET', '/api/tasks/t1/sessions/s1/output') // => { name: 'output', param: 't1', second: 's1' }
  * matchRoute('PUT', '/api/users/a:b/cap') // => { name: 'cap', param: 'a:b', second: '' }
  * matchRoute('HEAD', '/healthz') // => { name: 'health', param: '', second: '' }
+ * matchRoute('HEAD', '/readyz') // => { name: 'ready', param: '', second: '' }
  * matchRoute('GET', '/nowhere') // throws UiRequestError
  * matchRoute('DELETE', '/api/tasks') // throws UiRequestError
  * matchRoute('HEAD', '/api/tasks') // throws UiRequestError

@@ -52,7 +52,7 @@ export type MountOptions = Omit<UiServerOptions, 'port' | 'host'> & {
 export interface MountedUiServer {
   /**
    * Answers a request on one of the board's paths (`/`, `/board.js`,
-   * `/healthz`, `/metrics`, `/api/...`, and `/inspect...` with an inspector)
+   * `/healthz`, `/readyz`, `/metrics`, `/api/...`, and `/inspect...` with an inspector)
    * and returns true; any other path, or a target that is not a URL path, is
    * left to the app (false, nothing written).
    */

@@ -28,6 +28,7 @@ test('each route by its method and path', () => {
     ['GET', '/board.js', 'script'],
     ['GET', '/board-charts.js', 'chartEngine'],
     ['GET', '/healthz', 'health'],
+    ['GET', '/readyz', 'ready'],
     ['GET', '/metrics', 'metrics'],
     ['GET', '/api/pool', 'pool'],
     ['GET', '/api/stats', 'stats'],
