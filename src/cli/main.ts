@@ -28,5 +28,11 @@ process.exitCode = code;
 // turn a clean stop into a death by signal.
 for (const s of signals) process.on(s, () => {});
 // Everything this process opened is closed by now; a handle someone else
-// leaked (a timer in a library) must not keep a stopped node around.
-setTimeout(() => process.exit(code), 2_000).unref();
+// leaked (a timer in a library) must not keep a stopped node around. Reached
+// only when something still holds the loop: it says what, for a bug report.
+setTimeout(() => {
+  process.stderr.write(
+    `roundtable: still open 2 s after the command ended, exiting anyway: ${process.getActiveResourcesInfo().join(', ')}\n`,
+  );
+  process.exit(code);
+}, 2_000).unref();

@@ -171,6 +171,14 @@ export class BoardHub {
     for (const conn of this.connections) conn.ws.close(CLOSE_CODES.goingAway, 'server closing');
   }
 
+  /**
+   * Cuts every socket still open: after `close()`, those that never answered
+   * its close frame. Until they close, the listener's close waits for them.
+   */
+  terminate(): void {
+    for (const conn of this.connections) conn.ws.terminate();
+  }
+
   private newView(userId: string | null): BoardView {
     const { limits: l, epoch, clock, source } = this.deps;
     const budget = { burst: l.subscribeBurst, perSecond: l.subscribePerSecond };

@@ -213,6 +213,13 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
         unwatch();
         opts.clock.clearInterval(sampler);
         inspectorRoutes?.close();
+        // Sockets that have not answered their close frame by the grace are
+        // cut: ws waits 30 s for each, and a listener's close (the node's
+        // stop) waits for every socket it accepted, upgraded ones included.
+        opts.clock.setTimeout(() => {
+          hub.terminate();
+          inspectorRoutes?.terminate();
+        }, limits.closeGraceMs);
         closed = new Promise<void>((resolve) => wss.close(() => resolve()));
       }
       return closed;

@@ -31,6 +31,14 @@ export const UI_SERVER_DEFAULTS = {
   maxUserBufferedBytes: 16 * 1024 * 1024,
   /** How long a socket closed with 4008 may take to read its close frame before it is cut. */
   slowCloseGraceMs: 1000,
+  /**
+   * When the server closes, how long a socket (the board's and the
+   * inspector's) may take to answer its 1001 close frame before it is cut.
+   * ws itself waits 30 s, and a client that never answers (a laptop asleep
+   * with the board open, a cut network, a hostile client) held a node's
+   * stop until its `shutdownMs` ended the process (exit 6).
+   */
+  closeGraceMs: 1000,
   /** Open user WebSocket connections in all (the admin's are counted apart); the next upgrade gets 503. */
   maxConnections: 10_000,
   /** Open sockets of one user; the next upgrade gets 429 `too_many_user_connections`. */

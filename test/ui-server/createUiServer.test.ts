@@ -1,7 +1,8 @@
+import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { SUBPROTOCOL } from '../../src/board/boardProtocol.js';
+import { BEARER_SUBPROTOCOL_PREFIX, SUBPROTOCOL } from '../../src/board/boardProtocol.js';
 import { createUiServer } from '../../src/ui-server/createUiServer.js';
 import { FakeBoard } from '../support/fakeBoard.js';
 import { ALICE, type Harness, RawClient, spec, startHarness, TOKENS } from './wsHarness.js';
@@ -101,5 +102,39 @@ describe('lifecycle', () => {
         logger: pino({ level: 'silent' }),
       }),
     ).rejects.toThrow(/limits\.maxPaylod: unknown option, did you mean "maxPayload"/);
+  });
+});
+
+describe('close', () => {
+  it('cuts a socket that never answers its close frame after closeGraceMs, so close() ends', async () => {
+    h = await startHarness({ closeGraceMs: 1_000 });
+    const port = Number(new URL(h.server.url).port);
+    // Upgraded, then silent: reads nothing, answers nothing (a laptop asleep, a cut network).
+    const silent = connect(port, '127.0.0.1');
+    silent.on('error', () => {});
+    const upgraded = new Promise<string>((resolve) =>
+      silent.once('data', (d: Buffer) => {
+        silent.pause();
+        resolve(String(d).split('\r\n')[0] ?? '');
+      }),
+    );
+    silent.write(
+      `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n` +
+        `Sec-WebSocket-Protocol: ${SUBPROTOCOL}, ${BEARER_SUBPROTOCOL_PREFIX}${ALICE}\r\n\r\n`,
+    );
+    expect(await upgraded).toContain(' 101 ');
+    let done = false;
+    const closing = h.server.close().then(() => {
+      done = true;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    // Within the grace the server waits for the close handshake.
+    expect(done).toBe(false);
+    h.clock.advance(1_000);
+    // Before, ws waited 30 s for it, and the listener's close with it.
+    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), 5_000).unref());
+    expect(await Promise.race([closing.then(() => 'closed' as const), deadline])).toBe('closed');
+    silent.destroy();
   });
 });

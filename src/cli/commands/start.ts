@@ -50,6 +50,7 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
     if (early !== null) {
       await stopWithin(ctx, node, deadline);
       logger.info('stopped');
+      logOpenResources(ctx);
       return EXIT.ok;
     }
     const info: BannerInfo = {
@@ -94,16 +95,28 @@ export async function runStart(ctx: CommandContext, options: StartOptions = {}):
       );
       await stopWithin(ctx, node, deadline);
       logger.info('stopped after a fatal error');
+      logOpenResources(ctx);
       return error instanceof CliError ? error.exitCode : EXIT.node;
     }
     stopWorkload?.();
     await stopWithin(ctx, node, deadline);
     logger.info('stopped');
+    logOpenResources(ctx);
     return EXIT.ok;
   } finally {
     deadline?.clear();
     off();
   }
+}
+
+/**
+ * What the event loop still holds as the node has stopped, at `debug`
+ * (`--log-level debug`): the listener's and the store's handles may still
+ * be closing then; one that stays keeps the process up until src/cli/main.ts
+ * ends it 2 s after `start` returns (it names what was still open).
+ */
+function logOpenResources(ctx: CommandContext): void {
+  ctx.logger.debug({ activeResources: process.getActiveResourcesInfo() }, 'stopped: still open');
 }
 
 interface StopDeadline {

@@ -51,6 +51,8 @@ interface Viewer {
 
 export class InspectorHub {
   private readonly viewers = new Set<Viewer>();
+  /** Sockets closed by `close()` whose close handshake has not ended yet. */
+  private readonly closing = new Set<WebSocket>();
   private timer: unknown = null;
   private sentFrames = 0;
   /** Names runners by their jobs (the UI server's board), when mounted with one. */
@@ -138,8 +140,16 @@ export class InspectorHub {
     for (const v of [...this.viewers]) {
       this.update(v, true);
       v.ws.close(1001, 'server closing');
+      this.closing.add(v.ws);
+      v.ws.once('close', () => this.closing.delete(v.ws));
       this.detach(v);
     }
+  }
+
+  /** Cuts the sockets `close()` closed that never answered its close frame. */
+  terminate(): void {
+    for (const ws of this.closing) ws.terminate();
+    this.closing.clear();
   }
 
   private detach(v: Viewer): void {

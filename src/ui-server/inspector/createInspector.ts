@@ -60,6 +60,8 @@ export interface InspectorRoutes {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** Refuses new viewers and closes the open ones. Idempotent. */
   close(): void;
+  /** Cuts the viewers still open (after `close()`, those that never answered its close frame). */
+  terminate(): void;
 }
 
 export interface Inspector {
@@ -209,6 +211,7 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
         hub.close();
         wss.close();
       },
+      terminate: () => hub.terminate(),
     };
   };
 
