@@ -58,6 +58,7 @@ export {
   MigrationError,
   migrate,
   PooledSessionError,
+  StoreClosedError,
 } from './db/index.js';
 export { createUiServer, type UiServer } from './ui-server/createUiServer.js';
 export { createInspector } from './ui-server/inspector/createInspector.js';

@@ -22,6 +22,7 @@ import {
   pingStore,
   pruneFinished,
   repairDispatch,
+  storeClosedIn,
   vacuumDispatch,
 } from '../db/index.js';
 import { isTransientDbError } from '../db/transientErrors.js';
@@ -76,7 +77,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // An onError that throws is the app's bug: it surfaces as uncaught, on a
   // microtask (as the supervisor's does), never inside the runner, tick,
   // timer or listener guard that was reporting.
-  const tell = (error: unknown) => reportError(o.onError, error);
+  // A store closed under a running node (the app closed it before stop())
+  // fails every tick, beat and pass from then on, and stop()'s own writes:
+  // the first says it, with its class and code; the rest would only flood
+  // the app's log.
+  let toldClosed = false;
+  const tell = (error: unknown) => {
+    if (storeClosedIn(error) !== null) {
+      if (toldClosed) return;
+      toldClosed = true;
+    }
+    reportError(o.onError, error);
+  };
   const report = (error: unknown) => {
     if (!dead) tell(error);
   };

@@ -14,6 +14,7 @@ import {
   NotFoundError,
   newId,
   type Session,
+  storeClosedIn,
   type Task,
   ValidationError,
 } from '../db/index.js';
@@ -134,7 +135,8 @@ export async function cancelFollowing(
  * is `invalid` (also a value the server refused, SQLSTATE class 22), a
  * missing row `not_found`, a write the runtime stopped before it ran a
  * `RuntimeStoppedError`; a store that did not answer (an outage, a deadline:
- * src/db/transientErrors.ts) is `unavailable`, and any other failure
+ * src/db/transientErrors.ts) or was closed (`StoreClosedError`) is
+ * `unavailable`, and any other failure
  * `internal`: retrying later would only repeat it, so it must not read as
  * an outage.
  *
@@ -170,6 +172,11 @@ export function commandError(
   // The dispatcher's own words say how long, and whether the op may have been applied.
   if (error instanceof DispatchUnavailableError)
     throw new RuntimeCommandError('unavailable', error.message, { cause: error });
+  // The application closed the store under a running node: this node takes
+  // nothing more, but another one (or this one, restarted) can.
+  const closed = storeClosedIn(error);
+  if (closed !== null)
+    throw new RuntimeCommandError('unavailable', closed.message, { cause: error });
   if (isTransient(error))
     throw new RuntimeCommandError('unavailable', 'the store did not answer', { cause: error });
   if (isDataException(error))

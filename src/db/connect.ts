@@ -161,6 +161,7 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
   let bootLock: DbHandle['holdBootLock'] = null;
   let leaderLock: DbHandle['holdLeaderLock'] = null;
   let sessionProbe: DbHandle['probeSession'] = null;
+  let embedded: PGlite | undefined;
   if (o.databaseUrl !== undefined) {
     engine = 'postgres';
     // Each transaction may get another server connection: a setting sent at
@@ -272,21 +273,38 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     // One backend, nothing to reconnect to: keep the single client rather
     // than ending it after the default 10 s idle and rebuilding it.
     pool = new pg.Pool({ ...createPgConfig(instance), idleTimeoutMillis: 0 });
-    const embedded = instance;
+    const opened = instance;
+    embedded = opened;
     startListener = (channel, onPayload, onState) =>
-      listenOnPglite(embedded, channel, onPayload, onState, onPoolError);
+      listenOnPglite(opened, channel, onPayload, onState, onPoolError);
   }
   // pg-pool drops an idle client that errors (a server restart) and opens a
   // new one on the next checkout; without a listener the error would crash.
   pool.on('error', onPoolError);
 
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: deadlinePool(pool) }) });
   const listeners = new Set<Unlisten>();
   let closing: Promise<void> | undefined;
+  let ending: Promise<void> | undefined;
+  const endPool = () => {
+    ending ??= pool.end();
+    return ending;
+  };
+  // Kysely's own `destroy()` is not called: a query after it would fail with
+  // its untyped "driver has already been destroyed". The pool is ended
+  // instead, and the wrapper answers every later query `StoreClosedError`.
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool: deadlinePool(pool, {
+        engine,
+        isClosed: () => closing !== undefined || ending !== undefined || embedded?.closed === true,
+        end: endPool,
+      }),
+    }),
+  });
   const close = () => {
     closing ??= (async () => {
       await Promise.all([...listeners].map((stop) => stop()));
-      await db.destroy();
+      await endPool();
       if (owned !== undefined && !owned.closed) await owned.close();
     })();
     return closing;

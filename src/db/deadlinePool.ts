@@ -8,32 +8,49 @@
  */
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { StoreClosedError } from './errors.js';
 import { connectFailed, toDbTimeoutError } from './transientErrors.js';
 
+/** What the wrapper knows of the store around the pool. */
+export interface PoolStore {
+  engine: 'postgres' | 'pglite';
+  /** Whether the store was closed (its handle, or the PGlite under it): then every error is `StoreClosedError`. */
+  isClosed(): boolean;
+  /** Ends the pool once, whoever asks (the handle's `close()`, kysely's `destroy()`). */
+  end(): Promise<void>;
+}
+
 /**
- * Wraps `pool` for kysely's `PostgresDialect`. `end()` ends the pool.
+ * Wraps `pool` for kysely's `PostgresDialect`. `end()` ends the pool
+ * (`store.end`). Once `store.isClosed()`, a checkout or a query rejects with
+ * `StoreClosedError` (the driver's error as `cause`): a runtime left running
+ * on a closed store hears one typed error, not "Cannot use a pool after
+ * calling end on the pool" or a PGlite internal on every tick.
  *
  * @example
  * ```ts
- * const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: deadlinePool(pool) }) });
+ * const store = { engine: 'postgres', isClosed: () => pool.ended, end: () => pool.end() };
+ * const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: deadlinePool(pool, store) }) });
  * ```
  */
-export function deadlinePool(pool: pg.Pool): PostgresPool {
+export function deadlinePool(pool: pg.Pool, store: PoolStore): PostgresPool {
   return {
     async connect() {
+      if (store.isClosed()) throw new StoreClosedError(store.engine);
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
       } catch (error) {
+        if (store.isClosed()) throw new StoreClosedError(store.engine, { cause: error });
         throw toDbTimeoutError(error) ?? connectFailed(error);
       }
-      return deadlineClient(client);
+      return deadlineClient(client, store);
     },
-    end: () => pool.end(),
+    end: () => store.end(),
   };
 }
 
-function deadlineClient(client: pg.PoolClient): PostgresPoolClient {
+function deadlineClient(client: pg.PoolClient, store: PoolStore): PostgresPoolClient {
   // Why the connection must not go back to the pool, if it must not.
   let broken: Error | undefined;
   // pg-pool listens for errors only on idle clients. A checked-out one (say,
@@ -66,6 +83,10 @@ function deadlineClient(client: pg.PoolClient): PostgresPoolClient {
         // After a lost connection every query fails with "not queryable";
         // the error that ended the connection says why.
         const cause = lost ?? error;
+        if (store.isClosed()) {
+          broken = new StoreClosedError(store.engine, { cause });
+          throw broken;
+        }
         const timeout = toDbTimeoutError(cause);
         if (timeout?.kind === 'client') broken = timeout;
         throw timeout ?? cause;

@@ -13,7 +13,8 @@ export type DbErrorCode =
   | 'DB_MIGRATION'
   | 'DB_CONNECT'
   | 'DB_NO_SESSION'
-  | 'DB_POOLED_SESSION';
+  | 'DB_POOLED_SESSION'
+  | 'DB_STORE_CLOSED';
 
 /** Base class: `instanceof DbError` catches every error this module throws on purpose. */
 export abstract class DbError extends Error {
@@ -164,4 +165,52 @@ export class PooledSessionError extends DbError {
     super(`${summary}: ${POOLED_SESSION_ADVICE}`);
     this.summary = summary;
   }
+}
+
+/**
+ * A query asked of a store that was closed: the handle's `close()` ran, or
+ * the PGlite it was opened over was closed under it. Final, never transient:
+ * no retry can reopen it. A runtime still running on the store (its
+ * application closed the store before `runtime.stop()`) tells its `onError`
+ * of the first one only. `cause` is the driver's error, when there was one.
+ *
+ * @example
+ * ```ts
+ * new StoreClosedError('pglite').code // => 'DB_STORE_CLOSED'
+ * new StoreClosedError('postgres').message // => 'the postgres store is closed: stop the runtime before closing its store'
+ * ```
+ */
+export class StoreClosedError extends DbError {
+  override readonly name = 'StoreClosedError';
+  readonly code = 'DB_STORE_CLOSED';
+  constructor(
+    readonly engine: 'postgres' | 'pglite',
+    options?: { cause?: unknown },
+  ) {
+    super(`the ${engine} store is closed: stop the runtime before closing its store`, options);
+  }
+}
+
+/**
+ * The `StoreClosedError` in `error`, looking through `cause` and the members
+ * of an `AggregateError` (a pass that failed and whose unlock failed too),
+ * or null.
+ *
+ * @example
+ * ```ts
+ * storeClosedIn(new StoreClosedError('pglite'))?.code // => 'DB_STORE_CLOSED'
+ * storeClosedIn(new Error('pass failed', { cause: new StoreClosedError('postgres') }))?.engine // => 'postgres'
+ * storeClosedIn(new AggregateError([new Error('x'), new StoreClosedError('pglite')]))?.engine // => 'pglite'
+ * storeClosedIn(new Error('connect ECONNREFUSED')) // => null
+ * ```
+ */
+export function storeClosedIn(error: unknown, depth = 0): StoreClosedError | null {
+  if (error instanceof StoreClosedError) return error;
+  if (!(error instanceof Error) || depth > 8) return null;
+  if (error instanceof AggregateError)
+    for (const e of error.errors) {
+      const found = storeClosedIn(e, depth + 1);
+      if (found) return found;
+    }
+  return storeClosedIn(error.cause, depth + 1);
 }
