@@ -175,7 +175,7 @@ export class Dispatcher {
     this.wake();
     if (this.retryTimer !== null) this.o.clock.clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    for (const e of this.outbox.drain()) e.reject(new DispatcherStoppedError());
+    for (const e of this.outbox.drain()) e.reject(new DispatcherStoppedError(e.sent === true));
   }
 
   private want(freed = 0): number {
@@ -357,10 +357,16 @@ export class Dispatcher {
     this.resync = true;
     const decided = afterFailure(batch, transient);
     decided.rejected?.reject(error);
-    this.outbox.unshift(decided.requeued);
     if (decided.report) this.o.onError(error);
+    // Stopped while the tick was out: no tick will carry them again, and
+    // the outbox was drained already, so they are answered here (kept,
+    // their callers would wait for ever).
+    if (this.stopped) {
+      for (const e of decided.requeued) e.reject(new DispatcherStoppedError(true));
+      return;
+    }
+    this.outbox.unshift(decided.requeued);
     this.expire(error);
-    if (this.stopped) return;
     const delay = backoffDelay(this.failures - 1, {
       minMs: this.o.backoff.baseMs,
       maxMs: this.o.backoff.maxMs,

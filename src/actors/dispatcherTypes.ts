@@ -17,12 +17,21 @@ export class DispatchUnavailableError extends Error {
   }
 }
 
-/** The dispatcher was stopped before the op's tick ran. */
+/**
+ * The dispatcher was stopped before the op's tick answered: `sent` false
+ * when no tick carried it (nothing was written), true when a tick carried
+ * it and failed without an answer (a commit whose reply was lost looks the
+ * same), so it may have been applied.
+ */
 export class DispatcherStoppedError extends Error {
   override readonly name = 'DispatcherStoppedError';
   readonly code = 'DISPATCHER_STOPPED';
-  constructor() {
-    super('the dispatcher is stopped');
+  constructor(readonly sent = false) {
+    super(
+      sent
+        ? 'the dispatcher stopped after a tick carrying the op failed'
+        : 'the dispatcher is stopped',
+    );
   }
 }
 

@@ -22,7 +22,12 @@ import type { TickOutcome } from '../db/tickTypes.js';
 import { ReconcilerStoppedError } from '../machines/reconcileLoop.js';
 import type { Dispatcher } from './dispatcher.js';
 import { DispatcherStoppedError, DispatchUnavailableError } from './dispatcher.js';
-import { endedExit, type RuntimeEnding, RuntimeStoppedError } from './runtimeExit.js';
+import {
+  commandStopped,
+  endedExit,
+  type RuntimeEnding,
+  RuntimeStoppedError,
+} from './runtimeExit.js';
 import { type CreatedTask, type Runtime, RuntimeCommandError } from './runtimeTypes.js';
 
 /** One op as the dispatcher takes it (its `ref` is the dispatcher's). */
@@ -151,14 +156,11 @@ export async function cancelFollowing(
 export function commandError(
   error: unknown,
   isTransient: (error: unknown) => boolean = isTransientDbError,
+  op = 'the command',
 ): never {
   if (error instanceof RuntimeCommandError) throw error;
   // The runtime stopped with the command's write still waiting: it never ran.
-  if (error instanceof DispatcherStoppedError)
-    throw new RuntimeStoppedError(
-      { kind: 'stopped' },
-      'the runtime stopped before the command ran',
-    );
+  if (error instanceof DispatcherStoppedError) throw commandStopped('stop', op, error.sent);
   if (error instanceof ValidationError)
     throw new RuntimeCommandError(
       'invalid',
@@ -206,8 +208,24 @@ const messageOf = (error: unknown): string =>
 
 export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
   // The runtime's own judgement of an outage: the one its retries follow.
-  const failed = (error: unknown): never => commandError(error, o.isTransient);
-  const alive = () => {
+  // A stop() or kill() that came first is said the same way wherever the
+  // command was: called after it, or its write dropped or failing as the
+  // node's I/O stopped (`RuntimeStoppedError`, saying whether it may have
+  // been applied). A node that gave up (no ending asked) is `unavailable`.
+  const failedAs =
+    (op: string) =>
+    (error: unknown): never => {
+      const ending = o.ending();
+      if (error instanceof DispatcherStoppedError && ending !== undefined)
+        throw commandStopped(ending, op, error.sent);
+      if (error instanceof DispatcherStoppedError)
+        throw new RuntimeCommandError('unavailable', 'the runtime is stopped', { cause: error });
+      return commandError(error, o.isTransient, op);
+    };
+  const failed = failedAs('the command');
+  const alive = (op: string) => {
+    const ending = o.ending();
+    if (ending !== undefined) throw commandStopped(ending, op, false);
     if (o.isDead()) throw new RuntimeCommandError('unavailable', 'the runtime is stopped');
   };
   const taskFor = async (actor: string | null, taskId: string) => {
@@ -232,7 +250,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
     input.timeLimitMs ?? o.defaultTimeLimitMs ?? null;
 
   const submit: Runtime['submit'] = async (userId, input): Promise<CreatedTask> => {
-    alive();
+    alive('enqueue');
     // Checked here by the tick's own rules, so the caller hears the field it
     // sent (`env.A`), not where the tick carries it (`ops.0.spec.env.A`).
     const problem = submissionProblem(input);
@@ -254,7 +272,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
         ...(input.key === undefined ? {} : { key: input.key }),
         ...(limit === null ? {} : { timeLimitMs: limit }),
       })
-      .catch(failed);
+      .catch(failedAs('enqueue'));
     const taken = keyTakenBy(outcome);
     if (taken !== undefined) {
       o.onSubmitted?.('conflict');
@@ -282,7 +300,7 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
       return { taskId: task.id, sessionId: session.id, position, replayed };
     },
     async cancel(actor, taskId) {
-      alive();
+      alive('cancel');
       await taskFor(actor, taskId);
       const s = await latestSession(taskId);
       if (s.status !== 'queued' && s.status !== 'running') {
@@ -301,14 +319,14 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
             reason: actor === null ? 'cancelled by admin' : 'cancelled by user',
             column: 'failed',
           })
-          .catch(failed),
+          .catch(failedAs('cancel')),
       );
       appliedOr(outcome, `task ${taskId}`);
       if (!o.cancelRunner(s.id) && s.handle !== null)
         await o.removeRun({ sessionId: s.id, handle: s.handle }).catch(o.onError);
     },
     async retry(actor, taskId) {
-      alive();
+      alive('retry');
       const task = await taskFor(actor, taskId);
       const last = await latestSession(taskId);
       if (last.status !== 'failed' && last.status !== 'cancelled') {
@@ -326,18 +344,18 @@ export function runtimeCommands(o: RuntimeCommandsOptions): RuntimeCommands {
           sessionId: newId('session'),
           expected: { sessionId: last.id, status: last.status, epoch: last.epoch },
         })
-        .catch(failed);
+        .catch(failedAs('retry'));
       const done = appliedOr(outcome, `task ${taskId}`);
       return { sessionId: done.session.id, position: done.position ?? 0 };
     },
     async setUserCap(userId, maxRunning) {
-      alive();
-      const outcome = await o.submit({ op: 'cap', userId, maxRunning }).catch(failed);
+      alive('cap');
+      const outcome = await o.submit({ op: 'cap', userId, maxRunning }).catch(failedAs('cap'));
       if (outcome.kind !== 'cap') appliedOr(outcome, `user ${userId}`);
     },
     reconcile() {
       // Throws, not rejects, on a stopped runtime: as it always has.
-      alive();
+      alive('reconcile');
       const pass = o.requestPass();
       if (pass === undefined) {
         return Promise.reject(new RuntimeCommandError('unavailable', 'no reconciler running'));

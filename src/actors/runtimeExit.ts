@@ -4,6 +4,7 @@
  * feeds the root's events to `noteRootEvent` and classifies once, in the
  * root's exit callback (src/actors/runtime.ts).
  */
+import { BoardStoppedError } from '../board/boardCommandError.js';
 import type { SupervisorEvent } from '../supervisor/events.js';
 import { describeExitReason, type ExitReason, isCleanExit } from '../supervisor/exitReason.js';
 
@@ -120,22 +121,50 @@ export function describeRuntimeExit(exit: RuntimeExit): string {
 
 /**
  * `runtime.booted` rejects with it when the tree ends before the first boot
- * pass succeeded; so do `reconcile()` and commands whose writes had not run
- * when the runtime stopped.
+ * pass succeeded; so do `reconcile()`, and a command that did not commit
+ * because `stop()` or `kill()` came first (called after either, or its
+ * write still waiting when the node's I/O stopped). `applied` says what a
+ * command's caller may assume: `no` when its write was never sent, `maybe`
+ * when a tick carrying it failed as the node stopped (a commit whose reply
+ * was lost looks the same: submit again with the same `key`); `null` for
+ * `booted` and `reconcile()`.
  *
  * @example
  * ```ts
  * new RuntimeStoppedError({ kind: 'killed' }).message // => 'the runtime ended before its boot pass: killed'
  * new RuntimeStoppedError({ kind: 'stopped' }).code // => 'RUNTIME_STOPPED'
+ * new RuntimeStoppedError({ kind: 'stopped' }).applied // => null
+ * commandStopped('stop', 'enqueue', false).message // => 'the runtime is stopped: enqueue was not applied'
+ * commandStopped('kill', 'enqueue', true).message // => 'the runtime was killed: enqueue may have been applied (submit again with the same key to be sure)'
+ * commandStopped('stop', 'cancel', true).applied // => 'maybe'
  * ```
  */
-export class RuntimeStoppedError extends Error {
+export class RuntimeStoppedError extends BoardStoppedError {
   override readonly name = 'RuntimeStoppedError';
   readonly code = 'RUNTIME_STOPPED';
   constructor(
     readonly exit: RuntimeExit,
     message = `the runtime ended before its boot pass: ${describeRuntimeExit(exit)}`,
+    readonly applied: 'no' | 'maybe' | null = null,
   ) {
     super(message);
   }
+}
+
+/** What a command (`op`) is answered once `ending` came before its commit; `sent`: a tick carried it. */
+export function commandStopped(
+  ending: RuntimeEnding,
+  op: string,
+  sent: boolean,
+): RuntimeStoppedError {
+  const head = `${ending === 'stop' ? 'the runtime is stopped' : 'the runtime was killed'}: ${op}`;
+  const check =
+    op === 'enqueue' ? 'submit again with the same key to be sure' : 'read the task back to see';
+  return sent
+    ? new RuntimeStoppedError(
+        endedExit(ending),
+        `${head} may have been applied (${check})`,
+        'maybe',
+      )
+    : new RuntimeStoppedError(endedExit(ending), `${head} was not applied`, 'no');
 }

@@ -36,6 +36,20 @@ export class BoardCommandError extends Error {
 }
 
 /**
+ * A command refused because the node is stopping or stopped: the runtime's
+ * `RuntimeStoppedError` is one (it says whether the write may have been
+ * applied). Not a {@link BoardCommandError}, since a library caller tells it
+ * by its own class and `exit`; the server answers it as `unavailable` (503),
+ * as it answers a node that gave up.
+ *
+ * @example
+ * ```ts
+ * new BoardStoppedError('stopping') instanceof Error // => true
+ * ```
+ */
+export class BoardStoppedError extends Error {}
+
+/**
  * True for a command failure: a {@link BoardCommandError}, by class (the
  * runtime throws this very class). An error that only looks like one (same
  * `name` and `code`) is not: it is a bug, and the server answers 500.

@@ -38,6 +38,7 @@ export {
   BOARD_COMMAND_STATUS,
   BoardCommandError,
   type BoardCommandErrorCode,
+  BoardStoppedError,
   isBoardCommandError,
 } from './boardCommandError.js';
 export type { BoardMetricsSnapshot, PoolSnapshot } from './poolSnapshot.js';
@@ -144,7 +145,9 @@ export interface CreateTaskInput {
  * never `forbidden`, so ids of other users' tasks do not leak.
  * Failures reject with a {@link BoardCommandError}; so do the reads of
  * rows here (`taskDetail`, `lineStatus`, ...) whose store did not answer
- * (`unavailable`: the API's 503), anything else they reject with is a bug.
+ * (`unavailable`: the API's 503). A command the node refused because it is
+ * stopping rejects with a {@link BoardStoppedError} (also a 503); anything
+ * else they reject with is a bug.
  */
 export interface BoardCommands {
   /**

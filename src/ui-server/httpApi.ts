@@ -9,6 +9,7 @@ import { z } from 'zod';
 import {
   BOARD_COMMAND_STATUS,
   type BoardCommands,
+  BoardStoppedError,
   isBoardCommandError,
 } from '../board/boardPort.js';
 import { submissionSchema, taskTitle } from '../board/submission.js';
@@ -289,6 +290,16 @@ export async function handleHttp(
       const headers =
         status === 503 ? { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_S) } : undefined;
       return send(res, status, { error: { code: err.code, message: err.message } }, headers);
+    }
+    if (err instanceof BoardStoppedError) {
+      // The node is stopping (a deploy): another node, or this one started again, takes it.
+      ctx.metrics.refused('unavailable');
+      return send(
+        res,
+        BOARD_COMMAND_STATUS.unavailable,
+        { error: { code: 'unavailable', message: err.message } },
+        { 'retry-after': String(RETRY_AFTER_UNAVAILABLE_S) },
+      );
     }
     ctx.logger.error({ err, url: req.url }, 'http: internal error');
     ctx.metrics.refused('internal');

@@ -320,6 +320,36 @@ describe('Dispatcher', () => {
     await expect(d.submit(enqueue(3))).rejects.toBeInstanceOf(DispatcherStoppedError);
   });
 
+  it('stop() says which ops a tick carried: one stopped while its failed tick was out is answered, as sent', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d } = dispatcher(store, clock);
+    await flush();
+    // The first tick fails while stop() runs: its reply lost, the commit unknown.
+    store.hold = true;
+    store.script.push(transient());
+    const carried = d.submit(enqueue(1)).catch((e: unknown) => e);
+    await flush();
+    expect(store.pending).toHaveLength(1);
+    expect(store.calls.at(-1)?.ops.map((op) => op.op)).toEqual(['enqueue']);
+    d.stop();
+    for (const release of store.pending.splice(0)) release();
+    const answer = await carried;
+    expect(answer).toBeInstanceOf(DispatcherStoppedError);
+    expect(answer).toMatchObject({ sent: true });
+    // A tick carried it and failed before stop(): sent, answered by stop()'s drain.
+    const second = new FakeStore();
+    const { d: d2 } = dispatcher(second, clock);
+    await flush();
+    second.script.push(transient());
+    const retried = d2.submit(enqueue(2)).catch((e: unknown) => e);
+    await flush();
+    const waiting = d2.submit(enqueue(3)).catch((e: unknown) => e);
+    d2.stop();
+    expect(await retried).toMatchObject({ sent: true });
+    expect(await waiting).toMatchObject({ sent: false });
+  });
+
   it("a command is answered unavailable once the store has failed for commandOutageMs, and later ones at once; a runner's op waits on", async () => {
     const store = new FakeStore();
     const clock = new TestClock();

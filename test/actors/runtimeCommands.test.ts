@@ -122,12 +122,34 @@ describe('submit and createTask', () => {
   });
 
   test('a write the runtime stopped before it ran rejects as stopped; a bad one as invalid', async () => {
-    const stopped = setup({ submit: () => Promise.reject(new DispatcherStoppedError()) });
-    const err = await stopped.c
-      .submit('a', { title: 't', image: 'i', command: ['c'] })
-      .catch((e) => e);
+    // stop() or kill() came after the submit was called, before its tick.
+    let ending: 'stop' | 'kill' | undefined;
+    const endsWith = (how: 'stop' | 'kill', sent: boolean) => () => {
+      ending = how;
+      return Promise.reject(new DispatcherStoppedError(sent));
+    };
+    const input = { title: 't', image: 'i', command: ['c'] };
+    const stopped = setup({ submit: endsWith('stop', false), ending: () => ending });
+    const err = await stopped.c.submit('a', input).catch((e) => e);
     expect(err).toBeInstanceOf(RuntimeStoppedError);
-    expect(err.exit).toEqual({ kind: 'stopped' });
+    expect([err.exit, err.applied, err.message]).toEqual([
+      { kind: 'stopped' },
+      'no',
+      'the runtime is stopped: enqueue was not applied',
+    ]);
+    ending = undefined;
+    const killed = setup({ submit: endsWith('kill', true), ending: () => ending });
+    const lost = await killed.c.submit('a', input).catch((e) => e);
+    expect([lost.exit, lost.applied]).toEqual([{ kind: 'killed' }, 'maybe']);
+    // Called after stop(): the same error, and nothing is sent.
+    const after = setup({ ending: () => 'stop' });
+    const refused = await after.c.submit('a', input).catch((e) => e);
+    expect([refused.constructor, refused.applied]).toEqual([RuntimeStoppedError, 'no']);
+    expect(after.ops).toEqual([]);
+    // The node gave up (no stop() or kill() asked): unavailable, as before.
+    ending = undefined;
+    const gaveUp = setup({ submit: () => Promise.reject(new DispatcherStoppedError()) });
+    await expect(gaveUp.c.submit('a', input)).rejects.toMatchObject({ code: 'unavailable' });
     const bad = setup({ submit: () => Promise.reject(new ValidationError('title', 'too long')) });
     await expect(
       bad.c.submit('a', { title: 't', image: 'i', command: ['c'] }),
@@ -395,8 +417,13 @@ describe('reconcile', () => {
   });
 
   test('a reconciler that stops because the runtime ends rejects as the ending says', async () => {
-    const gone = () => Promise.reject(new ReconcilerStoppedError('gone'));
-    const killed = setup({ requestPass: gone, ending: () => 'kill' });
+    // kill() comes while the pass runs: the reconcile was asked before it.
+    let ending: 'kill' | undefined;
+    const gone = () => {
+      ending = 'kill';
+      return Promise.reject(new ReconcilerStoppedError('gone'));
+    };
+    const killed = setup({ requestPass: gone, ending: () => ending });
     const err = await killed.c.reconcile().catch((e) => e);
     expect(err).toBeInstanceOf(RuntimeStoppedError);
     expect(err.exit).toEqual({ kind: 'killed' });

@@ -24,7 +24,11 @@ import type {
   SubscribeOptions,
   TaskDetail,
 } from '../../src/board/boardPort.js';
-import { BoardCommandError, CARD_OUTPUT_LINES } from '../../src/board/boardPort.js';
+import {
+  BoardCommandError,
+  BoardStoppedError,
+  CARD_OUTPUT_LINES,
+} from '../../src/board/boardPort.js';
 
 export interface FakeBoardOptions {
   maxRunning?: number;
@@ -129,6 +133,9 @@ export class FakeBoard implements BoardSource, BoardCommands {
   async createTask(userId: string, input: CreateTaskInput) {
     this.calls.push({ op: 'createTask', actor: userId, args: [input] });
     if (input.image === 'invalid') throw new BoardCommandError('invalid', 'image refused');
+    // A node whose stop() has begun (the runtime's RuntimeStoppedError is one).
+    if (input.image === 'stopping')
+      throw new BoardStoppedError('the runtime is stopped: enqueue was not applied');
     // A key names one task of its user, as the tick keeps it (rtTickAppend.ts).
     const keyed = input.key === undefined ? undefined : this.keys.get(`${userId}\n${input.key}`);
     if (keyed !== undefined) {

@@ -146,6 +146,10 @@ describe('tasks', () => {
     await call('POST', '/api/tasks', ALICE, spec('a'));
     const retryRunning = await call('POST', '/api/tasks/t1/retry', ALICE);
     expect([retryRunning.status, errorCode(retryRunning)]).toEqual([409, 'conflict']);
+    // The node is stopping: try again (another node, or this one started again).
+    const stopping = await call('POST', '/api/tasks', ALICE, { ...spec('x'), image: 'stopping' });
+    expect([stopping.status, errorCode(stopping)]).toEqual([503, 'unavailable']);
+    expect(stopping.headers.get('retry-after')).not.toBeNull();
   });
 
   it('hides other users’ tasks as not_found; the admin may act on any', async () => {
