@@ -6,8 +6,10 @@
  * a submission checks it by the same rules as the tick (src/db/runSpec.ts
  * parses it for the store).
  */
+
 import { z } from 'zod';
 import { ILL_FORMED, isWellFormed } from '../common/wellFormed.js';
+import { refuseProtoKey } from './protoKey.js';
 
 /** Limits on a run spec, documented in docs/data.md. */
 export const RUN_SPEC_LIMITS = {
@@ -47,25 +49,11 @@ export const RUN_SPEC_FIELDS = {
       (args) => args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0) <= L.commandBytes,
       `command longer than ${L.commandBytes} bytes`,
     ),
-  env: z.preprocess(refuseProtoKey, envRecord()).optional(),
+  // zod's record would drop an own __proto__ key unheard: refused by name (src/board/protoKey.ts).
+  env: z
+    .preprocess(refuseProtoKey('not a variable name a task can carry (__proto__)'), envRecord())
+    .optional(),
 };
-
-/**
- * A JSON object's own `__proto__` key (JSON.parse makes one; so does
- * defineProperty): zod's record skips it, so `{"env": {"__proto__": "x"}}`
- * was accepted and the variable dropped unheard. It is no variable a
- * program can be given through an object, so it is refused by name.
- */
-function refuseProtoKey(raw: unknown, ctx: z.RefinementCtx): unknown {
-  if (typeof raw === 'object' && raw !== null && Object.hasOwn(raw, '__proto__')) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'not a variable name a task can carry (__proto__)',
-      path: ['__proto__'],
-    });
-  }
-  return raw;
-}
 
 function envRecord() {
   return z

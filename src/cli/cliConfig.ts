@@ -6,6 +6,7 @@
 
 import { z } from 'zod';
 import { defaultNodeId } from '../actors/runtimeOptions.js';
+import { refuseProtoKey } from '../board/protoKey.js';
 import { timeLimitMs } from '../board/timeLimit.js';
 import { MAX_TIMER_MS } from '../common/maxTimerMs.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_PATTERN } from '../containers/namespace.js';
@@ -61,7 +62,12 @@ export const cliConfigSchema = z.strictObject({
   users: z.array(userName).min(1).max(100),
   tokens: z.strictObject({
     admin: token.optional(),
-    users: z.record(userName, token),
+    // zod's record would drop an own __proto__ key unheard (that user's
+    // token silently ignored): refused by name (src/board/protoKey.ts).
+    users: z.preprocess(
+      refuseProtoKey('is not a user name a token can be given to'),
+      z.record(userName, token),
+    ),
   }),
   pollMs: ms,
   adoptBudgetMs: ms,

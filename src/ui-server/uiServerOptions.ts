@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { BoardCommands, BoardSource } from '../board/boardPort.js';
+import { refuseProtoKey } from '../board/protoKey.js';
 import { didYouMean } from '../common/didYouMean.js';
 import { firstIssue } from '../common/firstIssue.js';
 
@@ -166,7 +167,12 @@ const token = z.string().regex(/^[A-Za-z0-9._~-]{16,256}$/, '16 to 256 of A-Z a-
 
 const shape = z.object({
   tokens: z.object({
-    users: z.record(z.string().min(1).max(200), token),
+    // A user id `__proto__` (a JSON-parsed config's own key) would pass
+    // zod's record unseen and then be a user of the board: refused by name.
+    users: z.preprocess(
+      refuseProtoKey('is not a user id a token can be given to'),
+      z.record(z.string().min(1).max(200), token),
+    ),
     admin: token,
   }),
   port: z.number().int().min(0).max(65_535),

@@ -83,6 +83,28 @@ describe('resolveConfig', () => {
     expect(e.source).toBe('config file rt.json');
   });
 
+  it('names a user called __proto__ in the file, which a record would drop unheard', () => {
+    const file = (users: string) => ({
+      file: { path: 'rt.json', value: JSON.parse(`{"tokens": {"users": ${users}}}`) },
+    });
+    const token = 'a'.repeat(20);
+    const e = errorOf(() =>
+      resolveConfig(file(`{"ann": "${'b'.repeat(20)}", "__proto__": "${token}"}`)),
+    );
+    expect([e.key, e.source, e.code]).toEqual([
+      'tokens.users.__proto__',
+      'config file rt.json',
+      'CLI_CONFIG',
+    ]);
+    expect(e.message).toBe(
+      'config file rt.json: tokens.users.__proto__ is not a user name a token can be given to',
+    );
+    // Other names Object.prototype has are plain users (boardTokens ownToken reads them so).
+    expect(resolveConfig(file(`{"constructor": "${token}"}`)).config.tokens.users).toEqual({
+      constructor: token,
+    });
+  });
+
   it('rejects an unknown enum value from a flag', () => {
     const e = errorOf(() => resolveConfig({ flags: { '--backend': 'kubernetes' } }));
     expect(e.key).toBe('backend');

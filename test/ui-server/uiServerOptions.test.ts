@@ -42,6 +42,17 @@ describe('resolveUiServerOptions', () => {
       /tokens\.users\.alice/,
     ],
     [{ ...base, tokens: { users: TOKENS.users, admin: 'has spaces in it, no' } }, /tokens\.admin/],
+    // A config read with JSON.parse: an own __proto__ key, which zod's record skips.
+    [
+      {
+        ...base,
+        tokens: {
+          users: JSON.parse(`{"__proto__": "${'p'.repeat(20)}"}`),
+          admin: TOKENS.admin,
+        },
+      },
+      /tokens\.users\.__proto__: is not a user id a token can be given to/,
+    ],
     [
       { ...base, tokens: { users: { x: TOKENS.admin }, admin: TOKENS.admin } },
       /tokens\.admin: the admin token is also a user token/,
