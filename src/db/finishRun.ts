@@ -11,7 +11,7 @@ import { CorruptRowError, NotFoundError, StaleStatusError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { type Session, type Task, toSession, toTask } from './rows.js';
-import { fitOutput, type RunOutputInput } from './sessionOutputs.js';
+import { fitOutput, type RunOutputInput, writtenBytes } from './sessionOutputs.js';
 import { type FinishInput, finishInput } from './sessionTransitions.js';
 import { storedTail } from './storedTail.js';
 import type { Db } from './transaction.js';
@@ -40,7 +40,7 @@ export async function finishRun(
   const fitted = fitOutput(o);
   const tail = storedTail(fitted.text);
   const failed = i.status === 'failed';
-  const totalBytes = Math.max(o.totalBytes, Buffer.byteLength(o.text, 'utf8'));
+  const totalBytes = writtenBytes(o);
   const result = await sql<Record<string, unknown>>`
     WITH u AS (
       UPDATE sessions SET

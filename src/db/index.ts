@@ -145,6 +145,7 @@ export {
   type RunOutputInput,
   SESSION_OUTPUT_LIMIT_BYTES,
   type SessionOutput,
+  writtenBytes,
 } from './sessionOutputs.js';
 export {
   countRunning,

@@ -90,6 +90,35 @@ export function fitOutput(
   return { text: cutMarker(utf8(kept), total) + kept, truncated: true };
 }
 
+/**
+ * The size of the whole output the run wrote, as stored (`total_bytes`):
+ * the backend's count of the bytes (`totalBytes`). Its text is decoded
+ * from those bytes, so it is no measure of them: each invalid byte (a lone
+ * 0xff, a multi-byte character the run cut off) is one U+FFFD of three
+ * bytes, and taking the text's length in UTF-8 as a floor stored 17 for
+ * the 14 bytes `printf 'a\000b\377c\n\342\202\254ok\n\342\202'`
+ * wrote. The floor kept against a backend that counts short is what the
+ * text proves was written: a U+FFFD counts one byte, and an output the
+ * backend cut (its text starts with the backend's own marker line) has
+ * only the backend's count.
+ *
+ * @example
+ * ```ts
+ * writtenBytes({ text: 'a\uFFFDb\n', totalBytes: 4, truncated: false }) // => 4
+ * writtenBytes({ text: 'a\u0000b', totalBytes: 3, truncated: false }) // => 3
+ * writtenBytes({ text: '€ok\n', totalBytes: 0, truncated: false }) // => 6
+ * writtenBytes({ text: '\uFFFD\uFFFD', totalBytes: 0, truncated: false }) // => 2
+ * writtenBytes({ text: '[roundtable: output cut, first 1 of 6 bytes dropped]\nhello', totalBytes: 6, truncated: true }) // => 6
+ * ```
+ */
+export function writtenBytes(output: RunOutputInput): number {
+  if (output.truncated) return output.totalBytes;
+  let replaced = 0;
+  for (let i = output.text.indexOf('\uFFFD'); i !== -1; i = output.text.indexOf('\uFFFD', i + 1))
+    replaced += 1;
+  return Math.max(output.totalBytes, utf8(output.text) - 2 * replaced);
+}
+
 const outputInput = z.strictObject({
   text: z.string(),
   totalBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
@@ -114,7 +143,7 @@ export async function finishWithOutput(
       .values({
         session_id: session.id,
         text: fitted.text,
-        total_bytes: Math.max(o.totalBytes, Buffer.byteLength(o.text, 'utf8')),
+        total_bytes: writtenBytes(o),
         truncated: fitted.truncated,
         created_at: session.finishedAt ?? session.updatedAt,
         ...storedTail(fitted.text),

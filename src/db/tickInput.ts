@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ValidationError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
-import { fitOutput } from './sessionOutputs.js';
+import { fitOutput, writtenBytes } from './sessionOutputs.js';
 import { fastCheckedHead } from './tickFastCheck.js';
 import type { TickInput } from './tickTypes.js';
 import { MAX_TICK_OPS, validateTickOp } from './validateTickOp.js';
@@ -192,7 +192,7 @@ export function tickPayload(input: TickInput): TickPayload {
           user_recoverable: o.userRecoverable,
           has_output: out !== null,
           out_text: fitted?.text ?? null,
-          out_total: out === null ? null : Math.max(out.totalBytes, Buffer.byteLength(out.text)),
+          out_total: out === null ? null : writtenBytes(out),
           out_truncated: fitted?.truncated ?? null,
           col: o.column,
           requeue_id: o.requeue?.sessionId ?? null,

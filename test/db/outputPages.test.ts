@@ -7,6 +7,7 @@ import type {
   UnknownRow,
 } from 'kysely';
 import { expect, it } from 'vitest';
+import { runOutputFrom } from '../../src/containers/wrapper.js';
 import { OUTPUT_CHUNK_BYTES } from '../../src/db/outputChunkBytes.js';
 import { readOutputPage, readOutputPieces } from '../../src/db/outputPages.js';
 import { finishWithOutput } from '../../src/db/sessionOutputs.js';
@@ -14,6 +15,7 @@ import { claim } from '../../src/db/sessionTransitions.js';
 import type { Db } from '../../src/db/transaction.js';
 import { describeEachEngine, raceTest } from '../support/databases.js';
 import { enqueue, steppingClock } from './fixtures.js';
+import { enqueueOp, finishOp, ticker } from './tickFixtures.js';
 
 /** Counts the bytes of every byte column and text column the store answers with. */
 class BytesRead implements KyselyPlugin {
@@ -143,6 +145,55 @@ describeEachEngine('output pages', (getDb, engine) => {
       lines: [],
       totalLines: 0,
     });
+  });
+
+  it('keeps the byte count a run wrote through NUL, invalid UTF-8 and a character split over pieces', async () => {
+    const { db } = getDb();
+    // What a run wrote: a NUL, a lone 0xff, a euro sign straddling the
+    // first piece boundary, and a euro cut off at the very end.
+    const head = Buffer.from('a\u0000b\xffc\n', 'latin1');
+    const fill = Buffer.alloc(OUTPUT_CHUNK_BYTES - head.length - 1, 0x78);
+    const raw = Buffer.concat([
+      head,
+      fill,
+      Buffer.from('€ok\n', 'utf8'),
+      Buffer.from([0xff, 0x0a, 0xe2, 0x82]),
+    ]);
+    // As every backend reads it back (src/containers/wrapper.ts).
+    const read = runOutputFrom(raw, raw.length);
+    const stored = read.text.replaceAll('\u0000', '\uFFFD');
+    const lines = stored.split('\n');
+    const now = steppingClock();
+    const viaFinish = await enqueue(db, 'ann', now());
+    await claim(db, { sessionId: viaFinish.session.id, epoch: 0, owner: 'n', now: now() });
+    await finishWithOutput(
+      db,
+      { sessionId: viaFinish.session.id, epoch: 1, status: 'succeeded', exitCode: 0, now: now() },
+      read,
+    );
+    // The runner's path: the tick's finish.
+    const t = ticker(db, { defaultUserCap: 1 });
+    const { granted } = await t([enqueueOp('bo')], { want: 1 });
+    const g = granted[0]?.session;
+    if (g === undefined) throw new Error('not granted');
+    await t([finishOp(g.id, g.epoch, { output: read })]);
+    for (const [actor, taskId, sessionId] of [
+      ['ann', viaFinish.task.id, viaFinish.session.id],
+      ['bo', g.taskId, g.id],
+    ] as const) {
+      const ref = { actor, taskId, sessionId };
+      const page = await readOutputPage(db, ref, { from: 0, count: 10 });
+      expect(page?.totalBytes, actor).toBe(raw.length);
+      expect(page?.lines, actor).toEqual(lines);
+      expect(page?.totalLines, actor).toBe(lines.length);
+      // The line straddling the piece boundary, read from its own start.
+      expect((await readOutputPage(db, ref, { from: 1, count: 1 }))?.lines).toEqual([
+        `${'x'.repeat(fill.length)}€ok`,
+      ]);
+      const parts: Buffer[] = [];
+      for await (const part of (await readOutputPieces(db, ref, 1)) ?? []) parts.push(part);
+      expect(Buffer.concat(parts).toString('utf8'), actor).toBe(stored);
+    }
   });
 
   it('downloads the whole output in bounded parts', async () => {
