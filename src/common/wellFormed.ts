@@ -10,9 +10,10 @@
 /** What a refusal says. */
 export const ILL_FORMED = 'lone UTF-16 surrogate: not well-formed Unicode';
 
-/** `String.prototype.isWellFormed` (Node 20); the project's lib (ES2023) does not declare it yet. */
+/** `String.prototype.isWellFormed` and `toWellFormed` (Node 20); the project's lib (ES2023) does not declare them yet. */
 interface WellFormedCheck {
   isWellFormed(): boolean;
+  toWellFormed(): string;
 }
 
 /**
@@ -30,6 +31,22 @@ interface WellFormedCheck {
  */
 export function isWellFormed(text: string): boolean {
   return (text as string & WellFormedCheck).isWellFormed();
+}
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD, as UTF-8 encoding
+ * replaces it: for text no caller chose (a run's output), which is kept,
+ * not refused.
+ *
+ * @example
+ * ```ts
+ * toWellFormed('naïve 🙂') // => 'naïve 🙂'
+ * toWellFormed('a\ud800b') // => 'a\uFFFDb'
+ * toWellFormed('🙂'.slice(1)) // => '\uFFFD'
+ * ```
+ */
+export function toWellFormed(text: string): string {
+  return (text as string & WellFormedCheck).toWellFormed();
 }
 
 /**

@@ -12,6 +12,7 @@
  * (a `StaleStatusError`) writes neither.
  */
 import { z } from 'zod';
+import { isWellFormed, toWellFormed } from '../common/wellFormed.js';
 import { CorruptRowError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
@@ -53,7 +54,9 @@ const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
 /**
  * Fits an output into `limit` bytes: NUL characters (which Postgres text
- * cannot hold) become U+FFFD; if it is too long, or the backend already cut
+ * cannot hold) and lone UTF-16 surrogates (which its json refuses, failing
+ * the finish's tick: a backend of an application's own that cut an emoji
+ * in half) become U+FFFD; if it is too long, or the backend already cut
  * it, the tail is kept behind a marker line, cut on a character boundary.
  * Pure.
  *
@@ -61,6 +64,7 @@ const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
  * ```ts
  * fitOutput({ text: 'hello\n', totalBytes: 6, truncated: false }, 100) // => { text: 'hello\n', truncated: false }
  * fitOutput({ text: 'a\u0000b', totalBytes: 3, truncated: false }, 100) // => { text: 'a\uFFFDb', truncated: false }
+ * fitOutput({ text: 'cut \ud83d', totalBytes: 8, truncated: false }, 100) // => { text: 'cut \uFFFD', truncated: false }
  * fitOutput({ text: 'tail\n', totalBytes: 900, truncated: true }, 100) // => { text: '[roundtable: output cut: the last 5 of 900 bytes are kept]\ntail\n', truncated: true }
  * fitOutput({ text: 'x'.repeat(200), totalBytes: 200, truncated: false }, 80).text // => '[roundtable: output cut: the last 20 of 200 bytes are kept]\n' + 'x'.repeat(20)
  * Buffer.byteLength(fitOutput({ text: 'é'.repeat(100), totalBytes: 200, truncated: false }, 80).text) <= 80 // => true
@@ -70,9 +74,10 @@ export function fitOutput(
   output: RunOutputInput,
   limit: number = SESSION_OUTPUT_LIMIT_BYTES,
 ): { text: string; truncated: boolean } {
-  const text = output.text.includes('\u0000')
-    ? output.text.replaceAll('\u0000', '\uFFFD')
-    : output.text;
+  const wellFormed = isWellFormed(output.text) ? output.text : toWellFormed(output.text);
+  const text = wellFormed.includes('\u0000')
+    ? wellFormed.replaceAll('\u0000', '\uFFFD')
+    : wellFormed;
   const bytes = utf8(text);
   if (!output.truncated && bytes <= limit) return { text, truncated: false };
   const total = Math.max(output.totalBytes, bytes);

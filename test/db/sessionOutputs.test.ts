@@ -12,6 +12,7 @@ import type { Db } from '../../src/db/transaction.js';
 import { describeEachEngine } from '../support/databases.js';
 import { runDocExamples } from '../support/docExamples.js';
 import { enqueue, steppingClock } from './fixtures.js';
+import { enqueueOp, finishOp, ticker } from './tickFixtures.js';
 
 runDocExamples(new URL('../../src/db/sessionOutputs.ts', import.meta.url), outputs);
 
@@ -163,6 +164,33 @@ describeEachEngine('session outputs', (getDb) => {
     expect(stored?.text.startsWith('[roundtable: output cut: the last ')).toBe(true);
     expect(stored?.text.endsWith('x\nend\n')).toBe(true);
   }, 60_000);
+
+  it('a lone surrogate (a backend that cut an emoji in half) is stored as U+FFFD, not a failed tick', async () => {
+    const { db } = getDb();
+    const output = { text: `${'🙂'.slice(1)} ok \ud83d`, totalBytes: 12, truncated: false };
+    const now = steppingClock();
+    const id = await running(db, 'alice', now);
+    await finishWithOutput(
+      db,
+      { sessionId: id, epoch: 1, status: 'succeeded', exitCode: 0, now: now() },
+      output,
+    );
+    const t = ticker(db, { defaultUserCap: 1 });
+    const { granted } = await t([enqueueOp('bob')], { want: 1 });
+    const g = granted[0]?.session;
+    if (g === undefined) throw new Error('not granted');
+    const [outcome] = (await t([finishOp(g.id, g.epoch, { output })])).outcomes;
+    expect(outcome?.kind).toBe('applied');
+    for (const [userId, sessionId] of [
+      ['alice', id],
+      ['bob', g.id],
+    ] as const) {
+      expect(await getSessionOutput(db, { userId, sessionId })).toMatchObject({
+        text: '\uFFFD ok \uFFFD',
+        totalBytes: 12,
+      });
+    }
+  });
 
   it('NUL characters, which Postgres text cannot hold, are stored as U+FFFD', async () => {
     const { db } = getDb();
