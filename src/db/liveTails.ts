@@ -22,6 +22,7 @@
  */
 import { sql } from 'kysely';
 import { z } from 'zod';
+import { toWellFormed } from '../common/wellFormed.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import type { Db } from './transaction.js';
@@ -71,11 +72,9 @@ export interface LiveTail {
   lines: string[];
 }
 
-// jsonb holds no unpaired surrogate (and Postgres text no NUL: replaced apart).
-const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
- * A line as a row can hold it: NUL and unpaired surrogates become U+FFFD
+ * A line as a row can hold it: NUL (Postgres text holds none) and lone
+ * surrogates (jsonb holds none: src/common/wellFormed.ts) become U+FFFD
  * (the local card shows them as they came; this copy only travels).
  *
  * @example
@@ -87,7 +86,7 @@ const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00
  * ```
  */
 export function storableLine(text: string): string {
-  return text.replaceAll('\u0000', '\uFFFD').replace(UNPAIRED, '\uFFFD');
+  return toWellFormed(text.replaceAll('\u0000', '\uFFFD'));
 }
 
 /**
