@@ -24,6 +24,7 @@ import {
   type Task,
 } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
+import { checkAdvanceMs } from './harnessArguments.js';
 import { migratedPglite } from './migratedPglite.js';
 import { TestClock } from './TestClock.js';
 
@@ -83,7 +84,8 @@ export interface TestRuntime {
    * Moves virtual time by `ms`, firing timers in order and settling after
    * each. Calls of `advance` and `deploy` run one after the other in the
    * order they were made, awaited or not; after `close()` they reject with
-   * `HarnessClosedError`.
+   * `HarnessClosedError`. An `ms` that is not a finite number >= 0 rejects
+   * with a `HarnessArgumentError` and moves nothing.
    */
   advance(ms: number): Promise<void>;
   /** Waits until no actor has I/O in flight. */
@@ -298,6 +300,12 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     },
     errors,
     advance(ms) {
+      // Checked when called, not when its turn comes: the test's line is the one to blame.
+      try {
+        checkAdvanceMs(ms);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return inTurn('advance', async () => {
         // The target is read when this call's turn comes, not when it was
         // made: two advances of 20 s are 40 s, awaited one by one or not.

@@ -17,5 +17,6 @@ export {
   type TestRuntime,
   type TestRuntimeOptions,
 } from './createTestRuntime.js';
+export { HarnessArgumentError } from './harnessArguments.js';
 export { migratedPglite } from './migratedPglite.js';
 export { TestClock } from './TestClock.js';

@@ -150,6 +150,27 @@ describe('createTestRuntime: calls a test makes in the wrong order', () => {
     expect(h.clock.now()).toBe(before);
   });
 
+  test('advance(NaN) or a negative advance is a HarnessArgumentError and leaves the clock alone', async () => {
+    // advance(NaN) once made the virtual clock NaN for the rest of the test.
+    const h = await createTestRuntime({ pglite });
+    try {
+      const { sessionId } = await h.runtime.createTask('alice', agent(30));
+      const before = h.clock.now();
+      for (const ms of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
+        await expect(h.advance(ms)).rejects.toMatchObject({
+          name: 'HarnessArgumentError',
+          code: 'HARNESS_INVALID_ARGUMENT',
+          field: 'advance.ms',
+        });
+        expect(h.clock.now()).toBe(before);
+      }
+      await h.advance(31_000); // the harness still works
+      expect((await h.sessions()).find((s) => s.id === sessionId)?.status).toBe('succeeded');
+    } finally {
+      await h.close();
+    }
+  });
+
   test('a deploy whose turn comes after close() boots nothing', async () => {
     const h = await createTestRuntime({ pglite });
     const advancing = h.advance(5_000);
