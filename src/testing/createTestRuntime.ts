@@ -24,7 +24,7 @@ import {
   type Task,
 } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
-import { checkAdvanceMs } from './harnessArguments.js';
+import { checkAdvanceMs, checkTestRuntimeOptions } from './harnessArguments.js';
 import { migratedPglite } from './migratedPglite.js';
 import { TestClock } from './TestClock.js';
 
@@ -173,11 +173,43 @@ export class HarnessClosedError extends Error {
   }
 }
 
+/** Every option's key: a key added to the interface and not here fails to compile. */
+const OPTION_KEY_SET: Record<keyof TestRuntimeOptions, true> = {
+  caps: true,
+  pollMs: true,
+  adoptBudgetMs: true,
+  reconcileMs: true,
+  nodes: true,
+  rescheduleDelayMs: true,
+  commands: true,
+  runnerImage: true,
+  pglite: true,
+  db: true,
+  nodeId: true,
+  reconcileLock: true,
+  liveness: true,
+  settleTimeoutMs: true,
+  dispatchPollMs: true,
+  localMax: true,
+  retentionMs: true,
+  defaultTimeLimitMs: true,
+  onError: true,
+};
+const OPTION_KEYS = Object.keys(OPTION_KEY_SET);
+
+/** `options` without the keys given as undefined, which take their defaults as if left out. */
+function definedOnly(options: TestRuntimeOptions): TestRuntimeOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+}
+
 /** Rounds of the event loop allowed for one settle before it is called a hang. */
 const SETTLE_ROUNDS = 5_000;
 
 export async function createTestRuntime(options: TestRuntimeOptions = {}): Promise<TestRuntime> {
-  const o = { ...DEFAULTS, ...options };
+  // Before anything opens: a misspelt option was silently ignored (`pollMS`
+  // left the poll at its default, and the test asserted on the wrong timing).
+  checkTestRuntimeOptions(options, OPTION_KEYS);
+  const o = { ...DEFAULTS, ...definedOnly(options) };
   const clock = new TestClock();
   const cluster = new SimulatedCluster({
     clock,

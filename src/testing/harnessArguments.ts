@@ -1,7 +1,11 @@
 /**
  * The harness's own checks of what a test hands it, before anything runs:
- * `advance`'s duration. Pure: no clock, no store.
+ * `createTestRuntime`'s options (an unknown key with the project's "did you
+ * mean", the values only the harness reads) and `advance`'s duration. The
+ * options it passes on to `createRuntime` are checked there
+ * (`RuntimeOptionError`). Pure: no clock, no store.
  */
+import { didYouMean } from '../common/didYouMean.js';
 
 /**
  * A harness call was given something it cannot use: `field` names it as the
@@ -20,6 +24,70 @@ export class HarnessArgumentError extends Error {
 
 const isDuration = (v: unknown): v is number =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** The options only the harness reads (the rest go to `createRuntime`, which checks them). */
+export interface HarnessOwnOptions {
+  settleTimeoutMs?: number | undefined;
+  rescheduleDelayMs?: number | undefined;
+  nodes?: readonly string[] | undefined;
+}
+
+/**
+ * Throws a `HarnessArgumentError` naming the first option the harness cannot
+ * use: a key not in `known` (with the closest known one), or a value of the
+ * harness's own (`settleTimeoutMs`, `rescheduleDelayMs`, `nodes`) out of
+ * range. A key given as `undefined` counts as left out.
+ *
+ * @example
+ * ```ts
+ * const known = ['pollMs', 'nodes', 'settleTimeoutMs', 'rescheduleDelayMs']
+ * checkTestRuntimeOptions({ pollMs: 5_000, nodes: ['a', 'b'] } as never, known) // => undefined
+ * checkTestRuntimeOptions({ pollMs: undefined } as never, known) // => undefined
+ * checkTestRuntimeOptions({ pollMS: 5_000 } as never, known) // throws HarnessArgumentError
+ * checkTestRuntimeOptions({ colour: 'red' } as never, known) // throws HARNESS_INVALID_ARGUMENT
+ * checkTestRuntimeOptions({ settleTimeoutMs: 0 }, known) // throws HarnessArgumentError
+ * checkTestRuntimeOptions({ rescheduleDelayMs: Number.NaN }, known) // throws HarnessArgumentError
+ * checkTestRuntimeOptions({ nodes: [] }, known) // throws HarnessArgumentError
+ * ```
+ */
+export function checkTestRuntimeOptions(
+  options: HarnessOwnOptions,
+  known: readonly string[],
+): void {
+  if (typeof options !== 'object' || options === null)
+    throw new HarnessArgumentError('options', 'must be an object (or left out)');
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = didYouMean(key, known);
+    throw new HarnessArgumentError(
+      key,
+      `is not an option of createTestRuntime${near ? `; did you mean ${near}?` : ''}`,
+    );
+  }
+  const { settleTimeoutMs, rescheduleDelayMs, nodes } = options;
+  if (settleTimeoutMs !== undefined && !(isDuration(settleTimeoutMs) && settleTimeoutMs > 0))
+    throw new HarnessArgumentError(
+      'settleTimeoutMs',
+      `must be a number of ms > 0, got ${String(settleTimeoutMs)}`,
+    );
+  if (rescheduleDelayMs !== undefined && !isDuration(rescheduleDelayMs))
+    throw new HarnessArgumentError(
+      'rescheduleDelayMs',
+      `must be a number of ms >= 0, got ${String(rescheduleDelayMs)}`,
+    );
+  if (
+    nodes !== undefined &&
+    !(
+      Array.isArray(nodes) &&
+      nodes.length > 0 &&
+      nodes.every((n) => typeof n === 'string' && n !== '')
+    )
+  )
+    throw new HarnessArgumentError(
+      'nodes',
+      'must name at least one node (a cluster with none never starts a container)',
+    );
+}
 
 /**
  * Returns `ms` if `advance` can move the clock by it (a finite number >= 0),

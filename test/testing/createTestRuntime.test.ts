@@ -171,6 +171,24 @@ describe('createTestRuntime: calls a test makes in the wrong order', () => {
     }
   });
 
+  test('a misspelt or unusable option is a HarnessArgumentError naming it, before anything opens', async () => {
+    // { pollMS } was silently ignored: the poll stayed at its default.
+    await expect(createTestRuntime({ pglite, pollMS: 1_000 } as never)).rejects.toMatchObject({
+      name: 'HarnessArgumentError',
+      code: 'HARNESS_INVALID_ARGUMENT',
+      field: 'pollMS',
+      message: 'harness: pollMS is not an option of createTestRuntime; did you mean pollMs?',
+    });
+    // No node at all: every container would wait, pending, for ever.
+    await expect(createTestRuntime({ pglite, nodes: [] })).rejects.toMatchObject({
+      code: 'HARNESS_INVALID_ARGUMENT',
+      field: 'nodes',
+    });
+    // A key given as undefined is left out, as createRuntime's are.
+    const h = await createTestRuntime({ pglite, settleTimeoutMs: undefined, pollMs: undefined });
+    await h.close();
+  });
+
   test('a deploy whose turn comes after close() boots nothing', async () => {
     const h = await createTestRuntime({ pglite });
     const advancing = h.advance(5_000);
