@@ -36,6 +36,8 @@ export class SimulatedCluster {
   private nextContainer = 1;
   private nextNode = 0;
   private readonly faults: ApiFaults;
+  /** Every session a service was asked for: `reschedule` tells an ended run from an unknown id. */
+  private readonly started = new Set<string>();
   /** Image to the reason every task on it is rejected with. */
   private readonly refused = new Map<string, string>();
 
@@ -78,16 +80,32 @@ export class SimulatedCluster {
     return this.faults.stalledCalls();
   }
 
-  /** Swarm moves the service: the container dies (and its exec with it), a new one starts later. */
-  reschedule(sessionId: string): void {
+  /**
+   * Swarm moves the service: the container dies (and its exec with it), a
+   * new one starts later. True when a container was moved; false when the
+   * session's run has no service now (it ended, or its start failed). An id
+   * no run was ever started for throws `not_found`: a task's id, a typo or a
+   * session not started yet once did nothing, silently, and the test then
+   * asserted on a reschedule that never happened.
+   */
+  reschedule(sessionId: string): boolean {
     const service = this.serviceOf(sessionId);
-    if (service) this.replaceContainer(service, this.rescheduleDelayMs);
+    if (service) {
+      this.replaceContainer(service, this.rescheduleDelayMs);
+      return true;
+    }
+    if (this.started.has(sessionId)) return false;
+    throw new ContainerError(
+      'not_found',
+      `reschedule: no run of ${JSON.stringify(sessionId)} was ever started on this cluster; ` +
+        "pass a started session's id (createTask's sessionId, a card's sessionId), not a task's",
+    );
   }
 
   /** The node dies: its containers come back on the other nodes after the restart delay. */
   killNode(node: string): void {
     const state = this.nodes.get(node);
-    if (!state) throw new ContainerError('not_found', `no node ${node}`);
+    if (!state) throw this.noNode(node);
     state.up = false;
     for (const service of this.services.values()) {
       if (service.container?.node === node) this.replaceContainer(service, this.rescheduleDelayMs);
@@ -100,7 +118,7 @@ export class SimulatedCluster {
    */
   reviveNode(node: string): void {
     const state = this.nodes.get(node);
-    if (!state) throw new ContainerError('not_found', `no node ${node}`);
+    if (!state) throw this.noNode(node);
     if (state.up) return;
     state.up = true;
     for (const service of this.services.values())
@@ -118,6 +136,13 @@ export class SimulatedCluster {
       rolled.push(service.name);
     }
     return rolled;
+  }
+
+  private noNode(node: string): ContainerError {
+    return new ContainerError(
+      'not_found',
+      `no node ${JSON.stringify(node)}; the cluster's nodes are ${this.nodeNames().join(', ')}`,
+    );
   }
 
   // ---- inspection for tests ----------------------------------------------
@@ -140,8 +165,10 @@ export class SimulatedCluster {
   // ---- the engine API, subject to faults ---------------------------------
 
   readonly api = {
-    createService: (spec: Omit<SimService, 'container' | 'taskError'>) =>
-      this.call(() => {
+    createService: (spec: Omit<SimService, 'container' | 'taskError'>) => {
+      // Before the faults: a start that failed or stalls was still started.
+      this.started.add(spec.sessionId);
+      return this.call(() => {
         if (this.services.has(spec.name)) {
           throw new ContainerError('conflict', `service ${spec.name} already exists`);
         }
@@ -160,7 +187,8 @@ export class SimulatedCluster {
         this.services.set(spec.name, service);
         // Swarm says this through the task's status; one answer is enough here.
         return { name: spec.name, taskError: service.taskError };
-      }),
+      });
+    },
     inspectService: (name: string) =>
       this.call(() => {
         const service = this.services.get(name);

@@ -118,6 +118,45 @@ const fault: fc.Arbitrary<Fault> = fc.oneof(
   fc.record({ kind: fc.constant('hangApi' as const), ms: fc.integer({ min: 100, max: 20_000 }) }),
 );
 
+describe('SimulatedCluster faults on names it does not know', () => {
+  it('reschedule of an id no run was started for throws, naming what to pass', () => {
+    // It did nothing, silently: a test that passed a task's id asserted on a move that never happened.
+    const { cluster } = setup();
+    expect(() => cluster.reschedule('tsk_0123')).toThrow(
+      expect.objectContaining({
+        name: 'ContainerError',
+        code: 'not_found',
+        message: expect.stringContaining("pass a started session's id"),
+      }),
+    );
+  });
+
+  it('reschedule says whether it moved a container: false once the run ended', async () => {
+    const { cluster, backend, settle } = setup();
+    const { handle } = await settle(
+      backend.start({ sessionId: 's1', image: 'r:1', command: ['agent', '60'] }),
+    );
+    expect(cluster.reschedule('s1')).toBe(true);
+    await settle(backend.remove({ handle, sessionId: 's1' }));
+    expect(cluster.reschedule('s1')).toBe(false);
+  });
+
+  it('a start that failed still counts as started', async () => {
+    const { clock, cluster, backend, settle } = setup();
+    cluster.failApi(clock.now() + 10_000);
+    await expect(
+      settle(backend.start({ sessionId: 's1', image: 'r:1', command: ['echo'] })),
+    ).rejects.toMatchObject({ code: 'unavailable' });
+    expect(cluster.reschedule('s1')).toBe(false);
+  });
+
+  it('killNode and reviveNode of an unknown node name the nodes there are', () => {
+    const { cluster } = setup();
+    for (const call of [() => cluster.killNode('node-1'), () => cluster.reviveNode('node-1')])
+      expect(call).toThrow('no node "node-1"; the cluster\'s nodes are n1, n2, n3');
+  });
+});
+
 describe('SimulatedCluster engine refusals and health', () => {
   it('rejectImage: start fails rejected with Docker’s reason, leaves nothing, until acceptImage', async () => {
     const { cluster, backend, settle } = setup();

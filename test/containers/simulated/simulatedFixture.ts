@@ -69,7 +69,9 @@ export function simulatedFixture(): ContractFixture & {
       bytes: (n) => ['emit', String(n)],
       long: () => ['agent', '600'],
     },
-    replaceContainer: async (ref) => cluster.reschedule(ref.sessionId),
+    replaceContainer: async (ref) => {
+      cluster.reschedule(ref.sessionId);
+    },
     execCount: (sessionId) => cluster.execLog(sessionId).length,
   };
 }
