@@ -100,6 +100,10 @@ export interface TestRuntime {
   sessions(): Promise<Session[]>;
   tasks(): Promise<Task[]>;
   events(sessionId: string): Promise<SessionEvent[]>;
+  /**
+   * The current boot's cards, in the order `tasks()` lists their tasks as of
+   * the last `advance`, `settle` or `deploy` (a newer card comes last).
+   */
   board(): RuntimeCard[];
   execLog(sessionId?: string): ExecRecord[];
   /** Kills the node and closes what the harness opened; idempotent. */
@@ -263,7 +267,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       ...(o.defaultTimeLimitMs === undefined ? {} : { defaultTimeLimitMs: o.defaultTimeLimitMs }),
       onError: o.onError ?? ((e) => errors.push(e)),
     });
-    await settle();
+    await settled();
     return runtime;
   };
 
@@ -287,6 +291,39 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     }
     throw new HarnessSettleError(runtime.busy());
   }
+
+  // The board's order is the tasks' (oldest first), ties by random id: in
+  // virtual time every task of one instant ties, so `board()` listed them in
+  // a new order each run. It lists them as `tasks()` does instead, by a rank
+  // read after every advance, settle and deploy (a card newer than the last
+  // read comes after the ranked ones, in the board's order).
+  let rank = new Map<string, number>();
+  const tasksInOrder = () =>
+    db
+      .selectFrom('tasks')
+      .orderBy('tasks.created_at')
+      .orderBy((eb) =>
+        eb
+          .selectFrom('sessions')
+          .select((s) => s.fn.min('sessions.queued_tick').as('first'))
+          .whereRef('sessions.task_id', '=', 'tasks.id'),
+      )
+      .orderBy('tasks.id');
+  /** `settle()`, then the tasks' order read for `board()`. */
+  let ranking: Promise<void> = Promise.resolve();
+  async function settled(): Promise<void> {
+    await settle();
+    if (closing) return; // close() is closing the store: a boot or advance it cut short reads nothing
+    ranking = tasksInOrder()
+      .select('tasks.id')
+      .execute()
+      .then((rows) => {
+        rank = new Map(rows.map((r, i) => [r.id, i]));
+      });
+    await ranking;
+  }
+  const byRank = (a: RuntimeCard, b: RuntimeCard) =>
+    (rank.get(a.taskId) ?? rank.size) - (rank.get(b.taskId) ?? rank.size);
 
   await boot(o.runnerImage);
 
@@ -350,10 +387,10 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
           await settle();
         }
         clock.fireNext(target);
-        await settle();
+        await settled();
       });
     },
-    settle,
+    settle: settled,
     deploy(deployOptions = {}) {
       return inTurn('deploy', async () => {
         // Like a replaced app container: no shutdown, no cleanup, no last writes.
@@ -384,25 +421,15 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     },
     async tasks() {
       if (closing) throw new HarnessClosedError('tasks');
-      const rows = await db
-        .selectFrom('tasks')
-        .selectAll('tasks')
-        .orderBy('tasks.created_at')
-        .orderBy((eb) =>
-          eb
-            .selectFrom('sessions')
-            .select((s) => s.fn.min('sessions.queued_tick').as('first'))
-            .whereRef('sessions.task_id', '=', 'tasks.id'),
-        )
-        .orderBy('tasks.id')
-        .execute();
+      const rows = await tasksInOrder().selectAll('tasks').execute();
       return rows.map(toTask);
     },
     async events(sessionId) {
       if (closing) throw new HarnessClosedError('events');
       return listSessionEvents(db, sessionId);
     },
-    board: () => runtime.cards(null),
+    // Array.prototype.sort is stable: unranked cards keep the board's order.
+    board: () => runtime.cards(null).sort(byRank),
     execLog: (sessionId) => cluster.execLog(sessionId),
     close() {
       // Idempotent, as Runtime.stop is: a test that closes its harness and
@@ -415,6 +442,8 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
         // A call a test left hanging on purpose (an engine stalled in virtual
         // time) never ends: hence a short deadline, not the settle timeout.
         for (const node of [...killed, runtime]) await drained(node, KILLED_NODE_DRAIN_MS);
+        // And the board's order read, if one is under way (its caller hears how it ended).
+        await ranking.catch(() => undefined);
         await connected?.close();
       })();
       return closing;

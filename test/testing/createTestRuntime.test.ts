@@ -189,6 +189,23 @@ describe('createTestRuntime: calls a test makes in the wrong order', () => {
     await h.close();
   });
 
+  test('board() lists the cards of one virtual instant in submission order, as tasks() does', async () => {
+    // The board breaks ties by random id, and in virtual time every task of
+    // an instant ties: board() listed six such tasks in a new order each run.
+    const h = await createTestRuntime({ pglite, caps: { maxRunning: 1, defaultUserCap: 1 } });
+    try {
+      const titles = ['a', 'b', 'c', 'd', 'e', 'f'];
+      for (const title of titles) await h.runtime.createTask('ann', { ...agent(60), title });
+      await h.advance(1_000);
+      expect(h.board().map((c) => c.title)).toEqual(titles);
+      expect((await h.tasks()).map((t) => t.title)).toEqual(titles);
+      await h.deploy(); // the new boot's board, loaded from the rows
+      expect(h.board().map((c) => c.title)).toEqual(titles);
+    } finally {
+      await h.close();
+    }
+  });
+
   test('a deploy whose turn comes after close() boots nothing', async () => {
     const h = await createTestRuntime({ pglite });
     const advancing = h.advance(5_000);
