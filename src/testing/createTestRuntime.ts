@@ -24,7 +24,7 @@ import {
   type Task,
 } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
-import { checkAdvanceMs, checkTestRuntimeOptions } from './harnessArguments.js';
+import { checkAdvanceMs, checkRunLookupId, checkTestRuntimeOptions } from './harnessArguments.js';
 import { migratedPglite } from './migratedPglite.js';
 import { TestClock } from './TestClock.js';
 
@@ -105,6 +105,10 @@ export interface TestRuntime {
    * the last `advance`, `settle` or `deploy` (a newer card comes last).
    */
   board(): RuntimeCard[];
+  /**
+   * Every execution (of `sessionId`'s run, if given). A task's id throws a
+   * `HarnessArgumentError`: it matches no run, so a check on it passed on nothing.
+   */
   execLog(sessionId?: string): ExecRecord[];
   /** Kills the node and closes what the harness opened; idempotent. */
   close(): Promise<void>;
@@ -430,7 +434,8 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     },
     // Array.prototype.sort is stable: unranked cards keep the board's order.
     board: () => runtime.cards(null).sort(byRank),
-    execLog: (sessionId) => cluster.execLog(sessionId),
+    execLog: (sessionId) =>
+      cluster.execLog(sessionId === undefined ? undefined : checkRunLookupId(sessionId)),
     close() {
       // Idempotent, as Runtime.stop is: a test that closes its harness and
       // an afterEach that closes it again must not fail on a closed PGlite.

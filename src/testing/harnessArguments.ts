@@ -3,9 +3,11 @@
  * `createTestRuntime`'s options (an unknown key with the project's "did you
  * mean", the values only the harness reads) and `advance`'s duration. The
  * options it passes on to `createRuntime` are checked there
- * (`RuntimeOptionError`). Pure: no clock, no store.
+ * (`RuntimeOptionError`), and the ids it looks runs up by. Pure: no clock,
+ * no store.
  */
 import { didYouMean } from '../common/didYouMean.js';
+import { isId } from '../db/ids.js';
 
 /**
  * A harness call was given something it cannot use: `field` names it as the
@@ -111,4 +113,28 @@ export function checkAdvanceMs(ms: number): number {
       `must be a finite number of ms >= 0 (virtual time only moves forward), got ${typeof ms === 'number' ? String(ms) : typeof ms}`,
     );
   return ms;
+}
+
+/**
+ * Returns `sessionId` unless it is a task's id (`tsk_...`), which a run
+ * lookup (`execLog`) never matches: `expect(h.execLog(taskId)).toHaveLength(1)`
+ * failed with "got 0" and, worse, a "never ran twice" check
+ * (`toBeLessThanOrEqual(1)`) passed on nothing at all. Any other id passes:
+ * a session the cluster never ran has no executions, truly.
+ *
+ * @example
+ * ```ts
+ * checkRunLookupId('ses_0123456789abcdef0123456789abcdef') // => 'ses_0123456789abcdef0123456789abcdef'
+ * checkRunLookupId('s1') // => 's1'
+ * checkRunLookupId('tsk_0123456789abcdef0123456789abcdef') // throws HarnessArgumentError
+ * ```
+ */
+export function checkRunLookupId(sessionId: string): string {
+  if (isId('task', sessionId))
+    throw new HarnessArgumentError(
+      'execLog.sessionId',
+      `is a task's id (${sessionId}); pass one of its sessions' ids ` +
+        "(createTask's sessionId, a card's sessionId, h.sessions() filtered by taskId)",
+    );
+  return sessionId;
 }

@@ -206,6 +206,23 @@ describe('createTestRuntime: calls a test makes in the wrong order', () => {
     }
   });
 
+  test('execLog(taskId) is a HarnessArgumentError, not an empty log', async () => {
+    // It returned [], so `expect(h.execLog(taskId).length).toBeLessThanOrEqual(1)`
+    // ("never ran twice") passed without looking at any run.
+    const h = await createTestRuntime({ pglite });
+    try {
+      const { taskId, sessionId } = await h.runtime.createTask('alice', agent(30));
+      await h.advance(1_000);
+      expect(() => h.execLog(taskId)).toThrow(
+        expect.objectContaining({ code: 'HARNESS_INVALID_ARGUMENT', field: 'execLog.sessionId' }),
+      );
+      expect(h.execLog(sessionId)).toHaveLength(1);
+      expect(h.execLog()).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  });
+
   test('a deploy whose turn comes after close() boots nothing', async () => {
     const h = await createTestRuntime({ pglite });
     const advancing = h.advance(5_000);
