@@ -241,11 +241,20 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       };
     }
   }
-  await migrate(db);
-  if (o.db !== undefined || o.pglite !== undefined) await emptyTables(db);
+  // A harness that is not handed back cannot be closed: what it opened is
+  // closed here (an own PGlite left open kept the test's process alive for ever).
+  try {
+    await migrate(db);
+    if (o.db !== undefined || o.pglite !== undefined) await emptyTables(db);
+  } catch (error) {
+    await connected?.close();
+    throw error;
+  }
   const errors: unknown[] = [];
   let boots = 0;
   let runtime: Runtime;
+  /** The first boot, once createRuntime returned it: what a failed open kills. */
+  let firstBoot: Runtime | undefined;
   const killed: Runtime[] = [];
   let closing: Promise<void> | undefined;
 
@@ -271,6 +280,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       ...(o.defaultTimeLimitMs === undefined ? {} : { defaultTimeLimitMs: o.defaultTimeLimitMs }),
       onError: o.onError ?? ((e) => errors.push(e)),
     });
+    firstBoot ??= runtime;
     await settled();
     return runtime;
   };
@@ -329,7 +339,15 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   const byRank = (a: RuntimeCard, b: RuntimeCard) =>
     (rank.get(a.taskId) ?? rank.size) - (rank.get(b.taskId) ?? rank.size);
 
-  await boot(o.runnerImage);
+  try {
+    await boot(o.runnerImage);
+  } catch (error) {
+    // createRuntime refused an option, or the first boot did not settle.
+    firstBoot?.kill();
+    if (firstBoot) await drained(firstBoot, KILLED_NODE_DRAIN_MS);
+    await connected?.close();
+    throw error;
+  }
 
   // advance() and deploy() run one at a time, in the order they were called:
   // an advance not awaited before the next one used to share its start with
