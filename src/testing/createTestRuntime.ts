@@ -1,118 +1,32 @@
-/**
- * The public simulation harness (`roundtable/testing`): a whole runtime on
- * an in-memory PGlite, a simulated Swarm and a virtual clock, with deploys,
- * reschedules, node kills and image rolls on demand. Nothing sleeps on real
- * time: `advance(ms)` fires timers in order and settles every actor (and
- * every promise and query they started) between two firings.
- */
-import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import { createRuntime } from '../actors/runtime.js';
-import type { OwnerLiveness, Runtime, RuntimeCaps, RuntimeCard } from '../actors/runtimeTypes.js';
-import type { SimCommandRegistry } from '../containers/simulated/commands.js';
+import type { Runtime, RuntimeCard } from '../actors/runtimeTypes.js';
 import { SimulatedBackend } from '../containers/simulated/SimulatedBackend.js';
-import type { ExecRecord } from '../containers/simulated/SimulatedCluster.js';
 import { SimulatedCluster } from '../containers/simulated/SimulatedCluster.js';
-import {
-  connect,
-  type Db,
-  type DbHandle,
-  listSessionEvents,
-  migrate,
-  type Session,
-  type SessionEvent,
-  type Task,
-} from '../db/index.js';
+import { connect, type Db, type DbHandle, listSessionEvents, migrate } from '../db/index.js';
 import { toSession, toTask } from '../db/rows.js';
-import { checkAdvanceMs, checkRunLookupId, checkTestRuntimeOptions } from './harnessArguments.js';
+import {
+  checkAddNodeOptions,
+  checkAdvanceMs,
+  checkRunLookupId,
+  checkTestRuntimeOptions,
+} from './harnessArguments.js';
+import { type AddNodeOptions, HarnessNodes } from './harnessNodes.js';
+import {
+  HarnessClosedError,
+  HarnessSettleError,
+  type TestRuntime,
+  type TestRuntimeOptions,
+} from './harnessTypes.js';
 import { migratedPglite } from './migratedPglite.js';
 import { TestClock } from './TestClock.js';
 
-export interface TestRuntimeOptions {
-  caps?: RuntimeCaps;
-  pollMs?: number;
-  adoptBudgetMs?: number;
-  reconcileMs?: number;
-  nodes?: readonly string[];
-  rescheduleDelayMs?: number;
-  commands?: SimCommandRegistry;
-  runnerImage?: string;
-  /**
-   * Share one PGlite per test file; its tables are emptied first. Without
-   * one (and without `db`) the harness opens its own (`migratedPglite`).
-   */
-  pglite?: PGlite;
-  /**
-   * Run on this database instead of PGlite (e.g. a pool on a Postgres
-   * server), migrated here if needed; its tables are emptied first and the
-   * harness never closes it. Takes precedence over `pglite`.
-   */
-  db?: Db;
-  /** The node name written in owners. Default 'test-node'. */
-  nodeId?: string;
-  /** Passed to `createRuntime`: the advisory lock around passes (needs a server pool). */
-  reconcileLock?: boolean;
-  /** Passed to `createRuntime`: who else is alive (several nodes on one database). */
-  liveness?: OwnerLiveness;
-  /**
-   * Real time one settle may wait for I/O in flight before calling it a
-   * hang: a server answers over a socket, not on the next turn of the loop.
-   * Default 30 000.
-   */
-  settleTimeoutMs?: number;
-  /** Passed to `createRuntime`: the fallback poll of other nodes' ticks. */
-  dispatchPollMs?: number;
-  /** Passed to `createRuntime`: this node's share of the global cap. */
-  localMax?: number;
-  /** Passed to `createRuntime`: how long finished work is kept (`null`: for ever). */
-  retentionMs?: number | null;
-  /** Passed to `createRuntime`: the time limit of a task submitted without one. */
-  defaultTimeLimitMs?: number | null;
-  /** Errors the runtime reports; default: collected in `errors`. */
-  onError?: (error: unknown) => void;
-}
-
-export interface TestRuntime {
-  readonly clock: TestClock;
-  readonly cluster: SimulatedCluster;
-  /** The current boot; replaced by `deploy()`. */
-  readonly runtime: Runtime;
-  readonly boots: number;
-  /** Errors the runtime reported (not thrown to anyone). */
-  readonly errors: unknown[];
-  /**
-   * Moves virtual time by `ms`, firing timers in order and settling after
-   * each. Calls of `advance` and `deploy` run one after the other in the
-   * order they were made, awaited or not; after `close()` they reject with
-   * `HarnessClosedError`. An `ms` that is not a finite number >= 0 rejects
-   * with a `HarnessArgumentError` and moves nothing.
-   */
-  advance(ms: number): Promise<void>;
-  /** Waits until no actor has I/O in flight. */
-  settle(): Promise<void>;
-  /** Kills every actor with no cleanup and boots a fresh runtime on the same store and cluster. */
-  deploy(options?: { runnerImage?: string }): Promise<Runtime>;
-  /**
-   * Rows, for assertions: sessions in the order they were queued, tasks in
-   * the order they were submitted (rows of one instant in tick order).
-   * After `close()` they reject with `HarnessClosedError`.
-   */
-  sessions(): Promise<Session[]>;
-  tasks(): Promise<Task[]>;
-  events(sessionId: string): Promise<SessionEvent[]>;
-  /**
-   * The current boot's cards, in the order `tasks()` lists their tasks as of
-   * the last `advance`, `settle` or `deploy` (a newer card comes last).
-   */
-  board(): RuntimeCard[];
-  /**
-   * Every execution (of `sessionId`'s run, if given). A task's id throws a
-   * `HarnessArgumentError`: it matches no run, so a check on it passed on nothing.
-   */
-  execLog(sessionId?: string): ExecRecord[];
-  /** Kills the node and closes what the harness opened; idempotent. */
-  close(): Promise<void>;
-}
+export {
+  HarnessClosedError,
+  HarnessSettleError,
+  type TestRuntime,
+  type TestRuntimeOptions,
+} from './harnessTypes.js';
 
 const DEFAULTS = {
   caps: { maxRunning: 4, defaultUserCap: 2 },
@@ -152,34 +66,6 @@ export async function drained(node: Pick<Runtime, 'busy'>, timeoutMs: number): P
  * check): what is still in flight then is a call stalled on purpose.
  */
 export const KILLED_NODE_DRAIN_MS = 5_000;
-
-/**
- * The system did not settle: I/O stayed in flight past the rounds and the
- * real-time deadline (`settleTimeoutMs`). `inFlight` is how many calls were.
- */
-export class HarnessSettleError extends Error {
-  override readonly name = 'HarnessSettleError';
-  readonly code = 'HARNESS_NOT_SETTLED';
-  constructor(readonly inFlight: number) {
-    super(
-      `harness: the runtime did not settle (${inFlight} I/O calls in flight); ` +
-        'a call that waits on virtual time ends only when the clock moves',
-    );
-  }
-}
-
-/**
- * `advance()`, `deploy()`, `sessions()`, `tasks()` or `events()` after
- * `close()`: the node is dead and the harness's store handle closed, so
- * there is no time to move, nothing to boot on and no rows to read.
- */
-export class HarnessClosedError extends Error {
-  override readonly name = 'HarnessClosedError';
-  readonly code = 'HARNESS_CLOSED';
-  constructor(readonly operation: string) {
-    super(`harness: ${operation}() after close()`);
-  }
-}
 
 /** Every option's key: a key added to the interface and not here fails to compile. */
 const OPTION_KEY_SET: Record<keyof TestRuntimeOptions, true> = {
@@ -258,28 +144,37 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   const killed: Runtime[] = [];
   let closing: Promise<void> | undefined;
 
-  const boot = async (runnerImage?: string) => {
-    boots += 1;
-    runtime = await createRuntime({
+  /** A node of this harness: its store, cluster and clock, its options but `node`'s. */
+  const nodeOn = (node: AddNodeOptions, bootId: string, runnerImage = node.runnerImage) =>
+    createRuntime({
       db,
       backend: new SimulatedBackend(cluster),
       clock,
-      caps: o.caps,
+      caps: node.caps ?? o.caps,
       ...(connected ? { notifications: connected } : {}),
       pollMs: o.pollMs,
       adoptBudgetMs: o.adoptBudgetMs,
       reconcileMs: o.reconcileMs,
-      nodeId: o.nodeId,
-      bootId: `boot${boots}`,
+      nodeId: node.nodeId,
+      bootId,
       ...(runnerImage ? { runnerImage } : {}),
       ...(o.reconcileLock === undefined ? {} : { reconcileLock: o.reconcileLock }),
       ...(o.liveness === undefined ? {} : { liveness: o.liveness }),
       ...(o.dispatchPollMs === undefined ? {} : { dispatchPollMs: o.dispatchPollMs }),
-      ...(o.localMax === undefined ? {} : { localMax: o.localMax }),
+      ...((node.localMax ?? o.localMax) === undefined
+        ? {}
+        : { localMax: node.localMax ?? o.localMax }),
       ...(o.retentionMs === undefined ? {} : { retentionMs: o.retentionMs }),
       ...(o.defaultTimeLimitMs === undefined ? {} : { defaultTimeLimitMs: o.defaultTimeLimitMs }),
       onError: o.onError ?? ((e) => errors.push(e)),
     });
+  const others = new HarnessNodes((node, bootId) => nodeOn(node, bootId));
+  /** I/O in flight over every node: the harness's boot and the ones `addNode` booted. */
+  const busy = () => runtime.busy() + others.busy();
+
+  const boot = async (runnerImage?: string) => {
+    boots += 1;
+    runtime = await nodeOn({ nodeId: o.nodeId }, `boot${boots}`, runnerImage);
     firstBoot ??= runtime;
     await settled();
     return runtime;
@@ -294,7 +189,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
     const deadline = Date.now() + o.settleTimeoutMs;
     for (let i = 0; i < SETTLE_ROUNDS || Date.now() < deadline; i += 1) {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      if (runtime.busy() === 0) quiet += 1;
+      if (busy() === 0) quiet += 1;
       else quiet = 0;
       if (quiet >= 3) return;
       // Engine calls stalled by `hangApi` answer only when the clock moves:
@@ -303,7 +198,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       // out the real-time deadline here made every such advance throw).
       if (i + 1 >= SETTLE_ROUNDS && cluster.stalledCalls() > 0) return;
     }
-    throw new HarnessSettleError(runtime.busy());
+    throw new HarnessSettleError(busy());
   }
 
   // The board's order is the tasks' (oldest first), ties by random id: in
@@ -358,13 +253,16 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   // called, and a deploy whose turn comes after it boots nothing.
   let unfinished = 0;
   let tail: Promise<void> = Promise.resolve();
-  function inTurn<T>(operation: 'advance' | 'deploy', step: () => Promise<T>): Promise<T> {
+  function inTurn<T>(
+    operation: 'advance' | 'deploy' | 'addNode',
+    step: () => Promise<T>,
+  ): Promise<T> {
     if (closing) return Promise.reject(new HarnessClosedError(operation));
     const run =
       unfinished === 0
         ? step()
         : tail.then(() =>
-            closing && operation === 'deploy'
+            closing && operation !== 'advance'
               ? Promise.reject(new HarnessClosedError(operation))
               : step(),
           );
@@ -425,6 +323,21 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
         return boot(deployOptions.runnerImage);
       });
     },
+    addNode(nodeOptions) {
+      try {
+        checkAddNodeOptions(nodeOptions);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return inTurn('addNode', async () => {
+        const node = await others.add(nodeOptions);
+        await settled();
+        return node;
+      });
+    },
+    get nodes() {
+      return others.all();
+    },
     // Virtual time stands still between timers, so many rows share an
     // instant: ties go by the tick that queued them and their place in it,
     // never by the random id, so a seed lists the same history every time.
@@ -459,12 +372,14 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       // an afterEach that closes it again must not fail on a closed PGlite.
       closing ??= (async () => {
         runtime.kill();
+        others.killAll();
         // A killed node's statements already sent still run: wait for them
         // (this boot's and every one a deploy killed), so the caller's
         // teardown (a TRUNCATE, a DROP) does not race them.
         // A call a test left hanging on purpose (an engine stalled in virtual
         // time) never ends: hence a short deadline, not the settle timeout.
-        for (const node of [...killed, runtime]) await drained(node, KILLED_NODE_DRAIN_MS);
+        for (const node of [...killed, runtime, ...others.all()])
+          await drained(node, KILLED_NODE_DRAIN_MS);
         // And the board's order read, if one is under way (its caller hears how it ended).
         await ranking.catch(() => undefined);
         await connected?.close();

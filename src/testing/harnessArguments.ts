@@ -24,6 +24,18 @@ export class HarnessArgumentError extends Error {
   }
 }
 
+/** Throws for the first key of `options` not in `known`, with the closest known one. */
+function onlyKnownKeys(options: object, known: readonly string[], of: string, prefix: string) {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = didYouMean(key, known);
+    throw new HarnessArgumentError(
+      `${prefix}${key}`,
+      `is not an option of ${of}${near ? `; did you mean ${near}?` : ''}`,
+    );
+  }
+}
+
 const isDuration = (v: unknown): v is number =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
@@ -58,14 +70,7 @@ export function checkTestRuntimeOptions(
 ): void {
   if (typeof options !== 'object' || options === null)
     throw new HarnessArgumentError('options', 'must be an object (or left out)');
-  for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
-    const near = didYouMean(key, known);
-    throw new HarnessArgumentError(
-      key,
-      `is not an option of createTestRuntime${near ? `; did you mean ${near}?` : ''}`,
-    );
-  }
+  onlyKnownKeys(options, known, 'createTestRuntime', '');
   const { settleTimeoutMs, rescheduleDelayMs, nodes } = options;
   if (settleTimeoutMs !== undefined && !(isDuration(settleTimeoutMs) && settleTimeoutMs > 0))
     throw new HarnessArgumentError(
@@ -137,4 +142,31 @@ export function checkRunLookupId(sessionId: string): string {
         "(createTask's sessionId, a card's sessionId, h.sessions() filtered by taskId)",
     );
   return sessionId;
+}
+
+/** What `addNode` takes (src/testing/harnessNodes.ts). */
+const ADD_NODE_KEYS = ['nodeId', 'caps', 'localMax', 'runnerImage'];
+
+/**
+ * Throws a `HarnessArgumentError` unless `options` is what `addNode` takes:
+ * an object naming the node (`nodeId`), with no key it does not know (the
+ * values it passes on are `createRuntime`'s to check).
+ *
+ * @example
+ * ```ts
+ * checkAddNodeOptions({ nodeId: 'node-b' }) // => undefined
+ * checkAddNodeOptions({ nodeId: 'node-b', localMax: 2 }) // => undefined
+ * checkAddNodeOptions({}) // throws HarnessArgumentError
+ * checkAddNodeOptions({ nodeId: '' }) // throws HarnessArgumentError
+ * checkAddNodeOptions(undefined) // throws HarnessArgumentError
+ * checkAddNodeOptions({ nodeId: 'b', nodeID: 'c' }) // throws HARNESS_INVALID_ARGUMENT
+ * ```
+ */
+export function checkAddNodeOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null)
+    throw new HarnessArgumentError('addNode', 'takes { nodeId } at least');
+  onlyKnownKeys(options, ADD_NODE_KEYS, 'addNode', 'addNode.');
+  const { nodeId } = options as { nodeId?: unknown };
+  if (typeof nodeId !== 'string' || nodeId === '')
+    throw new HarnessArgumentError('addNode.nodeId', 'must name the node (a non-empty string)');
 }

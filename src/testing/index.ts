@@ -18,5 +18,6 @@ export {
   type TestRuntimeOptions,
 } from './createTestRuntime.js';
 export { HarnessArgumentError } from './harnessArguments.js';
+export type { AddNodeOptions } from './harnessNodes.js';
 export { migratedPglite } from './migratedPglite.js';
 export { TestClock } from './TestClock.js';
