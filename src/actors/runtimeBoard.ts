@@ -272,7 +272,9 @@ export function createBoardIndex(
       if (e === undefined || e.session.id !== sessionId) return;
       // Adopted here: its runner streams the output from the start.
       if (e.shared === true) Object.assign(e, { lines: [], partial: '', shared: false });
-      ({ lines: e.lines, partial: e.partial } = pushOutput(e, chunk, CARD_OUTPUT));
+      // As the stored output will have it (fitOutput): the card must not change at the finish.
+      const text = chunk.includes('\u0000') ? chunk.replaceAll('\u0000', '\uFFFD') : chunk;
+      ({ lines: e.lines, partial: e.partial } = pushOutput(e, text, CARD_OUTPUT));
       publish([e.task.id]);
     },
     runningSessions() {

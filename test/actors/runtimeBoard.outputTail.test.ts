@@ -60,3 +60,11 @@ test('finished runs of 20 MB single lines keep no more than their cards', async 
   expect(grown).toBeLessThan(4_000_000);
   index.close();
 });
+
+test('a NUL shows as U+FFFD while the run goes, as the stored output will have it', async () => {
+  const index = createBoardIndex(noReads);
+  await index.apply(running(1), taskOf(1));
+  index.appendOutput('session_1', 'a\u0000b\nc\u0000');
+  expect(index.cards(null)[0]?.lastOutput).toEqual(['a\uFFFDb', 'c\uFFFD']);
+  index.close();
+});
