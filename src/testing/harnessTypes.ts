@@ -95,7 +95,8 @@ export interface TestRuntime {
   events(sessionId: string): Promise<SessionEvent[]>;
   /**
    * The current boot's cards, in the order `tasks()` lists their tasks as of
-   * the last `advance`, `settle` or `deploy` (a newer card comes last).
+   * the last `advance`, `settle` or `deploy` (a newer card comes last; while
+   * the store is down on purpose the order read before it stands).
    */
   board(): RuntimeCard[];
   /**
