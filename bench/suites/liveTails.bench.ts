@@ -120,6 +120,9 @@ export async function run(): Promise<void> {
   const rows: Row[] = [];
   try {
     await migrate(h.db);
+    // Another boot's board is watched: without one a node writes no tail.
+    await sql`INSERT INTO node_heartbeats (owner, node_id, started_at, beat_at, watching)
+      VALUES ('bench-b@1', 'bench-b', now(), now(), true)`.execute(h.db);
     let ids: string[] = [];
     for (const n of SIZES) {
       ids = [...ids, ...(await running(h, n - ids.length))];

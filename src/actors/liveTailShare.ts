@@ -5,16 +5,18 @@
  * cards it shows for runs held elsewhere (`LiveTailReader`).
  *
  * Why a poll and no NOTIFY: every listening backend of the database is
- * woken by every notification, whatever its channel (docs/runtime.md,
- * "Watched boards"), and a second channel would cost each node a second
+ * woken by every notification, whatever its channel
+ * (src/actors/runtimeWatch.ts), and a second channel would cost each node a second
  * listening session on the server; a tail a second old is what a card of
  * a run on another machine can promise anyway. Why written only when it
  * changed, and at most every `everyMs`: a chatty run prints thousands of
  * lines a second, and each node's tails ride one statement. A run that ends
  * before its first period writes nothing: its finished row brings the
- * stored output to every board, as before.
+ * stored output to every board, as before. Why only while another board is
+ * watched (the statement reads the flags): nobody reads them otherwise; a
+ * tail not written then is kept and sent with the next write.
  */
-import type { KnownTail, LiveTail, LiveTailsWrite } from '../db/index.js';
+import type { KnownTail, LiveTail, LiveTailsWrite, LiveTailsWritten } from '../db/index.js';
 import { LIVE_TAILS_PER_STATEMENT } from '../db/index.js';
 import { EMPTY_OUTPUT, type OutputTail, pushOutput } from '../machines/outputTail.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
@@ -50,8 +52,8 @@ export interface LiveTailWriterOptions extends ShareOptions {
   owner: string;
   /** The epoch this node holds `sessionId` at; undefined once the run left it. */
   heldEpoch(sessionId: string): number | undefined;
-  /** Writes tails and deletes ended ones' rows; returns the ids written. */
-  write(input: LiveTailsWrite): Promise<string[]>;
+  /** Writes tails (while another board is watched) and deletes ended ones' rows. */
+  write(input: LiveTailsWrite): Promise<LiveTailsWritten>;
 }
 
 /** The node's side that runs: its sessions' tails, written when they changed. */
@@ -143,12 +145,16 @@ export class LiveTailWriter {
   private async send(tails: LiveTailsWrite['tails'], ended: string[]): Promise<void> {
     const n = LIVE_TAILS_PER_STATEMENT;
     for (let i = 0; i < Math.max(tails.length, ended.length); i += n) {
-      const ids = await this.o.write({
+      const sent = tails.slice(i, i + n);
+      const r = await this.o.write({
         owner: this.o.owner,
-        tails: tails.slice(i, i + n),
+        tails: sent,
         ended: ended.slice(i, i + n),
       });
-      for (const id of ids) this.written.add(id);
+      for (const id of r.written) this.written.add(id);
+      // Nobody else watches: nothing was written; kept for the first write once someone does.
+      if (!r.watched)
+        for (const t of sent) if (this.tails.has(t.sessionId)) this.dirty.add(t.sessionId);
     }
   }
 }

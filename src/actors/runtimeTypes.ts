@@ -192,7 +192,8 @@ export interface RuntimeOptions {
   /**
    * How often a running card's output is shared with the other nodes'
    * boards: the node that runs it writes the card's last lines at most this
-   * often when they changed, and a node whose board is watched reads those
+   * often when they changed and another node's board is watched, and a
+   * node whose board is watched reads those
    * of runs held elsewhere as often (src/actors/liveTailShare.ts). Its own
    * runs' output reaches its own board at once. `null`: not shared (a
    * running card on another node shows no output until the run ends).

@@ -89,6 +89,7 @@ export {
   LIVE_TAILS_PER_STATEMENT,
   type LiveTail,
   type LiveTailsWrite,
+  type LiveTailsWritten,
   readLiveTails,
   storableLine,
   writeLiveTails,

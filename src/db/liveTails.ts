@@ -5,8 +5,10 @@
  * the output it last had (none, for a run it never held) until the run
  * ended. Behind a load balancer most page loads land on another node, so
  * the node that runs a session now writes the lines its card shows, at most
- * every `liveOutputMs` and only when they changed, and the other nodes'
- * boards read the ones newer than what they show (src/actors/liveTails.ts).
+ * every `liveOutputMs`, only when they changed and only while another
+ * boot's board is watched (`node_heartbeats.watching`, the flag full ticks'
+ * NOTIFYs go by), and the other nodes' boards read the ones newer than what
+ * they show (src/actors/liveTailShare.ts).
  *
  * A row is written only while its session is running under the writer at
  * the epoch it names (the statement joins the session's row), so a node
@@ -89,20 +91,36 @@ export function storableLine(text: string): string {
   return toWellFormed(text.replaceAll('\u0000', '\uFFFD'));
 }
 
+/** What a write did. */
+export interface LiveTailsWritten {
+  /** The ids written: not a session that is not running under the owner at that epoch (ended, adopted). */
+  written: string[];
+  /**
+   * Whether another boot's board is watched (`node_heartbeats.watching`):
+   * when none is, no tail is written (nobody would read it) and the caller
+   * keeps them for its next write.
+   */
+  watched: boolean;
+}
+
 /**
- * Writes this owner's tails of sessions it runs, and deletes its rows of
- * sessions that ended. Returns the ids written: a tail of a session not
- * running under `owner` at that epoch (it ended, it was adopted) is not.
+ * Writes this owner's tails of sessions it runs, while another boot's board
+ * is watched, and deletes its rows of sessions that ended.
  */
-export async function writeLiveTails(db: Db, input: LiveTailsWrite): Promise<string[]> {
+export async function writeLiveTails(db: Db, input: LiveTailsWrite): Promise<LiveTailsWritten> {
   const i = parseOrThrow(writeInput, input, '');
   const tails = i.tails.map((t) => ({
     session_id: t.sessionId,
     epoch: t.epoch,
     lines: t.lines.map(storableLine),
   }));
-  const r = await sql<{ session_id: string }>`
-    WITH t AS (
+  // The watched flag is read in the statement: no round trip of its own.
+  const r = await sql<{ session_id: string | null; watched: boolean }>`
+    WITH watched AS MATERIALIZED (
+      SELECT EXISTS (
+        SELECT 1 FROM node_heartbeats WHERE watching AND owner <> ${i.owner}
+      ) AS yes
+    ), t AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(tails)}::jsonb)
         AS t(session_id text, epoch integer, lines jsonb)
     ), w AS (
@@ -111,6 +129,7 @@ export async function writeLiveTails(db: Db, input: LiveTailsWrite): Promise<str
       FROM t JOIN sessions s
         ON s.id = t.session_id AND s.status = 'running'
         AND s.owner_node = ${i.owner} AND s.epoch = t.epoch
+      WHERE (SELECT yes FROM watched)
       ON CONFLICT (session_id) DO UPDATE
         SET owner = excluded.owner, epoch = excluded.epoch, lines = excluded.lines,
             seq = excluded.seq, written_at = excluded.written_at
@@ -121,8 +140,10 @@ export async function writeLiveTails(db: Db, input: LiveTailsWrite): Promise<str
       WHERE session_id = ANY(${i.ended}::text[]) AND owner = ${i.owner}
       RETURNING 1
     )
-    SELECT session_id FROM w`.execute(db);
-  return r.rows.map((row) => row.session_id);
+    SELECT w.session_id, (SELECT yes FROM watched) AS watched
+    FROM (SELECT 1) one LEFT JOIN w ON true`.execute(db);
+  const written = r.rows.flatMap((row) => (row.session_id === null ? [] : [row.session_id]));
+  return { written, watched: r.rows[0]?.watched === true };
 }
 
 /**

@@ -32,7 +32,11 @@ async function advance(clock: TestClock, ms: number) {
   await flush();
 }
 
-function writer(held: Map<string, number>, fail?: () => boolean) {
+function writer(
+  held: Map<string, number>,
+  fail?: () => boolean,
+  watched: () => boolean = () => true,
+) {
   const clock = new TestClock();
   const writes: LiveTailsWrite[] = [];
   const errors: unknown[] = [];
@@ -44,7 +48,8 @@ function writer(held: Map<string, number>, fail?: () => boolean) {
     write: async (input) => {
       if (fail?.()) throw new Error('store down');
       writes.push(input);
-      return input.tails.map((t) => t.sessionId);
+      const yes = watched();
+      return { written: yes ? input.tails.map((t) => t.sessionId) : [], watched: yes };
     },
     onError: (e) => errors.push(e),
     track: (p) => p,
@@ -180,4 +185,26 @@ it('reads only while watched, past the seq it has of each session, and shows wha
   r.setWatched(true);
   r.stop();
   expect(clock.pending()).toBe(0);
+});
+
+it('while no other board is watched, keeps each tail for the first write once one is', async () => {
+  const held = new Map([[S1, 1]]);
+  let watched = false;
+  const { clock, writes, w } = writer(held, undefined, () => watched);
+  w.output(S1, 'quiet now\n');
+  await advance(clock, 1_000);
+  expect(writes).toHaveLength(1);
+  // Nothing new was printed, yet the tail is sent again: nobody had it.
+  await advance(clock, 1_000);
+  expect(writes).toHaveLength(2);
+  watched = true;
+  await advance(clock, 1_000);
+  expect(writes.at(-1)?.tails).toEqual([{ sessionId: S1, epoch: 1, lines: ['quiet now'] }]);
+  // Written: not again until it changes.
+  await advance(clock, 3_000);
+  expect(writes).toHaveLength(3);
+  held.delete(S1);
+  await advance(clock, 1_000);
+  expect(writes.at(-1)).toEqual({ owner: 'n@1', tails: [], ended: [S1] });
+  w.stop();
 });

@@ -59,10 +59,20 @@ test("B's board shows the output of A's run within two periods, only while watch
     '[agent] reading the task description...',
   ]);
 
-  // Nobody watches B: it reads no tail.
+  // Nobody watches B: it reads no tail, and once its row says so (a boot's
+  // row says watched until a linger after its start) A writes none either.
   await advanceAll(h, nodes, 3_000);
   expect(cardOf(b, task.id)?.column).toBe('running');
   expect(cardOf(b, task.id)?.lastOutput).toEqual([]);
+  const written = async () =>
+    (
+      await sql<{ seq: string | null }>`SELECT max(seq)::text AS seq FROM live_tails`.execute(
+        store.db,
+      )
+    ).rows[0]?.seq ?? null;
+  const before = await written();
+  await advanceAll(h, nodes, 4_000); // two more lines printed on A
+  expect(await written()).toBe(before);
 
   const unwatch = b.watch();
   const told: string[][] = [];

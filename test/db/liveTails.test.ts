@@ -11,6 +11,7 @@ import * as live from '../../src/db/liveTails.js';
 import { pruneFinished } from '../../src/db/pruneFinished.js';
 import { finishWithOutput } from '../../src/db/sessionOutputs.js';
 import { claim } from '../../src/db/sessionTransitions.js';
+import type { Db } from '../../src/db/transaction.js';
 import { describeEachEngine } from '../support/databases.js';
 import { runDocExamples } from '../support/docExamples.js';
 import { enqueue } from './fixtures.js';
@@ -22,9 +23,17 @@ const A = 'node-a@1';
 const B = 'node-b@1';
 
 describeEachEngine('live tails', (getDb) => {
-  /** A session running under `owner` at epoch 1. */
+  /** Another boot whose board is watched: tails are written for it. */
+  async function watcher(db: Db, watching = true) {
+    await sql`INSERT INTO node_heartbeats (owner, node_id, started_at, beat_at, watching)
+      VALUES ('watcher@1', 'watcher', now(), now(), ${watching})
+      ON CONFLICT (owner) DO UPDATE SET watching = ${watching}`.execute(db);
+  }
+
+  /** A session running under `owner` at epoch 1 (with a watched board elsewhere). */
   async function running(owner: string, user = 'ann') {
     const { db } = getDb();
+    await watcher(db);
     const { session } = await enqueue(db, user, new Date());
     await claim(db, { sessionId: session.id, epoch: 0, owner, now: new Date() });
     return session.id;
@@ -39,7 +48,7 @@ describeEachEngine('live tails', (getDb) => {
         tails: [{ sessionId: id, epoch: 1, lines: ['one', 'two'] }],
         ended: [],
       }),
-    ).toEqual([id]);
+    ).toMatchObject({ written: [id], watched: true });
     const [first] = await readLiveTails(db, [{ sessionId: id, epoch: 1, seq: 0 }]);
     expect(first).toMatchObject({ sessionId: id, epoch: 1, lines: ['one', 'two'] });
     const seq = first?.seq ?? 0;
@@ -63,14 +72,14 @@ describeEachEngine('live tails', (getDb) => {
         tails: [{ sessionId: id, epoch: 1, lines: ['thief'] }],
         ended: [],
       }),
-    ).toEqual([]);
+    ).toMatchObject({ written: [] });
     expect(
       await writeLiveTails(db, {
         owner: A,
         tails: [{ sessionId: id, epoch: 0, lines: ['stale'] }],
         ended: [],
       }),
-    ).toEqual([]);
+    ).toMatchObject({ written: [] });
     await finishWithOutput(
       db,
       { sessionId: id, epoch: 1, status: 'succeeded', exitCode: 0, now: new Date() },
@@ -82,7 +91,7 @@ describeEachEngine('live tails', (getDb) => {
         tails: [{ sessionId: id, epoch: 1, lines: ['late'] }],
         ended: [],
       }),
-    ).toEqual([]);
+    ).toMatchObject({ written: [] });
     expect(await readLiveTails(db, [{ sessionId: id, epoch: 1, seq: 0 }])).toEqual([]);
   });
 
@@ -108,7 +117,7 @@ describeEachEngine('live tails', (getDb) => {
         tails: [{ sessionId: id, epoch: 1, lines: ['a1 again'] }],
         ended: [],
       }),
-    ).toEqual([]);
+    ).toMatchObject({ written: [] });
     expect(await readLiveTails(db, [{ sessionId: id, epoch: 1, seq: 0 }])).toEqual([]);
     expect((await readLiveTails(db, [{ sessionId: id, epoch: 2, seq: 0 }]))[0]?.lines).toEqual([
       'b2',
@@ -179,6 +188,40 @@ describeEachEngine('live tails', (getDb) => {
     ).toHaveLength(1);
     const left = await sql<{ n: number }>`SELECT count(*)::int AS n FROM live_tails`.execute(db);
     expect(left.rows[0]?.n).toBe(0);
+  });
+
+  it("writes nothing while no other boot's board is watched, and says so; deletes still go", async () => {
+    const { db } = getDb();
+    const id = await running(A);
+    await writeLiveTails(db, {
+      owner: A,
+      tails: [{ sessionId: id, epoch: 1, lines: ['a'] }],
+      ended: [],
+    });
+    await watcher(db, false);
+    // The writer's own row says watched: it does not count.
+    await sql`INSERT INTO node_heartbeats (owner, node_id, started_at, beat_at, watching)
+      VALUES (${A}, 'node-a', now(), now(), true)`.execute(db);
+    expect(
+      await writeLiveTails(db, {
+        owner: A,
+        tails: [{ sessionId: id, epoch: 1, lines: ['b'] }],
+        ended: [],
+      }),
+    ).toEqual({ written: [], watched: false });
+    expect((await readLiveTails(db, [{ sessionId: id, epoch: 1, seq: 0 }]))[0]?.lines).toEqual([
+      'a',
+    ]);
+    await writeLiveTails(db, { owner: A, tails: [], ended: [id] });
+    expect(await readLiveTails(db, [{ sessionId: id, epoch: 1, seq: 0 }])).toEqual([]);
+    await watcher(db, true);
+    expect(
+      await writeLiveTails(db, {
+        owner: A,
+        tails: [{ sessionId: id, epoch: 1, lines: ['c'] }],
+        ended: [],
+      }),
+    ).toEqual({ written: [id], watched: true });
   });
 
   it('refuses bad input with a ValidationError naming the field', async () => {
