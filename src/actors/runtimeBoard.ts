@@ -26,6 +26,7 @@
  * applies them first: a node whose board nobody watches pays for a task's
  * rows once, when someone looks, instead of for every row of every node.
  */
+import { withoutNul } from '../common/wellFormed.js';
 import type { Db, Session } from '../db/index.js';
 import { pushOutput } from '../machines/outputTail.js';
 import { Listeners } from '../supervisor/Listeners.js';
@@ -273,8 +274,7 @@ export function createBoardIndex(
       // Adopted here: its runner streams the output from the start.
       if (e.shared === true) Object.assign(e, { lines: [], partial: '', shared: false });
       // As the stored output will have it (fitOutput): the card must not change at the finish.
-      const text = chunk.includes('\u0000') ? chunk.replaceAll('\u0000', '\uFFFD') : chunk;
-      ({ lines: e.lines, partial: e.partial } = pushOutput(e, text, CARD_OUTPUT));
+      ({ lines: e.lines, partial: e.partial } = pushOutput(e, withoutNul(chunk), CARD_OUTPUT));
       publish([e.task.id]);
     },
     runningSessions() {

@@ -66,3 +66,31 @@ export function cutWellFormed(text: string, max: number): string {
   const last = cut.charCodeAt(cut.length - 1);
   return last >= 0xd800 && last <= 0xdbff && cut.length < text.length ? cut.slice(0, -1) : cut;
 }
+
+/**
+ * `text` with each NUL as U+FFFD: a Postgres text column cannot hold NUL.
+ * The same object when it has none.
+ *
+ * @example
+ * ```ts
+ * withoutNul('a\u0000b') // => 'a\uFFFDb'
+ * withoutNul('plain') // => 'plain'
+ * ```
+ */
+export function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/**
+ * `text` as a row can hold it, for text no caller chose (a run's output):
+ * lone surrogates (json refuses them) and NUL (text refuses it) as U+FFFD.
+ *
+ * @example
+ * ```ts
+ * storableText('ok 🙂') // => 'ok 🙂'
+ * storableText('a\u0000b\ud83d') // => 'a\uFFFDb\uFFFD'
+ * ```
+ */
+export function storableText(text: string): string {
+  return withoutNul(isWellFormed(text) ? text : toWellFormed(text));
+}

@@ -91,7 +91,6 @@ export {
   type LiveTailsWrite,
   type LiveTailsWritten,
   readLiveTails,
-  storableLine,
   writeLiveTails,
 } from './liveTails.js';
 export {

@@ -24,7 +24,7 @@
  */
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { toWellFormed } from '../common/wellFormed.js';
+import { storableText } from '../common/wellFormed.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import type { Db } from './transaction.js';
@@ -74,23 +74,6 @@ export interface LiveTail {
   lines: string[];
 }
 
-/**
- * A line as a row can hold it: NUL (Postgres text holds none) and lone
- * surrogates (jsonb holds none: src/common/wellFormed.ts) become U+FFFD
- * (the local card shows them as they came; this copy only travels).
- *
- * @example
- * ```ts
- * storableLine('ok') // => 'ok'
- * storableLine('a\u0000b') // => 'a\uFFFDb'
- * storableLine('\uD83D') // => '\uFFFD'
- * storableLine('\uD83D\uDE42') // => '\uD83D\uDE42'
- * ```
- */
-export function storableLine(text: string): string {
-  return toWellFormed(text.replaceAll('\u0000', '\uFFFD'));
-}
-
 /** What a write did. */
 export interface LiveTailsWritten {
   /** The ids written: not a session that is not running under the owner at that epoch (ended, adopted). */
@@ -112,7 +95,7 @@ export async function writeLiveTails(db: Db, input: LiveTailsWrite): Promise<Liv
   const tails = i.tails.map((t) => ({
     session_id: t.sessionId,
     epoch: t.epoch,
-    lines: t.lines.map(storableLine),
+    lines: t.lines.map(storableText),
   }));
   // The watched flag is read in the statement: no round trip of its own.
   const r = await sql<{ session_id: string | null; watched: boolean }>`

@@ -12,7 +12,7 @@
  * (a `StaleStatusError`) writes neither.
  */
 import { z } from 'zod';
-import { isWellFormed, toWellFormed } from '../common/wellFormed.js';
+import { storableText } from '../common/wellFormed.js';
 import { CorruptRowError } from './errors.js';
 import * as f from './inputs.js';
 import { parseOrThrow } from './parseOrThrow.js';
@@ -74,10 +74,7 @@ export function fitOutput(
   output: RunOutputInput,
   limit: number = SESSION_OUTPUT_LIMIT_BYTES,
 ): { text: string; truncated: boolean } {
-  const wellFormed = isWellFormed(output.text) ? output.text : toWellFormed(output.text);
-  const text = wellFormed.includes('\u0000')
-    ? wellFormed.replaceAll('\u0000', '\uFFFD')
-    : wellFormed;
+  const text = storableText(output.text);
   const bytes = utf8(text);
   if (!output.truncated && bytes <= limit) return { text, truncated: false };
   const total = Math.max(output.totalBytes, bytes);

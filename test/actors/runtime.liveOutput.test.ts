@@ -7,37 +7,26 @@
  * ended. With sharing off, B shows nothing until the run ends (as before).
  */
 import { sql } from 'kysely';
-import { afterEach, expect, test } from 'vitest';
-import { createRuntime } from '../../src/actors/runtime.js';
+import { expect, test } from 'vitest';
 import type { Runtime, RuntimeCard } from '../../src/actors/runtimeTypes.js';
-import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
-import { advanceAll, killAll } from '../support/multiNode.js';
+import { createTestRuntime } from '../../src/testing/index.js';
+import { advanceAll, bootBeside, nodesOfEachTest } from '../support/multiNode.js';
 import { pgliteStore } from '../support/pgliteRuntimes.js';
 
 const store = pgliteStore();
-let h: TestRuntime | undefined;
-let b: Runtime | undefined;
-afterEach(async () => {
-  if (b) await killAll([b]);
-  b = undefined;
-  await h?.close();
-  h = undefined;
-});
+const nodes = nodesOfEachTest();
 
+/** The harness as node A and node B beside it, with `liveOutputMs` on B. */
 async function twoNodes(liveOutputMs: number | null) {
-  h = await createTestRuntime({ db: store.db, nodeId: 'node-a', dispatchPollMs: 500 });
-  const errors: unknown[] = [];
-  b = await createRuntime({
+  const h = await createTestRuntime({ db: store.db, nodeId: 'node-a', dispatchPollMs: 500 });
+  nodes.h = h;
+  const { runtime: b, errors } = await bootBeside(nodes, h, {
     db: store.db,
-    backend: new SimulatedBackend(h.cluster),
-    clock: h.clock,
     caps: { maxRunning: 4, defaultUserCap: 2 },
     nodeId: 'node-b',
     bootId: 'b',
     dispatchPollMs: 500,
     liveOutputMs,
-    onError: (e) => errors.push(e),
   });
   return { h, b, errors, nodes: [h.runtime, b] };
 }

@@ -7,29 +7,18 @@
  */
 import { expect, test } from 'vitest';
 import * as board from '../../src/actors/runtimeBoard.js';
-import type { Session, Task } from '../../src/db/index.js';
-import { noReads, queuedSession } from '../support/boardRuns.js';
+import type { Session } from '../../src/db/index.js';
+import { noReads, runningRows } from '../support/boardRuns.js';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
-const task: Task = {
-  id: 'task_1',
-  userId: 'u1',
-  title: 't',
-  spec: { image: 'i', command: ['c'] },
-  column: 'running',
-  createdAt: at(0),
-  updatedAt: at(0),
-  timeLimitMs: null,
-};
-const running = (epoch: number, owner = 'a@1'): Session =>
-  queuedSession({
-    taskId: task.id,
-    status: 'running',
-    epoch,
-    owner,
-    claimedAt: at(1),
-    updatedAt: at(epoch),
-  });
+const { task, session } = runningRows(1);
+/** The run's row at `epoch` under `owner` (an adoption moves both). */
+const running = (epoch: number, owner = 'a@1'): Session => ({
+  ...session,
+  epoch,
+  owner,
+  updatedAt: at(epoch),
+});
 
 test("shows another node's tail only at the card's session and epoch", async () => {
   const index = board.createBoardIndex(noReads);

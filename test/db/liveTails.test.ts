@@ -7,17 +7,13 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { ValidationError } from '../../src/db/errors.js';
-import * as live from '../../src/db/liveTails.js';
+import { readLiveTails, writeLiveTails } from '../../src/db/liveTails.js';
 import { pruneFinished } from '../../src/db/pruneFinished.js';
 import { finishWithOutput } from '../../src/db/sessionOutputs.js';
 import { claim } from '../../src/db/sessionTransitions.js';
 import type { Db } from '../../src/db/transaction.js';
 import { describeEachEngine } from '../support/databases.js';
-import { runDocExamples } from '../support/docExamples.js';
 import { enqueue } from './fixtures.js';
-
-runDocExamples(new URL('../../src/db/liveTails.ts', import.meta.url), live);
-const { readLiveTails, writeLiveTails } = live;
 
 const A = 'node-a@1';
 const B = 'node-b@1';
