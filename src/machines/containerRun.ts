@@ -18,6 +18,7 @@ import { assign, emit, setup } from 'xstate';
 import {
   type ContainerRunContext,
   decideNow,
+  failedRead,
   failure,
   knownExitCode,
   runRef,
@@ -83,6 +84,9 @@ export const containerRunMachine = setup({
       sessionId: context.sessionId,
       chunk: event.type === 'roundtable.run.output' ? event.chunk : '',
     })),
+    recordFailedRead: assign(({ context, event, system }) =>
+      failedRead(context, event, system._clock),
+    ),
     recordFailedObservation: assign(({ context, event, system }) => ({
       observations: context.observations + 1,
       lastObservation: {
@@ -100,12 +104,15 @@ export const containerRunMachine = setup({
   delays: {
     pollMs: ({ context }) => context.pollMs,
     ioTimeoutMs: ({ context }) => context.ioTimeoutMs,
+    outputReadAgainMs: ({ context }) =>
+      context.outputReadDecision?.kind === 'read_again' ? context.outputReadDecision.inMs : 0,
   },
   guards: {
     isAdopting: ({ context }) => context.mode === 'adopt',
     markerSeen: ({ context }) =>
       context.lastObservation?.failed === false && context.lastObservation.marker !== null,
     policySaysGiveUp: ({ context }) => context.decision?.kind === 'give_up',
+    outputReadAgain: ({ context }) => context.outputReadDecision?.kind === 'read_again',
     // The answer to the look in flight, not to one that timed out before it.
     currentLook: ({ context, event }) => 'seq' in event && event.seq === context.observations,
   },
@@ -127,6 +134,10 @@ export const containerRunMachine = setup({
       observations: 0,
       lastObservation: null,
       decision: null,
+      outputReadFailures: 0,
+      outputReadFailedAt: null,
+      outputReadDecision: null,
+      outputReadFailure: null,
       exitCode: null,
       attachError: null,
       result: null,
@@ -245,39 +256,46 @@ export const containerRunMachine = setup({
         },
       },
     },
+    // The run has exited: its output is in the container, which outlives
+    // the exit, so an engine that cannot answer right now is asked again
+    // (outputReadPolicy.ts) rather than the run finished without it.
     readingOutput: {
-      entry: { type: 'readOutput', params: ({ context }) => runRef(context) },
-      on: {
-        'roundtable.run.readOutput.done': {
-          target: 'exited',
-          actions: assign({
-            result: ({ context, event }) => ({
-              outcome: 'exited' as const,
-              exitCode: knownExitCode(context),
-              output: event.output,
-            }),
-          }),
+      initial: 'reading',
+      states: {
+        reading: {
+          entry: { type: 'readOutput', params: ({ context }) => runRef(context) },
+          on: {
+            'roundtable.run.readOutput.done': {
+              target: '#containerRun.exited',
+              actions: assign({
+                result: ({ context, event }) => ({
+                  outcome: 'exited' as const,
+                  exitCode: knownExitCode(context),
+                  output: event.output,
+                }),
+              }),
+            },
+            'roundtable.run.readOutput.error': {
+              target: 'readFailed',
+              actions: 'recordFailedRead',
+            },
+          },
+          after: { ioTimeoutMs: { target: 'readFailed', actions: 'recordFailedRead' } },
         },
-        'roundtable.run.readOutput.error': {
-          target: 'failed',
-          actions: assign({
-            result: ({ context, event }) =>
-              failure('READ_OUTPUT_FAILED', 'readOutput failed', event.error, context.exitCode),
-          }),
+        readFailed: {
+          always: [
+            { guard: 'outputReadAgain', target: 'waitingToRead' },
+            {
+              target: '#containerRun.failed',
+              actions: assign({ result: ({ context }) => context.outputReadFailure }),
+            },
+          ],
         },
-      },
-      after: {
-        ioTimeoutMs: {
-          target: 'failed',
-          actions: assign({
-            result: ({ context }) =>
-              failure(
-                'READ_OUTPUT_TIMED_OUT',
-                `readOutput took longer than ${context.ioTimeoutMs} ms`,
-                null,
-                context.exitCode,
-              ),
-          }),
+        // A late answer to the read that failed is not taken here: only
+        // `reading` takes answers, and the file is complete once the marker
+        // is there, so the next read's answer is as good.
+        waitingToRead: {
+          after: { outputReadAgainMs: { target: 'reading' } },
         },
       },
     },

@@ -16,6 +16,7 @@ import {
   type Observation,
   type RunRef,
 } from './containerRunTypes.js';
+import { decideOutputRead, type OutputReadDecision } from './outputReadPolicy.js';
 
 /** What the last look at an adopted container found; a failed look is "unknown". */
 export type LastObservation =
@@ -38,6 +39,14 @@ export interface ContainerRunContext {
   observations: number;
   lastObservation: LastObservation;
   decision: AdoptDecision | null;
+  /** Reads of an exited run's output that failed so far. */
+  outputReadFailures: number;
+  /** On the actor system's clock; when the first read of the output failed. */
+  outputReadFailedAt: number | null;
+  /** What the output-read policy said after the last failed read. */
+  outputReadDecision: OutputReadDecision | null;
+  /** The failure the run ends with if the policy gives up on reading. */
+  outputReadFailure: ContainerRunOutput | null;
   exitCode: number | null;
   /** Why an owner lost its exec stream and fell back to polling, if it did. */
   attachError: unknown;
@@ -91,4 +100,59 @@ export function decideNow(
   // would make decide throw, and "no time passed" is the honest reading.
   const elapsed = Math.max(0, clockNow(clock) - (context.adoptionStartedAt ?? clockNow(clock)));
   return decide(containerStartedAt, context.sessionStartedAt, elapsed, context.budgetMs, gone);
+}
+
+/**
+ * What a failed read of the output changes: the count, when the first
+ * failed, the policy's answer (the error's code, or `timeout` for the
+ * chart's own deadline, whose `after` event carries no error), and the
+ * failure the run ends with if the policy gives up.
+ */
+export function failedRead(
+  context: ContainerRunContext,
+  event: { type: string } | { type: string; error: unknown },
+  clock: object,
+): Pick<
+  ContainerRunContext,
+  'outputReadFailures' | 'outputReadFailedAt' | 'outputReadDecision' | 'outputReadFailure'
+> {
+  const now = clockNow(clock);
+  const failedAt = context.outputReadFailedAt ?? now;
+  const reads = context.outputReadFailures + 1;
+  const error = 'error' in event ? event.error : null;
+  const timedOut = !('error' in event);
+  return {
+    outputReadFailures: reads,
+    outputReadFailedAt: failedAt,
+    outputReadDecision: decideOutputRead({
+      code: timedOut ? 'timeout' : errorCode(error),
+      // Clamped as in decideNow: a clock stepping back means no time passed.
+      elapsedMs: Math.max(0, now - failedAt),
+      budgetMs: context.budgetMs,
+      pollMs: context.pollMs,
+    }),
+    outputReadFailure: timedOut
+      ? failure(
+          'READ_OUTPUT_TIMED_OUT',
+          withReads(`readOutput took longer than ${context.ioTimeoutMs} ms`, reads),
+          null,
+          context.exitCode,
+        )
+      : failure(
+          'READ_OUTPUT_FAILED',
+          withReads('readOutput failed', reads),
+          error,
+          context.exitCode,
+        ),
+  };
+}
+
+/** A final read failure's message says how many reads were tried, when more than one. */
+function withReads(what: string, reads: number): string {
+  return reads > 1 ? `${what} (${reads} reads)` : what;
+}
+
+function errorCode(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return null;
+  return typeof error.code === 'string' ? error.code : null;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, createActor, SimulatedClock } from 'xstate';
+import { ContainerError } from '../../src/containers/ContainerError.js';
 import * as containerRun from '../../src/machines/containerRun.js';
 import {
   type AttachEvent,
@@ -189,7 +190,7 @@ describe('owner path', () => {
     });
   });
 
-  it('fails with READ_OUTPUT_FAILED but keeps the exit code when the output cannot be read', async () => {
+  it('fails with READ_OUTPUT_FAILED at once, keeping the exit code, when the output is not there (no engine outage)', async () => {
     const { actor, attach } = ownerRun({ readOutput: () => Promise.reject(new Error('gone')) });
     await settle();
     attach.send?.({ type: 'roundtable.run.exited', exitCode: 7 });
@@ -201,16 +202,71 @@ describe('owner path', () => {
     });
   });
 
-  it('fails with READ_OUTPUT_TIMED_OUT when reading the output hangs', async () => {
-    const { actor, attach, clock } = ownerRun({ readOutput: () => new Promise<string>(() => {}) });
+  it('reads a hanging output again every pollMs, then fails with READ_OUTPUT_TIMED_OUT at the budget', async () => {
+    let reads = 0;
+    const { actor, attach, clock } = ownerRun({
+      readOutput: () => {
+        reads++;
+        return new Promise<string>(() => {});
+      },
+    });
     await settle();
     attach.send?.({ type: 'roundtable.run.exited', exitCode: 0 });
+    // Reads at 0, 6 and 12 s, each timing out after 5 s with a 1 s wait
+    // between: at 17 s the budget (10 s from the first failure, at 5 s) is
+    // spent, and the run fails.
     clock.increment(5_000);
+    expect(actor.getSnapshot().value).toEqual({ readingOutput: 'waitingToRead' });
+    expect(actor.getSnapshot().status).toBe('active');
+    for (let i = 0; i < 20 && actor.getSnapshot().status === 'active'; i++) clock.increment(1_000);
     expect(actor.getSnapshot().output).toMatchObject({
       outcome: 'failed',
       exitCode: 0,
-      error: { code: 'READ_OUTPUT_TIMED_OUT' },
+      error: { code: 'READ_OUTPUT_TIMED_OUT', message: expect.stringMatching(/\(3 reads\)$/) },
     });
+    expect(reads).toBe(3);
+  });
+
+  it('reads the output again while the engine is unavailable, and exits with it once a read succeeds', async () => {
+    const answers = [
+      new ContainerError('unavailable', 'socket refused'),
+      new ContainerError('timeout', 'no answer'),
+      'all of it',
+    ];
+    let reads = 0;
+    const { actor, attach, clock } = ownerRun({
+      readOutput: async () => {
+        const next = answers[reads++];
+        if (next instanceof Error) throw next;
+        return next ?? 'too many reads';
+      },
+    });
+    await settle();
+    attach.send?.({ type: 'roundtable.run.exited', exitCode: 4 });
+    await settle();
+    expect(actor.getSnapshot().value).toEqual({ readingOutput: 'waitingToRead' });
+    clock.increment(1_000);
+    await settle();
+    expect(reads).toBe(2);
+    clock.increment(1_000);
+    await settle();
+    expect(actor.getSnapshot().output).toEqual({
+      outcome: 'exited',
+      exitCode: 4,
+      output: 'all of it',
+    });
+    expect(reads).toBe(3);
+  });
+
+  it('a late answer to a read that failed is not taken while waiting to read again', async () => {
+    const { actor, attach } = ownerRun({
+      readOutput: () => Promise.reject(new ContainerError('unavailable', 'down')),
+    });
+    await settle();
+    attach.send?.({ type: 'roundtable.run.exited', exitCode: 0 });
+    await settle();
+    actor.send({ type: 'roundtable.run.readOutput.done', output: 'stale' });
+    expect(actor.getSnapshot().value).toEqual({ readingOutput: 'waitingToRead' });
   });
 
   it('fails with ACTOR_NOT_PROVIDED when run without its I/O actions', async () => {
