@@ -2,7 +2,14 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { decide, type MaybeTimestamp } from '../../src/machines/adoptPolicy.js';
 import type { ContainerRunOutput } from '../../src/machines/containerRun.js';
-import { runAdoption, type ScriptedObservation, UNKNOWN_FOREVER } from './containerRunHarness.js';
+import { decideOutputRead } from '../../src/machines/outputReadPolicy.js';
+import {
+  runAdoption,
+  runReads,
+  type ScriptedObservation,
+  type ScriptedRead,
+  UNKNOWN_FOREVER,
+} from './containerRunHarness.js';
 
 const SESSION_MS = Date.parse('2026-07-14T10:44:00Z');
 const IO_TIMEOUT_MS = 60_000;
@@ -155,4 +162,71 @@ describe('containerRun adopt loop against decide', () => {
       at: 300,
     });
   });
+});
+
+/** The expected end of the reads of an exited run's output, from `decideOutputRead` alone. */
+function expectedReads(
+  script: readonly ScriptedRead[],
+  pollMs: number,
+  budgetMs: number,
+): {
+  outcome: 'exited' | 'READ_OUTPUT_FAILED' | 'READ_OUTPUT_TIMED_OUT';
+  reads: number;
+  at: number;
+} {
+  let t = 0;
+  let firstFailure: number | null = null;
+  for (let i = 0; ; i++) {
+    const step = script[i] ?? { kind: 'ok', latencyMs: 0 };
+    t += step.kind === 'hang' ? IO_TIMEOUT_MS : step.latencyMs;
+    if (step.kind === 'ok') return { outcome: 'exited', reads: i + 1, at: t };
+    firstFailure ??= t;
+    const code = step.kind === 'hang' ? 'timeout' : step.code;
+    const d = decideOutputRead({ code, elapsedMs: t - firstFailure, budgetMs, pollMs });
+    if (d.kind === 'give_up') {
+      const outcome = step.kind === 'hang' ? 'READ_OUTPUT_TIMED_OUT' : 'READ_OUTPUT_FAILED';
+      return { outcome, reads: i + 1, at: t };
+    }
+    t += d.inMs;
+  }
+}
+
+const read: fc.Arbitrary<ScriptedRead> = fc.oneof(
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('ok' as const), latencyMs: latency }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('error' as const),
+      code: fc.constantFrom('unavailable', 'timeout', 'not_found', 'engine', null),
+      latencyMs: latency,
+    }),
+  },
+  { weight: 2, arbitrary: fc.constant({ kind: 'hang' as const }) },
+);
+
+describe('containerRun output reads against decideOutputRead', () => {
+  test.prop(
+    [
+      fc.array(read, { maxLength: 30 }),
+      fc.integer({ min: 1, max: 30_000 }),
+      fc.integer({ min: 1, max: 1_000_000 }),
+    ],
+    { numRuns: 300 },
+  )(
+    'ends at exactly the read that succeeds or after which the policy gives up, with the same result',
+    async (script, pollMs, budgetMs) => {
+      const run = await runReads(script, { pollMs, budgetMs, ioTimeoutMs: IO_TIMEOUT_MS });
+      const expected = expectedReads(script, pollMs, budgetMs);
+      expect(run.readCalls).toBe(expected.reads);
+      expect(run.finishedAt).toBe(expected.at);
+      if (expected.outcome === 'exited')
+        expect(run.output).toEqual({ outcome: 'exited', exitCode: 9, output: 'the output' });
+      else
+        expect(run.output).toMatchObject({
+          outcome: 'failed',
+          exitCode: 9,
+          error: { code: expected.outcome },
+        });
+    },
+  );
 });

@@ -205,3 +205,91 @@ export async function runAdoption(
   if (snap.status !== 'done') throw new Error(`runAdoption: not done (${snap.status})`);
   return { output: snap.output, observeCalls, readOutputCalls, finishedAt: clock.now() };
 }
+
+// ---------------------------------------------------------------- output reads
+
+/** One scripted read of an exited run's output: its answer, and how long it takes. */
+export type ScriptedRead =
+  | { kind: 'ok'; latencyMs: number }
+  | { kind: 'error'; code: string | null; latencyMs: number }
+  /** Never answers: the chart's `ioTimeoutMs` ends it. */
+  | { kind: 'hang' };
+
+/** Once the script runs out, reads succeed. */
+const READ_OK: ScriptedRead = { kind: 'ok', latencyMs: 0 };
+
+export interface ReadsRun {
+  output: ContainerRunOutput;
+  readCalls: number;
+  /** The simulated clock's reading when the run finished (0: the exit was seen at 0). */
+  finishedAt: number;
+}
+
+/**
+ * Runs an adoption whose first look sees the exit marker, then answers its
+ * reads of the output from `script` on a SimulatedClock: each answer takes
+ * its `latencyMs`, a hang lasts until the chart's deadline, and the clock
+ * advances only while the chart waits.
+ */
+export async function runReads(
+  script: readonly ScriptedRead[],
+  input: { pollMs: number; budgetMs: number; ioTimeoutMs: number },
+  maxSteps = 10_000,
+): Promise<ReadsRun> {
+  const clock = new SimulatedClock();
+  let readCalls = 0;
+  const pending: { current: ((e: ContainerRunEvent) => void) | null } = { current: null };
+  const machine = containerRunMachine.provide({
+    actions: {
+      observe: ({ self }, { seq }) =>
+        void Promise.resolve().then(() =>
+          self.send({
+            type: 'roundtable.run.observe.done',
+            seq,
+            output: { containerStartedAt: null, marker: { exitCode: 9 } },
+          }),
+        ),
+      readOutput: ({ self }) => {
+        readCalls += 1;
+        pending.current = (e) => self.send(e);
+      },
+    },
+  });
+  const actor = createActor(machine, {
+    clock,
+    input: { ...input, sessionId: 's1', mode: 'adopt', handle: 'svc-s1', sessionStartedAt: null },
+  });
+  actor.start();
+  for (let step = 0; step < maxSteps; step++) {
+    await settle();
+    const snap = actor.getSnapshot();
+    if (snap.status !== 'active') break;
+    const answer = pending.current;
+    if (answer !== null) {
+      pending.current = null;
+      const scripted = script[readCalls - 1] ?? READ_OK;
+      if (scripted.kind === 'hang') {
+        clock.increment(input.ioTimeoutMs);
+        continue;
+      }
+      clock.increment(scripted.latencyMs);
+      answer(
+        scripted.kind === 'ok'
+          ? { type: 'roundtable.run.readOutput.done', output: 'the output' }
+          : {
+              type: 'roundtable.run.readOutput.error',
+              error: Object.assign(new Error('read failed'), { code: scripted.code }),
+            },
+      );
+    } else if (snap.matches({ readingOutput: 'waitingToRead' })) {
+      const d = snap.context.outputReadDecision;
+      if (d?.kind !== 'read_again') throw new Error('runReads: waiting without a read_again');
+      clock.increment(d.inMs);
+    } else {
+      throw new Error(`runReads: stuck in ${JSON.stringify(snap.value)}`);
+    }
+  }
+  const snap = actor.getSnapshot();
+  if (snap.status !== 'done') throw new Error(`runReads: not done (${snap.status})`);
+  return { output: snap.output, readCalls, finishedAt: clock.now() };
+}
