@@ -245,6 +245,9 @@ export const taskRunnerMachine = setup({
     running: {
       on: { ...onCancel, ...rejoinOnPoolRestart },
       invoke: {
+        // Named, or XState names it after the state ('0.taskRunner.running'),
+        // which is what the inspector's tree then shows a developer.
+        id: 'containerRun',
         src: 'containerRun',
         input: ({ context }) => ({
           sessionId: context.sessionId,

@@ -224,7 +224,7 @@ describe('inspector gate on the runtime: a viewer that connects mid-run', () => 
         machine: true,
       });
       // The ContainerRun it invoked before anyone looked is listed under it.
-      expect(tree.actors.some((a) => a.parentId === runnerSession)).toBe(true);
+      expect(tree.actors.find((a) => a.parentId === runnerSession)?.id).toBe('containerRun');
       const edges = Object.values(tree.tree.monitors).filter(
         (m) => m.targetSessionId === runnerSession,
       );

@@ -134,7 +134,7 @@ const actors: ActorSummary[] = [
   actor('x:12', runner(3), {
     job: { taskId: 'task_0003', title: 'integration tests (postgres 16)', userId: 'alice' },
   }),
-  actor('x:13', '0.taskRunner.running', { parentId: 'x:11' }),
+  actor('x:13', 'containerRun', { parentId: 'x:11' }),
 ];
 
 const line = (
