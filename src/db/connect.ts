@@ -17,7 +17,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { Kysely, PostgresDialect } from 'kysely';
+import { type Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { type BootLock, type BootLockState, holdBootLock } from './bootLock.js';
 import { type ConnectOptions, type Pooler, validateConnectOptions } from './connectOptions.js';
@@ -41,6 +41,7 @@ import {
 import type { Database } from './schema.js';
 import { probeConnection, probeSession, SESSION_PROBE, type SessionCheck } from './sessionProbe.js';
 import { notInForce, type StartupSetting, sentSettings } from './startupSettings.js';
+import { StoreKysely } from './storeKysely.js';
 
 export { CONNECT_DEFAULTS, type ConnectOptions } from './connectOptions.js';
 
@@ -60,6 +61,7 @@ type StartListener = (
 
 /** An open store. */
 export interface DbHandle {
+  /** The store's kysely; its `destroy()` is `close()` (src/db/storeKysely.ts). */
   db: Kysely<Database>;
   engine: Engine;
   /**
@@ -289,18 +291,23 @@ export async function connect(options: ConnectOptions = {}): Promise<DbHandle> {
     ending ??= pool.end();
     return ending;
   };
-  // Kysely's own `destroy()` is not called: a query after it would fail with
-  // its untyped "driver has already been destroyed". The pool is ended
-  // instead, and the wrapper answers every later query `StoreClosedError`.
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({
-      pool: deadlinePool(pool, {
-        engine,
-        isClosed: () => closing !== undefined || ending !== undefined || embedded?.closed === true,
-        end: endPool,
+  // Kysely's own `destroy()` is never called, not even by `db.destroy()`
+  // (src/db/storeKysely.ts): a query after it would fail with its untyped
+  // "driver has already been destroyed". The pool is ended instead, and the
+  // wrapper answers every later query `StoreClosedError`.
+  const db = new StoreKysely(
+    {
+      dialect: new PostgresDialect({
+        pool: deadlinePool(pool, {
+          engine,
+          isClosed: () =>
+            closing !== undefined || ending !== undefined || embedded?.closed === true,
+          end: endPool,
+        }),
       }),
-    }),
-  });
+    },
+    () => close(),
+  );
   const close = () => {
     closing ??= (async () => {
       await Promise.all([...listeners].map((stop) => stop()));

@@ -116,6 +116,13 @@ describe('a store closed before runtime.stop() [pglite]', () => {
     opened.handle = handle;
     await closeThenStop(await nodeOn(handle), () => pglite.close(), 'pglite');
   });
+
+  test('kysely destroyed (store.db.destroy()) instead of the handle closed: the same', async () => {
+    opened.pglite = await migratedPglite();
+    const handle = await connect({ pglite: opened.pglite });
+    opened.handle = handle;
+    await closeThenStop(await nodeOn(handle), () => handle.db.destroy(), 'pglite');
+  });
 });
 
 describeServer('a store closed before runtime.stop() [postgres server]', () => {
@@ -124,5 +131,11 @@ describeServer('a store closed before runtime.stop() [postgres server]', () => {
     const handle = await connect({ databaseUrl: server.url, poolMax: 2 });
     opened.handle = handle;
     await closeThenStop(await nodeOn(handle), () => handle.close(), 'postgres');
+  });
+
+  test('kysely destroyed (store.db.destroy()) instead of the handle closed: the same', async () => {
+    const handle = await connect({ databaseUrl: server.url, poolMax: 2 });
+    opened.handle = handle;
+    await closeThenStop(await nodeOn(handle), () => handle.db.destroy(), 'postgres');
   });
 });
