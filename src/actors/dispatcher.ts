@@ -21,9 +21,16 @@
  * outcomes the second time, and `resync` recovers grants it made unseen.
  * A tick that fails for any other reason is split: its ops go one per tick
  * until the bad one is found, and only that caller sees the error.
+ *
+ * A tick that fails because the store was closed (`StoreClosedError`: the
+ * application closed it under the running node) ends the dispatch: a
+ * closed store never answers again, so retrying would only spin until
+ * `stop()`. Every op waiting, and every later one, is answered with that
+ * error at once, `onError` hears it once, and no tick is sent again.
  */
 
 import { backoffDelay } from '../common/backoff.js';
+import { storeClosedIn } from '../db/errors.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import { type Entry, endsHold } from './dispatcherBatch.js';
@@ -61,6 +68,8 @@ export class Dispatcher {
   private lastFailure: unknown = null;
   private resync = false;
   private stopped = false;
+  /** The tick error that found the store closed: every op from then on is answered with it. */
+  private closedBy: { error: unknown } | null = null;
   private seq = 0;
   /** Another tick could grant something (work arrived, room freed, the last tick filled its want). */
   private dirty = true;
@@ -103,6 +112,7 @@ export class Dispatcher {
 
   private enter(op: OpInput, command: boolean): Promise<TickOutcome> {
     if (this.stopped) return Promise.reject(new DispatcherStoppedError());
+    if (this.closedBy !== null) return Promise.reject(this.closedBy.error);
     const full = { ...op, ref: String(++this.seq) } as TickOp;
     try {
       this.o.validate?.(full);
@@ -196,6 +206,7 @@ export class Dispatcher {
 
   private schedule(): void {
     if (this.scheduled || this.full() || this.stopped || this.retryTimer !== null) return;
+    if (this.closedBy !== null) return;
     if (this.outbox.size === 0 && !(this.dirty && this.want() > 0)) return;
     this.scheduled = true;
     // The wait counts as in flight: whoever settles the node waits for the tick it leads to.
@@ -346,6 +357,10 @@ export class Dispatcher {
   }
 
   private failed(batch: Entry[], error: unknown): void {
+    if (storeClosedIn(error) !== null) {
+      this.closed(batch, error);
+      return;
+    }
     this.failures += 1;
     const transient = this.o.isTransient(error);
     // Only an outage starts the clock: a bad op's split is not the store failing.
@@ -376,6 +391,20 @@ export class Dispatcher {
       this.dirty = true;
       this.schedule();
     }, delay);
+  }
+
+  /**
+   * The store was closed under the node: no tick will ever commit again.
+   * The batch's callers and every op waiting are answered with the error
+   * (commandError makes it `unavailable` for a caller); a second tick out
+   * that fails the same way finds the dispatch ended and only answers its own.
+   */
+  private closed(batch: Entry[], error: unknown): void {
+    const first = this.closedBy === null;
+    this.closedBy ??= { error };
+    for (const e of batch) e.reject(error);
+    for (const e of this.outbox.drain()) e.reject(this.closedBy.error);
+    if (first) this.o.onError(error);
   }
 
   /**

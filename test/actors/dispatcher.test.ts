@@ -13,6 +13,7 @@ import {
   DispatchUnavailableError,
 } from '../../src/actors/dispatcher.js';
 import type { OpInput } from '../../src/actors/dispatcherTypes.js';
+import { StoreClosedError } from '../../src/db/errors.js';
 import type { Session, Task } from '../../src/db/rows.js';
 import type { TickInput, TickOp, TickResult } from '../../src/db/tickTypes.js';
 import { TestClock } from '../../src/testing/TestClock.js';
@@ -318,6 +319,56 @@ describe('Dispatcher', () => {
     d.stop();
     expect(await q).toBeInstanceOf(DispatcherStoppedError);
     await expect(d.submit(enqueue(3))).rejects.toBeInstanceOf(DispatcherStoppedError);
+  });
+
+  it('a closed store ends the dispatch: every op waiting is told StoreClosedError at once, later ones too, no tick is sent again, onError hears it once', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d, errors } = dispatcher(store, clock);
+    await flush();
+    const closed = new StoreClosedError('pglite');
+    // Every tick from now on fails, as on a closed handle.
+    store.poison = () => closed;
+    const answers: unknown[] = [];
+    for (const p of [d.submit(enqueue(1)), d.command(enqueue(2))])
+      p.catch((e: unknown) => answers.push(e));
+    await flush();
+    const ticksAfterClose = store.calls.length;
+    // Both were on the tick that failed: answered with it, not split into retries.
+    expect(answers).toEqual([closed, closed]);
+    // Minutes of virtual time: nothing retries, nothing is reported again.
+    for (let i = 0; i < 50; i++) {
+      const due = clock.nextDue(clock.now() + 600_000);
+      if (due !== null) clock.fireNext(due);
+      await flush();
+    }
+    d.poke();
+    await flush();
+    expect(store.calls.length).toBe(ticksAfterClose);
+    expect(errors).toEqual([closed]);
+    // A new op is answered at once, with the same error, and never sent.
+    await expect(d.submit(enqueue(3))).rejects.toBe(closed);
+    await expect(d.command(enqueue(4))).rejects.toBe(closed);
+    expect(store.calls.length).toBe(ticksAfterClose);
+    // stop() is still clean.
+    d.stop();
+    await expect(d.submit(enqueue(5))).rejects.toBeInstanceOf(DispatcherStoppedError);
+  });
+
+  it('a closed store found under a wrapper (the cause of a tick error) ends the dispatch the same way', async () => {
+    const store = new FakeStore();
+    const clock = new TestClock();
+    const { d, errors } = dispatcher(store, clock);
+    await flush();
+    const wrapped = new Error('tick failed', { cause: new StoreClosedError('postgres') });
+    store.poison = () => wrapped;
+    await expect(d.submit(enqueue(1))).rejects.toBe(wrapped);
+    const calls = store.calls.length;
+    const due = clock.nextDue(clock.now() + 600_000);
+    if (due !== null) clock.fireNext(due);
+    await flush();
+    expect(store.calls.length).toBe(calls);
+    expect(errors).toEqual([wrapped]);
   });
 
   it('stop() says which ops a tick carried: one stopped while its failed tick was out is answered, as sent', async () => {
