@@ -1,14 +1,18 @@
 /**
  * The CLI from argv to exit code, with the process behind `CliIo`: parse,
  * resolve the configuration, build the logger, run the command, and turn
- * every failure into one line and a documented exit code.
+ * every failure into one line and a documented exit code. Under JSON logs
+ * that line is one log record (src/cli/failureRecord.ts), whichever command
+ * failed and at whichever step, so a log shipper parses every line.
  */
 
+import type { Logger } from 'pino';
 import { didYouMean } from '../common/didYouMean.js';
 import { cliDefaults } from './cliConfig.js';
-import { createCliLogger, prettyLogs } from './cliLogger.js';
+import { createCliLogger, type LogFormat, prettyLogs } from './cliLogger.js';
 import type { CliIo } from './commandContext.js';
 import { COMMANDS, commandHelp, flagSpecOf, generalHelp } from './commands.js';
+import { earlyLogFormat } from './earlyLogFormat.js';
 import { CliError, ConfigError, EXIT } from './exitCodes.js';
 import { failureRecord } from './failureRecord.js';
 import { parseArgv } from './parseArgv.js';
@@ -23,17 +27,36 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.ok;
   }
   const command = COMMANDS.find((c) => c.name === name);
+  // Where the command's logs go, and whether they are JSON lines as far as
+  // the command line and environment say (the configuration is not read yet).
+  const out = command?.logsToStdout === true ? io.stdout : io.stderr;
+  const early = earlyLogFormat(words, io.env);
+  const earlyLogger =
+    early === null || prettyLogs(early, out.isTTY) ? null : jsonLogger(out, early);
   if (command === undefined) {
     const guess = didYouMean(
       name,
       COMMANDS.map((c) => c.name),
     );
-    io.stderr.write(
-      `roundtable: unknown command '${name}'${guess ? `; did you mean '${guess}'?` : ''}\n\n${generalHelp()}`,
-    );
+    const message = `unknown command '${name}'${guess ? `; did you mean '${guess}'?` : ''}`;
+    if (earlyLogger !== null) {
+      const fields = {
+        command: name,
+        code: 'CLI_USAGE',
+        exitCode: EXIT.usage,
+        help: 'roundtable help',
+      };
+      earlyLogger.error(fields, message);
+    } else io.stderr.write(`roundtable: ${message}\n\n${generalHelp()}`);
     return EXIT.usage;
   }
+  const logFailure = (logger: Logger, error: unknown): number => {
+    const { level, fields, message, exitCode } = failureRecord(name, error);
+    logger[level](fields, message);
+    return exitCode;
+  };
   const fail = (error: unknown): number => {
+    if (earlyLogger !== null) return logFailure(earlyLogger, error);
     if (error instanceof CliError) {
       io.stderr.write(`roundtable ${name}: ${error.message}\n`);
       if (error.exitCode === EXIT.usage && !(error instanceof ConfigError)) {
@@ -48,9 +71,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   };
 
   let ctx: Parameters<typeof command.run>[0];
-  // For `start` and `demo` the logs are the answer: under JSON logs their
-  // failure is one record like every other line, not text a log shipper
-  // cannot parse. Known once the configuration is.
+  // Under JSON logs (as the configuration says) a failure is one record
+  // like every other line, not text a log shipper cannot parse.
   let failureAsRecord = false;
   try {
     const parsed = parseArgv(words, flagSpecOf(command));
@@ -76,14 +98,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         ? { file: { path: filePath, value: readJsonFile(io, filePath, fileSource) } }
         : {}),
     });
-    const out = command.logsToStdout ? io.stdout : io.stderr;
     const logger = createCliLogger({
       level: config.log.level,
       format: config.log.format,
       isTTY: out.isTTY,
       write: (line) => out.write(line),
     });
-    failureAsRecord = command.logsToStdout && !prettyLogs(config.log.format, out.isTTY);
+    failureAsRecord = !prettyLogs(config.log.format, out.isTTY);
     for (const warning of warnings) logger.warn(warning);
     ctx = {
       config,
@@ -108,10 +129,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     ctx.logger.debug({ err: error }, 'command failed');
     if (!failureAsRecord) return fail(error);
-    const { level, fields, message, exitCode } = failureRecord(name, error);
-    ctx.logger[level](fields, message);
-    return exitCode;
+    return logFailure(ctx.logger, error);
   }
+}
+
+/** The logger a failure found before the configuration is resolved is told to, as JSON lines. */
+function jsonLogger(out: CliIo['stdout'], format: LogFormat): Logger {
+  return createCliLogger({
+    level: 'info',
+    format,
+    isTTY: out.isTTY,
+    write: (line) => out.write(line),
+  });
 }
 
 /** The configuration file's JSON; a failure names where its path came from (`--config` or `ROUNDTABLE_CONFIG`). */

@@ -28,6 +28,25 @@ async function readyRecord(node: Captured, deadline: number) {
     .find((r) => r.msg === 'ready');
 }
 
+/**
+ * The one failure record a command wrote under JSON logs (on stdout for
+ * `start` and `demo`, where their logs go, on stderr for the rest): every
+ * line either stream holds must be JSON.
+ */
+function failureOf(c: Captured): Record<string, unknown> & { msg: string } {
+  const lines = `${c.out()}\n${c.err()}`.split('\n').filter((l) => l !== '');
+  const records = lines.map((l) => {
+    try {
+      return JSON.parse(l) as Record<string, unknown>;
+    } catch {
+      throw new Error(`a line of text under JSON logs: ${l}`);
+    }
+  });
+  const failures = records.filter((r) => 'exitCode' in r);
+  expect(failures).toHaveLength(1);
+  return failures[0] as Record<string, unknown> & { msg: string };
+}
+
 describe('help and usage', () => {
   it('prints the general help with every command', async () => {
     const c = capture();
@@ -49,19 +68,19 @@ describe('help and usage', () => {
   it('suggests the command meant, exit 2', async () => {
     const c = capture();
     expect(await runCli(['migrat'], c.io)).toBe(2);
-    expect(c.err()).toContain("did you mean 'migrate'?");
+    expect(failureOf(c).msg).toContain("did you mean 'migrate'?");
   });
 
   it('suggests the flag meant, exit 2', async () => {
     const c = capture();
     expect(await runCli(['start', '--max-runing', '3'], c.io)).toBe(2);
-    expect(c.err()).toContain('did you mean --max-running?');
+    expect(failureOf(c).msg).toContain('did you mean --max-running?');
   });
 
   it('rejects a stray word', async () => {
     const c = capture();
     expect(await runCli(['status', 'now'], c.io)).toBe(2);
-    expect(c.err()).toContain("unexpected argument 'now'");
+    expect(failureOf(c).msg).toContain("unexpected argument 'now'");
   });
 
   it.each([
@@ -70,14 +89,14 @@ describe('help and usage', () => {
   ])('%j: an option with no value before -- is named, exit 2', async (argv, message) => {
     const c = capture();
     expect(await runCli(argv, c.io)).toBe(2);
-    expect(c.err()).toContain(message);
-    expect(c.err()).not.toContain('unexpected argument');
+    expect(failureOf(c).msg).toContain(message);
+    expect(failureOf(c).msg).not.toContain('unexpected argument');
   });
 
   it('names the bad key of a config file and its source', async () => {
     const c = capture({}, { 'rt.json': JSON.stringify({ simulated: { sped: 3 } }) });
     expect(await runCli(['start', '--config', 'rt.json'], c.io)).toBe(2);
-    expect(c.err()).toContain(
+    expect(failureOf(c).msg).toContain(
       'config file rt.json: simulated.sped is unknown; did you mean "speed"?',
     );
   });
@@ -86,25 +105,63 @@ describe('help and usage', () => {
     const missing = capture({ ROUNDTABLE_CONFIG: 'nope.json' });
     expect(await runCli(['status'], missing.io)).toBe(2);
     // Named by where the path came from: the variable, not a flag nobody gave.
-    expect(missing.err()).toContain('ROUNDTABLE_CONFIG: nope.json cannot be read');
+    expect(failureOf(missing).msg).toContain('ROUNDTABLE_CONFIG: nope.json cannot be read');
     const missingFlag = capture();
     expect(await runCli(['status', '--config', 'nope.json'], missingFlag.io)).toBe(2);
-    expect(missingFlag.err()).toContain('--config: nope.json cannot be read');
+    expect(failureOf(missingFlag).msg).toContain('--config: nope.json cannot be read');
     const broken = capture({}, { 'b.json': '{ port: 1 }' });
     expect(await runCli(['status', '--config', 'b.json'], broken.io)).toBe(2);
-    expect(broken.err()).toContain('is not JSON');
+    expect(failureOf(broken).msg).toContain('is not JSON');
   });
 
   it('names the variable that holds a bad value', async () => {
     const c = capture({ ROUNDTABLE_MAX_RUNNING: '-1' });
     expect(await runCli(['start'], c.io)).toBe(2);
-    expect(c.err()).toMatch(/ROUNDTABLE_MAX_RUNNING: caps\.maxRunning /);
+    expect(failureOf(c).msg).toMatch(/ROUNDTABLE_MAX_RUNNING: caps\.maxRunning /);
   });
 
   it('enqueue needs a command after --', async () => {
     const c = capture();
     expect(await runCli(['enqueue', '--user', 'ann'], c.io)).toBe(2);
-    expect(c.err()).toContain('give the command after --');
+    expect(failureOf(c).msg).toContain('give the command after --');
+  });
+
+  it('under JSON logs a usage or config failure is one record, where the logs go, with its code', async () => {
+    // --log-format json on the command line, the environment saying pretty.
+    const bogus = capture({ ROUNDTABLE_LOG_FORMAT: 'pretty' });
+    expect(await runCli(['start', '--log-format', 'json', '--bogus'], bogus.io)).toBe(2);
+    expect(bogus.err()).toBe('');
+    expect(failureOf(bogus)).toMatchObject({
+      level: 50,
+      command: 'start',
+      code: 'CLI_USAGE',
+      exitCode: 2,
+      help: 'roundtable start --help',
+      msg: 'unknown option --bogus',
+    });
+    const file = capture({}, { 'rt.json': '{"caps":{"maxRuning":3}}' });
+    expect(await runCli(['start', '--log-format=json', '--config', 'rt.json'], file.io)).toBe(2);
+    expect(failureOf(file)).toMatchObject({ command: 'start', code: 'CLI_CONFIG', exitCode: 2 });
+    expect(failureOf(file)).not.toHaveProperty('help');
+    // Another command: its logs, and so its failure, on stderr.
+    const status = capture();
+    expect(await runCli(['status', '--bogus'], status.io)).toBe(2);
+    expect(status.out()).toBe('');
+    expect(failureOf(status)).toMatchObject({ command: 'status', code: 'CLI_USAGE' });
+    const unknown = capture();
+    expect(await runCli(['stats'], unknown.io)).toBe(2);
+    expect(failureOf(unknown)).toMatchObject({ command: 'stats', code: 'CLI_USAGE', exitCode: 2 });
+  });
+
+  it('readable logs, or a log format that is itself wrong, keep the line of text', async () => {
+    const pretty = capture({ ROUNDTABLE_LOG_FORMAT: 'pretty' });
+    expect(await runCli(['start', '--bogus'], pretty.io)).toBe(2);
+    expect(pretty.err()).toBe(
+      'roundtable start: unknown option --bogus\nsee: roundtable start --help\n',
+    );
+    const wrong = capture({}, {});
+    expect(await runCli(['status', '--log-format', 'xml'], wrong.io)).toBe(2);
+    expect(wrong.err()).toMatch(/^roundtable status: .*log\.format/);
   });
 });
 
