@@ -387,9 +387,17 @@ export interface Runtime extends BoardSource, BoardCommands {
 export type RuntimeCommandErrorCode = BoardCommandErrorCode;
 
 /**
- * The error every command rejects with: the board port's `BoardCommandError`
- * itself, so the server maps `code` to its HTTP status by `instanceof`.
+ * The error every command rejects with: a subclass of the board port's
+ * `BoardCommandError`, so the server maps `code` to its HTTP status by
+ * `instanceof`, while `err.name` and stacks say the name the library
+ * documents (an alias of the port's class said `BoardCommandError`).
+ *
+ * @example
+ * ```ts
+ * new RuntimeCommandError('conflict', 'task tsk_1 is running').name // => 'RuntimeCommandError'
+ * new RuntimeCommandError('conflict', 'task tsk_1 is running') instanceof BoardCommandError // => true
+ * ```
  */
-export const RuntimeCommandError = BoardCommandError;
-/** A command failure (the board port's `BoardCommandError`). */
-export type RuntimeCommandError = BoardCommandError;
+export class RuntimeCommandError extends BoardCommandError {
+  override readonly name: string = 'RuntimeCommandError';
+}

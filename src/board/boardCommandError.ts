@@ -1,8 +1,9 @@
 /**
  * How a board command fails: one error class with a stable code, each code
- * with its HTTP status. The runtime throws this very class (as
- * `RuntimeCommandError`), so the server tells a command failure by
- * `instanceof`, never by `name`. Part of the board port (boardPort.ts).
+ * with its HTTP status. The runtime throws its subclass
+ * `RuntimeCommandError` (named so in `err.name` and stacks), so the server
+ * tells a command failure by `instanceof`, never by `name`. Part of the
+ * board port (boardPort.ts).
  */
 
 /** Stable codes of command failures, each with its HTTP status. */
@@ -25,7 +26,8 @@ export type BoardCommandErrorCode = keyof typeof BOARD_COMMAND_STATUS;
  * a retry cannot fix (a bug, logged by the node).
  */
 export class BoardCommandError extends Error {
-  override readonly name = 'BoardCommandError';
+  // A string, not the literal: the runtime's subclass says its own name.
+  override readonly name: string = 'BoardCommandError';
   constructor(
     readonly code: BoardCommandErrorCode,
     message: string,
