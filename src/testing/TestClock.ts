@@ -3,7 +3,15 @@
  * time, in due order, and the harness settles the system between two
  * firings, so a timer set by one firing's consequences lands in the right
  * place. Satisfies the supervisor's, xstate's and the containers' Clock.
+ *
+ * It stands for Node's timers, so it waits as they do: a delay longer than
+ * a timer holds (above 2^31 - 1 ms, ~24.8 days) fires after 1 ms, with the
+ * same TimeoutOverflowWarning, and one that is not a number fires after
+ * 1 ms too. A test of code that sets such a timer sees what production
+ * would, rather than a clock that faithfully waited the days.
  */
+import { MAX_TIMER_MS } from '../common/maxTimerMs.js';
+
 export class TestClock {
   private t: number;
   private seq = 0;
@@ -19,7 +27,7 @@ export class TestClock {
 
   setTimeout(fn: () => void, ms: number): number {
     this.seq += 1;
-    this.timers.set(this.seq, { due: this.t + Math.max(0, ms), fn });
+    this.timers.set(this.seq, { due: this.t + nodeDelay(ms), fn });
     return this.seq;
   }
 
@@ -56,4 +64,28 @@ export class TestClock {
   pending(): number {
     return this.timers.size;
   }
+}
+
+/**
+ * The delay a Node timer of `ms` really waits (as lib/internal/timers.js
+ * decides it; below 1 ms the virtual clock keeps 0 so that a zero timer
+ * fires at the time it was set).
+ *
+ * @example
+ * ```ts
+ * nodeDelay(250) // => 250
+ * nodeDelay(-5) // => 0
+ * nodeDelay(Number.NaN) // => 1
+ * ```
+ */
+export function nodeDelay(ms: number): number {
+  if (Number.isNaN(ms)) return 1;
+  if (ms > MAX_TIMER_MS) {
+    process.emitWarning(
+      `${ms} does not fit into a 32-bit signed integer.\nTimeout duration was set to 1.`,
+      'TimeoutOverflowWarning',
+    );
+    return 1;
+  }
+  return Math.max(0, ms);
 }
