@@ -16,6 +16,7 @@ import { createAuthenticator, tokenOf } from './authenticate.js';
 import { BoardHub } from './boardHub.js';
 import { createBoardMetrics } from './boardMetrics.js';
 import { BoardStats, DURATIONS_KEPT, SAMPLE_MS } from './boardStats.js';
+import { closeWithGrace } from './closeWithGrace.js';
 import { ConnectionLimiter } from './connectionLimiter.js';
 import { handleHttp, isBoardPath } from './httpApi.js';
 import type { Inspector } from './inspector/createInspector.js';
@@ -209,17 +210,14 @@ export async function createBoardCore(options: MountOptions): Promise<BoardCore>
     close() {
       if (closed === null) {
         closing = true;
-        hub.close();
         unwatch();
         opts.clock.clearInterval(sampler);
-        inspectorRoutes?.close();
-        // Sockets that have not answered their close frame by the grace are
-        // cut: ws waits 30 s for each, and a listener's close (the node's
-        // stop) waits for every socket it accepted, upgraded ones included.
-        opts.clock.setTimeout(() => {
-          hub.terminate();
-          inspectorRoutes?.terminate();
-        }, limits.closeGraceMs);
+        // Sockets that have not answered their close frame by the grace are cut.
+        closeWithGrace(
+          inspectorRoutes === null ? [hub] : [hub, inspectorRoutes],
+          opts.clock,
+          limits.closeGraceMs,
+        );
         closed = new Promise<void>((resolve) => wss.close(() => resolve()));
       }
       return closed;

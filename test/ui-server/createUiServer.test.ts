@@ -1,10 +1,10 @@
-import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { BEARER_SUBPROTOCOL_PREFIX, SUBPROTOCOL } from '../../src/board/boardProtocol.js';
 import { createUiServer } from '../../src/ui-server/createUiServer.js';
 import { FakeBoard } from '../support/fakeBoard.js';
+import { silentViewer } from './silentViewer.js';
 import { ALICE, type Harness, RawClient, spec, startHarness, TOKENS } from './wsHarness.js';
 
 let h: Harness;
@@ -110,20 +110,11 @@ describe('close', () => {
     h = await startHarness({ closeGraceMs: 1_000 });
     const port = Number(new URL(h.server.url).port);
     // Upgraded, then silent: reads nothing, answers nothing (a laptop asleep, a cut network).
-    const silent = connect(port, '127.0.0.1');
-    silent.on('error', () => {});
-    const upgraded = new Promise<string>((resolve) =>
-      silent.once('data', (d: Buffer) => {
-        silent.pause();
-        resolve(String(d).split('\r\n')[0] ?? '');
-      }),
+    const silent = await silentViewer(
+      port,
+      '/ws',
+      `${SUBPROTOCOL}, ${BEARER_SUBPROTOCOL_PREFIX}${ALICE}`,
     );
-    silent.write(
-      `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n` +
-        `Sec-WebSocket-Protocol: ${SUBPROTOCOL}, ${BEARER_SUBPROTOCOL_PREFIX}${ALICE}\r\n\r\n`,
-    );
-    expect(await upgraded).toContain(' 101 ');
     let done = false;
     const closing = h.server.close().then(() => {
       done = true;

@@ -4,9 +4,13 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MAX_TIMER_MS } from '../../common/maxTimerMs.js';
 import { createAuthenticator } from '../authenticate.js';
+import { closeWithGrace } from '../closeWithGrace.js';
 import { guardRequest, guardUpgrade, rejectUpgrade } from '../listenerGuard.js';
+import { UI_SERVER_DEFAULTS } from '../uiServerOptions.js';
 import type { Inspector } from './createInspector.js';
+import { InspectorConfigError } from './inspectorOptions.js';
 
 export interface InspectorServer {
   readonly url: string;
@@ -20,10 +24,19 @@ export interface InspectorServerOptions {
   tokens: { admin: string; users?: Record<string, string> };
   port: number;
   host: string;
+  /**
+   * When the server closes, how long a viewer may take to answer its close
+   * frame before it is cut (default 1000, the board's `closeGraceMs`).
+   */
+  closeGraceMs?: number;
 }
 
-/** Listens; rejects with the listen error. */
+/** Listens; rejects with the listen error, or an `InspectorConfigError` naming a bad option. */
 export async function startInspectorServer(o: InspectorServerOptions): Promise<InspectorServer> {
+  const closeGraceMs = o.closeGraceMs ?? UI_SERVER_DEFAULTS.closeGraceMs;
+  if (!Number.isInteger(closeGraceMs) || closeGraceMs < 1 || closeGraceMs > MAX_TIMER_MS) {
+    throw new InspectorConfigError('closeGraceMs', `must be an integer from 1 to ${MAX_TIMER_MS}`);
+  }
   const routes = o.inspector.attach({
     authenticate: createAuthenticator({ admin: o.tokens.admin, users: o.tokens.users ?? {} }),
   });
@@ -61,7 +74,9 @@ export async function startInspectorServer(o: InspectorServerOptions): Promise<I
     port,
     close() {
       closed ??= new Promise<void>((resolve, reject) => {
-        routes.close();
+        // A viewer that never answers its close frame is cut after the
+        // grace: ws would wait 30 s for it, and server.close() with it.
+        closeWithGrace([routes], o.inspector.options.clock, closeGraceMs);
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
       });
