@@ -55,8 +55,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     logger[level](fields, message);
     return exitCode;
   };
-  const fail = (error: unknown): number => {
-    if (earlyLogger !== null) return logFailure(earlyLogger, error);
+  const text = (error: unknown): number => {
     if (error instanceof CliError) {
       io.stderr.write(`roundtable ${name}: ${error.message}\n`);
       if (error.exitCode === EXIT.usage && !(error instanceof ConfigError)) {
@@ -122,13 +121,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       },
     };
   } catch (error) {
-    return fail(error);
+    return earlyLogger === null ? text(error) : logFailure(earlyLogger, error);
   }
   try {
     return await command.run(ctx);
   } catch (error) {
     ctx.logger.debug({ err: error }, 'command failed');
-    if (!failureAsRecord) return fail(error);
+    if (!failureAsRecord) return text(error);
     return logFailure(ctx.logger, error);
   }
 }

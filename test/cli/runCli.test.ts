@@ -190,6 +190,20 @@ describe('on a PGlite directory', () => {
     expect(JSON.parse(second.out())).toEqual({ applied: [], current: LATEST });
   });
 
+  it("a command's own failure is one record under JSON logs, and text when the config file asks for readable logs", async () => {
+    const json = capture();
+    expect(await runCli(['show', 'tsk_nothing', ...flags()], json.io)).toBe(7);
+    expect(json.out()).toBe('');
+    expect(failureOf(json)).toMatchObject({ command: 'show', code: 'CLI_NOT_FOUND', exitCode: 7 });
+    // Off a terminal, auto (nothing set) would be JSON; the file says pretty, and it is read by then.
+    const pretty = capture({}, { 'rt.json': '{"log":{"format":"pretty"}}' });
+    delete pretty.io.env.ROUNDTABLE_LOG_FORMAT;
+    expect(
+      await runCli(['show', 'tsk_nothing', '--config', 'rt.json', ...flags()], pretty.io),
+    ).toBe(7);
+    expect(pretty.err()).toContain('roundtable show: no task tsk_nothing');
+  });
+
   it('enqueue writes rows that status counts, and never refuses for room', async () => {
     for (const user of ['ann', 'ann', 'ann', 'bo']) {
       const c = capture();
