@@ -22,6 +22,7 @@ const RUNS = 7;
 
 const positions: BoardPositions = {
   placeOf: (s) => (s.status === 'running' ? 0 : s.status === 'queued' ? (s.turn ?? 0) + 1 : null),
+  atCapOf: () => null,
   subscribe: () => () => {},
 };
 

@@ -7,6 +7,7 @@
  */
 import type { UserLine } from '../db/tickTypes.js';
 import { type LineSummary, positionOf } from '../machines/linePosition.js';
+import { userAtCap } from '../machines/userAtCap.js';
 import type { RuntimePoolSnapshot } from './runtimeTypes.js';
 
 export class LineBook {
@@ -42,7 +43,7 @@ export class LineBook {
     }
     if (lines.length === 0 && running === undefined) return;
     this.waiting = null;
-    // Positions moved: tell listeners once per microtask however many ticks landed.
+    // Positions or running counts moved: tell listeners once per microtask however many ticks landed.
     if (this.pending || this.listeners.size === 0) return;
     this.pending = true;
     queueMicrotask(() => {
@@ -67,6 +68,11 @@ export class LineBook {
 
   line(userId: string): UserLine | undefined {
     return this.lines.get(userId);
+  }
+
+  /** The user's running count and cap when they are at it, else null (machines/userAtCap.ts). */
+  atCapOf(userId: string): { running: number; max: number } | null {
+    return userAtCap(this.lines.get(userId));
   }
 
   /** Told (on a microtask) after lines changed. */

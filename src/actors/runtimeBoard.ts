@@ -73,7 +73,8 @@ export function createBoardIndex(
     entryOfSession: (sessionId) => entries.ofSession(sessionId),
   });
   const { queued, unkeyed } = entries;
-  const publisher = new CardPublisher(entries, onError);
+  const atCapOf = (userId: string) => pool?.atCapOf(userId) ?? null;
+  const publisher = new CardPublisher(entries, onError, atCapOf);
   const publish = (taskIds: readonly string[], keyMoved = false) =>
     publisher.publish(taskIds, keyMoved);
   // Told from a timer: a throw is reported, as a card listener's is (runtimeListenerError.ts).
@@ -205,7 +206,13 @@ export function createBoardIndex(
         .filter((e) => userId === null || e.task.userId === userId)
         .sort(byBoardOrder);
       const pos = positions(list.filter((e) => e.session.status === 'queued'));
-      return list.map((e) => toCard(e, pos.get(e.task.id) ?? null));
+      return list.map((e) =>
+        toCard(
+          e,
+          pos.get(e.task.id) ?? null,
+          e.session.status === 'queued' ? atCapOf(e.task.userId) : null,
+        ),
+      );
     },
     subscribe(listener, onRemoved) {
       catchUp();
@@ -309,6 +316,12 @@ export function createBoardIndex(
         const s = entries.get(card.taskId)?.session;
         if (s === undefined || s.id !== card.sessionId || unkeyed.has(card.taskId)) return null;
         return pool?.placeOf(s) ?? null;
+      },
+      atCapOf(card) {
+        catchUp();
+        const s = entries.get(card.taskId)?.session;
+        if (s === undefined || s.id !== card.sessionId || s.status !== 'queued') return null;
+        return atCapOf(card.userId);
       },
       subscribe(listener) {
         catchUp();

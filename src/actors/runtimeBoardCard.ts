@@ -4,6 +4,7 @@
  * one (`isNewer`). Pure: the index (src/actors/runtimeBoard.ts) owns the
  * entries and calls these.
  */
+import type { UserAtCap } from '../board/boardCard.js';
 import type { Session, TaskSummary } from '../db/index.js';
 import { capLine } from '../machines/outputTail.js';
 import type { RuntimeCard, RuntimeColumn } from './runtimeTypes.js';
@@ -115,8 +116,15 @@ export function runningSince(
   };
 }
 
-/** The card of `e`, at `position` when it is queued. */
-export function toCard(e: BoardEntry, position: number | null): RuntimeCard {
+/**
+ * The card of `e`, at `position` when it is queued, its user at their cap
+ * or not as `atCap` says (a card at position 0 holds a runner already: never at cap).
+ */
+export function toCard(
+  e: BoardEntry,
+  position: number | null,
+  atCap: UserAtCap | null,
+): RuntimeCard {
   const s = e.session;
   const lines = e.partial === '' ? e.lines : [...e.lines, cutLine(e.partial)];
   return {
@@ -128,7 +136,13 @@ export function toCard(e: BoardEntry, position: number | null): RuntimeCard {
     attempt: s.attempt,
     status: s.status,
     queued:
-      s.status === 'queued' ? { position: position ?? 1, since: s.enqueuedAt.toISOString() } : null,
+      s.status === 'queued'
+        ? {
+            position: position ?? 1,
+            since: s.enqueuedAt.toISOString(),
+            atCap: position === 0 ? null : atCap,
+          }
+        : null,
     running: s.status === 'running' ? runningSince(s, e.task.timeLimitMs) : null,
     failure:
       s.status === 'failed'

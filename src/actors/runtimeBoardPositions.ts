@@ -4,6 +4,7 @@
  * not promise a place the dispatcher will not honour), computed from the
  * card's turn key and the users' lines (src/actors/lineBook.ts).
  */
+import type { UserAtCap } from '../board/boardCard.js';
 import type { Session } from '../db/index.js';
 import type { LineBook } from './lineBook.js';
 import type { BoardEntry } from './runtimeBoardCard.js';
@@ -12,6 +13,8 @@ import type { BoardEntry } from './runtimeBoardCard.js';
 export interface BoardPositions {
   /** 0: holds a slot; n: place in line; null: unknown (no turn key). */
   placeOf(session: Session): number | null;
+  /** The user's running count and cap when they are at it (their queued cards wait on it), else null. */
+  atCapOf(userId: string): UserAtCap | null;
   /** Told after the lines changed (not re-entrantly safe: schedule). */
   subscribe(listener: () => void): () => void;
 }
@@ -25,6 +28,7 @@ export function linePositions(lines: LineBook): BoardPositions {
         : s.status === 'queued' && s.turn !== null && s.joinSeq !== null
           ? lines.positionOf(s.turn, s.joinSeq)
           : null,
+    atCapOf: (userId) => lines.atCapOf(userId),
     subscribe: (listener) => lines.subscribe(listener),
   };
 }

@@ -10,6 +10,7 @@
  * propagated (src/actors/runtimeListenerError.ts says why).
  */
 
+import type { UserAtCap } from '../board/boardCard.js';
 import { Listeners } from '../supervisor/Listeners.js';
 import { type BoardEntry, byBoardOrder, toCard } from './runtimeBoardCard.js';
 import type { BoardEntries } from './runtimeBoardEntries.js';
@@ -27,6 +28,8 @@ export class CardPublisher {
     private readonly entries: BoardEntries,
     /** Where a listener's throw goes. */
     onThrow: (error: RuntimeListenerError) => void,
+    /** A user's at-cap state now (it moves with the lines, which tell the line's listeners). */
+    private readonly atCapOf: (userId: string) => UserAtCap | null = () => null,
   ) {
     this.listeners = new Listeners((error) => onThrow(new RuntimeListenerError('board', error)));
     this.removals = new Listeners((error) => onThrow(new RuntimeListenerError('board', error)));
@@ -85,7 +88,11 @@ export class CardPublisher {
             .filter((e): e is BoardEntry => e !== undefined)
             .sort(byBoardOrder);
     for (const e of list) {
-      const card = toCard(e, e.position);
+      const card = toCard(
+        e,
+        e.position,
+        e.session.status === 'queued' ? this.atCapOf(e.task.userId) : null,
+      );
       const json = JSON.stringify(card);
       if (!keyMoved && this.emitted.get(card.taskId) === json) continue;
       this.emitted.set(card.taskId, json);

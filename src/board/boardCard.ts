@@ -13,6 +13,16 @@ export type Column = 'queued' | 'running' | 'done' | 'failed';
 export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 /**
+ * A queued card's user holds `running` runners over the cluster and their
+ * cap (their override, else the default) allows `max`: the grant order
+ * skips them until one of their runs ends, whatever the card's position.
+ */
+export interface UserAtCap {
+  running: number;
+  max: number;
+}
+
+/**
  * One task as the board shows it: the task plus its latest session.
  *
  * Contract for the runtime:
@@ -22,6 +32,9 @@ export type SessionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'can
  *   and uncapped cards behind it are granted meanwhile);
  *   0 means the pool has just granted it a runner and the claim is being
  *   written (the row still says queued): the page shows it as starting.
+ *   `atCap` is non-null exactly when the card's user holds as many runners
+ *   as their cap allows (the global cap being full is not being at cap),
+ *   null at position 0; a card keeps it live with the user's running count.
  * - `running` is non-null exactly when the session holds a runner; its
  *   `until` is when the run will be stopped at its task's time limit
  *   (`since` plus `timeLimitMs`), null when the task has none.
@@ -39,7 +52,8 @@ export interface BoardCard {
   /** 1 for the first session of a task; each retry adds one. */
   attempt: number;
   status: SessionStatus;
-  queued: { position: number; since: string } | null;
+  /** `atCap`: absent from an older node's card (read it as null). */
+  queued: { position: number; since: string; atCap?: UserAtCap | null } | null;
   /** `until`: absent from an older node's card (before time limits reached the board). */
   running: { since: string; until?: string | null } | null;
   failure: { reason: string; recoverable: boolean } | null;

@@ -21,7 +21,7 @@ import type {
   ClusterNodeView,
   LineStatusView,
 } from './adminViews.js';
-import type { BoardCard } from './boardCard.js';
+import type { BoardCard, UserAtCap } from './boardCard.js';
 import type { BoardMetricsSnapshot, PoolSnapshot } from './poolSnapshot.js';
 import type { Readiness } from './readiness.js';
 import type { OutputPage, StoredOutput, TaskDetail } from './taskDetail.js';
@@ -33,6 +33,7 @@ export {
   CARD_OUTPUT_LINES,
   type Column,
   type SessionStatus,
+  type UserAtCap,
 } from './boardCard.js';
 export {
   BOARD_COMMAND_STATUS,
@@ -112,7 +113,15 @@ export interface BoardLine {
   keyOf(card: BoardCard): LineKey | null;
   /** The card's position now (0: granted, its claim being written), or null when unknown. */
   positionOf(card: BoardCard): number | null;
-  /** Calls `listener` (at any time after) when positions moved. Returns the unsubscribe function. */
+  /**
+   * The card's `queued.atCap` now: it moves with the user's running count
+   * and cap, without the card changing. Absent: the cards carry their own.
+   */
+  atCapOf?(card: BoardCard): UserAtCap | null;
+  /**
+   * Calls `listener` (at any time after) when positions or a user's
+   * at-cap state moved. Returns the unsubscribe function.
+   */
   subscribe(listener: () => void): () => void;
 }
 

@@ -29,6 +29,9 @@ export {
 
 const iso = z.string().check(z.minLength(1));
 
+/** A queued card's user at their cap (boardCard.ts `UserAtCap`); null: not at cap. */
+const atCapSchema = z.nullable(z.object({ running: z.int(), max: z.int() }));
+
 /** Schema of a card; checked against {@link BoardCard} at compile time below. */
 export const boardCardSchema = z.object({
   taskId: z.string(),
@@ -38,7 +41,7 @@ export const boardCardSchema = z.object({
   sessionId: z.string(),
   attempt: z.int(),
   status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
-  queued: z.nullable(z.object({ position: z.int(), since: iso })),
+  queued: z.nullable(z.object({ position: z.int(), since: iso, atCap: z.optional(atCapSchema) })),
   running: z.nullable(z.object({ since: iso, until: z.optional(z.nullable(iso)) })),
   failure: z.nullable(z.object({ reason: z.string(), recoverable: z.boolean() })),
   exitCode: z.nullable(z.int()),
@@ -135,6 +138,12 @@ export const serverFrameSchema = z.discriminatedUnion('type', [
      * (the line moved): task id to its new `queued.position`.
      */
     positions: z.optional(z.record(z.string(), z.int())),
+    /**
+     * Queued cards of the window whose user's at-cap state moved (a run of
+     * theirs ended or was granted, their cap changed): task id to its new
+     * `queued.atCap`, the rest of the card kept.
+     */
+    atCap: z.optional(z.record(z.string(), atCapSchema)),
     removed: z.array(z.string()),
   }),
   z.object({ type: z.literal('pong'), id: z.string() }),

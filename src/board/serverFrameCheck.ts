@@ -90,12 +90,14 @@ function arrayOf<T>(check: Check<T>): Check<T[]> {
   };
 }
 
-/** Integers by string key (the record itself is returned: its keys are the data). */
-const intRecord: Check<Record<string, number>> = (v, p) => {
-  if (!isRecord(v)) return fail(p, 'an object', v);
-  for (const [k, n] of Object.entries(v)) int(n, `${p}.${k}`);
-  return v as Record<string, number>;
-};
+/** Values checked by `check`, by string key (a new record: values keep only their schema's keys). */
+function recordOf<T>(check: Check<T>): Check<Record<string, T>> {
+  return (v, p) => {
+    if (!isRecord(v)) return fail(p, 'an object', v);
+    // fromEntries defines own keys, so a "__proto__" key stays data.
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, check(x, `${p}.${k}`)]));
+  };
+}
 
 function object<S extends Shape>(shape: S): Check<Out<S>> {
   const keys = Object.keys(shape);
@@ -112,6 +114,8 @@ function object<S extends Shape>(shape: S): Check<Out<S>> {
   };
 }
 
+const atCap = nullable(object({ running: int, max: int }));
+
 const card: Check<BoardCard> = object({
   taskId: str,
   userId: str,
@@ -120,7 +124,7 @@ const card: Check<BoardCard> = object({
   sessionId: str,
   attempt: int,
   status: oneOf(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
-  queued: nullable(object({ position: int, since: iso })),
+  queued: nullable(object({ position: int, since: iso, atCap: optional(atCap) })),
   running: nullable(object({ since: iso, until: optional(nullable(iso)) })),
   failure: nullable(object({ reason: str, recoverable: bool })),
   exitCode: nullable(int),
@@ -153,7 +157,8 @@ const FRAMES: Record<ServerFrame['type'], Check<ServerFrame>> = {
     counts: optional(counts),
     users: optional(arrayOf(str)),
     cards: arrayOf(card),
-    positions: optional(intRecord),
+    positions: optional(recordOf(int)),
+    atCap: optional(recordOf(atCap)),
     removed: arrayOf(str),
   }),
   pong: object({ type: literal('pong'), id: str }),

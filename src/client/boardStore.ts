@@ -5,7 +5,7 @@
  * state. The page renders from it; tests assert on it.
  */
 import { createStore } from '@xstate/store';
-import type { BoardCard, Column } from '../board/boardPort.js';
+import type { BoardCard, Column, UserAtCap } from '../board/boardPort.js';
 import { type ColumnCounts, orderOf } from '../board/boardWindow.js';
 
 /** The read model's context. */
@@ -54,7 +54,21 @@ export interface UpdateEvent {
   cards: BoardCard[];
   /** Cards held whose position alone moved: task id to position. */
   positions?: Record<string, number> | undefined;
+  /** Cards held whose user's at-cap state alone moved: task id to `queued.atCap`. */
+  atCap?: Record<string, UserAtCap | null> | undefined;
   removed: string[];
+}
+
+/** `cards` with the queued fields an update set apart from whole cards. */
+function patchQueued(cards: Record<string, BoardCard>, e: UpdateEvent): void {
+  for (const [id, position] of Object.entries(e.positions ?? {})) {
+    const card = cards[id];
+    if (card?.queued) cards[id] = { ...card, queued: { ...card.queued, position } };
+  }
+  for (const [id, atCap] of Object.entries(e.atCap ?? {})) {
+    const card = cards[id];
+    if (card?.queued) cards[id] = { ...card, queued: { ...card.queued, atCap } };
+  }
 }
 
 /**
@@ -80,10 +94,7 @@ export function createBoardStore(context: BoardContext = EMPTY_BOARD) {
         const cards = { ...ctx.cards };
         for (const id of e.removed) delete cards[id];
         for (const c of e.cards) cards[c.taskId] = c;
-        for (const [id, position] of Object.entries(e.positions ?? {})) {
-          const card = cards[id];
-          if (card?.queued) cards[id] = { ...card, queued: { ...card.queued, position } };
-        }
+        patchQueued(cards, e);
         return {
           ...ctx,
           seq: e.seq,

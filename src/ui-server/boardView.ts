@@ -248,6 +248,7 @@ export class BoardView {
       users: this.users,
       card: (id) => this.cards.get(id),
       positionOf: (card) => this.places.positionOf(card),
+      atCapOf: (card) => this.places.atCapOf(card),
     };
   }
 

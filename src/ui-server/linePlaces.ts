@@ -8,7 +8,7 @@
  * A source without a line emits every moved card itself; its cards are
  * ordered by the position they carry, as the page orders them.
  */
-import type { BoardCard, BoardLine, Column, LineKey } from '../board/boardPort.js';
+import type { BoardCard, BoardLine, Column, LineKey, UserAtCap } from '../board/boardPort.js';
 import { type CardOrder, orderOf } from '../board/boardWindow.js';
 
 const byTaskId = (a: BoardCard, b: BoardCard) =>
@@ -25,6 +25,11 @@ const byTaskId = (a: BoardCard, b: BoardCard) =>
  * places.positionOf(q('a', 's1', 9)) // => 2
  * places.positionOf(q('b', 's2', 7)) // => 7
  * new LinePlaces(undefined).positionOf(q('a', 's1', 9)) // => 9
+ * const capped = { ...line, atCapOf: (c) => (c.userId === 'ann' ? { running: 1, max: 1 } : null) }
+ * new LinePlaces(capped).atCapOf({ ...q('a', 's1', 9), userId: 'ann' }) // => { running: 1, max: 1 }
+ * new LinePlaces(capped).atCapOf({ ...q('a', 's1', 9), userId: 'bob' }) // => null
+ * new LinePlaces(line).atCapOf({ ...q('a', 's1', 9), queued: { position: 9, atCap: { running: 2, max: 2 } } }) // => { running: 2, max: 2 }
+ * new LinePlaces(undefined).atCapOf(q('a', 's1', 9)) // => null
  * ```
  */
 export class LinePlaces {
@@ -73,6 +78,17 @@ export class LinePlaces {
       this.positions.set(card, p);
     }
     return p;
+  }
+
+  /**
+   * A queued card's `atCap` now: the line's, else the one the card carries
+   * (absent, from an older node: null). Not kept between asks: the line
+   * answers from its users' lines, a lookup, where a position is a sum.
+   */
+  atCapOf(card: BoardCard): UserAtCap | null {
+    const carried = card.queued?.atCap ?? null;
+    if (this.line?.atCapOf === undefined) return carried;
+    return this.line.atCapOf(card);
   }
 
   private keyOf(card: BoardCard): LineKey | null {

@@ -10,8 +10,12 @@
  * `positionOf`, src/ui-server/linePlaces.ts), not stored on the cards: when
  * the line moves, a card whose position changed and nothing else goes out
  * as one entry of the frame's `positions` (`{taskId: position}`), not whole.
+ * A queued card's `atCap` (its user holds their cap) is asked the same way
+ * and moves with the same lines: when it alone changed the card goes out in
+ * the frame's `atCap` (`{taskId: atCap}`), so a finish that frees a user
+ * with 200 cards in the window costs ~40 bytes a card, not the whole cards.
  */
-import type { BoardCard } from '../board/boardPort.js';
+import type { BoardCard, UserAtCap } from '../board/boardPort.js';
 import {
   type BoardWindow,
   COLUMNS,
@@ -29,6 +33,8 @@ export interface ViewState {
   card(taskId: string): BoardCard | undefined;
   /** A queued card's position now. */
   positionOf(card: BoardCard): number;
+  /** A queued card's user at their cap now (null: not). */
+  atCapOf(card: BoardCard): UserAtCap | null;
 }
 
 /**
@@ -49,20 +55,32 @@ export function windowKey(window: BoardWindow): string {
   return JSON.stringify([filterKey(window.filter), ranges, [...new Set(window.watch)].sort()]);
 }
 
+/** Where a queued card stands now: its position, and its `atCap` (and as JSON, to compare). */
+interface Place {
+  position: number;
+  atCap: UserAtCap | null;
+  cap: string;
+}
+
 /**
- * Serialises a card with its position once per card object and position
- * (each change is a new object; a position moves when the line does).
+ * Serialises a card with its place once per card object and place (each
+ * change is a new object; a place moves when the line does).
  */
-const cardJson = new WeakMap<BoardCard, { position: number; json: string }>();
-const jsonOf = (card: BoardCard, position: number): string => {
+const cardJson = new WeakMap<BoardCard, Place & { json: string }>();
+const jsonOf = (card: BoardCard, place: Place | undefined): string => {
+  const position = place?.position ?? -1;
+  const atCap = place?.atCap ?? null;
+  const cap = place?.cap ?? 'null';
   let entry = cardJson.get(card);
-  if (entry === undefined || entry.position !== position) {
+  if (entry === undefined || entry.position !== position || entry.cap !== cap) {
     const queued = card.queued;
+    // A source whose cards carry no atCap (an older one) gets none added.
+    const sameCap = queued === null || JSON.stringify(queued.atCap ?? null) === cap;
     const wire =
-      queued === null || queued.position === position
+      queued === null || (queued.position === position && sameCap)
         ? card
-        : { ...card, queued: { ...queued, position } };
-    entry = { position, json: JSON.stringify(wire) };
+        : { ...card, queued: sameCap ? { ...queued, position } : { ...queued, position, atCap } };
+    entry = { position, atCap, cap, json: JSON.stringify(wire) };
     cardJson.set(card, entry);
   }
   return entry.json;
@@ -71,8 +89,8 @@ const jsonOf = (card: BoardCard, position: number): string => {
 export class WindowGroup<S = unknown> {
   readonly subscribers = new Set<S>();
   private sent = new Map<string, BoardCard>();
-  /** The position each queued card in `sent` was sent with. */
-  private places = new Map<string, number>();
+  /** The place each queued card in `sent` was sent with. */
+  private places = new Map<string, Place>();
   private counts: ColumnCounts = { queued: 0, running: 0, done: 0, failed: 0 };
   private users = '';
   private snapshot: { seq: number; frame: Buffer } | null = null;
@@ -112,11 +130,15 @@ export class WindowGroup<S = unknown> {
     this.refresh(view);
     const cards: string[] = [];
     const moved: string[] = [];
+    const capped: string[] = [];
     for (const [id, card] of this.sent) {
-      const place = this.places.get(id) ?? -1;
+      const place = this.places.get(id);
+      const was = placesBefore.get(id);
       if (before.get(id) !== card) cards.push(jsonOf(card, place));
-      else if (placesBefore.get(id) !== this.places.get(id))
-        moved.push(`${JSON.stringify(id)}:${place}`);
+      else if (place !== undefined && was !== undefined) {
+        if (was.position !== place.position) moved.push(`${JSON.stringify(id)}:${place.position}`);
+        if (was.cap !== place.cap) capped.push(`${JSON.stringify(id)}:${place.cap}`);
+      }
     }
     const removed: string[] = [];
     for (const id of before.keys()) if (!this.sent.has(id)) removed.push(id);
@@ -125,6 +147,7 @@ export class WindowGroup<S = unknown> {
     if (
       cards.length === 0 &&
       moved.length === 0 &&
+      capped.length === 0 &&
       removed.length === 0 &&
       !countsMoved &&
       !usersMoved
@@ -136,6 +159,7 @@ export class WindowGroup<S = unknown> {
       (usersMoved ? `,"users":${this.users}` : '') +
       `,"cards":[${cards.join(',')}]` +
       (moved.length > 0 ? `,"positions":{${moved.join(',')}}` : '') +
+      (capped.length > 0 ? `,"atCap":{${capped.join(',')}}` : '') +
       `,"removed":${JSON.stringify(removed)}}`
     );
   }
@@ -144,7 +168,7 @@ export class WindowGroup<S = unknown> {
   snapshotFrame(view: ViewState): Buffer {
     if (this.snapshot?.seq !== view.seq) {
       const cards = [...this.sent.values()]
-        .map((card) => jsonOf(card, this.places.get(card.taskId) ?? -1))
+        .map((card) => jsonOf(card, this.places.get(card.taskId)))
         .join(',');
       const frame =
         `{"type":"snapshot","epoch":${JSON.stringify(view.epoch)},"seq":${view.seq}` +
@@ -165,8 +189,12 @@ export class WindowGroup<S = unknown> {
       const card = view.card(id);
       if (card !== undefined) sent.set(id, card);
     }
-    const places = new Map<string, number>();
-    for (const [id, card] of sent) if (card.queued !== null) places.set(id, view.positionOf(card));
+    const places = new Map<string, Place>();
+    for (const [id, card] of sent)
+      if (card.queued !== null) {
+        const atCap = view.atCapOf(card);
+        places.set(id, { position: view.positionOf(card), atCap, cap: JSON.stringify(atCap) });
+      }
     this.sent = sent;
     this.places = places;
     this.users = JSON.stringify(view.users);

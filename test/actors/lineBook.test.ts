@@ -47,4 +47,28 @@ describe('LineBook', () => {
     book.apply([line('b', 1, 0, 7)], undefined, 2);
     expect(book.positionOf(7, 'b'.charCodeAt(0))).toBe(2);
   });
+
+  it('says a user is at their cap from their line, live as running counts land, and tells listeners', async () => {
+    const book = new LineBook();
+    let told = 0;
+    book.subscribe(() => {
+      told += 1;
+    });
+    book.apply([line('a', 1, 1), line('b', 1, 0)], 1, 1);
+    await Promise.resolve();
+    expect([book.atCapOf('a'), book.atCapOf('b'), book.atCapOf('nobody')]).toEqual([
+      { running: 1, max: 1 },
+      null,
+      null,
+    ]);
+    // A finish on any node: a's running count drops, nothing else of the line moves.
+    book.apply([line('a', 1, 0)], 0, 2);
+    await Promise.resolve();
+    expect([book.atCapOf('a'), told]).toEqual([null, 2]);
+    // An override of 3 while 2 run is room; lowered to 1 under the 2 running, over it.
+    book.apply([{ ...line('a', 1, 2), maxRunning: 3, hasOverride: true }], 2, 3);
+    expect(book.atCapOf('a')).toBeNull();
+    book.apply([{ ...line('a', 1, 2), maxRunning: 1, hasOverride: true }], 2, 4);
+    expect(book.atCapOf('a')).toEqual({ running: 2, max: 1 });
+  });
 });

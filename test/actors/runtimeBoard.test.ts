@@ -75,6 +75,7 @@ test("a line listener that throws is reported to the board's onError, and the ot
   let linesChanged = () => {};
   const pool = {
     placeOf: () => 1,
+    atCapOf: () => null,
     subscribe: (listener: () => void) => {
       linesChanged = listener;
       return () => {};

@@ -103,6 +103,7 @@ interface Sent {
 const positions: BoardPositions = {
   placeOf: (s) =>
     s.status === 'running' ? 0 : s.status === 'queued' && s.turn !== null ? s.turn + 1 : null,
+  atCapOf: () => null,
   subscribe: () => () => {},
 };
 

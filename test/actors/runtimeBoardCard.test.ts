@@ -20,6 +20,7 @@ test('a running card: its lines with the unfinished one cut, the later of its tw
   const c = card.toCard(
     { ...e, task: { ...e.task, updatedAt: new Date(Date.UTC(2027, 0, 1)) } },
     null,
+    null,
   );
   expect(c).toMatchObject({
     column: 'running',
@@ -39,7 +40,7 @@ test('a running card with a time limit says until when; queued, it carries the l
   const e = entry(1);
   const limited = { ...e, task: { ...e.task, timeLimitMs: 90_000 } };
   const since = e.session.claimedAt as Date;
-  expect(card.toCard(limited, null)).toMatchObject({
+  expect(card.toCard(limited, null, null)).toMatchObject({
     running: {
       since: since.toISOString(),
       until: new Date(since.getTime() + 90_000).toISOString(),
@@ -50,21 +51,21 @@ test('a running card with a time limit says until when; queued, it carries the l
     ...limited,
     session: { ...e.session, status: 'queued' as const, claimedAt: null },
   };
-  expect(card.toCard(queued, 2)).toMatchObject({ running: null, timeLimitMs: 90_000 });
+  expect(card.toCard(queued, 2, null)).toMatchObject({ running: null, timeLimitMs: 90_000 });
 });
 
 test('a queued card has a place (1 when unknown); a failed one its reason; only the last lines are kept', () => {
   const { session } = runningRows(1);
   const queued = entry(1, { session: { ...session, status: 'queued', claimedAt: null } });
-  expect(card.toCard(queued, 4).queued?.position).toBe(4);
-  expect(card.toCard(queued, null).queued?.position).toBe(1);
+  expect(card.toCard(queued, 4, null).queued?.position).toBe(4);
+  expect(card.toCard(queued, null, null).queued?.position).toBe(1);
   const lines = Array.from({ length: card.CARD_OUTPUT_LINES + 5 }, (_, i) => `l${i}`);
   const failed = entry(1, {
     session: { ...session, status: 'failed', failureReason: null, userRecoverable: true },
     lines,
     previous: { attempt: 1, reason: 'timeout' },
   });
-  const c = card.toCard(failed, 9);
+  const c = card.toCard(failed, 9, { running: 1, max: 1 });
   expect(c).toMatchObject({
     column: 'failed',
     queued: null,
@@ -72,6 +73,16 @@ test('a queued card has a place (1 when unknown); a failed one its reason; only 
     previous: { attempt: 1, reason: 'timeout' },
   });
   expect(c.lastOutput).toEqual(lines.slice(-card.CARD_OUTPUT_LINES));
+});
+
+test('a queued card says whether its user is at their cap; at position 0 (granted) it is not', () => {
+  const { session } = runningRows(1);
+  const queued = entry(1, { session: { ...session, status: 'queued', claimedAt: null } });
+  const since = session.enqueuedAt.toISOString();
+  const atCap = { running: 2, max: 2 };
+  expect(card.toCard(queued, 3, atCap).queued).toEqual({ position: 3, since, atCap });
+  expect(card.toCard(queued, 3, null).queued).toEqual({ position: 3, since, atCap: null });
+  expect(card.toCard(queued, 0, atCap).queued).toEqual({ position: 0, since, atCap: null });
 });
 
 test('board order: oldest task first, ties by id', () => {

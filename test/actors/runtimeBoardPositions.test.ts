@@ -31,6 +31,7 @@ test("the pool's place first, then the one last shown, then the first-come rank 
   let reads = 0;
   const pool = {
     placeOf: (s: { id: string }) => (s.id === known.session.id ? 5 : null),
+    atCapOf: () => null,
     subscribe: () => () => {},
   };
   const out = positions.positionsOf([known, shown, unknown, queuedEntry(4)], pool, () => {
@@ -94,4 +95,8 @@ test('line positions: running is 0, a queued key its place in the lines, no key 
   await Promise.resolve();
   expect(told).toBe(1);
   off();
+  // u1 runs none of their 2; u2 none either: neither waits on their cap.
+  expect([p.atCapOf('u1'), p.atCapOf('u2')]).toEqual([null, null]);
+  lines.apply([{ ...lines.line('u1')!, running: 2 }]);
+  expect(p.atCapOf('u1')).toEqual({ running: 2, max: 2 });
 });

@@ -11,6 +11,7 @@ runDocExamples(new URL('../../src/board/serverFrameCheck.ts', import.meta.url), 
 const int = fc.integer({ min: -5, max: 1_000_000 });
 const iso = fc.constantFrom('2026-11-01T10:00:00.000Z', '2026-11-01T10:00:05.250Z');
 const counts = fc.record({ queued: int, running: int, done: int, failed: int });
+const atCap = fc.option(fc.record({ running: int, max: int }));
 const card = fc
   .record(
     {
@@ -21,7 +22,9 @@ const card = fc
       sessionId: fc.string(),
       attempt: int,
       status: fc.constantFrom('queued', 'running', 'succeeded', 'failed', 'cancelled'),
-      queued: fc.option(fc.record({ position: int, since: iso })),
+      queued: fc.option(
+        fc.record({ position: int, since: iso, atCap }, { requiredKeys: ['position', 'since'] }),
+      ),
       running: fc.option(
         fc.record(
           { since: iso, until: fc.option(iso, { nil: null }) },
@@ -64,6 +67,7 @@ const frame: fc.Arbitrary<unknown> = fc.oneof(
       users: fc.array(fc.string(), { maxLength: 3 }),
       cards,
       positions: fc.dictionary(fc.string({ maxLength: 4 }), int, { maxKeys: 3 }),
+      atCap: fc.dictionary(fc.string({ maxLength: 4 }), atCap, { maxKeys: 3 }),
       removed: fc.array(fc.string(), { maxLength: 3 }),
     },
     { requiredKeys: ['type', 'seq', 'cards', 'removed'] },
@@ -132,6 +136,23 @@ describe('reading a server frame', () => {
   )('refuses what the schema refuses, and keeps what it keeps', (f, pick, edit, value) => {
     const v = broken(f, pick, edit, value);
     expect(byCheck(v)).toEqual(byZod(v));
+  });
+
+  it('keeps a card’s atCap and an update’s atCap map, and takes cards without them', () => {
+    const capped = {
+      ...queuedCard('t1'),
+      queued: { position: 1, since: 'x', atCap: { running: 1, max: 1 } },
+    };
+    const update = { type: 'update', seq: 2, cards: [capped, queuedCard('t2')], removed: [] };
+    expect(readServerFrame({ ...update, atCap: { t3: null, t4: { running: 2, max: 2 } } })).toEqual(
+      {
+        ...update,
+        atCap: { t3: null, t4: { running: 2, max: 2 } },
+      },
+    );
+    expect(() => readServerFrame({ ...update, atCap: { t3: { running: 1 } } })).toThrow(
+      'atCap.t3.max: expected an integer, got undefined',
+    );
   });
 
   it('names the field that is wrong', () => {

@@ -43,12 +43,33 @@ describe('board store', () => {
 
   it('takes positions that moved alone, keeping the rest of each card', () => {
     const store = createBoardStore();
-    const b = card('b', { queued: { position: 3, since: '2026-11-01T10:00:01.000Z' } });
+    const b = card('b', {
+      queued: { position: 3, since: '2026-11-01T10:00:01.000Z', atCap: null },
+    });
     store.trigger.snapshot({ epoch: 'e', seq: 1, counts, users: [], cards: [card('a'), b] });
     store.trigger.update({ seq: 2, cards: [], positions: { b: 2, gone: 9 }, removed: ['a'] });
     const ctx = store.getSnapshot().context;
     expect(ctx.cards).toEqual({
-      b: { ...b, queued: { position: 2, since: '2026-11-01T10:00:01.000Z' } },
+      b: { ...b, queued: { position: 2, since: '2026-11-01T10:00:01.000Z', atCap: null } },
+    });
+  });
+
+  it('takes at-cap states that moved alone, with or without a position, keeping the rest', () => {
+    const store = createBoardStore();
+    const since = '2026-11-01T10:00:01.000Z';
+    const b = card('b', { queued: { position: 3, since, atCap: null } });
+    const c = card('c', { queued: { position: 4, since, atCap: { running: 1, max: 1 } } });
+    store.trigger.snapshot({ epoch: 'e', seq: 1, counts, users: [], cards: [b, c] });
+    store.trigger.update({
+      seq: 2,
+      cards: [],
+      positions: { c: 3 },
+      atCap: { b: { running: 2, max: 2 }, c: null, gone: null },
+      removed: [],
+    });
+    expect(store.getSnapshot().context.cards).toEqual({
+      b: { ...b, queued: { position: 3, since, atCap: { running: 2, max: 2 } } },
+      c: { ...c, queued: { position: 3, since, atCap: null } },
     });
   });
 

@@ -11,7 +11,7 @@ export const queuedCard = (taskId: string, extra: Partial<BoardCard> = {}): Boar
   sessionId: `s-${taskId}`,
   attempt: 1,
   status: 'queued',
-  queued: { position: 1, since: '2026-11-01T10:00:00.000Z' },
+  queued: { position: 1, since: '2026-11-01T10:00:00.000Z', atCap: null },
   running: null,
   failure: null,
   exitCode: null,

@@ -230,6 +230,12 @@ export function applyFrames(
           throw new Error(`update ${f.seq}: a position for ${id}, which is not a queued card held`);
         state.cards.set(id, { ...card, queued: { ...card.queued, position } });
       }
+      for (const [id, atCap] of Object.entries(f.atCap ?? {})) {
+        const card = state.cards.get(id);
+        if (card?.queued === null || card === undefined)
+          throw new Error(`update ${f.seq}: an atCap for ${id}, which is not a queued card held`);
+        state.cards.set(id, { ...card, queued: { ...card.queued, atCap } });
+      }
       if (f.counts) state.counts = f.counts;
     }
   }
