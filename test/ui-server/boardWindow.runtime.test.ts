@@ -6,12 +6,13 @@
  * finish and the line moves up.
  */
 import { pino } from 'pino';
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { BoardCard } from '../../src/board/boardPort.js';
 import type { BoardWindow } from '../../src/board/boardWindow.js';
-import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
-import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
+import { createTestRuntime } from '../../src/testing/index.js';
+import { createUiServer } from '../../src/ui-server/createUiServer.js';
 import { describeEachEngine } from '../support/databases.js';
+import { agent, servedEachTest } from './runtimeServed.js';
 import {
   ADMIN,
   ALICE,
@@ -23,34 +24,20 @@ import {
   TOKENS,
 } from './wsHarness.js';
 
-let h: TestRuntime | undefined;
-let server: UiServer | undefined;
-const clients: RawClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.ws.terminate();
-  await server?.close();
-  await h?.close();
-  server = undefined;
-  h = undefined;
-});
-
-const agent = (title: string, seconds: number) => ({
-  title,
-  image: 'runner:v1',
-  command: ['agent', String(seconds)],
-});
+const served = servedEachTest();
 const none = { offset: 0, limit: 0 };
 
 describeEachEngine('board windows over the runtime', (getDb) => {
   test('each window holds only its viewer’s cards, with the runtime’s positions, as the line moves', async () => {
     const { db } = getDb();
-    h = await createTestRuntime({ db, caps: { maxRunning: 2, defaultUserCap: 1 } });
+    const h = await createTestRuntime({ db, caps: { maxRunning: 2, defaultUserCap: 1 } });
+    served.h = h;
     const runtime = h.runtime;
     const bobTask = await runtime.createTask('bob', agent('bob 0', 30));
     for (let i = 0; i < 3; i++) await runtime.createTask('bob', agent(`bob ${i + 1}`, 30));
     for (let i = 0; i < 12; i++) await runtime.createTask('alice', agent(`alice ${i}`, 10 + i));
     await h.settle();
-    server = await createUiServer({
+    const server = await createUiServer({
       source: runtime,
       commands: runtime,
       tokens: TOKENS,
@@ -58,6 +45,7 @@ describeEachEngine('board windows over the runtime', (getDb) => {
       host: '127.0.0.1',
       logger: pino({ level: 'silent' }),
     });
+    served.server = server;
     const page: BoardWindow = {
       columns: { queued: { offset: 3, limit: 4 }, running: none, done: none, failed: none },
     };
@@ -75,7 +63,7 @@ describeEachEngine('board windows over the runtime', (getDb) => {
     > = [];
     for (const v of views) {
       const c = await RawClient.open(server.wsUrl, v.token);
-      clients.push(c);
+      served.clients.push(c);
       c.send({ type: 'subscribe', v: 1, window: v.window });
       const state = { seq: -1, cards: new Map<string, BoardCard>() } as Parameters<
         typeof applyFrames
