@@ -10,6 +10,7 @@ import { formatTimeLimit } from '../../board/formatTimeLimit.js';
 import { formatStartsIn } from '../../client/estimateStart.js';
 import { OutputBox } from './OutputBox.js';
 import { Elapsed, Left } from './ticker.js';
+import { waitingWords } from './waitingWords.js';
 
 const limitWords = (ms: number | null | undefined) =>
   ms == null ? '' : `time limit ${formatTimeLimit(ms)}: `;
@@ -28,18 +29,22 @@ interface Props {
   actions: CardActions;
 }
 
-function Meta({ card }: { card: BoardCard }) {
+function Meta({ card, showUser }: { card: BoardCard; showUser: boolean }) {
   const attempt = card.attempt > 1 ? ` · attempt ${card.attempt}` : '';
   if (card.queued && card.queued.position === 0) {
     // Granted by the pool, row not yet claimed: it holds a runner, it is not in line.
     return <div class="meta starting">starting · got a runner{attempt}</div>;
   }
   if (card.queued) {
+    const { lead, cap } = waitingWords(card, showUser);
     return (
-      <div class="meta waiting">
-        waiting · position {card.queued.position} · <Elapsed iso={card.queued.since} />
-        {attempt}
-      </div>
+      <>
+        <div class="meta waiting">
+          {lead} · position {card.queued.position} · <Elapsed iso={card.queued.since} />
+          {attempt}
+        </div>
+        {cap !== null && <div class="meta capped">{cap}</div>}
+      </>
     );
   }
   if (card.running) {
@@ -95,7 +100,7 @@ export class CardView extends Component<Props> {
           {card.title}
         </a>
         {showUser && <span class="user">{card.userId}</span>}
-        <Meta card={card} />
+        <Meta card={card} showUser={showUser} />
         {eta !== undefined && card.queued !== null && card.queued.position > 0 && (
           <div class="meta eta">{formatStartsIn(eta)}</div>
         )}

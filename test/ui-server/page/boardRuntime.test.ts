@@ -227,8 +227,10 @@ describe.skipIf(skipReason !== null)(
       ];
 
       await waitCard('running', build);
-      await waitCard('queued', agent, 'waiting · position 1');
-      await waitCard('queued', flaky, 'waiting · position 2');
+      // First in line, yet not next: alice holds her one runner.
+      const atCap = 'you are at your cap (1 of 1 running)';
+      await waitCard('queued', agent, 'waiting · position 1', atCap);
+      await waitCard('queued', flaky, 'waiting · position 2', atCap);
 
       // Live output: the agent narrates while it holds the runner.
       await advance(5_000);
@@ -241,7 +243,7 @@ describe.skipIf(skipReason !== null)(
       await advance(16_000);
       await waitCard('done', build, 'succeeded · exit 0', '[agent] done');
       await waitCard('running', agent);
-      await waitCard('queued', flaky, 'waiting · position 1');
+      await waitCard('queued', flaky, 'waiting · position 1', atCap);
 
       // A command that exits non-zero lands in failed, with its reason.
       await advance(21_000);
