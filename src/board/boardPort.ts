@@ -58,7 +58,8 @@ export interface BoardSource {
   /**
    * Calls `listener` synchronously, in commit order, with the new state of
    * every card that changed; without {@link BoardSource.line}, also every
-   * card whose queue position moved because another card left the line.
+   * card whose queue position moved because another card left the line
+   * (and without `line.atCapOf`, every card whose `queued.atCap` moved).
    * Returns the unsubscribe function. A subscriber counts as someone
    * watching (see {@link BoardSource.watch}) unless it says `passive`.
    */

@@ -9,6 +9,7 @@ export type {
   CreateTaskInput,
   PoolSnapshot,
   SessionStatus,
+  UserAtCap,
 } from '../board/boardPort.js';
 export * from '../board/boardProtocol.js';
 export * from '../board/boardWindow.js';

@@ -167,6 +167,19 @@ describe('against a scripted socket', () => {
     expect(c.window).toEqual(window);
   });
 
+  it('takes a capped card and an update that flips its atCap alone', () => {
+    const { c, socket } = start();
+    socket.deliver(hello);
+    const counts = { queued: 1, running: 0, done: 0, failed: 0 };
+    const since = '2026-11-01T10:00:00.000Z';
+    const capped = { ...sampleCard, queued: { position: 1, since, atCap: { running: 1, max: 1 } } };
+    socket.deliver({ type: 'snapshot', epoch: 'e', seq: 5, counts, users: [], cards: [capped] });
+    expect(c.store.getSnapshot().context.cards.t1?.queued?.atCap).toEqual({ running: 1, max: 1 });
+    socket.deliver({ type: 'update', seq: 6, cards: [], atCap: { t1: null }, removed: [] });
+    const { cards, lastError } = c.store.getSnapshot().context;
+    expect([cards.t1?.queued, lastError]).toEqual([{ position: 1, since, atCap: null }, null]);
+  });
+
   it('pings a quiet server and gives it up after two silent intervals', () => {
     const { socket, timers } = start();
     socket.deliver(hello);
