@@ -4,8 +4,9 @@
  * interleaves users by turns), grants (runs finishing, running cards
  * cancelled) and cancels of waiting cards, every queued card in every
  * window, held by a client from the snapshot and the updates it was sent
- * (whole cards and the compact `positions`), has the position `positionsOf`
- * reads from the rows. The server derives those positions from the runtime's
+ * (whole cards and the compact `positions` and `atCap`), has the position
+ * `positionsOf` reads from the rows, and says its user is at their cap
+ * exactly while the rows say a run of theirs holds a runner. The server derives those positions from the runtime's
  * line at window time (src/ui-server/linePlaces.ts); nothing renumbers cards.
  * A failure prints fast-check's seed and path; `FC_SEED=<seed> FC_PATH=<path>`
  * replays it (seed 941917237, path 1: a queued cancel closed its user's line
@@ -22,6 +23,7 @@ import { fc } from '@fast-check/vitest';
 import { afterEach, expect, it } from 'vitest';
 import type { BoardWindow } from '../../src/board/boardWindow.js';
 import { positionsOf } from '../../src/db/dispatchReads.js';
+import { userAtCap } from '../../src/machines/userAtCap.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import type { UiServer } from '../../src/ui-server/createUiServer.js';
 import { describeEachEngine } from '../support/databases.js';
@@ -60,7 +62,7 @@ const op = fc.oneof(
 );
 
 describeEachEngine('window positions against the rows', (getDb) => {
-  it('every queued card in every window has the position positionsOf reads', async () => {
+  it('every queued card in every window has the position positionsOf reads, and the rows’ at-cap state', async () => {
     await fc.assert(
       fc.asyncProperty(
         // A line first (so the head leaving moves cards a window holds), then anything.
@@ -128,10 +130,17 @@ describeEachEngine('window positions against the rows', (getDb) => {
                 getDb().db,
                 shown.map((c) => c.sessionId),
               );
-              for (const card of shown)
-                expect(card.queued?.position, `${card.title} in ${JSON.stringify(v.window)}`).toBe(
-                  truth.get(card.sessionId),
+              const rows = await harness.sessions();
+              const runningOf = (userId: string) =>
+                rows.filter((s) => s.userId === userId && s.status === 'running').length;
+              for (const card of shown) {
+                const at = `${card.title} in ${JSON.stringify(v.window)}`;
+                expect(card.queued?.position, at).toBe(truth.get(card.sessionId));
+                // Everyone's cap is the default 1: at cap exactly while a run of theirs holds a runner.
+                expect(card.queued?.atCap, at).toEqual(
+                  userAtCap({ running: runningOf(card.userId), maxRunning: 1 }),
                 );
+              }
               expect(held).toEqual(want.cards);
               expect(counts).toEqual(want.counts);
             }
