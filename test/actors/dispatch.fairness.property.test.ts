@@ -10,13 +10,15 @@
  *   cluster's order (the rows' (turn, join_seq) order) once it has seen the
  *   latest tick: node 0 by the poll alone, the others by NOTIFY too; each
  *   catches up within a few polls of the last change (a change that lands
- *   just after a poll waits for the next one).
+ *   just after a poll waits for the next one), and says of each whether its
+ *   user is at their cap exactly as the rows' running runs say.
  */
 import fc from 'fast-check';
 import { afterEach, expect, it } from 'vitest';
 import { createRuntime } from '../../src/actors/runtime.js';
 import type { Runtime } from '../../src/actors/runtimeTypes.js';
 import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
+import { userAtCap } from '../../src/machines/userAtCap.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { describeEachEngine } from '../support/databases.js';
 import { readDispatchHistory, replayDispatch } from '../support/dispatchReplay.js';
@@ -43,7 +45,7 @@ const arrival = fc.record({
 
 describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) => {
   for (const nodeCount of [1, 3]) {
-    it(`${nodeCount} node(s): caps, the newcomer bound, exact positions on every board`, async () => {
+    it(`${nodeCount} node(s): caps, the newcomer bound, exact positions and at-cap states on every board`, async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(arrival, { minLength: 4, maxLength: 14 }), async (script) => {
           await killAll(others.splice(0));
@@ -97,12 +99,20 @@ describeEachEngine('dispatch: caps, fairness and positions over nodes', (getDb) 
               .filter((s) => s.status === 'queued')
               .sort((x, y) => (x.turn ?? 0) - (y.turn ?? 0) || (x.joinSeq ?? 0) - (y.joinSeq ?? 0));
             const truth = new Map(queued.map((s, i) => [s.id, i + 1]));
+            // ...and says who waits on their own cap, as the rows' running runs do.
+            const rows = await harness.sessions();
+            const capTruth = new Map(
+              queued.map((s) => {
+                const running = rows.filter(
+                  (r) => r.userId === s.userId && r.status === 'running',
+                ).length;
+                return [s.id, userAtCap({ running, maxRunning: CAPS.defaultUserCap })];
+              }),
+            );
             for (const n of nodes) {
-              const shown = n
-                .cards(null)
-                .filter((c) => c.queued !== null)
-                .map((c) => [c.sessionId, c.queued?.position] as const);
-              expect(new Map(shown)).toEqual(truth);
+              const held = n.cards(null).filter((c) => c.queued !== null);
+              expect(new Map(held.map((c) => [c.sessionId, c.queued?.position]))).toEqual(truth);
+              expect(new Map(held.map((c) => [c.sessionId, c.queued?.atCap]))).toEqual(capTruth);
             }
           }
           await advanceAll(harness, nodes, 30_000);
