@@ -24,6 +24,7 @@ import { connect, type DbHandle, migrate } from '../../../src/db/index.js';
 import { migratedPglite } from '../../../src/testing/migratedPglite.js';
 import { TestClock } from '../../../src/testing/TestClock.js';
 import { createUiServer, type UiServer } from '../../../src/ui-server/createUiServer.js';
+import { axeViolations } from '../../support/axe.js';
 import { chromiumSkipReason, launchChromium } from '../../support/chromium.js';
 
 const skipReason = chromiumSkipReason('board runtime browser test');
@@ -231,6 +232,8 @@ describe.skipIf(skipReason !== null)(
       const atCap = 'you are at your cap (1 of 1 running)';
       await waitCard('queued', agent, 'waiting · position 1', atCap);
       await waitCard('queued', flaky, 'waiting · position 2', atCap);
+      // The cap's line reads like the card's other lines, to axe too.
+      expect(await axeViolations(page)).toEqual([]);
 
       // Live output: the agent narrates while it holds the runner.
       await advance(5_000);
