@@ -7,7 +7,8 @@
  * the cache. A card's shape is src/actors/runtimeBoardCard.ts, how a row
  * reaches it src/actors/runtimeBoardEntries.ts, who is told of it
  * src/actors/runtimeBoardPublish.ts, its reads src/actors/runtimeBoardRows.ts,
- * what the index offers src/actors/runtimeBoardTypes.ts.
+ * what the index offers src/actors/runtimeBoardTypes.ts, its line
+ * src/actors/runtimeBoardLine.ts.
  *
  * Positions (src/actors/runtimeBoardPositions.ts) are the database's order,
  * the one grants really follow over every node (DESIGN.md rule 4: the board
@@ -16,7 +17,8 @@
  * `line` (BoardSource.line): a card keeps its key while it waits, so when
  * the lines change (one grant moves every card behind it) the board emits
  * no card; it tells the line's listeners, at most every `pushEveryMs`, and
- * they ask the positions of the cards they show. Only a queued card with no
+ * they ask the positions of the cards they show, and whether their users
+ * are at their caps (running counts move with the same lines). Only a queued card with no
  * key (a row not yet placed by a tick) is renumbered and emitted by the
  * board itself. `cards()` reads positions live, so a snapshot is never
  * behind the lines.
@@ -33,6 +35,7 @@ import { Listeners } from '../supervisor/Listeners.js';
 import { BoardBacklog, type HeldRow } from './runtimeBoardBacklog.js';
 import { type BoardEntry, byBoardOrder, CARD_OUTPUT, toCard } from './runtimeBoardCard.js';
 import { BoardEntries, endedBefore, sameTask } from './runtimeBoardEntries.js';
+import { boardLine } from './runtimeBoardLine.js';
 import { type BoardPositions, positionsOf } from './runtimeBoardPositions.js';
 import { CardPublisher } from './runtimeBoardPublish.js';
 import { OutputRestore } from './runtimeBoardRestore.js';
@@ -302,32 +305,7 @@ export function createBoardIndex(
       Object.assign(e, { lines, partial: '', shared: true });
       publish([e.task.id]);
     },
-    line: {
-      keyOf(card) {
-        catchUp();
-        const s = entries.get(card.taskId)?.session;
-        // A session keeps its turn after it leaves the line (the row keeps it).
-        if (s === undefined || s.id !== card.sessionId || s.turn === null || s.joinSeq === null)
-          return null;
-        return { turn: s.turn, joinSeq: s.joinSeq };
-      },
-      positionOf(card) {
-        catchUp();
-        const s = entries.get(card.taskId)?.session;
-        if (s === undefined || s.id !== card.sessionId || unkeyed.has(card.taskId)) return null;
-        return pool?.placeOf(s) ?? null;
-      },
-      atCapOf(card) {
-        catchUp();
-        const s = entries.get(card.taskId)?.session;
-        if (s === undefined || s.id !== card.sessionId || s.status !== 'queued') return null;
-        return atCapOf(card.userId);
-      },
-      subscribe(listener) {
-        catchUp();
-        return lineListeners.add(listener);
-      },
-    },
+    line: boardLine(entries, pool, lineListeners, catchUp),
     close() {
       unsubscribePool?.();
     },
