@@ -1,24 +1,7 @@
 /** Manual timers, a scriptable WebSocket and a sample card for the client's tests. */
-import type { BoardCard } from '../../src/board/boardPort.js';
 import type { ClientTimers, WebSocketLike } from '../../src/client/boardClient.js';
 
-/** A queued card of alice's, first in line, with `extra` over it. */
-export const queuedCard = (taskId: string, extra: Partial<BoardCard> = {}): BoardCard => ({
-  taskId,
-  userId: 'alice',
-  title: taskId,
-  column: 'queued',
-  sessionId: `s-${taskId}`,
-  attempt: 1,
-  status: 'queued',
-  queued: { position: 1, since: '2026-11-01T10:00:00.000Z', atCap: null },
-  running: null,
-  failure: null,
-  exitCode: null,
-  lastOutput: [],
-  updatedAt: '2026-11-01T10:00:00.000Z',
-  ...extra,
-});
+export { queuedCard } from '../support/sampleCard.js';
 
 export class ManualTimers implements ClientTimers {
   private pending = new Map<number, { fn: () => void; ms: number }>();

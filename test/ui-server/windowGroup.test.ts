@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
 import type { BoardCard, UserAtCap } from '../../src/board/boardPort.js';
 import { ColumnIndex } from '../../src/ui-server/columnIndex.js';
 import { type ViewState, WindowGroup } from '../../src/ui-server/windowGroup.js';
-import { queuedCard } from '../client/clientHarness.js';
+import { queuedCard } from '../support/sampleCard.js';
 
 it('sends a queued card whose user’s at-cap state alone moved in `atCap`, not whole', () => {
   const a = queuedCard('a', { userId: 'ann' });
