@@ -13,7 +13,8 @@
  * A queued card's `atCap` (its user holds their cap) is asked the same way
  * and moves with the same lines: when it alone changed the card goes out in
  * the frame's `atCap` (`{taskId: atCap}`), so a finish that frees a user
- * with 200 cards in the window costs ~40 bytes a card, not the whole cards.
+ * with 200 cards in the window costs ~60 bytes a card (a 36-character id
+ * and `{"running":1,"max":1}`), not the whole cards.
  */
 import type { BoardCard, UserAtCap } from '../board/boardPort.js';
 import {
