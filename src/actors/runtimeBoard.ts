@@ -18,9 +18,9 @@
  * the lines change (one grant moves every card behind it) the board emits
  * no card; it tells the line's listeners, at most every `pushEveryMs`, and
  * they ask the positions of the cards they show, and whether their users
- * are at their caps (running counts move with the same lines). Only a queued card with no
- * key (a row not yet placed by a tick) is renumbered and emitted by the
- * board itself. `cards()` reads positions live, so a snapshot is never
+ * are at their caps (running counts move with the same lines). Only a
+ * queued card with no key (a row not yet placed by a tick) is renumbered
+ * and emitted by the board itself. `cards()` reads positions live, so a snapshot is never
  * behind the lines.
  *
  * While nobody listens (no subscriber, no line listener), `apply` only
