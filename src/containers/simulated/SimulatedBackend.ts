@@ -6,6 +6,7 @@
 import type {
   AttachOptions,
   ContainerBackend,
+  FollowOptions,
   Observation,
   PingResult,
   RepinResult,
@@ -19,6 +20,7 @@ import { ContainerError, cutReason, isContainerError } from '../ContainerError.j
 import { withDeadline } from '../deadline.js';
 import { DEFAULT_NAMESPACE, namespaceFilter, runLabels, validateNamespace } from '../namespace.js';
 import { pingResultOf, toContainerError, unknownOrAbsent } from '../observation.js';
+import { FOLLOW_SLICES, followPolled } from '../polledFollower.js';
 import { notAttached, RunTracker } from '../RunTracker.js';
 import {
   handleFor,
@@ -32,6 +34,7 @@ import {
   wrapperEnv,
 } from '../wrapper.js';
 import type { SimulatedCluster } from './SimulatedCluster.js';
+import { simulatedOutputSource } from './simulatedOutputSource.js';
 
 export interface SimulatedBackendOptions {
   /** Deadline of each API call, on the cluster's clock. */
@@ -39,6 +42,8 @@ export interface SimulatedBackendOptions {
   /** How long `attach` waits by default. */
   attachTimeoutMs?: number;
   outputLimitBytes?: number;
+  /** Between two reads of a followed run's output file that found nothing new, on the cluster's clock. */
+  followPollMs?: number;
   /**
    * Which runs are this backend's; one cluster can host several namespaces,
    * as one engine can. Defaults to `'default'`.
@@ -46,7 +51,12 @@ export interface SimulatedBackendOptions {
   namespace?: string;
 }
 
-const DEFAULTS = { callTimeoutMs: 10_000, attachTimeoutMs: 4 * 60 * 60 * 1000 };
+const DEFAULTS = {
+  callTimeoutMs: 10_000,
+  attachTimeoutMs: 4 * 60 * 60 * 1000,
+  // As the Docker backends' (DOCKER_FOLLOW.pollMs), so a simulated card lags as a real one does.
+  followPollMs: 1000,
+};
 
 export class SimulatedBackend implements ContainerBackend {
   readonly kind = 'simulated' as const;
@@ -56,6 +66,7 @@ export class SimulatedBackend implements ContainerBackend {
   private readonly callTimeoutMs: number;
   private readonly attachTimeoutMs: number;
   private readonly outputLimitBytes: number;
+  private readonly followPollMs: number;
 
   constructor(
     readonly cluster: SimulatedCluster,
@@ -65,6 +76,7 @@ export class SimulatedBackend implements ContainerBackend {
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULTS.callTimeoutMs;
     this.attachTimeoutMs = options.attachTimeoutMs ?? DEFAULTS.attachTimeoutMs;
     this.outputLimitBytes = options.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
+    this.followPollMs = options.followPollMs ?? DEFAULTS.followPollMs;
   }
 
   private call<T>(work: Promise<T>, what: string): Promise<T> {
@@ -134,6 +146,33 @@ export class SimulatedBackend implements ContainerBackend {
     const tracker = this.trackers.get(ref.sessionId);
     if (!tracker) return Promise.reject(notAttached(ref.handle));
     return tracker.attach(options, this.cluster.clock, this.attachTimeoutMs);
+  }
+
+  /**
+   * Follows the output file of a run this backend did not start (adopted, or
+   * whose attach broke) through the cluster's API: one read a period, from
+   * where the last ended (polledFollower.ts). A reschedule or a removal
+   * stops it; an API outage is waited out.
+   */
+  follow(ref: RunRef, options: FollowOptions): void {
+    let path: string;
+    try {
+      path = outputPath(validateSessionId(ref.sessionId));
+    } catch {
+      return; // never throws: a bad ref has no file to follow
+    }
+    const source = simulatedOutputSource(
+      this.cluster,
+      (work, what) => this.call(work, what),
+      ref.handle,
+      path,
+    );
+    followPolled(
+      source,
+      options,
+      { clock: this.cluster.clock, pollMs: this.followPollMs, ...FOLLOW_SLICES },
+      this.outputLimitBytes,
+    );
   }
 
   /** Every run of a session is named after it (`rt-<sessionId>`), as on Swarm. */

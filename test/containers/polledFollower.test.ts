@@ -1,0 +1,165 @@
+/**
+ * The engine-agnostic follower over a fake source on virtual time: UTF-8
+ * split across reads, the skip when far behind, a file that shrank, and
+ * faults before and after a stop.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { SimulatedClock } from 'xstate';
+import * as polled from '../../src/containers/polledFollower.js';
+import {
+  followPolled,
+  type OutputSlice,
+  type OutputSource,
+  sliceOf,
+} from '../../src/containers/polledFollower.js';
+import { runDocExamples } from '../support/docExamples.js';
+
+runDocExamples(new URL('../../src/containers/polledFollower.ts', import.meta.url), polled);
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A growing file; `fail` makes the next reads reject. */
+function fakeFile() {
+  let file = Buffer.alloc(0);
+  const state = { fail: false, reads: 0, replaced: false };
+  const source: OutputSource = {
+    async read(from, limit): Promise<OutputSlice> {
+      state.reads += 1;
+      if (state.fail) throw new Error('engine down');
+      if (state.replaced) return { kind: 'replaced' };
+      return sliceOf(file, from, limit);
+    },
+  };
+  return {
+    state,
+    source,
+    write: (b: Buffer | string) => {
+      file = Buffer.concat([file, Buffer.from(b)]);
+    },
+    truncate: () => {
+      file = Buffer.alloc(0);
+    },
+  };
+}
+
+function run(
+  source: OutputSource,
+  o: { sliceBytes?: number; fromByte?: number; tailBytes?: number; skip?: number } = {},
+) {
+  const clock = new SimulatedClock();
+  const chunks: string[] = [];
+  const abort = new AbortController();
+  followPolled(
+    source,
+    {
+      signal: abort.signal,
+      onOutput: (c) => chunks.push(c),
+      ...(o.fromByte === undefined ? {} : { fromByte: o.fromByte }),
+      ...(o.tailBytes === undefined ? {} : { tailBytes: o.tailBytes }),
+    },
+    {
+      clock,
+      pollMs: 1000,
+      sliceBytes: o.sliceBytes ?? 1024,
+      skipBehindBytes: o.skip ?? 1 << 20,
+      skipToTailBytes: 8,
+    },
+    1 << 20,
+  );
+  const advance = async (ms: number) => {
+    for (let t = 0; t < ms; t += 100) {
+      clock.increment(100);
+      await flush();
+    }
+  };
+  return { chunks, text: () => chunks.join(''), stop: () => abort.abort(), advance };
+}
+
+describe('followPolled', () => {
+  it('a character split between two reads comes out whole', async () => {
+    const f = fakeFile();
+    f.write('añb\n'); // ñ is two bytes: a 2-byte slice cuts it
+    const r = run(f.source, { sliceBytes: 2 });
+    await r.advance(500);
+    expect(r.text()).toBe('añb\n');
+    expect(r.chunks.join('|')).not.toContain('\uFFFD');
+  });
+
+  it('far behind: skips to the tail with a marked line, never silently', async () => {
+    const f = fakeFile();
+    const r = run(f.source, { skip: 32, sliceBytes: 16 });
+    await r.advance(100);
+    f.write(`${'x'.repeat(99)}\nlast\n`);
+    await r.advance(2000);
+    // The first slice told how far behind the reader was; the skip's line starts a line of its own.
+    expect(r.text()).toBe(
+      `${'x'.repeat(16)}\n[roundtable: live output skipped 84 bytes, written faster than they could be shown]\nlast\n`,
+    );
+  });
+
+  it("a file shorter than what was read is not the run's: the follow stops", async () => {
+    const f = fakeFile();
+    f.write('one\n');
+    const r = run(f.source);
+    await r.advance(100);
+    f.truncate();
+    f.write('x\n');
+    await r.advance(1000);
+    const reads = f.state.reads;
+    await r.advance(5000);
+    expect(r.text()).toBe('one\n');
+    expect(f.state.reads).toBe(reads);
+  });
+
+  it('faults are retried each period; after a stop the first fault ends it', async () => {
+    const f = fakeFile();
+    const r = run(f.source);
+    f.state.fail = true;
+    await r.advance(3000);
+    expect(f.state.reads).toBeGreaterThanOrEqual(3);
+    f.state.fail = false;
+    f.write('back\n');
+    await r.advance(1000);
+    expect(r.text()).toBe('back\n');
+    f.state.fail = true;
+    r.stop();
+    await flush();
+    const reads = f.state.reads;
+    await r.advance(5000);
+    expect(f.state.reads).toBe(reads);
+  });
+
+  it('a replaced container stops it', async () => {
+    const f = fakeFile();
+    const r = run(f.source);
+    await r.advance(100);
+    f.state.replaced = true;
+    await r.advance(1000);
+    const reads = f.state.reads;
+    await r.advance(5000);
+    expect(f.state.reads).toBe(reads);
+  });
+
+  it('an aborted signal follows nothing', async () => {
+    const f = fakeFile();
+    const abort = new AbortController();
+    abort.abort();
+    const clock = new SimulatedClock();
+    followPolled(
+      f.source,
+      { signal: abort.signal, onOutput: () => {} },
+      {
+        clock,
+        pollMs: 1000,
+        sliceBytes: 1024,
+        skipBehindBytes: 1 << 20,
+        skipToTailBytes: 8,
+      },
+      1 << 20,
+    );
+    clock.increment(5000);
+    await flush();
+    expect(f.state.reads).toBe(0);
+  });
+});
