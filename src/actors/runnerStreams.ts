@@ -7,6 +7,7 @@
  */
 import type { ContainerBackend, RunRef } from '../containers/ContainerBackend.js';
 import type { ContainerRunEvent } from '../machines/containerRunTypes.js';
+import type { SupervisorClock } from '../supervisor/clock.js';
 import { type EventTarget, type RunState, tell } from './taskRunnerDeps.js';
 
 /** A chunk of a run's output on its way to the board. */
@@ -29,6 +30,9 @@ type RunStream = (
  * An adopted run's output as it is written: from where this boot's
  * stream of it broke off, or (adopted from another boot) from the last
  * lines written so far. Stopped by `run.unfollow` or when the run ends.
+ * After `unfollow` the backend reads to the end of the file first, which
+ * for a file behind an engine's API takes round trips: its chunks still
+ * reach the board until the follow says it ended (`run.followEnd`).
  */
 export const followRun: RunStream = (backend, run, to, input, onOutput) => {
   const follow = backend.follow?.bind(backend);
@@ -36,8 +40,16 @@ export const followRun: RunStream = (backend, run, to, input, onOutput) => {
   const stop = new AbortController();
   let open = true;
   let stopping = false;
-  const ended = () => {
+  let settle = () => {};
+  const done = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  const end = () => {
     open = false;
+    settle();
+  };
+  const ended = () => {
+    end();
     stop.abort();
   };
   run.abort.signal.addEventListener('abort', ended, { once: true });
@@ -49,17 +61,53 @@ export const followRun: RunStream = (backend, run, to, input, onOutput) => {
       shown(run, chunk, onOutput);
       if (!stopping) tell(to, { type: 'roundtable.run.output', chunk });
     },
+    onEnd: () => {
+      run.abort.signal.removeEventListener('abort', ended);
+      end();
+    },
   });
   run.unfollow = () => {
     run.unfollow = null;
-    run.abort.signal.removeEventListener('abort', ended);
     // The stop reads to the end of the file first (on the marker: the whole output).
     stopping = true;
-    stop.abort();
-    open = false;
     run.followed = true;
+    run.followEnd = { done, cut: end };
+    stop.abort();
   };
 };
+
+/**
+ * How long a finish waits for a stopped follow's read to the end. By then
+ * the run's output was read whole once more (`readOutput`, after the
+ * stop), so a follow still reading is an engine slower than that; the
+ * finish, and the slot it frees, do not wait on it longer.
+ */
+export const FOLLOW_END_WAIT_MS = 5_000;
+
+/**
+ * Waits for a stopped follow's read to the end, at most `ms` on `clock`,
+ * then passes nothing more of it on: a follow that did not end by then
+ * (an engine too slow to answer) leaves the card without its last lines,
+ * which the stored output still has.
+ */
+export async function settleFollow(
+  run: RunState,
+  clock: SupervisorClock,
+  ms = FOLLOW_END_WAIT_MS,
+): Promise<void> {
+  const f = run.followEnd;
+  if (f === null) return;
+  let timer: unknown = null;
+  await Promise.race([
+    f.done,
+    new Promise<void>((resolve) => {
+      timer = clock.setTimeout(resolve, ms);
+    }),
+  ]);
+  clock.clearTimeout(timer);
+  f.cut();
+  run.followEnd = null;
+}
 
 /** The exec stream of a run this boot started, until it exits or the stream breaks. */
 export const attachRun: RunStream = (backend, run, to, input, onOutput) => {

@@ -27,6 +27,7 @@ import { DispatchUnavailableError } from './dispatcher.js';
 import { retryTransient } from './retryTransient.js';
 import { runnerContainerRun } from './runnerContainerRun.js';
 import { finishFor } from './runnerFinish.js';
+import { settleFollow } from './runnerStreams.js';
 import { msLeft, timedOutFinish } from './runTimeLimit.js';
 import {
   alive,
@@ -96,6 +97,7 @@ export function taskRunnerLogic(deps: TaskRunnerDeps) {
     const s = run?.row;
     if (run === undefined || s === undefined) return 'gone';
     const handle = run.handle ?? s.handle;
+    await settleFollow(run, deps.clock);
     if (outcome.outcome === 'exited' && !run.followed && outcome.output.length > run.streamed)
       deps.onOutput(sessionId, outcome.output.slice(run.streamed));
     const op = finishFor(s, outcome, run.output, deps.onStartFailure);

@@ -100,6 +100,12 @@ export interface RunState {
    * marker: all of it), so finalize hands it none again.
    */
   followed: boolean;
+  /**
+   * A stopped follow still reading to the end (an engine's file is read
+   * through round trips after the stop): finalize waits for it, bounded
+   * (`settleFollow`), so the card gets the run's last lines.
+   */
+  followEnd: { done: Promise<void>; cut: () => void } | null;
   /** The output finalize stores on the row (as the backend read it, uncut by us). */
   output: RunOutput | undefined;
   /**
@@ -125,6 +131,7 @@ export function newRun(sessionId: string): RunState {
     streamedBytes: 0,
     unfollow: null,
     followed: false,
+    followEnd: null,
     output: undefined,
     limitMs: undefined,
     disarmLimit: null,

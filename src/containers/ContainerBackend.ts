@@ -62,6 +62,14 @@ export interface FollowOptions {
   fromByte?: number;
   /** Most bytes of the output so far passed on at the start; at most the output limit. */
   tailBytes?: number;
+  /**
+   * Called once when the follow has stopped for good and passes on nothing
+   * more: after a stop, once the read to the end is done (at once where the
+   * file is local, after engine round trips where it is not); or on its own
+   * when the run's container was replaced. A caller that must know whether
+   * it saw everything up to the stop waits for this, not for the abort.
+   */
+  onEnd?: () => void;
 }
 
 export interface RunExit {

@@ -90,9 +90,12 @@ export function followPolled(
   o: PolledFollowerOptions,
   limitBytes: number,
 ): void {
-  if (follow.signal.aborted) return;
+  if (follow.signal.aborted) {
+    follow.onEnd?.();
+    return;
+  }
   const tail = Math.min(follow.tailBytes ?? FOLLOW_TAIL_BYTES, limitBytes);
-  const follower = new PolledFollower(source, follow.onOutput, o, follow.fromByte, tail);
+  const follower = new PolledFollower(source, follow, o, tail);
   follow.signal.addEventListener('abort', () => follower.stop(), { once: true });
   follower.schedule(0);
 }
@@ -113,13 +116,12 @@ class PolledFollower {
 
   constructor(
     private readonly source: OutputSource,
-    private readonly onOutput: (chunk: string) => void,
+    private readonly follow: FollowOptions,
     private readonly o: PolledFollowerOptions,
-    fromByte: number | undefined,
     tailBytes: number,
   ) {
-    this.offset = fromByte ?? 0;
-    this.fromTail = fromByte === undefined ? tailBytes : null;
+    this.offset = follow.fromByte ?? 0;
+    this.fromTail = follow.fromByte === undefined ? tailBytes : null;
   }
 
   schedule(ms: number): void {
@@ -199,7 +201,7 @@ class PolledFollower {
   private pass(text: string): void {
     if (text === '' || this.closed) return;
     this.atLineStart = text.endsWith('\n');
-    this.onOutput(text);
+    this.follow.onOutput(text);
   }
 
   private finish(): void {
@@ -208,8 +210,10 @@ class PolledFollower {
   }
 
   private close(): void {
+    if (this.closed) return;
     this.closed = true;
     if (this.timer !== null) this.o.clock.clearTimeout(this.timer);
     this.timer = null;
+    this.follow.onEnd?.();
   }
 }

@@ -13,8 +13,10 @@ import { pgliteRuntimes } from '../support/pgliteRuntimes.js';
 
 const runtimes = pgliteRuntimes();
 const proto = SimulatedBackend.prototype as Partial<Pick<ContainerBackend, 'follow'>>;
+// The simulated backend's own follow, put back after each test (a delete would drop it for good).
+const ownFollow = proto.follow;
 afterEach(() => {
-  delete proto.follow;
+  proto.follow = ownFollow;
 });
 
 test('an adopted run whose backend follow throws: reported, and the run ends with its whole output', async () => {
@@ -25,7 +27,7 @@ test('an adopted run whose backend follow throws: reported, and the run ends wit
     command: ['agent', '20'],
   });
   await h.advance(5_000);
-  // The simulated backend has no follow: give the next boot's one that throws.
+  // Give the next boot's backend a follow that throws.
   proto.follow = () => {
     throw new Error('follow bug');
   };

@@ -50,11 +50,15 @@ function run(
   const clock = new SimulatedClock();
   const chunks: string[] = [];
   const abort = new AbortController();
+  const ends = { count: 0 };
   followPolled(
     source,
     {
       signal: abort.signal,
       onOutput: (c) => chunks.push(c),
+      onEnd: () => {
+        ends.count += 1;
+      },
       ...(o.fromByte === undefined ? {} : { fromByte: o.fromByte }),
       ...(o.tailBytes === undefined ? {} : { tailBytes: o.tailBytes }),
     },
@@ -73,7 +77,7 @@ function run(
       await flush();
     }
   };
-  return { chunks, text: () => chunks.join(''), stop: () => abort.abort(), advance };
+  return { chunks, ends, text: () => chunks.join(''), stop: () => abort.abort(), advance };
 }
 
 describe('followPolled', () => {
@@ -128,6 +132,31 @@ describe('followPolled', () => {
     const reads = f.state.reads;
     await r.advance(5000);
     expect(f.state.reads).toBe(reads);
+    expect(r.ends.count).toBe(1);
+  });
+
+  it("onEnd comes once, after the stop's read to the end passed on the rest", async () => {
+    const f = fakeFile();
+    const r = run(f.source);
+    await r.advance(100);
+    f.write('last\n');
+    let atEnd = '';
+    const ended = new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (r.ends.count > 0) {
+          atEnd = r.text();
+          clearInterval(check);
+          resolve();
+        }
+      }, 1);
+    });
+    r.stop();
+    expect(r.ends.count).toBe(0); // the read to the end is a round trip away
+    await ended;
+    expect(atEnd).toBe('last\n');
+    r.stop();
+    await r.advance(2000);
+    expect(r.ends.count).toBe(1);
   });
 
   it('a replaced container stops it', async () => {
@@ -139,6 +168,7 @@ describe('followPolled', () => {
     const reads = f.state.reads;
     await r.advance(5000);
     expect(f.state.reads).toBe(reads);
+    expect(r.ends.count).toBe(1);
   });
 
   it('an aborted signal follows nothing', async () => {

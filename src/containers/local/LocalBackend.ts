@@ -149,7 +149,10 @@ export class LocalBackend implements ContainerBackend {
    */
   follow(ref: RunRef, options: FollowOptions): void {
     const h = this.parsed(ref);
-    if (options.signal.aborted || h === null) return;
+    if (options.signal.aborted || h === null) {
+      options.onEnd?.();
+      return;
+    }
     const dir = this.filesOf(h).dirOf(ref.sessionId);
     const path = outputPath(ref.sessionId, dir);
     const tail = Math.min(options.tailBytes ?? FOLLOW_TAIL_BYTES, this.outputLimitBytes);
@@ -162,7 +165,11 @@ export class LocalBackend implements ContainerBackend {
     );
     follower.start(dir);
     // A stop reads what is there first: stopped on the marker, that is everything.
-    options.signal.addEventListener('abort', () => follower.finish(), { once: true });
+    const stop = () => {
+      follower.finish();
+      options.onEnd?.();
+    };
+    options.signal.addEventListener('abort', stop, { once: true });
     // What is there already, soon, not from inside the caller's call.
     this.clock.setTimeout(() => follower.drain(), 0);
   }

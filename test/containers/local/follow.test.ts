@@ -25,12 +25,16 @@ describe('LocalBackend.follow', () => {
   const follow = (ref: RunRef, options: { fromByte?: number; tailBytes?: number } = {}) => {
     const chunks: string[] = [];
     const abort = new AbortController();
+    let ends = 0;
     fx.make().follow(ref, {
       ...options,
       signal: abort.signal,
       onOutput: (c) => chunks.push(c),
+      onEnd: () => {
+        ends += 1;
+      },
     });
-    return { text: () => chunks.join(''), stop: () => abort.abort() };
+    return { text: () => chunks.join(''), stop: () => abort.abort(), ends: () => ends };
   };
 
   it('a restarted node follows the run: the lines written so far, then each as it comes, the rest on stop', async () => {
@@ -64,6 +68,8 @@ describe('LocalBackend.follow', () => {
     // Stopped on the marker: whatever the poll had not read yet is read now.
     f.stop();
     expect(f.text()).toBe('one\ntwo\nthree\nfour\n');
+    // The file is local: the read to the end, and so the end, come within the stop.
+    expect(f.ends()).toBe(1);
     await next.remove(ref);
   });
 
