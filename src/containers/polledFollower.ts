@@ -113,6 +113,8 @@ class PolledFollower {
   /** The next tail read is a skip (said in a line), not the start. */
   private skipping = false;
   private offset: number;
+  /** The file was there once: missing again, it was lost with its container. */
+  private seen = false;
 
   constructor(
     private readonly source: OutputSource,
@@ -152,9 +154,15 @@ class PolledFollower {
     if (this.closed) return;
     // A stop's last read failed: the caller reads the whole output itself.
     if (slice === null && this.stopping) return this.close();
-    // A file shorter than what was read already is not the same file.
-    if (slice?.kind === 'replaced' || (slice?.kind === 'bytes' && slice.size < this.offset))
+    // A file gone, or shorter than what was read already, is not coming back
+    // (a container restarted in place has an empty /tmp, under the same id).
+    if (
+      slice?.kind === 'replaced' ||
+      (slice?.kind === 'missing' && this.seen) ||
+      (slice?.kind === 'bytes' && slice.size < this.offset)
+    )
       return this.close();
+    if (slice?.kind === 'bytes') this.seen = true;
     const more = slice?.kind === 'bytes' && this.take(slice);
     if (this.closed) return;
     if (!this.stopping) return this.schedule(more ? 0 : this.o.pollMs);

@@ -159,6 +159,25 @@ describe('followPolled', () => {
     expect(r.ends.count).toBe(1);
   });
 
+  it('a file that was there and is missing again (a container restarted in place) stops it', async () => {
+    const f = fakeFile();
+    f.write('one\n');
+    const r = run(f.source);
+    await r.advance(100);
+    const missing: OutputSource = {
+      read: async () => {
+        f.state.reads += 1;
+        return { kind: 'missing' };
+      },
+    };
+    f.source.read = missing.read;
+    await r.advance(1000);
+    const reads = f.state.reads;
+    await r.advance(5000);
+    expect(f.state.reads).toBe(reads);
+    expect(r.ends.count).toBe(1);
+  });
+
   it('a replaced container stops it', async () => {
     const f = fakeFile();
     const r = run(f.source);

@@ -16,6 +16,7 @@ import type {
   AttachOptions,
   BackendKind,
   ContainerBackend,
+  FollowOptions,
   Observation,
   PingResult,
   RepinResult,
@@ -41,6 +42,7 @@ import {
 import { dockerClient, samePin } from './dockerClient.js';
 import { asStartRefusal, classifyDockerError } from './dockerErrors.js';
 import { startExec } from './dockerExec.js';
+import { followDockerRun } from './dockerOutputSource.js';
 import { type CurrentContainer, type StartHold, waitForRunning } from './startWait.js';
 import { type EngineCalls, readMarkerIn, readOutputIn } from './wrapperFiles.js';
 
@@ -222,6 +224,19 @@ export abstract class DockerRunBackend implements ContainerBackend {
     const tracker = this.trackers.get(ref.sessionId);
     if (!tracker) return Promise.reject(notAttached(ref.handle));
     return tracker.attach(options, this.clock, this.attachTimeoutMs);
+  }
+
+  /**
+   * The output file of a run this instance did not start (adopted, or whose
+   * attach broke), read with a short exec a period (dockerOutputSource.ts).
+   */
+  follow(ref: RunRef, options: FollowOptions): void {
+    followDockerRun(ref, options, {
+      engine: this.engine,
+      clock: this.clock,
+      current: () => this.currentContainer(ref.handle),
+      limitBytes: this.outputLimitBytes,
+    });
   }
 
   /** The marker's exit code, null when it is not there (yet, or any more). */

@@ -159,7 +159,8 @@ export class SimulatedBackend implements ContainerBackend {
     try {
       path = outputPath(validateSessionId(ref.sessionId));
     } catch {
-      return; // never throws: a bad ref has no file to follow
+      options.onEnd?.(); // never throws: no file can be named for such a ref
+      return;
     }
     const source = simulatedOutputSource(
       this.cluster,

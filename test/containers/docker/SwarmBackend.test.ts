@@ -3,7 +3,7 @@ import { SwarmBackend } from '../../../src/containers/docker/SwarmBackend.js';
 import { containerContract } from '../contract.js';
 import { testNamespace } from '../testNamespace.js';
 import { detectEngine, RUNNER_IMAGE } from './engine.js';
-import { busyboxCommands, eventuallyReal } from './realFixture.js';
+import { busyboxCommands, eventuallyReal, killSwarmTask } from './realFixture.js';
 
 const engine = await detectEngine({ swarm: true });
 
@@ -27,17 +27,7 @@ if (engine.ok) {
     settle: (p) => p,
     eventually: eventuallyReal,
     commands: busyboxCommands,
-    // What a node's OOM killer or a crash does: the task's container dies and
-    // Swarm starts a new one for the service.
-    replaceContainer: async (ref) => {
-      const tasks = await docker.listTasks({
-        filters: { service: [ref.handle], 'desired-state': ['running'] },
-      });
-      const id = tasks.find((t) => t.Status?.State === 'running')?.Status?.ContainerStatus
-        ?.ContainerID;
-      if (!id) throw new Error(`${ref.handle} has no running task`);
-      await docker.getContainer(id).kill();
-    },
+    replaceContainer: (ref) => killSwarmTask(docker, ref),
   }));
 } else if (process.env.CI === 'true') {
   describe('Docker Swarm (real engine)', () => {
