@@ -151,22 +151,34 @@ class PolledFollower {
     const from = this.fromTail === null ? this.offset : -(this.fromTail + 1);
     const slice = await this.source.read(from, this.o.sliceBytes).catch(() => null);
     this.reading = false;
+    try {
+      this.after(slice);
+    } catch {
+      // `onOutput` threw. Nothing awaits this read to hand the error to, and
+      // a rejection here would end the process: the follow ends instead.
+      this.close();
+    }
+  }
+
+  /** What a read's answer (null: a fault) means: pass it on, then read again, later or now, or stop. */
+  private after(slice: OutputSlice | null): void {
     if (this.closed) return;
-    // A stop's last read failed: the caller reads the whole output itself.
-    if (slice === null && this.stopping) return this.close();
     // A file gone, or shorter than what was read already, is not coming back
     // (a container restarted in place has an empty /tmp, under the same id).
-    if (
+    const lost =
       slice?.kind === 'replaced' ||
       (slice?.kind === 'missing' && this.seen) ||
-      (slice?.kind === 'bytes' && slice.size < this.offset)
-    )
-      return this.close();
+      (slice?.kind === 'bytes' && slice.size < this.offset);
+    // A stop's last read failed: the caller reads the whole output itself.
+    if (lost || (slice === null && this.stopping)) {
+      this.close();
+      return;
+    }
     if (slice?.kind === 'bytes') this.seen = true;
     const more = slice?.kind === 'bytes' && this.take(slice);
     if (this.closed) return;
-    if (!this.stopping) return this.schedule(more ? 0 : this.o.pollMs);
-    if (more) void this.read();
+    if (!this.stopping) this.schedule(more ? 0 : this.o.pollMs);
+    else if (more) void this.read();
     else this.finish();
   }
 

@@ -190,6 +190,30 @@ describe('followPolled', () => {
     expect(r.ends.count).toBe(1);
   });
 
+  it('a listener that throws ends the follow, and nothing is thrown at the process', async () => {
+    const f = fakeFile();
+    f.write('one\n');
+    const clock = new SimulatedClock();
+    let ended = false;
+    followPolled(
+      f.source,
+      {
+        signal: new AbortController().signal,
+        onOutput: () => {
+          throw new Error('listener bug');
+        },
+        onEnd: () => {
+          ended = true;
+        },
+      },
+      { clock, pollMs: 1000, sliceBytes: 1024, skipBehindBytes: 1 << 20, skipToTailBytes: 8 },
+      1 << 20,
+    );
+    clock.increment(100);
+    await flush();
+    expect(ended).toBe(true);
+  });
+
   it('an aborted signal follows nothing', async () => {
     const f = fakeFile();
     const abort = new AbortController();
