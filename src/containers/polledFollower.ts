@@ -113,8 +113,8 @@ class PolledFollower {
   /** The next tail read is a skip (said in a line), not the start. */
   private skipping = false;
   private offset: number;
-  /** The file was there once: missing again, it was lost with its container. */
-  private seen = false;
+  /** The largest size the file was seen at; -1 until it was there. */
+  private largest = -1;
 
   constructor(
     private readonly source: OutputSource,
@@ -163,18 +163,20 @@ class PolledFollower {
   /** What a read's answer (null: a fault) means: pass it on, then read again, later or now, or stop. */
   private after(slice: OutputSlice | null): void {
     if (this.closed) return;
-    // A file gone, or shorter than what was read already, is not coming back
-    // (a container restarted in place has an empty /tmp, under the same id).
+    // A file gone, or shorter than it was, is not coming back (a container
+    // restarted in place has an empty /tmp, under the same id). Not shorter
+    // than `fromByte`: the caller's count of bytes may run ahead of the file
+    // (a stream's invalid UTF-8 counted as U+FFFD), and the file catches up.
     const lost =
       slice?.kind === 'replaced' ||
-      (slice?.kind === 'missing' && this.seen) ||
-      (slice?.kind === 'bytes' && slice.size < this.offset);
+      (slice?.kind === 'missing' && this.largest >= 0) ||
+      (slice?.kind === 'bytes' && slice.size < this.largest);
     // A stop's last read failed: the caller reads the whole output itself.
     if (lost || (slice === null && this.stopping)) {
       this.close();
       return;
     }
-    if (slice?.kind === 'bytes') this.seen = true;
+    if (slice?.kind === 'bytes') this.largest = Math.max(this.largest, slice.size);
     const more = slice?.kind === 'bytes' && this.take(slice);
     if (this.closed) return;
     if (!this.stopping) this.schedule(more ? 0 : this.o.pollMs);

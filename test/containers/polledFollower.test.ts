@@ -116,6 +116,16 @@ describe('followPolled', () => {
     expect(f.state.reads).toBe(reads);
   });
 
+  it('a fromByte past the end of the file waits for the file to reach it', async () => {
+    const f = fakeFile();
+    f.write('ab');
+    const r = run(f.source, { fromByte: 4 });
+    await r.advance(2000);
+    f.write('cd\nef\n');
+    await r.advance(1000);
+    expect(r.text()).toBe('\nef\n');
+  });
+
   it('faults are retried each period; after a stop the first fault ends it', async () => {
     const f = fakeFile();
     const r = run(f.source);
