@@ -125,19 +125,31 @@ export function dockerOutputSource(d: DockerFollow, handle: string, path: string
         throw error;
       }
       if (result.exitCode === NO_FILE) return { kind: 'missing' };
-      return sliceFrom(handle, result.exitCode, result.stdout, result.stderr, from);
+      return followAnswer(result, from, handle);
     },
   };
 }
 
-/** The script's answer as a slice; anything else is an `engine` error (retried by the follower). */
-function sliceFrom(
-  handle: string,
-  exitCode: number | null,
-  stdout: Buffer,
-  stderr: string,
+/**
+ * `FOLLOW_READ_SCRIPT`'s answer as a slice; anything else is an `engine`
+ * error, which the follower retries a period later.
+ *
+ * @example
+ * ```ts
+ * followAnswer({ exitCode: 0, stdout: Buffer.from('2 5\ncde'), stderr: '' }, 2, 'rt-s1') // => { kind: 'bytes', start: 2, size: 5, bytes: Buffer.from('cde') }
+ * followAnswer({ exitCode: 0, stdout: Buffer.from('3 9\nxyz'), stderr: '' }, -7, 'rt-s1').start // => 3
+ * followAnswer({ exitCode: 0, stdout: Buffer.from('5 5\n'), stderr: '' }, 5, 'rt-s1').bytes.length // => 0
+ * followAnswer({ exitCode: 0, stdout: Buffer.from('0 5\n'), stderr: 'sh: tail: not found' }, 0, 'rt-s1') // throws engine
+ * followAnswer({ exitCode: 1, stdout: Buffer.alloc(0), stderr: '' }, 0, 'rt-s1') // throws engine
+ * followAnswer({ exitCode: 0, stdout: Buffer.from('4 9\nx'), stderr: '' }, 2, 'rt-s1') // throws engine
+ * ```
+ */
+export function followAnswer(
+  answer: { exitCode: number | null; stdout: Buffer; stderr: string },
   from: number,
+  handle: string,
 ): OutputSlice {
+  const { exitCode, stdout, stderr } = answer;
   const newline = stdout.indexOf(0x0a);
   const [start, size] = stdout
     .subarray(0, Math.max(0, newline))
