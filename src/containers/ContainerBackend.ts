@@ -146,8 +146,12 @@ export interface ContainerBackend {
   /**
    * Live output of a run this instance did not start (an adopted one, or
    * one whose attach broke), read from its output file as it grows.
-   * Optional: without it an adopted run's output is shown when it ends.
-   * Never throws; a file that is not there yet is waited for.
+   * Never throws; a file that is not there yet is waited for. It goes on
+   * until `signal` aborts (the marker does not stop it: the caller does),
+   * or until the run's container is replaced or its file lost, and says
+   * when it passed on its last chunk through `onEnd`. Every built-in
+   * backend has it; optional for others: without it an adopted run's
+   * output is shown when it ends.
    */
   follow?(ref: RunRef, options: FollowOptions): void;
   /**
