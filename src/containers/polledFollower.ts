@@ -58,6 +58,12 @@ export interface PolledFollowerOptions {
   clock: Clock;
   /** Between two reads that found nothing more; a read that filled its slice goes on at once. */
   pollMs: number;
+  /**
+   * The longest wait while the file does not grow (or the engine fails):
+   * each such read doubles the wait from `pollMs` up to this; a read that
+   * finds new bytes goes back to `pollMs`. Left out: always `pollMs`.
+   */
+  quietPollMs?: number;
   /** Most bytes one read asks for. */
   sliceBytes: number;
   /** How far behind the file the reader may fall before it skips to the tail. */
@@ -115,6 +121,8 @@ class PolledFollower {
   private offset: number;
   /** The largest size the file was seen at; -1 until it was there. */
   private largest = -1;
+  /** Reads in a row that found no new bytes (or failed): how long the next wait is. */
+  private quiet = 0;
 
   constructor(
     private readonly source: OutputSource,
@@ -177,11 +185,26 @@ class PolledFollower {
       return;
     }
     if (slice?.kind === 'bytes') this.largest = Math.max(this.largest, slice.size);
+    const before = this.offset;
     const more = slice?.kind === 'bytes' && this.take(slice);
     if (this.closed) return;
-    if (!this.stopping) this.schedule(more ? 0 : this.o.pollMs);
+    this.quiet = this.offset > before ? 0 : this.quiet + 1;
+    if (!this.stopping) this.schedule(more ? 0 : this.waitMs());
     else if (more) void this.read();
     else this.finish();
+  }
+
+  /**
+   * The wait before the next read: `pollMs` after new bytes, doubled per
+   * quiet read up to `quietPollMs`. Each read of a Docker run is an exec
+   * in its container; a run that prints rarely (a build compiling, an agent
+   * thinking) need not cost its engine one a second.
+   */
+  private waitMs(): number {
+    const { pollMs, quietPollMs } = this.o;
+    if (quietPollMs === undefined || this.quiet <= 1) return pollMs;
+    // Capped exponent: the count can grow for as long as a run stays quiet.
+    return Math.min(quietPollMs, pollMs * 2 ** Math.min(this.quiet - 1, 30));
   }
 
   /** Passes the slice on; whether the file may hold more than was read. */

@@ -45,7 +45,13 @@ function fakeFile() {
 
 function run(
   source: OutputSource,
-  o: { sliceBytes?: number; fromByte?: number; tailBytes?: number; skip?: number } = {},
+  o: {
+    sliceBytes?: number;
+    fromByte?: number;
+    tailBytes?: number;
+    skip?: number;
+    quietPollMs?: number;
+  } = {},
 ) {
   const clock = new SimulatedClock();
   const chunks: string[] = [];
@@ -65,6 +71,7 @@ function run(
     {
       clock,
       pollMs: 1000,
+      ...(o.quietPollMs === undefined ? {} : { quietPollMs: o.quietPollMs }),
       sliceBytes: o.sliceBytes ?? 1024,
       skipBehindBytes: o.skip ?? 1 << 20,
       skipToTailBytes: 8,
@@ -81,6 +88,39 @@ function run(
 }
 
 describe('followPolled', () => {
+  it('a quiet file is read less often, up to quietPollMs; new bytes bring back pollMs', async () => {
+    const f = fakeFile();
+    const r = run(f.source, { quietPollMs: 5000 });
+    const readsAt: number[] = [];
+    let t = 0;
+    const step = async (ms: number) => {
+      for (let i = 0; i < ms; i += 100) {
+        const before = f.state.reads;
+        await r.advance(100);
+        t += 100;
+        if (f.state.reads > before) readsAt.push(t);
+      }
+    };
+    // The first read comes at once (seen at the first 100 ms step), then
+    // each read that finds nothing new doubles the wait: 1, 2, 4, 5, 5 s.
+    await step(19_000);
+    expect(readsAt).toEqual([100, 1100, 3100, 7100, 12100, 17100]);
+    f.write('news\n');
+    readsAt.length = 0;
+    await step(8_000);
+    // The read at 22.1 s finds the line; the next waits are 1 s, 1 s (one
+    // empty read is not yet quiet), then 2 s.
+    expect(r.text()).toBe('news\n');
+    expect(readsAt).toEqual([22100, 23100, 24100, 26100]);
+  });
+
+  it('without quietPollMs a quiet file is read every pollMs', async () => {
+    const f = fakeFile();
+    const r = run(f.source);
+    await r.advance(10_000);
+    expect(f.state.reads).toBe(10);
+  });
+
   it('a character split between two reads comes out whole', async () => {
     const f = fakeFile();
     f.write('añb\n'); // ñ is two bytes: a 2-byte slice cuts it

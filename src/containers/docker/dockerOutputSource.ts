@@ -41,6 +41,14 @@ import type { EngineCalls } from './wrapperFiles.js';
 export const DOCKER_FOLLOW_POLL_MS = 1000;
 
 /**
+ * The longest wait between reads of a file that stopped growing: a quiet
+ * run (a build compiling, an agent waiting on a model) costs its engine an
+ * exec every 5 s instead of every second, and its card shows a new line at
+ * most 5 s late; the first new bytes bring the wait back to a second.
+ */
+export const DOCKER_FOLLOW_QUIET_POLL_MS = 5000;
+
+/**
  * `$1` the file, `$2` the first byte (negative: that many bytes before the
  * end), `$3` the most bytes to print. Prints `<start> <size>` on a line,
  * then the bytes. Exit 3: no such file (yet).
@@ -83,7 +91,12 @@ export function followDockerRun(ref: RunRef, options: FollowOptions, d: DockerFo
   followPolled(
     source,
     options,
-    { clock: d.clock, pollMs: DOCKER_FOLLOW_POLL_MS, ...FOLLOW_SLICES },
+    {
+      clock: d.clock,
+      pollMs: DOCKER_FOLLOW_POLL_MS,
+      quietPollMs: DOCKER_FOLLOW_QUIET_POLL_MS,
+      ...FOLLOW_SLICES,
+    },
     d.limitBytes,
   );
 }

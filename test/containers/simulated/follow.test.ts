@@ -136,7 +136,9 @@ describe('SimulatedBackend.follow', () => {
     s.cluster.failApi(s.clock.now() + 4000);
     await s.advance(3000);
     expect(f.text()).toBe(lines(0, 2));
-    await s.advance(2000); // answering again at 5.5 s: one poll later lines 0-5 are there
+    // Failed reads wait longer each time (up to five polls): answering again
+    // at 5.5 s, the lines are there within one such wait.
+    await s.advance(5000);
     expect(f.text().startsWith(lines(0, 6))).toBe(true);
   });
 
