@@ -10,7 +10,7 @@ import { formatTimeLimit } from '../../board/formatTimeLimit.js';
 import { formatStartsIn } from '../../client/estimateStart.js';
 import { OutputBox } from './OutputBox.js';
 import { Elapsed, Left } from './ticker.js';
-import { waitingWords } from './waitingWords.js';
+import { cardLabel, waitingWords } from './waitingWords.js';
 
 const limitWords = (ms: number | null | undefined) =>
   ms == null ? '' : `time limit ${formatTimeLimit(ms)}: `;
@@ -94,7 +94,7 @@ export class CardView extends Component<Props> {
         data-status={card.status}
         // biome-ignore lint/a11y/noNoninteractiveTabindex: cards are the stops of arrow-key navigation (keyboard.ts)
         tabIndex={0}
-        aria-label={`${card.title}, ${card.status}`}
+        aria-label={cardLabel(card, showUser)}
       >
         <a class="title" href={`#/jobs/${encodeURIComponent(card.taskId)}`}>
           {card.title}

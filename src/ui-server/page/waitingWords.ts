@@ -39,3 +39,31 @@ export function waitingWords(
     cap: showUser ? `${card.userId} is at their cap ${counts}` : `you are at your cap ${counts}`,
   };
 }
+
+/**
+ * The card's accessible name: its title and status and, while it waits, its
+ * place and the cap it waits on. A card is a stop of the arrow keys, and a
+ * screen reader says its name there, not its lines; "queued" alone would not
+ * tell a card that is next from one held back by its user's cap.
+ *
+ * @example
+ * ```ts
+ * const q = (position, atCap) => ({ title: 'build', status: 'queued', userId: 'ann', queued: { position, since: '', atCap } })
+ * cardLabel(q(1, { running: 1, max: 1 }), false) // => 'build, queued, position 1, you are at your cap (1 of 1 running)'
+ * cardLabel(q(3, null), true) // => 'build, queued, position 3'
+ * cardLabel(q(0, null), false) // => 'build, queued, starting'
+ * cardLabel({ title: 'build', status: 'running', userId: 'ann', queued: null }, false) // => 'build, running'
+ * ```
+ */
+export function cardLabel(
+  card: Pick<BoardCard, 'title' | 'status' | 'userId' | 'queued'>,
+  showUser: boolean,
+): string {
+  const parts = [card.title, card.status];
+  if (card.queued) {
+    parts.push(card.queued.position > 0 ? `position ${card.queued.position}` : 'starting');
+    const { cap } = waitingWords(card, showUser);
+    if (cap !== null) parts.push(cap);
+  }
+  return parts.join(', ');
+}

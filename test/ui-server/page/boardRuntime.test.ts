@@ -232,6 +232,10 @@ describe.skipIf(skipReason !== null)(
       const atCap = 'you are at your cap (1 of 1 running)';
       await waitCard('queued', agent, 'waiting · position 1', atCap);
       await waitCard('queued', flaky, 'waiting · position 2', atCap);
+      // A screen reader, stopping on the card, hears why it waits too.
+      expect(await card('queued', agent).getAttribute('aria-label')).toBe(
+        `run agent, queued, position 1, ${atCap}`,
+      );
       // The cap's line reads like the card's other lines, to axe too.
       expect(await axeViolations(page)).toEqual([]);
 
