@@ -16,9 +16,13 @@ import { ReconcilerStoppedError } from '../../src/machines/reconcileLoop.js';
 import { createTestRuntime, TestClock, type TestRuntime } from '../../src/testing/index.js';
 import { migratedPglite } from '../../src/testing/migratedPglite.js';
 import { switchableStore } from '../support/switchableStore.js';
+import { settledWithin } from '../support/within.js';
 
 /** Real time a promise may take to settle before it counts as hanging. */
 const SETTLE_DEADLINE_MS = 5_000;
+
+/** What `p` settled with, or a failure if it did not settle in time. */
+const settled = (p: Promise<unknown>, what: string) => settledWithin(p, what, SETTLE_DEADLINE_MS);
 
 let pglite: PGlite;
 let h: TestRuntime | undefined;
@@ -36,28 +40,6 @@ afterEach(async () => {
 afterAll(async () => {
   await pglite.close();
 });
-
-/** What `p` settled with, or a failure if it did not settle in time. */
-async function settled(p: Promise<unknown>, what: string) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not settle within ${SETTLE_DEADLINE_MS} ms`)),
-      SETTLE_DEADLINE_MS,
-    );
-  });
-  try {
-    return await Promise.race([
-      p.then(
-        (value) => ({ ok: true as const, value }),
-        (error: unknown) => ({ ok: false as const, error }),
-      ),
-      hang,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** A few turns of the event loop (virtual time does not move). */
 async function turns(n = 50) {

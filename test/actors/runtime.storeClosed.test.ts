@@ -18,6 +18,7 @@ import { connect, type DbHandle, migrate, StoreClosedError } from '../../src/db/
 import { TestClock } from '../../src/testing/index.js';
 import { migratedPglite } from '../../src/testing/migratedPglite.js';
 import { describeServer, serverDatabase } from '../support/serverSuite.js';
+import { within } from '../support/within.js';
 
 const task = { title: 't', image: 'runner:v1', command: ['agent', '30'] };
 
@@ -36,21 +37,6 @@ async function turns(n = 50) {
   for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
-async function within<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not settle within ${SETTLE_DEADLINE_MS} ms`)),
-      SETTLE_DEADLINE_MS,
-    );
-  });
-  try {
-    return await Promise.race([p, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** A node on `handle` with a job running, and what its onError was told. */
 async function nodeOn(handle: DbHandle) {
   await migrate(handle.db);
@@ -64,8 +50,8 @@ async function nodeOn(handle: DbHandle) {
     onError: (error) => errors.push(error),
   });
   opened.runtime = runtime;
-  await within(runtime.booted, 'booted');
-  await within(runtime.submit('ann', task), 'submit');
+  await within(runtime.booted, 'booted', SETTLE_DEADLINE_MS);
+  await within(runtime.submit('ann', task), 'submit', SETTLE_DEADLINE_MS);
   return { runtime, clock, errors };
 }
 
@@ -89,12 +75,12 @@ async function closeThenStop(
     clock.fireNext(due);
     await turns(5);
   }
-  const answer = await within(refused, 'submit on a closed store');
+  const answer = await within(refused, 'submit on a closed store', SETTLE_DEADLINE_MS);
   expect(answer).toBeInstanceOf(RuntimeCommandError);
   expect(answer).toMatchObject({ code: 'unavailable' });
   expect((answer as Error).cause).toBeInstanceOf(StoreClosedError);
-  await within(runtime.stop(), 'stop()');
-  expect(await within(runtime.exited, 'exited')).toEqual({ kind: 'stopped' });
+  await within(runtime.stop(), 'stop()', SETTLE_DEADLINE_MS);
+  expect(await within(runtime.exited, 'exited', SETTLE_DEADLINE_MS)).toEqual({ kind: 'stopped' });
   expect(errors.map((e) => [(e as Error).constructor.name, (e as { code?: string }).code])).toEqual(
     [['StoreClosedError', 'DB_STORE_CLOSED']],
   );

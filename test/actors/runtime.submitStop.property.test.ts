@@ -17,6 +17,7 @@ import type { CreatedTask } from '../../src/actors/runtimeTypes.js';
 import { connect, type DbHandle } from '../../src/db/index.js';
 import { createTestRuntime } from '../../src/testing/index.js';
 import { migratedPglite } from '../../src/testing/migratedPglite.js';
+import { within } from '../support/within.js';
 
 /** Interleavings tried per run of the suite (each boots a node on PGlite). */
 const NUM_RUNS = 40;
@@ -69,21 +70,6 @@ async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
-async function within<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not settle within ${CASE_DEADLINE_MS} ms`)),
-      CASE_DEADLINE_MS,
-    );
-  });
-  try {
-    return await Promise.race([p, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 type Outcome = { ok: true; created: CreatedTask } | { ok: false; error: unknown };
 
 test('a submit racing stop() commits and resolves, or rejects with RuntimeStoppedError', async () => {
@@ -123,7 +109,11 @@ test('a submit racing stop() commits and resolves, or rejects with RuntimeStoppe
             .then(() => turns(stopTurns))
             .then(() => h.runtime.stop());
           const all = Promise.all([Promise.all(outcomes), stopped]);
-          const [settled] = await within(s.waitFor(all), 'the submits and stop()');
+          const [settled] = await within(
+            s.waitFor(all),
+            'the submits and stop()',
+            CASE_DEADLINE_MS,
+          );
           store.gate.on = false;
           const rows = await handle.db.selectFrom('tasks').select(['id', 'submit_key']).execute();
           const byKey = new Map(rows.map((r) => [r.submit_key, r.id]));

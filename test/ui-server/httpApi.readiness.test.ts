@@ -10,11 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { connect, type Db, type DbHandle } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { migratedPglite } from '../../src/testing/migratedPglite.js';
-import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
+import type { UiServer } from '../../src/ui-server/createUiServer.js';
 import { type FreezableProxy, startFreezableProxy } from '../support/freezableProxy.js';
 import { describeServer, serverDatabase } from '../support/serverSuite.js';
 import { switchableStore } from '../support/switchableStore.js';
-import { ADMIN, TOKENS } from './wsHarness.js';
+import { serveRuntime } from './runtimeServed.js';
 
 let h: TestRuntime | undefined;
 let handle: DbHandle | undefined;
@@ -28,18 +28,6 @@ afterEach(async () => {
   await proxy?.close();
   server = h = handle = proxy = undefined;
 });
-
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-
-const serve = (t: TestRuntime) =>
-  createUiServer({
-    source: t.runtime,
-    commands: t.runtime,
-    tokens: { users: { alice: TOKENS.users.alice }, admin: ADMIN },
-    port: 0,
-    host: '127.0.0.1',
-    logger: quiet,
-  });
 
 /** /readyz as a load balancer asks it: no token, with a deadline of its own. */
 async function probe(method: 'GET' | 'HEAD' = 'GET') {
@@ -99,7 +87,7 @@ describe('/readyz on PGlite', () => {
     const store = switchableStore(handle.db);
     h = await createTestRuntime({ db: store.db });
     await h.runtime.booted;
-    server = await serve(h);
+    server = await serveRuntime(h);
 
     const ok = await probe();
     expect(ok.status).toBe(200);
@@ -137,7 +125,7 @@ describe('/readyz on PGlite', () => {
     const counted = countingPings(handle.db);
     h = await createTestRuntime({ db: counted.db });
     await h.runtime.booted;
-    server = await serve(h);
+    server = await serveRuntime(h);
     await h.advance(1_000);
     const before = counted.pings();
     const answers = await Promise.all(Array.from({ length: 50 }, () => probe()));
@@ -158,7 +146,7 @@ describeServer('/readyz on the Postgres server', () => {
     const counted = countingPings(handle.db);
     h = await createTestRuntime({ db: counted.db });
     await h.runtime.booted;
-    server = await serve(h);
+    server = await serveRuntime(h);
     expect((await probe()).status).toBe(200);
     await h.advance(1_000);
 

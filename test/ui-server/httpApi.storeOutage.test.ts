@@ -9,9 +9,10 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { connect, type DbHandle } from '../../src/db/index.js';
 import { createTestRuntime, type TestRuntime } from '../../src/testing/index.js';
 import { migratedPglite } from '../../src/testing/migratedPglite.js';
-import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
+import type { UiServer } from '../../src/ui-server/createUiServer.js';
 import { switchableStore } from '../support/switchableStore.js';
-import { ADMIN, ALICE, TOKENS } from './wsHarness.js';
+import { serveRuntime } from './runtimeServed.js';
+import { ADMIN, ALICE } from './wsHarness.js';
 
 let pglite: PGlite;
 let h: TestRuntime | undefined;
@@ -30,19 +31,6 @@ afterAll(async () => {
   await pglite.close();
 });
 
-type Logger = Record<'info' | 'warn' | 'error', (o: object, msg: string) => void>;
-
-/** The board's server over the test runtime, Alice's and the admin's tokens. */
-const serve = (t: TestRuntime, logger: Logger) =>
-  createUiServer({
-    source: t.runtime,
-    commands: t.runtime,
-    tokens: { users: { alice: TOKENS.users.alice }, admin: ADMIN },
-    port: 0,
-    host: '127.0.0.1',
-    logger,
-  });
-
 test('every read of the rows answers 503 unavailable while the store is down, and 200 once it is back', async () => {
   handle = await connect({ pglite });
   const store = switchableStore(handle.db);
@@ -55,7 +43,7 @@ test('every read of the rows answers 503 unavailable while the store is down, an
   });
   const logged: Array<{ level: string; msg: string }> = [];
   const log = (level: string) => (_: object, msg: string) => void logged.push({ level, msg });
-  server = await serve(h, { info: log('info'), warn: log('warn'), error: log('error') });
+  server = await serveRuntime(h, { info: log('info'), warn: log('warn'), error: log('error') });
   const reads: Array<[string, string]> = [
     ['/api/admin/status', ADMIN],
     [`/api/tasks/${task.id}`, ALICE],
@@ -95,7 +83,11 @@ test('a submission while the store is down is answered 503 once it has failed fo
   h = await createTestRuntime({ db: store.db });
   await h.runtime.booted;
   const errors: string[] = [];
-  server = await serve(h, { info: () => {}, warn: () => {}, error: (_, msg) => errors.push(msg) });
+  server = await serveRuntime(h, {
+    info: () => {},
+    warn: () => {},
+    error: (_, msg) => errors.push(msg),
+  });
   const post = async (title: string) => {
     const res = await fetch(`${server?.url}/api/tasks`, {
       method: 'POST',

@@ -5,8 +5,8 @@
  */
 import { afterEach } from 'vitest';
 import type { TestRuntime } from '../../src/testing/index.js';
-import type { UiServer } from '../../src/ui-server/createUiServer.js';
-import type { RawClient } from './wsHarness.js';
+import { createUiServer, type UiServer } from '../../src/ui-server/createUiServer.js';
+import { ADMIN, type RawClient, TOKENS } from './wsHarness.js';
 
 /** What a test opened; set `h` and `server` as they open, push every socket to `clients`. */
 export interface Served {
@@ -34,3 +34,19 @@ export const agent = (title: string, seconds: number) => ({
   image: 'runner:v1',
   command: ['agent', String(seconds)],
 });
+
+/** What the board's server logs through; the tests that read its lines pass their own. */
+export type ServerLogger = Record<'info' | 'warn' | 'error', (o: object, msg: string) => void>;
+
+const quiet: ServerLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** The board's server over the test runtime, on a free port, with Alice's and the admin's tokens. */
+export const serveRuntime = (t: TestRuntime, logger: ServerLogger = quiet) =>
+  createUiServer({
+    source: t.runtime,
+    commands: t.runtime,
+    tokens: { users: { alice: TOKENS.users.alice }, admin: ADMIN },
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+  });
