@@ -10,8 +10,8 @@
  */
 import { z } from 'zod';
 import { NotFoundError, StaleStatusError } from './errors.js';
-import { newId } from './ids.js';
 import * as f from './inputs.js';
+import { insertNextAttempt } from './nextAttempt.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { type Session, toSession } from './rows.js';
 import { type Db, inTransaction } from './transaction.js';
@@ -67,32 +67,6 @@ export async function retryTask(db: Db, input: RetryTaskInput): Promise<Session>
         },
       );
     }
-    const row = await tx
-      .insertInto('sessions')
-      .values({
-        id: newId('session'),
-        task_id: last.taskId,
-        user_id: last.userId,
-        kind: last.kind,
-        status: 'queued',
-        attempt: last.attempt + 1,
-        enqueued_at: i.now,
-        updated_at: i.now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await tx
-      .insertInto('session_events')
-      .values({
-        session_id: row.id,
-        from_status: null,
-        to_status: 'queued',
-        reason: `retry of ${last.id}`,
-        node: null,
-        epoch: 0,
-        at: i.now,
-      })
-      .execute();
-    return toSession(row);
+    return insertNextAttempt(tx, last, i.now, `retry of ${last.id}`);
   });
 }

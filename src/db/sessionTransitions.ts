@@ -16,8 +16,8 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { compareAndSet } from './compareAndSet.js';
 import { NotFoundError, StaleStatusError, ValidationError } from './errors.js';
-import { newId } from './ids.js';
 import * as f from './inputs.js';
+import { insertNextAttempt } from './nextAttempt.js';
 import { parseOrThrow } from './parseOrThrow.js';
 import { type Session, toSession } from './rows.js';
 import { type Db, inTransaction } from './transaction.js';
@@ -211,32 +211,6 @@ export async function requeue(db: Db, input: RequeueInput): Promise<Session> {
         },
       );
     }
-    const row = await tx
-      .insertInto('sessions')
-      .values({
-        id: newId('session'),
-        task_id: s.taskId,
-        user_id: s.userId,
-        kind: s.kind,
-        status: 'queued',
-        attempt: s.attempt + 1,
-        enqueued_at: i.now,
-        updated_at: i.now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await tx
-      .insertInto('session_events')
-      .values({
-        session_id: row.id,
-        from_status: null,
-        to_status: 'queued',
-        reason: `requeued after ${s.id}`,
-        node: null,
-        epoch: 0,
-        at: i.now,
-      })
-      .execute();
-    return toSession(row);
+    return insertNextAttempt(tx, s, i.now, `requeued after ${s.id}`);
   });
 }
