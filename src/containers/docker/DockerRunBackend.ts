@@ -162,11 +162,20 @@ export abstract class DockerRunBackend implements ContainerBackend {
         current: () => this.currentContainer(handle),
         hold: () => this.startHold(handle),
       });
-      const exec = await this.call(`exec in ${handle}`, () =>
-        startExec(this.docker, container.id, argv, env, {
-          stdout: (data) => tracker.push(decoder.write(data)),
-          stderr: (data) => tracker.push(data.toString('utf8')),
-        }),
+      // The signal aborts only if the exec is not started by the deadline;
+      // once started, the run's exec lives on after this call.
+      const exec = await this.call(`exec in ${handle}`, (signal) =>
+        startExec(
+          this.docker,
+          container.id,
+          argv,
+          env,
+          {
+            stdout: (data) => tracker.push(decoder.write(data)),
+            stderr: (data) => tracker.push(data.toString('utf8')),
+          },
+          signal,
+        ),
       );
       return { container, exec };
     });

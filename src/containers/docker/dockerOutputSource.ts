@@ -130,8 +130,8 @@ export function dockerOutputSource(d: DockerFollow, handle: string, path: string
       const argv = ['sh', '-c', FOLLOW_READ_SCRIPT, 'rt-follow', path, String(from), String(limit)];
       let result: Awaited<ReturnType<typeof collectExec>>;
       try {
-        result = await d.engine.call(`follow ${handle}`, () =>
-          collectExec(d.engine.docker, id, argv, limit + HEADER_BYTES),
+        result = await d.engine.call(`follow ${handle}`, (signal) =>
+          collectExec(d.engine.docker, id, argv, limit + HEADER_BYTES, signal),
         );
       } catch (error) {
         if (gone(error) && (await lost())) return { kind: 'replaced' };

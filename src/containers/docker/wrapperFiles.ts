@@ -10,7 +10,11 @@ import { ContainerError } from '../ContainerError.js';
 import { markerPath, parseMarker, READ_OUTPUT_SCRIPT, runOutputFrom } from '../wrapper.js';
 import { collectExec } from './dockerExec.js';
 
-/** The engine and the backend's deadline-bound, typed-error engine call. */
+/**
+ * The engine and the backend's deadline-bound, typed-error engine call; its
+ * `signal` fires when the deadline passes, and each exec takes it so the
+ * exec's stream closes then too.
+ */
 export interface EngineCalls {
   docker: Docker;
   call<T>(what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
@@ -22,8 +26,8 @@ export async function readMarkerIn(
   containerId: string,
   sessionId: string,
 ): Promise<number | null> {
-  const result = await e.call(`read marker of ${sessionId}`, () =>
-    collectExec(e.docker, containerId, ['cat', markerPath(sessionId)], 64),
+  const result = await e.call(`read marker of ${sessionId}`, (signal) =>
+    collectExec(e.docker, containerId, ['cat', markerPath(sessionId)], 64, signal),
   );
   return result.exitCode === 0 ? parseMarker(result.stdout.toString('utf8')) : null;
 }
@@ -36,12 +40,13 @@ export async function readOutputIn(
   path: string,
   limit: number,
 ): Promise<RunOutput> {
-  const result = await e.call(`read output of ${handle}`, () =>
+  const result = await e.call(`read output of ${handle}`, (signal) =>
     collectExec(
       e.docker,
       containerId,
       ['sh', '-c', READ_OUTPUT_SCRIPT, 'rt', path, String(limit)],
       limit + 64,
+      signal,
     ),
   );
   if (result.exitCode !== 0) {
