@@ -1,7 +1,8 @@
 /**
  * What the Swarm and plain Docker backends share: a long-lived keepalive
  * container per session, the command started in it through `docker exec`
- * and the wrapper, and the wrapper's files read back with short execs.
+ * and the wrapper (runExec.ts), and the wrapper's files read back with short
+ * execs (wrapperFiles.ts).
  * Subclasses say how a session's container is created, found, listed,
  * re-pinned and removed.
  *
@@ -9,7 +10,6 @@
  * application restart leaves it running; because its files live in the
  * container's `/tmp`, a replaced container provably lost them.
  */
-import { StringDecoder } from 'node:string_decoder';
 import type Docker from 'dockerode';
 import { type Clock, systemClock } from '../Clock.js';
 import type {
@@ -41,8 +41,8 @@ import {
 } from '../wrapper.js';
 import { dockerClient, samePin } from './dockerClient.js';
 import { asStartRefusal, classifyDockerError } from './dockerErrors.js';
-import { startExec } from './dockerExec.js';
 import { followDockerRun } from './dockerOutputSource.js';
+import { startRunExec } from './runExec.js';
 import { type CurrentContainer, type StartHold, waitForRunning } from './startWait.js';
 import { type EngineCalls, readMarkerIn, readOutputIn } from './wrapperFiles.js';
 
@@ -152,8 +152,7 @@ export abstract class DockerRunBackend implements ContainerBackend {
       throw asStartRefusal(error);
     }
     const tracker = new RunTracker(handle);
-    const decoder = new StringDecoder('utf8');
-    const { container, exec } = await this.removedUnlessStarted(handle, async () => {
+    await this.removedUnlessStarted(handle, async () => {
       const container = await waitForRunning({
         clock: this.clock,
         handle,
@@ -162,45 +161,16 @@ export abstract class DockerRunBackend implements ContainerBackend {
         current: () => this.currentContainer(handle),
         hold: () => this.startHold(handle),
       });
-      // The signal aborts only if the exec is not started by the deadline;
-      // once started, the run's exec lives on after this call.
-      const exec = await this.call(`exec in ${handle}`, (signal) =>
-        startExec(
-          this.docker,
-          container.id,
-          argv,
-          env,
-          {
-            stdout: (data) => tracker.push(decoder.write(data)),
-            stderr: (data) => tracker.push(data.toString('utf8')),
-          },
-          signal,
-        ),
+      await startRunExec(
+        this.engine,
+        { containerId: container.id, handle, sessionId: spec.sessionId, argv, env },
+        tracker,
       );
-      return { container, exec };
     });
     // Taken after the engine accepted the exec, so clock skew is less likely to
     // make a container that started before the exec look newer than it.
     const startedAt = new Date(this.clock.now());
     this.trackers.set(spec.sessionId, tracker);
-    exec.done
-      .then(() => {
-        tracker.push(decoder.end());
-        return this.readMarker(container.id, spec.sessionId);
-      })
-      .then(
-        (exitCode) => {
-          if (exitCode === null) {
-            tracker.fail(new ContainerError('exec_lost', `${handle} ended without an exit marker`));
-          } else tracker.exit({ exitCode });
-        },
-        (error: unknown) =>
-          tracker.fail(
-            new ContainerError('exec_lost', `${handle}'s exec ended and its container is gone`, {
-              cause: error,
-            }),
-          ),
-      );
     return { handle, startedAt };
   }
 
