@@ -45,6 +45,7 @@ import {
   type SelfLock,
 } from '../machines/livenessPolicy.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
+import { afterStoreFailure } from './afterStoreFailure.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
 
 /** The boot-lock half of the store handle; `holdBootLock` null on PGlite. */
@@ -127,6 +128,8 @@ export class ClusterLiveness implements OwnerLiveness {
   private readonly known = new Set<string>();
   private timer: unknown = null;
   private stopped = false;
+  /** The poll found the store closed: it never answers again (afterStoreFailure). */
+  private pollHalted = false;
   /** Watching the rows with no lock of this boot's (`watchBeats`). */
   private beatsOnly = false;
   /**
@@ -367,12 +370,18 @@ export class ClusterLiveness implements OwnerLiveness {
   }
 
   private arm(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.pollHalted) return;
     this.timer = this.o.clock.setTimeout(() => {
       this.timer = null;
       void this.o
         .track(this.read())
-        .then((r) => this.look(r), this.o.onError)
+        .then(
+          (r) => this.look(r),
+          (error: unknown) => {
+            this.o.onError(error);
+            if (afterStoreFailure(error) === 'halt') this.pollHalted = true;
+          },
+        )
         .finally(() => this.arm());
     }, this.o.periodMs?.() ?? this.o.pollMs);
   }

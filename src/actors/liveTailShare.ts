@@ -20,6 +20,7 @@ import type { KnownTail, LiveTail, LiveTailsWrite, LiveTailsWritten } from '../d
 import { LIVE_TAILS_PER_STATEMENT } from '../db/index.js';
 import { EMPTY_OUTPUT, type OutputTail, pushOutput } from '../machines/outputTail.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
+import { afterStoreFailure } from './afterStoreFailure.js';
 import { CARD_OUTPUT, CARD_OUTPUT_LINES, cutLine } from './runtimeBoardCard.js';
 
 /**
@@ -134,6 +135,8 @@ export class LiveTailWriter {
           for (const id of ended) this.written.add(id);
           if (!this.failing) this.o.onError(error);
           this.failing = true;
+          // A closed store never answers again: no write after this one.
+          if (afterStoreFailure(error) === 'halt') this.stop();
         },
       )
       .finally(() => {
@@ -235,6 +238,8 @@ export class LiveTailReader {
     } catch (error) {
       if (!this.failing) this.o.onError(error);
       this.failing = true;
+      // A closed store never answers again: no read after this one.
+      if (afterStoreFailure(error) === 'halt') this.stop();
     }
   }
 }

@@ -23,6 +23,7 @@ import {
 import type { SupervisorClock } from '../supervisor/clock.js';
 import { describeExitReason } from '../supervisor/exitReason.js';
 import { watchExit } from '../supervisor/watchExit.js';
+import { afterStoreFailure } from './afterStoreFailure.js';
 import type { LeaderPort } from './reconcilerLeader.js';
 import { type PassReport, type ReconcilerDeps, reconcilePass } from './reconcilerSteps.js';
 
@@ -198,6 +199,8 @@ export function reconcilerLogic(options: ReconcilerOptions) {
         options.onPass?.(report, { boot: input.boot });
       }),
     },
+    // A closed store never answers again: no pass after the one that found it closed.
+    guards: { halts: (_, params) => afterStoreFailure(params.error) === 'halt' },
     actions: {
       wanted: () => {
         wanted = true;

@@ -21,6 +21,7 @@
 import { TICK_CHANNEL } from '../db/sql/tickChannel.js';
 import type { ChangedSession, TickResult, UserLine } from '../db/tickTypes.js';
 import type { SupervisorClock } from '../supervisor/clock.js';
+import { afterStoreFailure } from './afterStoreFailure.js';
 
 /** The listen half of the store handle (src/db/listen.ts); absent: poll only. */
 export interface TickNotifications {
@@ -115,6 +116,8 @@ export class TickFeed {
   private timer: unknown = null;
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
+  /** The poll found the store closed: it never answers again (afterStoreFailure). */
+  private pollHalted = false;
   listening = false;
 
   constructor(private readonly o: FeedOptions) {}
@@ -246,7 +249,7 @@ export class TickFeed {
   }
 
   private arm(delayMs = this.o.pollMs): void {
-    if (this.stopped) return;
+    if (this.stopped || this.pollHalted) return;
     this.timer = this.o.clock.setTimeout(() => {
       this.timer = null;
       // A reply within the period brought every tick up to its own: nothing to poll yet.
@@ -257,7 +260,13 @@ export class TickFeed {
       }
       void this.o
         .track(this.o.currentTick())
-        .then((tick) => this.heard(tick), this.o.onError)
+        .then(
+          (tick) => this.heard(tick),
+          (error: unknown) => {
+            this.o.onError(error);
+            if (afterStoreFailure(error) === 'halt') this.pollHalted = true;
+          },
+        )
         .finally(() => this.arm());
     }, delayMs);
   }

@@ -15,6 +15,7 @@
  */
 import { assign, fromPromise, setup } from 'xstate';
 import { beat, type Db, MAX_STALE_AFTER_MS, ownerBeat, pruneHeartbeats } from '../db/index.js';
+import { afterStoreFailure } from './afterStoreFailure.js';
 import type { OwnerLiveness } from './ownerLiveness.js';
 
 export interface HeartbeatOptions {
@@ -86,7 +87,10 @@ export function beatOnce(o: HeartbeatOptions, at: number = o.now()): Promise<voi
 /**
  * The beating child: beat, wait `heartbeatMs`, beat again. A beat that
  * fails is reported and the loop goes on (a database outage must not take
- * a permanent child down); a beat that hangs is abandoned after one period,
+ * a permanent child down), unless the store was closed (afterStoreFailure):
+ * then the child is reported once and beats no more, alive and quiet until
+ * the runtime stops it (a final state would read to its supervisor as an
+ * exit to restart from). A beat that hangs is abandoned after one period,
  * so beats never pile up. Every tenth beat also prunes rows of boots silent
  * for a hundred staleness windows. After each beat, `afterBeat` (the
  * runtime's sweep of runners another node fenced out, fencedOutSweep.ts).
@@ -117,6 +121,9 @@ export function heartbeatLogic(
       ),
     },
     delays: { period: () => o.heartbeatMs },
+    guards: {
+      storeClosed: (_, params: { error: unknown }) => afterStoreFailure(params.error) === 'halt',
+    },
   }).createMachine({
     id: 'heartbeat',
     context: { beats: 0 },
@@ -127,12 +134,20 @@ export function heartbeatLogic(
           src: 'beat',
           input: ({ context }) => ({ beats: context.beats }),
           onDone: 'resting',
-          onError: { target: 'resting', actions: ({ event }) => o.onError(event.error) },
+          onError: [
+            {
+              guard: { type: 'storeClosed', params: ({ event }) => ({ error: event.error }) },
+              target: 'storeClosed',
+              actions: ({ event }) => o.onError(event.error),
+            },
+            { target: 'resting', actions: ({ event }) => o.onError(event.error) },
+          ],
         },
         after: { period: { target: 'beating', reenter: true } },
         exit: assign({ beats: ({ context }) => context.beats + 1 }),
       },
       resting: { after: { period: 'beating' } },
+      storeClosed: {},
     },
   });
 }

@@ -19,6 +19,7 @@
  * committed before it, and the catch-up read after the write finds that one.
  */
 import type { SupervisorClock } from '../supervisor/clock.js';
+import { afterStoreFailure } from './afterStoreFailure.js';
 
 export interface BoardWatchOptions {
   clock: SupervisorClock;
@@ -118,6 +119,8 @@ export class BoardWatch {
         },
         (error: unknown) => {
           this.o.onError(error);
+          // A closed store never answers again: the flag is not written again.
+          if (afterStoreFailure(error) === 'halt') this.stop();
           // It may have committed or not: written again whatever is wanted next.
           this.written = 'unknown';
           // A watcher gets its catch-up anyway; the poll covers the rest.

@@ -11,6 +11,11 @@
  * A failed pass is reported
  * through the provided `report` action and the loop goes on: a database
  * outage must not take the Reconciler, a permanent child, down with it.
+ * A failure the provided `halts` guard names final (the store was closed:
+ * src/actors/afterStoreFailure.ts) is reported too, and the loop halts:
+ * no pass runs again, and a tick is answered at once with a
+ * ReconcilerStoppedError. Halted is not a final state: to its supervisor a
+ * final state is an exit, to restart from.
  *
  * A tick that wants an answer carries an `id`; the loop answers it by
  * emitting `roundtable.reconciler.passed` (naming the ids the pass covered,
@@ -74,7 +79,10 @@ export const reconcileLoopMachine = setup({
     wanted: () => {},
   },
   delays: { periodMs: ({ context }) => context.periodMs },
-  guards: { ticked: ({ context }) => context.again },
+  guards: {
+    ticked: ({ context }) => context.again,
+    halts: (_: unknown, _params: { error: unknown }) => false,
+  },
 }).createMachine({
   id: 'reconciler',
   context: ({ input }) => ({
@@ -125,18 +133,46 @@ export const reconcileLoopMachine = setup({
             assign({ boot: false, covered: [] }),
           ],
         },
-        onError: {
-          target: 'afterPass',
-          actions: [
-            { type: 'report', params: ({ event }) => ({ error: event.error }) },
-            emit(({ context, event }) => ({
-              type: 'roundtable.reconciler.passed' as const,
-              ticks: context.covered,
-              error: event.error,
-            })),
-            // A failed boot pass is retried as a boot pass: step 1 must still run.
-            assign({ covered: [] }),
-          ],
+        onError: [
+          {
+            guard: { type: 'halts', params: ({ event }) => ({ error: event.error }) },
+            target: 'halted',
+            actions: [
+              { type: 'report', params: ({ event }) => ({ error: event.error }) },
+              emit(({ context, event }) => ({
+                type: 'roundtable.reconciler.passed' as const,
+                ticks: [...context.covered, ...context.waiting],
+                error: event.error,
+              })),
+              assign({ covered: [], waiting: [], again: false }),
+            ],
+          },
+          {
+            target: 'afterPass',
+            actions: [
+              { type: 'report', params: ({ event }) => ({ error: event.error }) },
+              emit(({ context, event }) => ({
+                type: 'roundtable.reconciler.passed' as const,
+                ticks: context.covered,
+                error: event.error,
+              })),
+              // A failed boot pass is retried as a boot pass: step 1 must still run.
+              assign({ covered: [] }),
+            ],
+          },
+        ],
+      },
+    },
+    halted: {
+      on: {
+        'roundtable.reconciler.tick': {
+          actions: emit(({ event }) => ({
+            type: 'roundtable.reconciler.passed' as const,
+            ticks: event.id === undefined ? [] : [event.id],
+            error: new ReconcilerStoppedError(
+              'the reconciler halted after a failure no pass can outlive (the store was closed)',
+            ),
+          })),
         },
       },
     },

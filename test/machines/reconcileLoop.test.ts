@@ -11,6 +11,9 @@ import { reconcileLoopMachine } from '../../src/machines/reconcileLoop.js';
 import { Calls, declaredTransitions, MachineCoverage, settle } from './taskRunnerHarness.js';
 
 const coverage = new MachineCoverage('reconciler');
+
+/** What the test's `halts` guard names final. */
+class FinalError extends Error {}
 const PERIOD = 60_000;
 
 function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
@@ -23,6 +26,8 @@ function startLoop(inspect: MachineCoverage['inspect'] = coverage.inspect) {
   const base = passes.logic();
   const machine = reconcileLoopMachine.provide({
     actors: { pass: base },
+    // A failure no pass can outlive (in the Reconciler: the store was closed).
+    guards: { halts: (_, params) => params.error instanceof FinalError },
     actions: {
       report: (_, params) => void reported.push(params.error),
       wanted: () => {
@@ -198,6 +203,31 @@ describe('reconcile loop', () => {
   });
 });
 
+describe('halting the loop', () => {
+  it('a failure the halts guard names final is reported once, answers every caller, and no pass runs again; later ticks are answered at once', async () => {
+    const l = startLoop();
+    await l.finish();
+    const during = l.tick();
+    await settle();
+    const waiting = l.tick(); // comes during the pass: it waits for the next one
+    const final = new FinalError('closed');
+    await l.finish(final);
+    expect(l.reported).toEqual([final]);
+    expect([during.answer(), waiting.answer()]).toEqual([{ error: final }, { error: final }]);
+    expect(l.actor.getSnapshot().value).toBe('halted');
+    expect(l.actor.getSnapshot().status).toBe('active');
+    l.clock.increment(PERIOD * 10);
+    await settle();
+    expect(l.passes.count).toBe(2);
+    const later = l.tick();
+    await settle();
+    expect(later.answer()?.error).toMatchObject({ code: 'RECONCILER_STOPPED' });
+    expect(l.passes.count).toBe(2);
+    expect(l.reported).toEqual([final]);
+    expect(l.crashes).toEqual([]);
+  });
+});
+
 describe('stopping the loop', () => {
   it('its snapshot is plain data: tick ids, no callbacks, through JSON and back unchanged', async () => {
     const l = startLoop();
@@ -315,7 +345,7 @@ describe('transition coverage', () => {
   });
 
   it('every state and every declared transition was taken by the tests above', () => {
-    expect(declaredTransitions(reconcileLoopMachine).length).toBe(7);
+    expect(declaredTransitions(reconcileLoopMachine).length).toBe(9);
     expect(coverage.missingTransitions(reconcileLoopMachine)).toEqual([]);
     expect(coverage.missingStates(reconcileLoopMachine)).toEqual([]);
   });
