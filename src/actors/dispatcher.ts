@@ -5,20 +5,22 @@
  * of them plus the grants this node has room for, in one statement and one
  * commit (`tick` in src/db, the SQL function `rt_tick`). A tick leaves once
  * a turn of the event loop brought no new op (at most `coalesceTurns`
- * turns; src/actors/dispatcherDeparture.ts), so a short run's handle and
- * finish ride one tick and its slot is granted again in it. At most
- * `maxInFlight` ticks are out at once (1 by default); whatever arrives
- * meanwhile rides the next one, so batches grow with load and there is no
- * timer at low load (opportunistic group commit). A reply sends the next
- * tick before the node handles it, so the database works on that one while
- * the node works on the reply: one tick out already keeps both sides busy. A
- * tick asks only for room no tick in flight has asked for already.
+ * turns; src/actors/dispatcherDeparture.ts),
+ * so a short run's handle and finish ride one tick and its slot is granted
+ * again in it. At most `maxInFlight` ticks are out at once (1 by
+ * default); whatever arrives meanwhile rides the next one, so batches grow
+ * with load and there is no timer at low load (opportunistic group
+ * commit). A reply sends the next tick before the node handles it, so the
+ * database works on that one while the node works on the reply: one tick
+ * out already keeps both sides busy. A tick asks only for room no tick in
+ * flight has asked for already.
  *
  * A caller's promise settles only after its tick committed. A tick that
  * fails on a transient error (the server restarting, a timeout) is sent
- * again after a capped backoff with the same ops: ops are idempotent, so a
- * tick whose commit happened but whose reply was lost answers the same
- * outcomes the second time, and `resync` recovers grants it made unseen.
+ * again after a capped backoff with the same ops (dispatcherOutage.ts):
+ * ops are idempotent, so a tick whose commit happened but whose reply was
+ * lost answers the same outcomes the second time, and `resync` recovers
+ * grants it made unseen.
  * A tick that fails for any other reason is split: its ops go one per tick
  * until the bad one is found, and only that caller sees the error.
  *
@@ -29,21 +31,16 @@
  * error at once, `onError` hears it once, and no tick is sent again.
  */
 
-import { backoffDelay } from '../common/backoff.js';
 import { storeClosedIn } from '../db/errors.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import { type Entry, endsHold } from './dispatcherBatch.js';
 import { departs } from './dispatcherDeparture.js';
-import { afterFailure, outageAnswered, outageMessage } from './dispatcherFailure.js';
+import { afterFailure } from './dispatcherFailure.js';
+import { StoreOutage } from './dispatcherOutage.js';
 import { Outbox } from './dispatcherOutbox.js';
 import { asksAgain, freedBy, roomToAsk } from './dispatcherRoom.js';
-import {
-  type DispatcherOptions,
-  DispatcherStoppedError,
-  DispatchUnavailableError,
-  type OpInput,
-} from './dispatcherTypes.js';
+import { type DispatcherOptions, DispatcherStoppedError, type OpInput } from './dispatcherTypes.js';
 
 export {
   type DispatchClock,
@@ -61,11 +58,8 @@ export class Dispatcher {
   /** Grants asked for by ticks in flight: room not to ask for twice. */
   private reserved = 0;
   private scheduled = false;
-  private retryTimer: unknown = null;
-  private failures = 0;
-  /** When the first tick of the current run of transient failures failed; null once one commits. */
-  private failingSince: number | null = null;
-  private lastFailure: unknown = null;
+  /** The run of failed ticks under way, if any: its backoff, its clock, its answers. */
+  private readonly outage: StoreOutage;
   private resync = false;
   private stopped = false;
   /** The tick error that found the store closed: every op from then on is answered with it. */
@@ -79,7 +73,9 @@ export class Dispatcher {
   /** Callers of `afterCurrentTick`, told when the tick they waited for settled. */
   private tickWaiters: Array<() => void> = [];
 
-  constructor(private readonly o: DispatcherOptions) {}
+  constructor(private readonly o: DispatcherOptions) {
+    this.outage = new StoreOutage(o);
+  }
 
   /**
    * Resolves once the tick in flight, or the one waiting to leave, has
@@ -120,24 +116,11 @@ export class Dispatcher {
       return Promise.reject(error);
     }
     const now = this.o.clock.now();
-    if (command && this.outageAnswers(now))
-      return Promise.reject(this.outageError(full.op, false, now));
+    if (command && this.outage.answersCommands(now))
+      return Promise.reject(this.outage.unavailable(full.op, false, now));
     return new Promise<TickOutcome>((resolve, reject) => {
       this.outbox.push({ op: full, at: now, solo: false, command, resolve, reject });
       this.schedule();
-    });
-  }
-
-  private outageAnswers(now: number): boolean {
-    const limit = this.o.commandOutageMs;
-    if (limit === undefined) return false;
-    return outageAnswered({ failingSince: this.failingSince, now, commandOutageMs: limit });
-  }
-
-  private outageError(op: string, sent: boolean, now: number): DispatchUnavailableError {
-    const downMs = now - (this.failingSince ?? now);
-    return new DispatchUnavailableError(outageMessage({ op, sent, downMs }), {
-      cause: this.lastFailure,
     });
   }
 
@@ -183,8 +166,7 @@ export class Dispatcher {
     if (this.stopped) return;
     this.stopped = true;
     this.wake();
-    if (this.retryTimer !== null) this.o.clock.clearTimeout(this.retryTimer);
-    this.retryTimer = null;
+    this.outage.cancelRetry();
     for (const e of this.outbox.drain()) e.reject(new DispatcherStoppedError(e.sent === true));
   }
 
@@ -205,7 +187,7 @@ export class Dispatcher {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.full() || this.stopped || this.retryTimer !== null) return;
+    if (this.scheduled || this.full() || this.stopped || this.outage.retrying) return;
     if (this.closedBy !== null) return;
     if (this.outbox.size === 0 && !(this.dirty && this.want() > 0)) return;
     this.scheduled = true;
@@ -233,7 +215,7 @@ export class Dispatcher {
       }
       this.scheduled = false;
       leave();
-      if (!this.full() && !this.stopped && this.retryTimer === null) this.run();
+      if (!this.full() && !this.stopped && !this.outage.retrying) this.run();
       // Nothing left after all (a tick in flight wakes them as it settles).
       if (this.inFlight === 0) this.wake();
     };
@@ -292,8 +274,7 @@ export class Dispatcher {
   }
 
   private succeeded(batch: Entry[], input: TickInput, result: TickResult): void {
-    this.failures = 0;
-    this.failingSince = null;
+    this.outage.committed();
     this.resync = false;
     if (result.tick > this.lastTick) this.lastTick = result.tick;
     const byRef = new Map(result.outcomes.map((x) => [x.ref, x]));
@@ -335,7 +316,7 @@ export class Dispatcher {
 
   /** Starts the next tick synchronously when one may go (schedule() waits for a microtask). */
   private sendNow(): void {
-    if (this.scheduled || this.full() || this.stopped || this.retryTimer !== null) return;
+    if (this.scheduled || this.full() || this.stopped || this.outage.retrying) return;
     this.run();
   }
 
@@ -361,13 +342,8 @@ export class Dispatcher {
       this.closed(batch, error);
       return;
     }
-    this.failures += 1;
     const transient = this.o.isTransient(error);
-    // Only an outage starts the clock: a bad op's split is not the store failing.
-    if (transient) {
-      this.failingSince ??= this.o.clock.now();
-      this.lastFailure = error;
-    }
+    this.outage.failed(error, transient);
     // Unknown outcome: the commit may have happened. Same ops again; ask for what we own.
     this.resync = true;
     const decided = afterFailure(batch, transient);
@@ -381,16 +357,11 @@ export class Dispatcher {
       return;
     }
     this.outbox.unshift(decided.requeued);
-    this.expire(error);
-    const delay = backoffDelay(this.failures - 1, {
-      minMs: this.o.backoff.baseMs,
-      maxMs: this.o.backoff.maxMs,
-    });
-    this.retryTimer = this.o.clock.setTimeout(() => {
-      this.retryTimer = null;
+    this.outage.answerLate(this.outbox, error);
+    this.outage.retryAfterBackoff(() => {
       this.dirty = true;
       this.schedule();
-    }, delay);
+    });
   }
 
   /**
@@ -405,20 +376,5 @@ export class Dispatcher {
     for (const e of batch) e.reject(error);
     for (const e of this.outbox.drain()) e.reject(this.closedBy.error);
     if (first) this.o.onError(error);
-  }
-
-  /**
-   * Callers whose op waited past the deadline are told, and so are the
-   * commands once the outage answers them; their ops are not sent any more.
-   */
-  private expire(cause: unknown): void {
-    const now = this.o.clock.now();
-    for (const e of this.outbox.expire(now - this.o.opDeadlineMs)) {
-      const message = outageMessage({ op: e.op.op, sent: e.sent === true, downMs: now - e.at });
-      e.reject(new DispatchUnavailableError(message, { cause }));
-    }
-    if (!this.outageAnswers(now)) return;
-    for (const e of this.outbox.withdraw((x) => x.command === true))
-      e.reject(this.outageError(e.op.op, e.sent === true, now));
   }
 }
