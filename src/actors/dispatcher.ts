@@ -5,7 +5,7 @@
  * of them plus the grants this node has room for, in one statement and one
  * commit (`tick` in src/db, the SQL function `rt_tick`). A tick leaves once
  * a turn of the event loop brought no new op (at most `coalesceTurns`
- * turns; src/actors/dispatcherDeparture.ts),
+ * turns; src/actors/dispatcherDeparture.ts, dispatcherDepartureWait.ts),
  * so a short run's handle and finish ride one tick and its slot is granted
  * again in it. At most `maxInFlight` ticks are out at once (1 by
  * default); whatever arrives meanwhile rides the next one, so batches grow
@@ -35,7 +35,7 @@ import { storeClosedIn } from '../db/errors.js';
 import type { Session, Task } from '../db/rows.js';
 import type { TickInput, TickOp, TickOutcome, TickResult } from '../db/tickTypes.js';
 import { type Entry, endsHold } from './dispatcherBatch.js';
-import { departs } from './dispatcherDeparture.js';
+import { waitToDepart } from './dispatcherDepartureWait.js';
 import { afterFailure } from './dispatcherFailure.js';
 import { StoreOutage } from './dispatcherOutage.js';
 import { Outbox } from './dispatcherOutbox.js';
@@ -198,30 +198,20 @@ export class Dispatcher {
         leave = resolve;
       }),
     );
-    const maxTurns = this.o.coalesceTurns ?? DEFAULT_COALESCE_TURNS;
-    const nextTurn = this.o.nextTurn ?? setImmediate;
-    let turns = 0;
-    let before = this.outbox.size;
-    const check = () => {
-      turns += 1;
-      const pending = this.outbox.size;
-      const go =
-        this.stopped ||
-        departs({ turns, pending, pendingBefore: before, maxOps: this.o.maxOpsPerTick, maxTurns });
-      if (!go) {
-        before = pending;
-        nextTurn(check);
-        return;
-      }
-      this.scheduled = false;
-      leave();
-      if (!this.full() && !this.stopped && !this.outage.retrying) this.run();
-      // Nothing left after all (a tick in flight wakes them as it settles).
-      if (this.inFlight === 0) this.wake();
-    };
-    // No coalescing: one microtask, so only the submits of this turn ride along.
-    if (maxTurns === 0) queueMicrotask(check);
-    else nextTurn(check);
+    waitToDepart({
+      pending: () => this.outbox.size,
+      leaveNow: () => this.stopped,
+      maxOps: this.o.maxOpsPerTick,
+      maxTurns: this.o.coalesceTurns ?? DEFAULT_COALESCE_TURNS,
+      nextTurn: this.o.nextTurn ?? setImmediate,
+      leave: () => {
+        this.scheduled = false;
+        leave();
+        if (!this.full() && !this.stopped && !this.outage.retrying) this.run();
+        // Nothing left after all (a tick in flight wakes them as it settles).
+        if (this.inFlight === 0) this.wake();
+      },
+    });
   }
 
   private run(): void {
