@@ -10,7 +10,7 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, type QueryExecutorProvider, sql } from 'kysely';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { connect, type DbHandle, StoreClosedError } from '../../src/db/index.js';
 import { StoreKysely } from '../../src/db/storeKysely.js';
 import { describeServer, serverDatabase } from '../support/serverSuite.js';
@@ -74,34 +74,36 @@ function storeSuite(open: () => Promise<DbHandle>, engine: 'pglite' | 'postgres'
       expect(derived).toBeInstanceOf(StoreKysely);
       expect((await one(derived)).rows).toEqual([{ n: 1 }]);
     }
-    await sql`create temporary table scratch (id int)`.execute(db);
+    // A table every connection sees (a temporary one is its connection's, and
+    // the read below may land on another), dropped at the end.
+    const scratch = sql.table(`scratch_${process.pid}_${Date.now()}`);
+    await sql`create table ${scratch} (id int)`.execute(db);
     // A transaction with a savepoint rolled back: begin, savepoint, rollback
     // to it and commit go through the store's driver.
     const trx = await db.withPlugin(new CamelCasePlugin()).startTransaction().execute();
-    await sql`insert into scratch values (1)`.execute(trx);
+    await sql`insert into ${scratch} values (1)`.execute(trx);
     const sp = await trx.savepoint('sp').execute();
-    await sql`insert into scratch values (2)`.execute(sp);
+    await sql`insert into ${scratch} values (2)`.execute(sp);
     await sp.rollbackToSavepoint('sp').execute();
     await trx.commit().execute();
-    // A temporary table is the connection's: read it back on the connection
-    // that made it, when the pool has more than one.
-    const ids = await db
-      .transaction()
-      .execute(async (t) => (await sql<{ id: number }>`select id from scratch`.execute(t)).rows)
-      .catch(() => null);
-    if (ids !== null) expect(ids).toEqual([{ id: 1 }]);
+    const ids = (await sql<{ id: number }>`select id from ${scratch}`.execute(db)).rows;
+    await sql`drop table ${scratch}`.execute(db);
+    expect(ids).toEqual([{ id: 1 }]);
   });
 }
 
 describe('the store kysely [pglite]', () => {
-  let pglite: PGlite | undefined;
-  afterEach(async () => {
-    if (pglite?.closed === false) await pglite.close();
-  });
-  storeSuite(async () => {
+  // One instance for every store: a store closes the pool over a PGlite it
+  // was given, never the PGlite (its caller's), and an initdb per test cost
+  // seconds each.
+  let pglite: PGlite;
+  beforeAll(async () => {
     pglite = await PGlite.create('memory://');
-    return connect({ pglite });
-  }, 'pglite');
+  });
+  afterAll(async () => {
+    await pglite.close();
+  });
+  storeSuite(() => connect({ pglite }), 'pglite');
 });
 
 describeServer('the store kysely [postgres server]', () => {
