@@ -8,7 +8,8 @@ import type { CliConfig } from './cliConfig.js';
 import type { ProgressOptions } from './withProgress.js';
 
 export interface CliOutput {
-  write(text: string): void;
+  /** Text, or bytes written as they are (`logs` writes a run's stored output without decoding it). */
+  write(text: string | Uint8Array): void;
   readonly isTTY: boolean;
 }
 

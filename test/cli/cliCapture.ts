@@ -8,6 +8,8 @@ import type { CliIo } from '../../src/cli/commandContext.js';
 export interface Captured {
   io: CliIo;
   out: () => string;
+  /** Every byte written to stdout, text and bytes alike, in order. */
+  outBytes: () => Buffer;
   err: () => string;
   signal: (s: 'SIGINT' | 'SIGTERM') => void;
   exits: number[];
@@ -19,6 +21,9 @@ export function capture(
 ): Captured {
   let out = '';
   let err = '';
+  const outParts: Buffer[] = [];
+  // Bytes may end inside a character; the next part finishes it.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const handlers = new Set<(s: 'SIGINT' | 'SIGTERM') => void>();
   const exits: number[] = [];
   return {
@@ -26,13 +31,14 @@ export function capture(
       env: { ROUNDTABLE_LOG_FORMAT: 'json', ...env },
       stdout: {
         write: (t) => {
-          out += t;
+          outParts.push(Buffer.from(t));
+          out += typeof t === 'string' ? t : decoder.decode(t, { stream: true });
         },
         isTTY: false,
       },
       stderr: {
         write: (t) => {
-          err += t;
+          err += typeof t === 'string' ? t : Buffer.from(t).toString('utf8');
         },
         isTTY: false,
       },
@@ -49,6 +55,7 @@ export function capture(
       exit: (code) => void exits.push(code),
     },
     out: () => out,
+    outBytes: () => Buffer.concat(outParts),
     err: () => err,
     signal: (s) => {
       for (const h of handlers) h(s);
