@@ -1,5 +1,5 @@
 /**
- * Where `enqueue`, `status`, `show`, `cancel` and `retry` send their request: to the
+ * Where `enqueue`, `status`, `show`, `logs`, `cancel` and `retry` send their request: to the
  * node that holds this data directory when one runs (over its HTTP API,
  * with the tokens it keeps there: PGlite has one backend, and the node owns
  * the runs it holds, so only it can stop their containers), otherwise

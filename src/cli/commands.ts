@@ -8,6 +8,7 @@ import type { CommandContext } from './commandContext.js';
 import { runCancel } from './commands/cancel.js';
 import { DEMO_DEFAULTS, runDemo } from './commands/demo.js';
 import { DEFAULT_IMAGE, runEnqueue } from './commands/enqueue.js';
+import { runLogs } from './commands/logs.js';
 import { runMigrate } from './commands/migrate.js';
 import { runRetry } from './commands/retry.js';
 import { runShow } from './commands/show.js';
@@ -142,6 +143,28 @@ export const COMMANDS: readonly CommandDef[] = [
     run: (ctx) => runShow(ctx),
   },
   {
+    name: 'logs',
+    args: '<task> [options]',
+    summary: "what a task's attempt printed, as stored when it ended",
+    description:
+      "Writes the stored output of the task's latest attempt (or --attempt N) to stdout as it is,\n" +
+      'up to 16 MiB (a longer one keeps its tail behind a marker line). Through the running node\n' +
+      'when there is one, else from the rows; the same bytes. An attempt still queued or running,\n' +
+      'or one that ended without output, exits 9 and says why on stderr.',
+    groups: ['store', 'log'],
+    own: [
+      {
+        flag: '--attempt',
+        value: '<n>',
+        help: 'which attempt, 1 for the first (default: the latest)',
+      },
+      { flag: '--json', help: 'one JSON line: the attempt, totalBytes, truncated and the text' },
+    ],
+    logsToStdout: false,
+    takesTask: true,
+    run: (ctx) => runLogs(ctx),
+  },
+  {
     name: 'cancel',
     args: '<task> [options]',
     summary: "end a task's waiting or running attempt",
@@ -212,7 +235,8 @@ export function commandHelp(command: CommandDef, defaults: CliConfig): string {
     ...rows.map(([f, h]) => `  ${f.padEnd(width)}  ${h}`),
     '',
     'Exit codes: 0 ok, 1 failure, 2 usage or config, 3 store, 4 data dir in use, 5 node failed,',
-    '6 stop deadline passed, 130 second Ctrl-C. See docs/operations.md.',
+    '6 stop deadline passed, 7 no such task, 8 task in another state, 9 no stored output,',
+    '130 second Ctrl-C. See docs/operations.md.',
     '',
   ].join('\n');
 }

@@ -23,6 +23,8 @@ export const EXIT = {
   notFound: 7,
   /** The task is not in a state the command applies to (cancel a finished one, retry one that neither failed nor was cancelled). */
   conflict: 8,
+  /** The attempt `logs` named has no stored output: still queued, running, or ended without reading any. */
+  noOutput: 9,
   /** A second Ctrl-C while stopping: ended at once, without waiting. */
   interrupted: 130,
 } as const;
@@ -38,7 +40,8 @@ export type CliErrorCode =
   | 'CLI_NODE'
   | 'CLI_REMOTE'
   | 'CLI_NOT_FOUND'
-  | 'CLI_CONFLICT';
+  | 'CLI_CONFLICT'
+  | 'CLI_NO_OUTPUT';
 
 const EXIT_OF: Record<CliErrorCode, ExitCode> = {
   CLI_USAGE: EXIT.usage,
@@ -49,6 +52,7 @@ const EXIT_OF: Record<CliErrorCode, ExitCode> = {
   CLI_REMOTE: EXIT.failure,
   CLI_NOT_FOUND: EXIT.notFound,
   CLI_CONFLICT: EXIT.conflict,
+  CLI_NO_OUTPUT: EXIT.noOutput,
 };
 
 /**

@@ -68,12 +68,63 @@ export async function nodeRequest<T>(
       cause: error,
     });
   }
-  if (!res.ok) {
-    const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+  if (!res.ok) throw refusal(res.status, json);
+  return json as T;
+}
+
+/** A node's `{ error }` reply as the CLI's error. */
+function refusal(status: number, json: unknown): CliError {
+  const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+  return new CliError(
+    refusalCode(status),
+    `the node refused: ${status} ${e?.code ?? ''} ${e?.message ?? ''}`.trim(),
+  );
+}
+
+/**
+ * Longest a whole-file read (`nodeBytes`) may take: up to 16 MiB of stored
+ * output, read in full before any of it is written, so a slow reader of our
+ * stdout (a pager) never counts against it.
+ */
+const DOWNLOAD_MS = 60_000;
+
+/**
+ * One GET of a file the node sends as bytes (an output's `output.txt`), read
+ * whole within `DOWNLOAD_MS`: the bytes as sent, never decoded; null on a 404
+ * (no such file). Any other refusal is thrown as `nodeRequest` throws it.
+ */
+export async function nodeBytes(
+  baseUrl: string,
+  token: string,
+  path: string,
+): Promise<Uint8Array | null> {
+  const signal = AbortSignal.timeout(DOWNLOAD_MS);
+  try {
+    const res = await fetch(`${baseUrl}${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal,
+    });
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return null;
+    }
+    if (!res.ok) {
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      throw refusal(res.status, json);
+    }
+    return new Uint8Array(await res.arrayBuffer());
+  } catch (error) {
+    if (error instanceof CliError) throw error;
     throw new CliError(
-      refusalCode(res.status),
-      `the node refused: ${res.status} ${e?.code ?? ''} ${e?.message ?? ''}`.trim(),
+      'CLI_REMOTE',
+      `the node at ${baseUrl} did not answer: ${(error as Error).message}`,
+      { cause: error },
     );
   }
-  return json as T;
 }

@@ -10,6 +10,7 @@ import * as nodeApi from '../../src/cli/nodeApi.js';
 import * as nodeFile from '../../src/cli/nodeFile.js';
 import * as openBackend from '../../src/cli/openBackend.js';
 import * as openStore from '../../src/cli/openStore.js';
+import * as outputAttempt from '../../src/cli/outputAttempt.js';
 import * as placeInLine from '../../src/cli/placeInLine.js';
 import * as rowsTick from '../../src/cli/rowsTick.js';
 import * as scaledCommands from '../../src/cli/scaledCommands.js';
@@ -33,6 +34,7 @@ runDocExamples(src('nodeFile.ts'), nodeFile);
 runDocExamples(src('openBackend.ts'), openBackend);
 // Its refusal's example builds the store's error it words.
 runDocExamples(src('openStore.ts'), { ...openStore, PooledSessionError });
+runDocExamples(src('outputAttempt.ts'), outputAttempt);
 runDocExamples(src('rowsTick.ts'), rowsTick);
 runDocExamples(src('placeInLine.ts'), placeInLine);
 runDocExamples(src('scaledCommands.ts'), scaledCommands);

@@ -6,16 +6,23 @@
 import type { TaskDetail } from '../../board/boardPort.js';
 import { getTaskRecord } from '../../db/index.js';
 import type { CommandContext } from '../commandContext.js';
-import { commandRoute } from '../commandRoute.js';
+import { type CommandRoute, commandRoute } from '../commandRoute.js';
 import { CliError, EXIT, type ExitCode } from '../exitCodes.js';
 import { nodeRequest } from '../nodeApi.js';
 import { describeStore } from '../openStore.js';
 import { withTaskRows } from '../rowsStore.js';
 import { formatTaskDetail } from '../taskReport.js';
 
-/** The task `taskId` as the admin sees it, or `CLI_NOT_FOUND`. */
-export async function readTask(ctx: CommandContext, taskId: string): Promise<TaskDetail> {
-  const route = commandRoute(ctx.config);
+/**
+ * The task `taskId` as the admin sees it, or `CLI_NOT_FOUND`. `route` is
+ * the caller's when it reads more after the task (`logs`), so both reads go
+ * the same way.
+ */
+export async function readTask(
+  ctx: CommandContext,
+  taskId: string,
+  route: CommandRoute = commandRoute(ctx.config),
+): Promise<TaskDetail> {
   if (route.kind === 'node') {
     return nodeRequest<TaskDetail>(
       route.url,

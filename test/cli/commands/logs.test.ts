@@ -1,0 +1,239 @@
+/**
+ * `roundtable logs` (src/cli/commands/logs.ts), in-process on temporary
+ * PGlite directories: on the rows with no node (attempts finished, queued
+ * and running written with the store's own transitions), then through a
+ * running node on local processes, whose bytes must be the command's own
+ * and the rows' after it stops. Exit codes: 9 for an attempt with no stored
+ * output, 7 for no such task or attempt, 2 for a bad `--attempt`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/runCli.js';
+import { claim, connect, type Db, finishWithOutput, newId } from '../../../src/db/index.js';
+import { type Captured, capture } from '../cliCapture.js';
+
+/** Opening PGlite afresh per command takes 1-4 s under CI's load; a test here runs a dozen. */
+const COMMANDS_MS = 90_000;
+
+/** Non-ASCII, and no final newline: both must reach stdout untouched. */
+const PRINTED = 'héllo\nwörld € ✓';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'rt-cli-logs-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Runs one command on `dir`; its exit code, stdout (text and bytes) and stderr. */
+async function cli(dir: string, command: string, ...args: string[]) {
+  const c = capture();
+  const code = await runCli([command, '--data-dir', dir, ...args], c.io);
+  return { code, out: c.out(), bytes: c.outBytes(), err: c.err() };
+}
+
+async function enqueue(dir: string, ...command: string[]): Promise<string> {
+  const r = await cli(dir, 'enqueue', '--json', '--user', 'ann', '--', ...command);
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out).taskId;
+}
+
+async function sessionIds(dir: string, taskId: string): Promise<string[]> {
+  const r = await cli(dir, 'show', taskId, '--json');
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out).attempts.map((a: { sessionId: string }) => a.sessionId);
+}
+
+describe('logs on the rows, with no node running', { timeout: COMMANDS_MS }, () => {
+  let dir: string;
+  let done: string;
+  let queued: string;
+  let running: string;
+  beforeAll(async () => {
+    dir = tempDir();
+    done = await enqueue(dir, 'sh', '-c', 'echo hi');
+    queued = await enqueue(dir, 'sleep', '600');
+    running = await enqueue(dir, 'sleep', '600');
+    const [first] = await sessionIds(dir, done);
+    // A node elsewhere ran them: claimed and finished through the store's transitions.
+    const runAndFinish = async (
+      db: Db,
+      sessionId: string,
+      text: string,
+      status: 'failed' | 'succeeded',
+    ) => {
+      const s = await claim(db, { sessionId, epoch: 0, owner: 'node-a@b1', now: new Date() });
+      await finishWithOutput(
+        db,
+        status === 'failed'
+          ? {
+              sessionId,
+              epoch: s.epoch,
+              status,
+              exitCode: 1,
+              reason: 'exit_code',
+              userRecoverable: false,
+              now: new Date(),
+            }
+          : { sessionId, epoch: s.epoch, status, exitCode: 0, now: new Date() },
+        { text, totalBytes: Buffer.byteLength(text), truncated: false },
+      );
+    };
+    const h = await connect({ dataDir: join(dir, 'pgdata') });
+    try {
+      await runAndFinish(h.db, first ?? '', 'first try\n', 'failed');
+      const [running1] = await sessionIds(dir, running);
+      await claim(h.db, {
+        sessionId: running1 ?? '',
+        epoch: 0,
+        owner: 'node-a@b1',
+        now: new Date(),
+      });
+    } finally {
+      await h.close();
+    }
+    expect((await cli(dir, 'retry', done)).code).toBe(0);
+    const second = (await sessionIds(dir, done))[1] ?? '';
+    const h2 = await connect({ dataDir: join(dir, 'pgdata') });
+    try {
+      await runAndFinish(h2.db, second, PRINTED, 'succeeded');
+    } finally {
+      await h2.close();
+    }
+  }, COMMANDS_MS);
+
+  it('prints the latest attempt byte for byte, or the one --attempt names', async () => {
+    const latest = await cli(dir, 'logs', done);
+    expect(latest.code, latest.err).toBe(0);
+    // Stdout is the output alone: the command's progress lines go to stderr.
+    expect(latest.bytes.equals(Buffer.from(PRINTED, 'utf8'))).toBe(true);
+    const first = await cli(dir, 'logs', done, '--attempt', '1');
+    expect([first.code, first.out]).toEqual([0, 'first try\n']);
+  });
+
+  it('--json is one line: the attempt, its size and cut, and the text', async () => {
+    const r = await cli(dir, 'logs', done, '--json');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.endsWith('}\n')).toBe(true);
+    expect(JSON.parse(r.out)).toEqual({
+      taskId: done,
+      sessionId: (await sessionIds(dir, done))[1],
+      attempt: 2,
+      status: 'succeeded',
+      totalBytes: Buffer.byteLength(PRINTED),
+      truncated: false,
+      text: PRINTED,
+    });
+  });
+
+  it('an attempt with no stored output exits 9 saying why: in line, running, ended without any', async () => {
+    const waiting = await cli(dir, 'logs', queued);
+    expect([waiting.code, waiting.out]).toEqual([9, '']);
+    expect(waiting.err).toMatch(
+      /attempt 1 has no output yet: it is queued, (next in line|position \d+ in line); its output is stored when it ends/,
+    );
+    const run = await cli(dir, 'logs', running, '--json');
+    expect([run.code, run.out]).toEqual([9, '']);
+    expect(run.err).toContain('attempt 1 has no output yet: it is running');
+    expect(run.err).toContain('the board shows it live');
+    expect((await cli(dir, 'cancel', queued)).code).toBe(0);
+    const cancelled = await cli(dir, 'logs', queued);
+    expect(cancelled.code).toBe(9);
+    expect(cancelled.err).toContain(
+      'attempt 1 ended without output: cancelled (cancelled by admin)',
+    );
+  });
+
+  it('no such task or attempt is 7; --attempt that is not a positive integer is 2, naming it', async () => {
+    for (const id of [newId('task'), 'not a task id']) {
+      const r = await cli(dir, 'logs', id);
+      expect([r.code, r.err]).toEqual([7, expect.stringContaining(`no task ${id}`)]);
+    }
+    const none = await cli(dir, 'logs', done, '--attempt', '3');
+    expect([none.code, none.err]).toEqual([
+      7,
+      expect.stringContaining(`task ${done} has no attempt 3: it has 1 to 2`),
+    ]);
+    for (const bad of ['0', '-1', '1.5', 'two']) {
+      const r = await cli(dir, 'logs', done, `--attempt=${bad}`);
+      expect([r.code, r.out], bad).toEqual([2, '']);
+      expect(r.err).toContain('--attempt must be a positive integer');
+    }
+    expect((await cli(dir, 'logs', done, '--attempt')).code).toBe(2);
+  });
+});
+
+/** Waits for a starting node's `ready` log record. */
+async function ready(node: Captured): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!node.out().includes('"msg":"ready"')) {
+    if (Date.now() > deadline) throw new Error(`no ready record: ${node.err()} ${node.out()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The status of `taskId`'s latest attempt, once it is `wanted` (30 s deadline). */
+async function until(dir: string, taskId: string, wanted: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await cli(dir, 'show', taskId, '--json');
+    const status = JSON.parse(r.out).attempts.at(-1)?.status;
+    if (status === wanted) return;
+    if (Date.now() > deadline) throw new Error(`${taskId} is ${status}, not ${wanted}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('logs through a running node', () => {
+  it("prints the run's own bytes, the rows' bytes after the node stops, and exit 9 while it runs", async () => {
+    const dir = tempDir();
+    const node = capture();
+    const started = runCli(
+      ['start', '--port', '0', '--backend', 'local', '--users', 'ann', '--data-dir', dir],
+      node.io,
+    );
+    let printed = '';
+    let viaNode: { code: number; bytes: Buffer; json: string } = {
+      code: -1,
+      bytes: Buffer.alloc(0),
+      json: '',
+    };
+    try {
+      await ready(node);
+      printed = await enqueue(dir, 'printf', '%s', PRINTED);
+      const sleeping = await enqueue(dir, 'sleep', '600');
+      await until(dir, printed, 'succeeded');
+      await until(dir, sleeping, 'running');
+      const r = await cli(dir, 'logs', printed);
+      viaNode = {
+        code: r.code,
+        bytes: r.bytes,
+        json: (await cli(dir, 'logs', printed, '--json')).out,
+      };
+      const run = await cli(dir, 'logs', sleeping);
+      expect([run.code, run.out]).toEqual([9, '']);
+      expect(run.err).toContain('has no output yet: it is running');
+      // A local run outlives its node: end it here.
+      expect((await cli(dir, 'cancel', sleeping)).code).toBe(0);
+    } finally {
+      node.signal('SIGINT');
+      expect(await started).toBe(0);
+    }
+    expect(viaNode.code).toBe(0);
+    expect(viaNode.bytes.equals(Buffer.from(PRINTED, 'utf8'))).toBe(true);
+    expect(JSON.parse(viaNode.json)).toMatchObject({
+      attempt: 1,
+      status: 'succeeded',
+      text: PRINTED,
+    });
+    // With the node stopped, the rows give the same bytes and the same JSON.
+    const fromRows = await cli(dir, 'logs', printed);
+    expect(fromRows.bytes.equals(viaNode.bytes)).toBe(true);
+    expect((await cli(dir, 'logs', printed, '--json')).out).toBe(viaNode.json);
+  }, 90_000);
+});
