@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/runCli.js';
-import { claim, connect, type Db, finishWithOutput, newId } from '../../../src/db/index.js';
+import {
+  claim,
+  connect,
+  createTaskWithSession,
+  finishWithOutput,
+  newId,
+  retryTask,
+} from '../../../src/db/index.js';
+import { killRunGroup } from '../../containers/local/localFixture.js';
 import { type Captured, capture } from '../cliCapture.js';
 
 /** Opening PGlite afresh per command takes 1-4 s under CI's load; a test here runs a dozen. */
@@ -56,54 +64,59 @@ describe('logs on the rows, with no node running', { timeout: COMMANDS_MS }, () 
   let running: string;
   beforeAll(async () => {
     dir = tempDir();
-    done = await enqueue(dir, 'sh', '-c', 'echo hi');
+    // Through the CLI, so that it holds a place in line (a tick gives it one); this creates the store.
     queued = await enqueue(dir, 'sleep', '600');
-    running = await enqueue(dir, 'sleep', '600');
-    const [first] = await sessionIds(dir, done);
-    // A node elsewhere ran them: claimed and finished through the store's transitions.
-    const runAndFinish = async (
-      db: Db,
-      sessionId: string,
-      text: string,
-      status: 'failed' | 'succeeded',
-    ) => {
-      const s = await claim(db, { sessionId, epoch: 0, owner: 'node-a@b1', now: new Date() });
-      await finishWithOutput(
-        db,
-        status === 'failed'
-          ? {
-              sessionId,
-              epoch: s.epoch,
-              status,
-              exitCode: 1,
-              reason: 'exit_code',
-              userRecoverable: false,
-              now: new Date(),
-            }
-          : { sessionId, epoch: s.epoch, status, exitCode: 0, now: new Date() },
-        { text, totalBytes: Buffer.byteLength(text), truncated: false },
-      );
-    };
+    // The others as a node elsewhere ran them, through the store's own transitions, in
+    // one open of the store (each CLI command opens PGlite afresh, the slow part here).
     const h = await connect({ dataDir: join(dir, 'pgdata') });
     try {
-      await runAndFinish(h.db, first ?? '', 'first try\n', 'failed');
-      const [running1] = await sessionIds(dir, running);
-      await claim(h.db, {
-        sessionId: running1 ?? '',
-        epoch: 0,
-        owner: 'node-a@b1',
+      const create = async (command: string[]) =>
+        (
+          await createTaskWithSession(h.db, {
+            userId: 'ann',
+            title: command.join(' '),
+            spec: { image: 'alpine:3.20', command },
+            now: new Date(),
+          })
+        ).session;
+      const run = (sessionId: string) =>
+        claim(h.db, { sessionId, epoch: 0, owner: 'node-a@b1', now: new Date() });
+      const first = await create(['sh', '-c', 'echo hi']);
+      done = first.taskId;
+      const failed = await finishWithOutput(
+        h.db,
+        {
+          sessionId: first.id,
+          epoch: (await run(first.id)).epoch,
+          status: 'failed',
+          exitCode: 1,
+          reason: 'exit_code',
+          userRecoverable: false,
+          now: new Date(),
+        },
+        { text: 'first try\n', totalBytes: 10, truncated: false },
+      );
+      const second = await retryTask(h.db, {
+        taskId: done,
+        expected: { sessionId: first.id, status: 'failed', epoch: failed.epoch },
         now: new Date(),
       });
+      await finishWithOutput(
+        h.db,
+        {
+          sessionId: second.id,
+          epoch: (await run(second.id)).epoch,
+          status: 'succeeded',
+          exitCode: 0,
+          now: new Date(),
+        },
+        { text: PRINTED, totalBytes: Buffer.byteLength(PRINTED), truncated: false },
+      );
+      const sleeping = await create(['sleep', '600']);
+      running = sleeping.taskId;
+      await run(sleeping.id);
     } finally {
       await h.close();
-    }
-    expect((await cli(dir, 'retry', done)).code).toBe(0);
-    const second = (await sessionIds(dir, done))[1] ?? '';
-    const h2 = await connect({ dataDir: join(dir, 'pgdata') });
-    try {
-      await runAndFinish(h2.db, second, PRINTED, 'succeeded');
-    } finally {
-      await h2.close();
     }
   }, COMMANDS_MS);
 
@@ -177,14 +190,18 @@ async function ready(node: Captured): Promise<void> {
   }
 }
 
-/** The status of `taskId`'s latest attempt, once it is `wanted` (30 s deadline). */
-async function until(dir: string, taskId: string, wanted: string): Promise<void> {
+/** `taskId`'s latest attempt once it is `wanted` and its run recorded (30 s deadline). */
+async function until(
+  dir: string,
+  taskId: string,
+  wanted: string,
+): Promise<{ status: string; handle: string }> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const r = await cli(dir, 'show', taskId, '--json');
-    const status = JSON.parse(r.out).attempts.at(-1)?.status;
-    if (status === wanted) return;
-    if (Date.now() > deadline) throw new Error(`${taskId} is ${status}, not ${wanted}`);
+    const last = JSON.parse(r.out).attempts.at(-1);
+    if (last?.status === wanted && last.handle !== null) return last;
+    if (Date.now() > deadline) throw new Error(`${taskId} is ${last?.status}, not ${wanted}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -198,6 +215,7 @@ describe('logs through a running node', () => {
       node.io,
     );
     let printed = '';
+    let handle = '';
     let viaNode: { code: number; bytes: Buffer; json: string } = {
       code: -1,
       bytes: Buffer.alloc(0),
@@ -208,7 +226,7 @@ describe('logs through a running node', () => {
       printed = await enqueue(dir, 'printf', '%s', PRINTED);
       const sleeping = await enqueue(dir, 'sleep', '600');
       await until(dir, printed, 'succeeded');
-      await until(dir, sleeping, 'running');
+      handle = (await until(dir, sleeping, 'running')).handle;
       const r = await cli(dir, 'logs', printed);
       viaNode = {
         code: r.code,
@@ -218,11 +236,12 @@ describe('logs through a running node', () => {
       const run = await cli(dir, 'logs', sleeping);
       expect([run.code, run.out]).toEqual([9, '']);
       expect(run.err).toContain('has no output yet: it is running');
-      // A local run outlives its node: end it here.
       expect((await cli(dir, 'cancel', sleeping)).code).toBe(0);
     } finally {
       node.signal('SIGINT');
       expect(await started).toBe(0);
+      // A local run outlives its node: one the cancel above did not reach ends here.
+      if (handle !== '') killRunGroup(handle);
     }
     expect(viaNode.code).toBe(0);
     expect(viaNode.bytes.equals(Buffer.from(PRINTED, 'utf8'))).toBe(true);
