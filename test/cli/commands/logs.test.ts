@@ -15,6 +15,7 @@ import {
   claim,
   connect,
   createTaskWithSession,
+  cutMarker,
   finishWithOutput,
   newId,
   retryTask,
@@ -27,6 +28,12 @@ const COMMANDS_MS = 90_000;
 
 /** Non-ASCII, and no final newline: both must reach stdout untouched. */
 const PRINTED = 'héllo\nwörld € ✓';
+
+/**
+ * Longer than one read of the stored pieces (1 MiB), in 3-byte characters so
+ * that a piece ends inside one: the bytes must still arrive whole, in order.
+ */
+const LONG_TAIL = `${'€'.repeat(400_000)}\nfirst try\n`;
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -94,7 +101,8 @@ describe('logs on the rows, with no node running', { timeout: COMMANDS_MS }, () 
           userRecoverable: false,
           now: new Date(),
         },
-        { text: 'first try\n', totalBytes: 10, truncated: false },
+        // As a backend that kept only the tail hands it over: stored behind the cut's marker.
+        { text: LONG_TAIL, totalBytes: 5_000_000, truncated: true },
       );
       const second = await retryTask(h.db, {
         taskId: done,
@@ -126,7 +134,12 @@ describe('logs on the rows, with no node running', { timeout: COMMANDS_MS }, () 
     // Stdout is the output alone: the command's progress lines go to stderr.
     expect(latest.bytes.equals(Buffer.from(PRINTED, 'utf8'))).toBe(true);
     const first = await cli(dir, 'logs', done, '--attempt', '1');
-    expect([first.code, first.out]).toEqual([0, 'first try\n']);
+    expect(first.code, first.err).toBe(0);
+    const stored = cutMarker(Buffer.byteLength(LONG_TAIL), 5_000_000) + LONG_TAIL;
+    expect(first.bytes.equals(Buffer.from(stored, 'utf8'))).toBe(true);
+    const json = JSON.parse((await cli(dir, 'logs', done, '--attempt=1', '--json')).out);
+    expect(json).toMatchObject({ attempt: 1, totalBytes: 5_000_000, truncated: true });
+    expect(json.text).toBe(stored);
   });
 
   it('--json is one line: the attempt, its size and cut, and the text', async () => {
