@@ -8,52 +8,26 @@
  * it) and on the Postgres server. Virtual clock: minutes of retries take
  * no real time.
  */
-import type { PGlite } from '@electric-sql/pglite';
-import { afterEach, describe, expect, test } from 'vitest';
-import { createRuntime } from '../../src/actors/runtime.js';
-import { type Runtime, RuntimeCommandError } from '../../src/actors/runtimeTypes.js';
-import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
-import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
-import { connect, type DbHandle, migrate, StoreClosedError } from '../../src/db/index.js';
-import { TestClock } from '../../src/testing/index.js';
+import { describe, expect, test } from 'vitest';
+import { RuntimeCommandError } from '../../src/actors/runtimeTypes.js';
+import { connect, type DbHandle, StoreClosedError } from '../../src/db/index.js';
 import { migratedPglite } from '../../src/testing/migratedPglite.js';
+import {
+  closedStoreNode,
+  fireFor,
+  openedPerTest,
+  SETTLE_DEADLINE_MS,
+} from '../support/closedStoreNode.js';
 import { describeServer, serverDatabase } from '../support/serverSuite.js';
 import { within } from '../support/within.js';
 
 const task = { title: 't', image: 'runner:v1', command: ['agent', '30'] };
 
-/** Real time a promise may take to settle before the test fails. */
-const SETTLE_DEADLINE_MS = 5_000;
-
-let opened: { runtime?: Runtime; handle?: DbHandle; pglite?: PGlite } = {};
-afterEach(async () => {
-  opened.runtime?.kill();
-  await opened.handle?.close();
-  if (opened.pglite?.closed === false) await opened.pglite.close();
-  opened = {};
-});
-
-async function turns(n = 50) {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
+const opened = openedPerTest();
 
 /** A node on `handle` with a job running, and what its onError was told. */
-async function nodeOn(handle: DbHandle) {
-  await migrate(handle.db);
-  const clock = new TestClock(Date.parse('2026-01-01T00:00:00Z'));
-  const errors: unknown[] = [];
-  const runtime = await createRuntime({
-    db: handle.db,
-    backend: new SimulatedBackend(new SimulatedCluster({ clock })),
-    clock,
-    nodeId: 'closed-store',
-    onError: (error) => errors.push(error),
-  });
-  opened.runtime = runtime;
-  await within(runtime.booted, 'booted', SETTLE_DEADLINE_MS);
-  await within(runtime.submit('ann', task), 'submit', SETTLE_DEADLINE_MS);
-  return { runtime, clock, errors };
-}
+const nodeOn = (handle: DbHandle) =>
+  closedStoreNode(opened, handle, task, { nodeId: 'closed-store' });
 
 /** Closes the store under the node, lets it retry for minutes, then stops it. */
 async function closeThenStop(
@@ -70,11 +44,7 @@ async function closeThenStop(
     (error: unknown) => error,
   );
   // Every tick, heartbeat and pass fails for three virtual minutes.
-  const until = clock.now() + 180_000;
-  for (let due = clock.nextDue(until); due !== null; due = clock.nextDue(until)) {
-    clock.fireNext(due);
-    await turns(5);
-  }
+  await fireFor(clock, 180_000);
   const answer = await within(refused, 'submit on a closed store', SETTLE_DEADLINE_MS);
   expect(answer).toBeInstanceOf(RuntimeCommandError);
   expect(answer).toMatchObject({ code: 'unavailable' });

@@ -6,44 +6,22 @@
  * of failing every period until `stop()`. Counted at the store: a Kysely
  * plugin under the runtime's `db` sees every query it compiles.
  */
-import type { PGlite } from '@electric-sql/pglite';
 import type { KyselyPlugin } from 'kysely';
-import { afterEach, describe, expect, test } from 'vitest';
-import { createRuntime } from '../../src/actors/runtime.js';
-import type { Runtime } from '../../src/actors/runtimeTypes.js';
-import { SimulatedBackend } from '../../src/containers/simulated/SimulatedBackend.js';
-import { SimulatedCluster } from '../../src/containers/simulated/SimulatedCluster.js';
-import { connect, type DbHandle, migrate } from '../../src/db/index.js';
-import { TestClock } from '../../src/testing/index.js';
+import { describe, expect, test } from 'vitest';
+import { connect, type DbHandle } from '../../src/db/index.js';
 import { migratedPglite } from '../../src/testing/migratedPglite.js';
+import {
+  closedStoreNode,
+  fireFor,
+  openedPerTest,
+  SETTLE_DEADLINE_MS,
+} from '../support/closedStoreNode.js';
 import { describeServer, serverDatabase } from '../support/serverSuite.js';
 import { within } from '../support/within.js';
 
 const task = { title: 't', image: 'runner:v1', command: ['agent', '600'] };
 
-/** Real time a promise may take to settle before the test fails. */
-const SETTLE_DEADLINE_MS = 5_000;
-
-let opened: { runtime?: Runtime; handle?: DbHandle; pglite?: PGlite } = {};
-afterEach(async () => {
-  opened.runtime?.kill();
-  await opened.handle?.close();
-  if (opened.pglite?.closed === false) await opened.pglite.close();
-  opened = {};
-});
-
-async function turns(n = 5) {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
-/** Fires every timer due up to `ms` of virtual time from now. */
-async function advance(clock: TestClock, ms: number) {
-  const until = clock.now() + ms;
-  for (let due = clock.nextDue(until); due !== null; due = clock.nextDue(until)) {
-    clock.fireNext(due);
-    await turns();
-  }
-}
+const opened = openedPerTest();
 
 /** The queries asked of the store, with where they came from (a failed assertion says). */
 function countingQueries() {
@@ -73,28 +51,19 @@ function countingQueries() {
 
 /** A node on `handle` with short periods, a job running, its board watched and the beats watched. */
 async function nodeOn(handle: DbHandle) {
-  await migrate(handle.db);
-  const clock = new TestClock(Date.parse('2026-01-01T00:00:00Z'));
-  const errors: unknown[] = [];
   const queries = countingQueries();
-  const runtime = await createRuntime({
+  const node = await closedStoreNode(opened, handle, task, {
     db: handle.db.withPlugin(queries.plugin),
-    backend: new SimulatedBackend(new SimulatedCluster({ clock })),
-    clock,
     nodeId: 'closed-store-loops',
     heartbeatMs: 1_000,
     reconcileMs: 3_000,
     // The heartbeat rows watched every livenessPollMs (no boot lock here).
     watchBeats: true,
-    onError: (error) => errors.push(error),
   });
-  opened.runtime = runtime;
-  await within(runtime.booted, 'booted', SETTLE_DEADLINE_MS);
-  await within(runtime.submit('ann', task), 'submit', SETTLE_DEADLINE_MS);
   // Watched: the flag is written, and other nodes' live output read every period.
-  runtime.watch();
-  await advance(clock, 2_000);
-  return { runtime, clock, errors, asked: queries.asked };
+  node.runtime.watch();
+  await fireFor(node.clock, 2_000);
+  return { ...node, asked: queries.asked };
 }
 
 async function closeThenWait(node: Awaited<ReturnType<typeof nodeOn>>, close: () => Promise<void>) {
@@ -103,11 +72,11 @@ async function closeThenWait(node: Awaited<ReturnType<typeof nodeOn>>, close: ()
   errors.length = 0;
   await close();
   // The first failures of each loop may land in the first periods after the close.
-  await advance(clock, 30_000);
+  await fireFor(clock, 30_000);
   asked.length = 0;
   // Then many periods of every loop: heartbeats (1 s), passes (3 s), the
   // liveness watch (250 ms), the feed's poll (1 s), live output (1 s).
-  await advance(clock, 120_000);
+  await fireFor(clock, 120_000);
   expect(asked).toEqual([]);
   expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['DB_STORE_CLOSED']);
   await within(runtime.stop(), 'stop()', SETTLE_DEADLINE_MS);
